@@ -1,0 +1,282 @@
+"""The `agent-memory` command line: parse arguments, call the domain modules, render their results.
+
+Nothing else lives here. Data goes to stdout (one JSON object with `--json`), everything else to stderr.
+Domain modules are imported inside the handlers so that each command loads only what it uses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from . import __version__
+from .errors import OK, PENDING, AgentMemoryError, UsageError
+
+Outcome = tuple[dict[str, Any], str, int]  # JSON object, human text, exit code
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{message}.", next_step=f"{self.prog} --help")
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+
+    parser = _Parser(prog="agent-memory", description="Portable memory and skills for coding agents.")
+    parser.add_argument("--version", action="version", version=f"agent-memory {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    commands.required = True
+
+    project = commands.add_parser("project", help="map directories to projects").add_subparsers(
+        dest="action", metavar="ACTION", parser_class=_Parser
+    )
+    project.required = True
+    p = project.add_parser("map", parents=[common], help="map DIR (default: here) to project NAME")
+    p.add_argument("name")
+    p.add_argument("dir", nargs="?")
+    p.set_defaults(handler=_project_map)
+    p = project.add_parser("show", parents=[common], help="the project of the current directory")
+    p.set_defaults(handler=_project_show)
+
+    config = commands.add_parser("config", help="this machine's settings").add_subparsers(
+        dest="action", metavar="ACTION", parser_class=_Parser
+    )
+    config.required = True
+    p = config.add_parser("set", parents=[common], help="set a setting (bucket)")
+    p.add_argument("key", choices=["bucket"])
+    p.add_argument("value", help="owner/name, hf://buckets/owner/name or file:///absolute/path")
+    p.set_defaults(handler=_config_set)
+    p = config.add_parser("show", parents=[common], help="print the settings")
+    p.set_defaults(handler=_config_show)
+
+    p = commands.add_parser(
+        "save",
+        parents=[common],
+        help="save a note or checkpoint (body from --file or stdin)",
+        description="Save a Markdown note to the bucket. It is kept locally first; if the upload fails it stays "
+        "pending (exit 75) until `agent-memory save --retry ID` confirms it.",
+    )
+    p.add_argument("--title", help="default: the first heading, else the first line")
+    p.add_argument("--kind", default="note", choices=["note", "checkpoint"])
+    p.add_argument("--tag", action="append", default=[], help="repeatable")
+    p.add_argument("--source", action="append", default=[], help="a file, URL or commit the note rests on; repeatable")
+    p.add_argument("--corrects", metavar="NOTE_ID", help="the id of the note this one corrects")
+    p.add_argument("--agent", help="default: $AGENT_MEMORY_AGENT, else the calling runtime, else unknown")
+    p.add_argument("--file", metavar="PATH", help="read the body from PATH ('-' for stdin)")
+    retry = p.add_mutually_exclusive_group()
+    retry.add_argument("--retry", metavar="NOTE_ID", help="upload a pending note again (same id, bytes, path)")
+    retry.add_argument("--retry-all", action="store_true", help="retry every pending note")
+    p.set_defaults(handler=_save)
+
+    p = commands.add_parser("search", parents=[common], help="refresh the cache and search this project's notes")
+    p.add_argument("query", nargs="?", default="", help="literal text, case-insensitive; empty lists recent notes")
+    p.add_argument("--limit", type=int, default=10)
+    p.add_argument("--kind", choices=["note", "checkpoint"])
+    p.add_argument("--offline", action="store_true", help="search the local cache only (no network)")
+    p.set_defaults(handler=_search)
+
+    p = commands.add_parser("read", parents=[common], help="print a note's exact bytes")
+    p.add_argument("note_id", metavar="NOTE_ID")
+    p.add_argument("--fresh", action="store_true", help="read it from the bucket, bypassing the cache")
+    p.set_defaults(handler=_read)
+
+    p = commands.add_parser("status", parents=[common], help="configuration, project, pending uploads")
+    p.set_defaults(handler=_status)
+    return parser
+
+
+# -- handlers: each returns (JSON object, human text, exit code) -------------------------------------------
+
+
+def _project_map(args: argparse.Namespace) -> Outcome:
+    from .projects import map_directory
+
+    result = map_directory(args.name, args.dir)
+    return result, f"Mapped {result['root']} to project {result['project']}.", OK
+
+
+def _project_show(args: argparse.Namespace) -> Outcome:
+    from .projects import resolve
+
+    result = resolve()
+    return result, f"project: {result['project']}\nroot: {result['root']}", OK
+
+
+def _config_set(args: argparse.Namespace) -> Outcome:
+    from . import config
+    from .store import parse_bucket
+
+    bucket = parse_bucket(args.value)
+    config.update(bucket=bucket)
+    return {"bucket": bucket}, f"bucket: {bucket}", OK
+
+
+def _config_show(args: argparse.Namespace) -> Outcome:
+    from . import config, paths
+
+    values = config.load()
+    result = {"config_file": str(paths.config_file()), **values}
+    lines = [f"config file: {result['config_file']}", f"bucket: {values.get('bucket') or '(not set)'}"]
+    lines += [f"project {name}: {root}" for root, name in sorted(values.get("projects", {}).items())]
+    return result, "\n".join(lines), OK
+
+
+def _save(args: argparse.Namespace) -> Outcome:
+    from . import uploads
+
+    if args.retry_all:
+        result = uploads.retry_all()
+        code = PENDING if any(r["status"] == "pending" for r in result["results"]) else OK
+        text = "\n".join(r["message"] for r in result["results"]) or "Nothing is pending."
+        return result, text, code
+    if args.retry:
+        result = uploads.retry(args.retry)
+    else:
+        result = uploads.save(
+            _read_body(args.file),
+            title=args.title,
+            kind=args.kind,
+            tags=args.tag,
+            sources=args.source,
+            corrects=args.corrects,
+            agent=args.agent,
+        )
+    return result, result["message"], PENDING if result["status"] == "pending" else OK
+
+
+def _read_body(file: str | None) -> bytes:
+    if file and file != "-":
+        try:
+            with open(file, "rb") as handle:
+                return handle.read()
+        except OSError as exc:
+            raise UsageError(f"Cannot read {file}: {exc.strerror}.") from exc
+    if file is None and sys.stdin.isatty():
+        raise UsageError(
+            "No note body: pass --file PATH or pipe the text on stdin.",
+            next_step="agent-memory save --title T --file NOTE.md",
+        )
+    return sys.stdin.buffer.read()
+
+
+def _search(args: argparse.Namespace) -> Outcome:
+    from .errors import ACCESS
+    from .search import search_project
+
+    if not 1 <= args.limit <= 1000:
+        raise UsageError("--limit must be between 1 and 1000.")
+    if "\x00" in args.query:
+        raise UsageError("The query cannot contain NUL characters.")
+    result = search_project(args.query, limit=args.limit, kind=args.kind, offline=args.offline)
+    lines = []
+    for found in result["results"]:
+        flag = "  [pending: not shared yet]" if found["pending"] else ""
+        lines.append(f"{found['id']}  {found['created']}  {found['kind']}  {found['title']}{flag}")
+        lines += [f"    {m['line']}: {m['text']}" for m in found["matches"]]
+    if not lines:
+        lines.append("No matching notes." if args.query else "No notes yet.")
+    sync = result["sync"]
+    if sync["status"] != "fresh":
+        _notice(f"Results come from the local cache only ({sync['reason']}: {sync['detail']}).")
+    if result["pending"]:
+        _notice(f"{result['pending']} note(s) are pending upload: run agent-memory save --retry-all.")
+    return result, "\n".join(lines), ACCESS if sync["reason"] == "auth" else OK
+
+
+def _read(args: argparse.Namespace) -> Outcome:
+    from .reading import read
+
+    found = read(args.note_id, fresh=args.fresh)
+    content = found["content"]
+    result = {**found, "content": content.decode("utf-8", errors="replace")}
+    return result, content, OK  # type: ignore[return-value]  (bytes: printed exactly)
+
+
+def _status(args: argparse.Namespace) -> Outcome:
+    from .status import status
+
+    result = status()
+    project = result["project"]
+    lines = [
+        f"agent-memory {result['version']}",
+        f"config file: {result['config_file']}",
+        f"bucket: {result['bucket'] or '(not set: run agent-memory bootstrap)'}",
+        f"project: {project['project'] + ' (' + project['root'] + ')' if project else result['project_error']}",
+        f"last refresh: {result['last_refresh'] or 'never'}",
+        f"pending uploads: {len(result['pending'])}",
+    ]
+    for entry in result["pending"]:
+        error = entry["last_error"] or {}
+        lines.append(
+            f"  {entry['id']} -> {entry['bucket']}/{entry['path']}, {entry['age_seconds']} s old, "
+            f"{entry['attempts']} attempt(s), last error: {error.get('reason', '-')}: {error.get('detail', '-')}"
+        )
+    return result, "\n".join(lines), OK
+
+
+# -- entry point -------------------------------------------------------------------------------------------
+
+
+def _notice(text: str) -> None:
+    print(text, file=sys.stderr)
+
+
+def _emit(result: dict[str, Any], text: str | bytes, as_json: bool) -> None:
+    if as_json:
+        sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
+    elif isinstance(text, bytes):
+        sys.stdout.flush()
+        sys.stdout.buffer.write(text)
+    elif text:
+        sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one command; returns the exit code."""
+    argv = sys.argv[1:] if argv is None else argv
+    as_json = "--json" in argv
+    try:
+        args = _build_parser().parse_args(argv)
+        as_json = args.json
+        handler: Callable[[argparse.Namespace], Outcome] = args.handler
+        result, text, code = handler(args)
+        _emit(result, text, as_json)
+    except AgentMemoryError as exc:
+        code = exc.exit_code
+        _report(exc.message, exc.next_step, code, as_json)
+    except KeyboardInterrupt:
+        code = 130
+        _report("Interrupted.", None, code, as_json)
+    except Exception as exc:
+        if os.environ.get("AGENT_MEMORY_DEBUG") == "1":
+            raise
+        code = 1
+        _report(f"Unexpected {type(exc).__name__}: {exc}", "rerun with AGENT_MEMORY_DEBUG=1 and report it", 1, as_json)
+    return _exit(code)
+
+
+def _report(message: str, next_step: str | None, code: int, as_json: bool) -> None:
+    from .guard import redact
+
+    message = redact(message)
+    if as_json:
+        _emit({"error": message, "next": next_step, "exit_code": code}, "", True)
+    print(f"Error: {message}" + (f"\nNext: {next_step}" if next_step else ""), file=sys.stderr)
+
+
+def _exit(code: int) -> int:
+    from .deadline import abandoned_work
+
+    if abandoned_work():
+        # a network call is still blocked in a thread: skip the SDK's exit handlers, which could wait for it
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code

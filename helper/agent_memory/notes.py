@@ -1,0 +1,137 @@
+"""The note format: ids, titles, YAML frontmatter, and the checks a note must pass before it is stored."""
+
+from __future__ import annotations
+
+import re
+import secrets
+from datetime import datetime, timezone
+from typing import Any
+
+from .errors import ContentRefused, UsageError
+
+MAX_BYTES = 1024 * 1024
+KINDS = ("note", "checkpoint")
+TITLE_MAX = 120
+
+# ids sort by creation time (UTC, to the microsecond) and carry 40 random bits against collisions
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
+_ORDER = ("id", "title", "kind", "project", "created", "agent", "session", "sources", "tags", "corrects")
+
+
+def new_id(now: datetime | None = None) -> str:
+    """A fresh, globally unique id that sorts by creation time, e.g. `20261130-044012-123456-3f9a1c2b7d`."""
+    now = now or datetime.now(timezone.utc)
+    return f"{now:%Y%m%d-%H%M%S}-{now.microsecond:06d}-{secrets.token_hex(5)}"
+
+
+def validate_id(note_id: str) -> str:
+    """Return `note_id` if it is safe to use as a file name, else raise UsageError."""
+    if not _ID.match(note_id) or ".." in note_id:
+        raise UsageError(f"Invalid note id {note_id!r}.", next_step="agent-memory search QUERY (to find the id)")
+    return note_id
+
+
+def object_path(project: str, note_id: str) -> str:
+    """Where a note lives in the bucket."""
+    return f"projects/{project}/notes/{note_id}.md"
+
+
+def utc_now() -> str:
+    """The current time as UTC ISO 8601, to the second."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def decode_body(raw: bytes) -> str:
+    """The body as text, or ContentRefused if it is empty, too large, binary or not UTF-8."""
+    if len(raw) > MAX_BYTES:
+        raise ContentRefused(
+            f"The note is {len(raw)} bytes; the limit is {MAX_BYTES} (1 MiB).",
+            next_step="split it into smaller notes, or save a summary that points at the file",
+        )
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ContentRefused(
+            f"The note is not UTF-8 text (invalid byte at offset {exc.start}).",
+            next_step="convert it to UTF-8 and save again",
+        ) from exc
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if "\x00" in text:
+        raise ContentRefused("The note contains NUL bytes: only text can be saved.")
+    if not text.strip():
+        raise ContentRefused(
+            "The note is empty.", next_step="agent-memory save --title T --file NOTE.md (or pipe the text on stdin)"
+        )
+    return text
+
+
+def single_line(value: str, what: str, limit: int) -> str:
+    """`value` as one trimmed line of at most `limit` characters, or UsageError."""
+    value = " ".join(value.split())
+    if not value:
+        raise UsageError(f"The {what} is empty.")
+    if len(value) > limit:
+        raise UsageError(f"The {what} is longer than {limit} characters.")
+    return value
+
+
+def derive_title(body: str, title: str | None = None) -> str:
+    """`title`, else the first Markdown heading, else the first non-empty line, shortened."""
+    if title is not None:
+        return single_line(title, "title", TITLE_MAX * 2)
+    lines = [line.strip() for line in body.splitlines() if line.strip()]
+    for line in lines:
+        if match := _HEADING.match(line):
+            return _shorten(match.group(1))
+    return _shorten(lines[0].lstrip("#>*- ").strip() or lines[0])
+
+
+def _shorten(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= TITLE_MAX else text[: TITLE_MAX - 1].rstrip() + "…"
+
+
+def check_secrets(body: str, fields: dict[str, list[str]]) -> None:
+    """ContentRefused naming the rule and line (never the value) if the note holds a credential."""
+    from . import guard
+
+    problems = [f"body line {f.line}: {f.label} (rule {f.rule})" for f in guard.scan(body)]
+    for name, values in fields.items():
+        for value in values:
+            problems += [f"{name}: {f.label} (rule {f.rule})" for f in guard.scan(value)]
+    if problems:
+        raise ContentRefused(
+            "The note looks like it contains a credential, so it was not saved: " + "; ".join(problems) + ".",
+            next_step="remove the secret (describe where it is kept instead) and save again",
+        )
+
+
+def render(meta: dict[str, Any], body: str) -> bytes:
+    """The note file: YAML frontmatter in a stable key order, then the body, ending with a newline."""
+    import yaml
+
+    # `sources` is always written, even empty; the other optional fields only when they have a value
+    ordered = {key: meta[key] for key in _ORDER if key == "sources" or meta.get(key) not in (None, [])}
+    front = yaml.safe_dump(ordered, sort_keys=False, allow_unicode=True, width=1000, default_flow_style=False)
+    if not body.endswith("\n"):
+        body += "\n"
+    return f"---\n{front}---\n\n{body}".encode()
+
+
+def parse(data: bytes) -> tuple[dict[str, Any], str]:
+    """Frontmatter and body of a note file; a file without valid frontmatter has empty metadata."""
+    import yaml
+
+    text = data.decode("utf-8", errors="replace")
+    if text.startswith("---\n") or text.startswith("---\r\n"):
+        end = re.search(r"^---\s*$", text[4:], flags=re.MULTILINE)
+        if end:
+            try:
+                meta = yaml.safe_load(text[4 : 4 + end.start()])
+            except yaml.YAMLError:
+                meta = None
+            if isinstance(meta, dict):
+                return meta, text[4 + end.end() :].lstrip("\r\n")
+    return {}, text

@@ -1,0 +1,56 @@
+"""Reading one note by id: from the cache, the pending queue, or the bucket."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from . import config as config_file
+from . import pending
+from .cache import ProjectCache
+from .errors import AgentMemoryError
+from .notes import object_path, validate_id
+from .projects import resolve
+
+
+def read(note_id: str, *, fresh: bool = False) -> dict[str, Any]:
+    """`{"id", "path", "content" (bytes), "source": "cache"|"bucket"|"pending"}` for a note of this project."""
+    validate_id(note_id)
+    config = config_file.load()
+    bucket = config_file.bucket(config)
+    project = resolve(config=config)["project"]
+    cache = ProjectCache(bucket, project)
+    path = object_path(project, note_id)
+    if not fresh:
+        with contextlib.suppress(FileNotFoundError):
+            return _found(note_id, path, cache.note_file(note_id).read_bytes(), "cache")
+        entry = pending.get(note_id)
+        if entry is not None and entry["bucket"] == bucket and entry["path"] == path:
+            return _found(note_id, path, pending.content(entry), "pending")
+    data = _from_bucket(bucket, path)
+    if data is None:
+        raise AgentMemoryError(
+            f"No note {note_id} in project {project} of {bucket}.",
+            next_step="agent-memory search QUERY (lists matching notes and their ids)",
+        )
+    with contextlib.suppress(OSError):
+        cache.add({note_id: data})
+    return _found(note_id, path, data, "bucket")
+
+
+def _from_bucket(bucket: str, path: str) -> bytes | None:
+    from .errors import AccessError
+    from .store import StoreError, open_store
+
+    try:
+        return open_store(bucket).read(path)
+    except StoreError as exc:
+        error = AccessError if exc.reason == "auth" else AgentMemoryError
+        raise error(
+            f"Could not read {path} from {bucket}: {exc.detail}.",
+            next_step="agent-memory status (and check the network or credentials)",
+        ) from exc
+
+
+def _found(note_id: str, path: str, content: bytes, source: str) -> dict[str, Any]:
+    return {"id": note_id, "path": path, "content": content, "source": source}

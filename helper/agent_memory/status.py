@@ -1,0 +1,54 @@
+"""What `agent-memory status` reports: configuration, project, pending uploads, last refresh."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from . import __version__, paths, pending
+from . import config as config_file
+from .cache import ProjectCache
+from .errors import NotSetUp
+from .projects import resolve
+
+
+def status() -> dict[str, Any]:
+    """The machine's state, as the status command's JSON object."""
+    config = config_file.load()
+    bucket = config.get("bucket")
+    try:
+        project: dict[str, str] | None = resolve(config=config)
+        project_error = None
+    except NotSetUp as exc:
+        project, project_error = None, f"{exc.message} Next: {exc.next_step}"
+    last_refresh = ProjectCache(bucket, project["project"]).last_refresh() if bucket and project else None
+    return {
+        "version": __version__,
+        "config_file": str(paths.config_file()),
+        "bucket": bucket,
+        "project": project,
+        "project_error": project_error,
+        "last_refresh": last_refresh,
+        "pending": [_pending_summary(entry) for entry in pending.entries()],
+    }
+
+
+def _pending_summary(entry: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": entry.get("id"),
+        "bucket": entry.get("bucket"),
+        "path": entry.get("path"),
+        "age_seconds": _age(entry.get("queued")),
+        "attempts": entry.get("attempts", 0),
+        "last_error": entry.get("last_error"),
+    }
+
+
+def _age(stamp: str | None) -> int | None:
+    if not stamp:
+        return None
+    try:
+        queued = datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+    except ValueError:
+        return None
+    return int((datetime.now(timezone.utc) - queued).total_seconds())

@@ -1,0 +1,124 @@
+"""Object stores behind one small interface: a Hugging Face bucket, or a local folder with the same layout.
+
+Objects are immutable and append-only: `put` never replaces an object with different bytes.
+Backends import their heavy libraries lazily, so that offline commands never pay for them.
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from ..errors import UsageError
+
+HUB_SCHEME = "hf://buckets/"
+FILE_SCHEME = "file://"
+
+# hub namespaces and names: letters, digits, '-', '_', '.'; no leading/trailing separator, no '--' or '..'
+_HUB_PART = re.compile(r"^(?!.*(--|\.\.))[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9])?$")
+
+
+@dataclass(frozen=True)
+class ObjectInfo:
+    """One object in a store: its path and size in bytes."""
+
+    path: str
+    size: int
+    ref: object = field(default=None, compare=False, repr=False)  # backend handle that saves a lookup
+
+
+class StoreError(Exception):
+    """A store operation failed; `reason` is `offline`, `auth` or `error` (the contract's sync reasons)."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(detail)
+        self.reason = reason
+        self.detail = detail
+
+
+class ObjectConflict(StoreError):
+    """An object already exists at the path with different bytes: we never overwrite it."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__("error", f"a different object already exists at {path}; it was not overwritten")
+
+
+class Store(ABC):
+    """A bucket-like store of immutable objects addressed by `/`-separated paths."""
+
+    uri: str
+
+    @abstractmethod
+    def put(self, path: str, data: bytes) -> None:
+        """Store `data` at `path` (a no-op if the same bytes are already there; ObjectConflict if others are)."""
+
+    @abstractmethod
+    def put_many(self, objects: list[tuple[str, bytes]]) -> None:
+        """Store several objects, in order, in as few requests as the backend allows."""
+
+    @abstractmethod
+    def list(self, prefix: str) -> list[ObjectInfo]:
+        """Every object below the folder `prefix`, complete or not at all (a failed page raises)."""
+
+    @abstractmethod
+    def fetch(self, objects: list[ObjectInfo], dest: Path) -> None:
+        """Download each object to `dest / object.path` (the caller makes the result atomic)."""
+
+    @abstractmethod
+    def holds(self, path: str, data: bytes) -> bool:
+        """Whether the object at `path` is exactly `data` (False if absent; ObjectConflict if different)."""
+
+    @abstractmethod
+    def read(self, path: str) -> bytes | None:
+        """The bytes at `path`, straight from the store, or None if there is no such object."""
+
+
+def parse_bucket(spec: str) -> str:
+    """Canonical URI for a bucket given as `owner/name`, `hf://buckets/owner/name` or `file:///abs/path`."""
+    spec = spec.strip()
+    if spec.startswith("file:"):
+        return _parse_file_uri(spec)
+    ident = spec[len(HUB_SCHEME) :] if spec.startswith(HUB_SCHEME) else spec
+    parts = ident.strip("/").split("/")
+    if "://" in spec and not spec.startswith(HUB_SCHEME) or len(parts) != 2 or not all(map(_HUB_PART.match, parts)):
+        raise UsageError(
+            f"Malformed bucket {spec!r}: expected owner/name, hf://buckets/owner/name or file:///absolute/path.",
+            next_step="agent-memory config set bucket OWNER/NAME",
+        )
+    return HUB_SCHEME + "/".join(parts)
+
+
+def _parse_file_uri(spec: str) -> str:
+    parts = urlsplit(spec)
+    path = unquote(parts.path)
+    if parts.netloc not in ("", "localhost") or not spec.startswith("file://") or not path.startswith("/"):
+        raise UsageError(
+            f"Malformed folder store {spec!r}: use an absolute path, as in file:///home/me/agent-memory-store.",
+            next_step="agent-memory config set bucket file:///ABSOLUTE/PATH",
+        )
+    normalized = str(Path(path).resolve()) if Path(path).exists() else str(Path(path).absolute())
+    return FILE_SCHEME + normalized.rstrip("/") if normalized != "/" else FILE_SCHEME + "/"
+
+
+def hub_id(uri: str) -> str | None:
+    """`owner/name` for a hub bucket URI, None for a folder store."""
+    return uri[len(HUB_SCHEME) :] if uri.startswith(HUB_SCHEME) else None
+
+
+def folder_path(uri: str) -> Path | None:
+    """The folder of a `file://` store URI, None for a hub bucket."""
+    return Path(uri[len(FILE_SCHEME) :]) if uri.startswith(FILE_SCHEME) else None
+
+
+def open_store(uri: str, *, deadline: float | None = None) -> Store:
+    """The store for a canonical bucket URI; `deadline` bounds each call (seconds) for network stores."""
+    if (folder := folder_path(uri)) is not None:
+        from .local import FolderStore
+
+        return FolderStore(folder)
+    from .hub import HubStore
+
+    return HubStore(hub_id(uri) or "", deadline=deadline)

@@ -1,0 +1,200 @@
+"""The Hugging Face Storage Bucket store, through huggingface_hub and hf_xet (only imported on network paths).
+
+Credentials are the SDK's own: `HF_TOKEN` or the token saved by `hf auth login`. We never read, store or
+print them. Every call runs inside the command's time budget, and the SDK's own retries are turned off
+(see `_FailFastTransport`): the pending queue is our retry policy.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+# hf_xet reads its configuration when it is first loaded. Its defaults retry an unreachable Hub for
+# 77 s; two quick attempts are enough for notes of a few KiB. Progress bars would clutter agents' output.
+for _name, _value in {
+    "HF_XET_CLIENT_RETRY_MAX_ATTEMPTS": "2",
+    "HF_XET_CLIENT_RETRY_BASE_DELAY": "300ms",
+    "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+    "HF_HUB_DISABLE_TELEMETRY": "1",
+}.items():
+    os.environ.setdefault(_name, _value)
+
+import httpx2  # noqa: E402  (after the environment above)
+import huggingface_hub  # noqa: E402
+from huggingface_hub import errors as hf_errors  # noqa: E402
+from huggingface_hub.utils._http import hf_request_event_hook  # noqa: E402
+
+from ..deadline import Budget, DeadlineExceeded  # noqa: E402
+from ..guard import redact  # noqa: E402
+from . import ObjectConflict, ObjectInfo, Store, StoreError  # noqa: E402
+
+
+class _Unreachable(Exception):
+    """The Hub could not be reached (refused, reset, timed out, answer lost)."""
+
+
+class _ServerAnswer(Exception):
+    """The Hub answered with a status the SDK would retry (408, 429, 5xx)."""
+
+    def __init__(self, status: int, path: str) -> None:
+        super().__init__(f"the Hub answered {status} for {path}")
+        self.status = status
+
+
+class _FailFastTransport(httpx2.HTTPTransport):
+    """Raise, instead of returning, what the SDK would retry for about 23 s: we fail fast and keep it pending."""
+
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        try:
+            response = super().handle_request(request)
+        except httpx2.TransportError as exc:
+            raise _Unreachable(f"cannot reach {request.url.host}: {type(exc).__name__}") from exc
+        if response.status_code in (408, 429) or response.status_code >= 500:
+            response.close()
+            raise _ServerAnswer(response.status_code, request.url.path)
+        return response
+
+
+def _client_factory() -> httpx2.Client:
+    return httpx2.Client(
+        transport=_FailFastTransport(),
+        event_hooks={"request": [hf_request_event_hook]},
+        follow_redirects=True,
+        timeout=httpx2.Timeout(20.0, connect=10.0),
+    )
+
+
+huggingface_hub.set_client_factory(_client_factory)
+
+
+class HubStore(Store):
+    """Objects in the bucket `owner/name`."""
+
+    def __init__(self, bucket_id: str, *, deadline: Budget | None = None) -> None:
+        self.bucket_id = bucket_id
+        self.uri = "hf://buckets/" + bucket_id
+        self.budget = deadline or Budget()
+        self.api = huggingface_hub.HfApi()
+
+    def _call(self, fn: Any) -> Any:
+        try:
+            return self.budget.run(fn)
+        except StoreError:
+            raise
+        except Exception as exc:
+            raise self._classify(exc) from exc
+
+    def _classify(self, exc: Exception) -> StoreError:
+        if isinstance(exc, DeadlineExceeded):
+            return StoreError("offline", f"the Hub did not answer in time ({exc})")
+        if isinstance(exc, _Unreachable):
+            return StoreError("offline", str(exc))
+        if isinstance(exc, hf_errors.LocalTokenNotFoundError):
+            return StoreError("auth", "no Hugging Face credentials on this machine")
+        if isinstance(exc, hf_errors.BucketNotFoundError):
+            return StoreError("auth", f"bucket {self.bucket_id} not found, or this token cannot access it")
+        if isinstance(exc, hf_errors.HfHubHTTPError) and exc.response is not None:
+            status = exc.response.status_code
+            reason = "auth" if status in (401, 403) else "error"
+            return StoreError(reason, f"the Hub refused the request ({status}): {_first_line(exc)}")
+        if isinstance(exc, ConnectionError):
+            # hf_xet reports refused tokens (401/403) and an unreachable Hub alike: ask the Hub which it is
+            return self._probe(exc)
+        return StoreError("error", f"{type(exc).__name__}: {_first_line(exc)}")
+
+    def _probe(self, original: Exception) -> StoreError:
+        try:
+            self.budget.run(lambda: self.api.bucket_info(self.bucket_id))
+        except Exception as exc:
+            if not isinstance(exc, ConnectionError):
+                return self._classify(exc)
+        return StoreError("error", f"upload failed: {_first_line(original)}")
+
+    # -- the Store interface -------------------------------------------------------------------------
+
+    def put(self, path: str, data: bytes) -> None:
+        """Upload `data` to `path`. The Hub cannot refuse an overwrite: callers pass fresh paths or check holds()."""
+        self.put_many([(path, data)])
+
+    def put_many(self, objects: list[tuple[str, bytes]]) -> None:
+        add = [(data, path) for path, data in objects]
+        self._call(lambda: self.api.batch_bucket_files(self.bucket_id, add=add))
+
+    def list(self, prefix: str) -> list[ObjectInfo]:
+        folder = prefix.strip("/") + "/"
+
+        def listing() -> list[ObjectInfo]:
+            entries = self.api.list_bucket_tree(self.bucket_id, prefix=folder, recursive=True)
+            # recursive listings also hold folder entries (BucketFolder): only files are objects
+            return [
+                ObjectInfo(entry.path, entry.size, ref=entry)
+                for entry in entries
+                if isinstance(entry, huggingface_hub.BucketFile) and entry.path.startswith(folder)
+            ]
+
+        return sorted(self._call(listing), key=lambda info: info.path)
+
+    def fetch(self, objects: list[ObjectInfo], dest: Path) -> None:
+        if not objects:
+            return
+        files = [(info.ref if info.ref is not None else info.path, dest / info.path) for info in objects]
+        self._call(
+            lambda: self.api.download_bucket_files(self.bucket_id, files, raise_on_missing_files=True)  # type: ignore[arg-type]
+        )
+
+    def _stat(self, path: str) -> Any:
+        found = self._call(lambda: list(self.api.get_bucket_paths_info(self.bucket_id, [path])))
+        return found[0] if found else None
+
+    def holds(self, path: str, data: bytes) -> bool:
+        remote = self._stat(path)
+        if remote is None:
+            return False
+        if remote.size != len(data) or remote.xet_hash != _xet_hash(data):
+            raise ObjectConflict(path)
+        return True
+
+    def read(self, path: str) -> bytes | None:
+        remote = self._stat(path)
+        if remote is None:
+            return None
+        with tempfile.TemporaryDirectory(prefix="agent-memory-read-") as tmp:
+            self.fetch([ObjectInfo(path, remote.size, ref=remote)], Path(tmp))
+            return (Path(tmp) / path).read_bytes()
+
+    # -- bucket administration, for bootstrap ------------------------------------------------------
+
+    def whoami(self) -> str:
+        """The user name of the local credentials (AccessError-worthy StoreError `auth` if there are none)."""
+        return self._call(lambda: self.api.whoami())["name"]
+
+    def info(self) -> dict | None:
+        """`{"private": bool}` for an existing, accessible bucket; None if it does not exist."""
+        try:
+            info = self._call(lambda: self.api.bucket_info(self.bucket_id))
+        except StoreError as exc:
+            if isinstance(exc.__cause__, hf_errors.BucketNotFoundError):
+                return None
+            raise
+        return {"private": bool(info.private)}
+
+    def create(self) -> None:
+        """Create the bucket, private (fails if it exists: callers check info() first)."""
+        self._call(lambda: self.api.create_bucket(self.bucket_id, private=True))
+
+
+def _xet_hash(data: bytes) -> str:
+    import hf_xet
+
+    with tempfile.NamedTemporaryFile(prefix="agent-memory-hash-") as handle:
+        handle.write(data)
+        handle.flush()
+        return hf_xet.hash_files([handle.name])[0].hash
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return redact(text[0] if text else type(exc).__name__)[:300]

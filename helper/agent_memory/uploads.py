@@ -1,0 +1,156 @@
+"""Saving notes: check, persist as pending, upload, confirm; and retries of what stayed pending.
+
+The order is the guarantee: the finished bytes and their destination are on disk before any network call,
+and the pending entry goes away only when the bucket has confirmed the object.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from . import agents, notes, pending
+from . import config as config_file
+from .cache import ProjectCache
+from .deadline import Budget
+from .errors import AgentMemoryError, UsageError
+from .projects import resolve
+from .store import StoreError, open_store
+
+TAG_MAX = 64
+SOURCE_MAX = 500
+WHY = {
+    "offline": "the bucket could not be reached (offline or timed out)",
+    "auth": "authentication or access to the bucket failed",
+    "error": "the upload failed",
+    "busy": "another agent-memory process is uploading it right now",
+}
+
+
+def save(
+    raw: bytes,
+    *,
+    title: str | None = None,
+    kind: str = "note",
+    tags: list[str] | None = None,
+    sources: list[str] | None = None,
+    corrects: str | None = None,
+    agent: str | None = None,
+    note_id: str | None = None,
+) -> dict[str, Any]:
+    """Save a note of the current project; returns the contract's result (status `saved` or `pending`)."""
+    config = config_file.load()
+    bucket = config_file.bucket(config)
+    project = resolve(config=config)["project"]
+    entry = _prepare(raw, bucket, project, title, kind, tags or [], sources or [], corrects, agent, note_id)
+    with pending.claimed(entry["id"]):
+        return _upload(entry, Budget(), check_first=False)
+
+
+def _prepare(
+    raw: bytes,
+    bucket: str,
+    project: str,
+    title: str | None,
+    kind: str,
+    tags: list[str],
+    sources: list[str],
+    corrects: str | None,
+    agent: str | None,
+    note_id: str | None,
+) -> dict[str, Any]:
+    if kind not in notes.KINDS:
+        raise UsageError(f"Unknown kind {kind!r}: use one of {', '.join(notes.KINDS)}.")
+    body = notes.decode_body(raw)
+    tags = [notes.single_line(tag, "tag", TAG_MAX) for tag in tags]
+    sources = [notes.single_line(source, "source", SOURCE_MAX) for source in sources]
+    detected, session = agents.detect()
+    agent = notes.single_line(agent, "agent name", TAG_MAX) if agent else detected
+    if corrects is not None:
+        notes.validate_id(corrects)
+    title = notes.derive_title(body, title)
+    notes.check_secrets(body, {"--title": [title], "--tag": tags, "--source": sources})
+    note_id = note_id or notes.new_id()
+    meta = {
+        "id": note_id,
+        "title": title,
+        "kind": kind,
+        "project": project,
+        "created": notes.utc_now(),
+        "agent": agent,
+        "session": session,
+        "sources": sources,
+        "tags": tags,
+        "corrects": corrects,
+    }
+    data = notes.render(meta, body)
+    path = notes.object_path(project, note_id)
+    shown = {key: meta[key] for key in ("title", "kind", "created", "agent")}
+    return pending.add(note_id, bucket=bucket, path=path, project=project, content=data, meta=shown)
+
+
+def retry(note_id: str, budget: Budget | None = None) -> dict[str, Any]:
+    """Upload one pending note again: same id, bytes and destination as when it was saved."""
+    entry = pending.get(notes.validate_id(note_id))
+    if entry is None:
+        raise AgentMemoryError(
+            f"No pending note {note_id} on this machine (it may already be saved).",
+            next_step="agent-memory status (lists pending notes), or agent-memory read " + note_id,
+        )
+    with pending.claimed(note_id) as ours:
+        if not ours:
+            return _result(entry, "pending", "check again in a moment with agent-memory status", reason="busy")
+        return _upload(entry, budget or Budget(), check_first=True)
+
+
+def retry_all() -> dict[str, Any]:
+    """Retry every pending note within one time budget; `{"results": [...]}`."""
+    budget = Budget()
+    return {"results": [retry(entry["id"], budget) for entry in pending.entries()]}
+
+
+def _upload(entry: dict[str, Any], budget: Budget, *, check_first: bool) -> dict[str, Any]:
+    """Upload and confirm; on a retry, first ask whether an earlier attempt already landed."""
+    try:
+        data = pending.content(entry)
+    except ValueError as exc:
+        return _result(entry, "pending", str(exc), reason="error")
+    store = open_store(entry["bucket"], deadline=budget)
+    try:
+        if not (check_first and store.holds(entry["path"], data)):
+            store.put(entry["path"], data)
+    except StoreError as exc:
+        if not (exc.reason != "auth" and _landed_anyway(store, entry["path"], data)):
+            pending.record_failure(entry, exc.reason, exc.detail)
+            return _result(entry, "pending", exc.detail, reason=exc.reason)
+    with contextlib.suppress(OSError):  # the cache is a convenience: a failure here must not fail the save
+        ProjectCache(entry["bucket"], entry["project"]).add({entry["id"]: data})
+    pending.remove(entry["id"])
+    return _result(entry, "saved")
+
+
+def _landed_anyway(store: Any, path: str, data: bytes) -> bool:
+    """After a failure whose outcome is unknown (the answer was lost), read the object's metadata back."""
+    try:
+        return store.holds(path, data)
+    except StoreError:
+        return False
+
+
+def _result(entry: dict[str, Any], status: str, detail: str = "", reason: str = "error") -> dict[str, Any]:
+    note_id = entry["id"]
+    if status == "saved":
+        message = f"Saved {note_id} to {entry['bucket']}: it is shared with your other machines."
+    else:
+        message = (
+            f"Not shared yet: {note_id} is kept on this machine only, because {WHY.get(reason, WHY['error'])}"
+            f" ({detail}). Do not save it again; run `agent-memory save --retry {note_id}` once that is fixed."
+        )
+    return {
+        "id": note_id,
+        "project": entry["project"],
+        "bucket": entry["bucket"],
+        "path": entry["path"],
+        "status": status,
+        "message": message,
+    }
