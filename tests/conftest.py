@@ -1,0 +1,181 @@
+"""Shared fixtures: every test gets its own HOME, agent-memory home, agent config folders and, when asked
+for, its own Hub emulator. Nothing touches the real home, the real Hub, the network or real credentials.
+
+Commands run as real processes (`python -m agent_memory`), as an agent would call them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from hub_emulator import HubEmulator  # noqa: E402
+
+OWNER = "alice"
+TOKEN = "hf_" + "a" * 34  # emulator-only token: never a real credential
+BUCKET = f"{OWNER}/memory"
+
+# variables of the real environment that would leak the developer's setup into a test
+_SCRUBBED = (
+    "HF_TOKEN",
+    "HF_ENDPOINT",
+    "HUGGING_FACE_HUB_TOKEN",
+    "AGENT_MEMORY_AGENT",
+    "AGENT_MEMORY_HOME",
+    "AGENT_MEMORY_DEBUG",
+    "CODEX_THREAD_ID",
+    "CLAUDECODE",
+    "CLAUDE_CODE_SESSION_ID",
+    "XDG_CONFIG_HOME",
+    "XDG_CACHE_HOME",
+    "XDG_STATE_HOME",
+    "CODEX_HOME",
+    "CLAUDE_CONFIG_DIR",
+)
+
+
+@dataclass
+class Result:
+    """What a command did: exit code, stdout, stderr."""
+
+    code: int
+    out: str
+    err: str
+
+    @property
+    def json(self) -> dict:
+        return json.loads(self.out)
+
+
+class Machine:
+    """One simulated machine: its own HOME and agent-memory state, and a checkout to work in."""
+
+    def __init__(self, root: Path, env: dict[str, str]) -> None:
+        self.root = root
+        self.home = root / "home"
+        self.state = root / "agent-memory"
+        self.work = root / "work" / "checkout"
+        for folder in (self.home, self.state, self.work):
+            folder.mkdir(parents=True, exist_ok=True)
+        self.base_env = env  # shared with the fixtures: a Hub emulator started later adds its variables
+        self.own_env = {
+            "HOME": str(self.home),
+            "AGENT_MEMORY_HOME": str(self.state),
+            "HF_HOME": str(self.home / ".cache" / "huggingface"),
+            "HF_XET_CACHE": str(self.home / ".cache" / "xet"),
+            "CODEX_HOME": str(self.home / ".codex"),
+            "CLAUDE_CONFIG_DIR": str(self.home / ".claude"),
+        }
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The environment of this machine's commands."""
+        return {**self.base_env, **self.own_env}
+
+    def run(
+        self,
+        *args: str,
+        input: str | bytes | None = None,
+        cwd: Path | None = None,
+        env: dict[str, str] | None = None,
+        timeout: float = 120,
+    ) -> Result:
+        """Run `agent-memory ARGS...` on this machine."""
+        data = input.encode() if isinstance(input, str) else input
+        proc = subprocess.run(
+            [sys.executable, "-m", "agent_memory", *args],
+            input=data if data is not None else b"",
+            capture_output=True,
+            cwd=cwd or self.work,
+            env={**self.env, **(env or {})},
+            timeout=timeout,
+        )
+        return Result(proc.returncode, proc.stdout.decode(), proc.stderr.decode())
+
+    def popen(self, *args: str, input: bytes = b"", env: dict[str, str] | None = None) -> subprocess.Popen:
+        """Start `agent-memory ARGS...` without waiting (for concurrency and kill tests)."""
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "agent_memory", *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=self.work,
+            env={**self.env, **(env or {})},
+        )
+        assert proc.stdin is not None
+        proc.stdin.write(input)
+        proc.stdin.close()
+        proc.stdin = None  # already closed: communicate() must not flush it
+        return proc
+
+    def setup(self, bucket: str, project: str = "demo") -> Machine:
+        """Configure the bucket and map the checkout to `project`."""
+        assert self.run("config", "set", "bucket", bucket).code == 0
+        assert self.run("project", "map", project).code == 0
+        return self
+
+    def save(self, body: str, *args: str, env: dict[str, str] | None = None) -> Result:
+        """`agent-memory save --json ARGS` with `body` on stdin."""
+        return self.run("save", "--json", *args, input=body, env=env)
+
+
+@pytest.fixture(autouse=True)
+def base_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """An environment with nothing of the real machine's agent, Hub or agent-memory setup."""
+    for name in _SCRUBBED:
+        monkeypatch.delenv(name, raising=False)
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in _SCRUBBED and not key.startswith(("HF_", "AGENT_MEMORY_"))
+    }
+    env.update(
+        {
+            "NO_COLOR": "1",
+            "HF_HUB_DISABLE_TELEMETRY": "1",
+            "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+            "AGENT_MEMORY_TIMEOUT": "20",
+            "PYTHONDONTWRITEBYTECODE": "1",
+        }
+    )
+    monkeypatch.setenv("HOME", str(tmp_path / "pytest-home"))
+    return env
+
+
+@pytest.fixture
+def folder_store(tmp_path: Path) -> str:
+    """A `file://` store URI (the folder exists, owner-only)."""
+    store = tmp_path / "store"
+    store.mkdir(mode=0o700)
+    return f"file://{store}"
+
+
+@pytest.fixture
+def machine(tmp_path: Path, base_env: dict[str, str]) -> Machine:
+    """A machine with nothing configured."""
+    return Machine(tmp_path / "machine-a", base_env)
+
+
+@pytest.fixture
+def machine_b(tmp_path: Path, base_env: dict[str, str]) -> Machine:
+    """A second machine with nothing configured."""
+    return Machine(tmp_path / "machine-b", base_env)
+
+
+@pytest.fixture
+def hub(tmp_path: Path, base_env: dict[str, str]):
+    """A running Hub emulator with user alice (write token TOKEN) owning the private bucket alice/memory."""
+    emulator = HubEmulator(tmp_path / "hub").start()
+    emulator.add_user(OWNER, TOKEN)
+    emulator.create_bucket(BUCKET, private=True)
+    base_env.update({"HF_ENDPOINT": emulator.url, "HF_TOKEN": TOKEN})
+    yield emulator
+    emulator.stop()
