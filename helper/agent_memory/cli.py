@@ -79,12 +79,38 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, default=10)
     p.add_argument("--kind", choices=["note", "checkpoint"])
     p.add_argument("--offline", action="store_true", help="search the local cache only (no network)")
+    p.add_argument("--skills", action="store_true", help="search published skill revisions instead of notes")
     p.set_defaults(handler=_search)
 
-    p = commands.add_parser("read", parents=[common], help="print a note's exact bytes")
-    p.add_argument("note_id", metavar="NOTE_ID")
+    p = commands.add_parser(
+        "read",
+        parents=[common],
+        help="print a note's exact bytes (or a skill file)",
+        usage="agent-memory read NOTE_ID [--fresh] | agent-memory read --skill NAME --revision REV [FILE]",
+    )
+    p.add_argument("target", nargs="?", metavar="NOTE_ID|FILE")
     p.add_argument("--fresh", action="store_true", help="read it from the bucket, bypassing the cache")
+    p.add_argument("--skill", metavar="NAME", help="read a file of a published skill revision")
+    p.add_argument("--revision", metavar="REV")
     p.set_defaults(handler=_read)
+
+    p = commands.add_parser(
+        "publish-skill",
+        parents=[common],
+        help="publish a skill folder as a new immutable revision",
+        usage="agent-memory publish-skill DIR [--name NAME] | agent-memory publish-skill --retry REVISION",
+    )
+    p.add_argument("dir", nargs="?", metavar="DIR")
+    p.add_argument("--name", help="must equal the name in SKILL.md (default: that name)")
+    p.add_argument("--retry", metavar="REVISION", help="finish an interrupted publication from its frozen snapshot")
+    p.set_defaults(handler=_publish_skill)
+
+    p = commands.add_parser("install-skill", parents=[common], help="install a skill at an explicit revision")
+    p.add_argument("name", metavar="NAME")
+    p.add_argument("--revision", required=True, metavar="REV")
+    p.add_argument("--agent", default="all", choices=["codex", "claude", "all"])
+    p.add_argument("--replace", action="store_true", help="replace an installed folder (a backup is kept)")
+    p.set_defaults(handler=_install_skill)
 
     p = commands.add_parser("status", parents=[common], help="configuration, project, pending uploads")
     p.set_defaults(handler=_status)
@@ -166,13 +192,14 @@ def _read_body(file: str | None) -> bytes:
 
 
 def _search(args: argparse.Namespace) -> Outcome:
-    from .errors import ACCESS
     from .search import search_project
 
     if not 1 <= args.limit <= 1000:
         raise UsageError("--limit must be between 1 and 1000.")
     if "\x00" in args.query:
         raise UsageError("The query cannot contain NUL characters.")
+    if args.skills:
+        return _search_skills(args)
     result = search_project(args.query, limit=args.limit, kind=args.kind, offline=args.offline)
     lines = []
     for found in result["results"]:
@@ -181,21 +208,73 @@ def _search(args: argparse.Namespace) -> Outcome:
         lines += [f"    {m['line']}: {m['text']}" for m in found["matches"]]
     if not lines:
         lines.append("No matching notes." if args.query else "No notes yet.")
-    sync = result["sync"]
-    if sync["status"] != "fresh":
-        _notice(f"Results come from the local cache only ({sync['reason']}: {sync['detail']}).")
     if result["pending"]:
         _notice(f"{result['pending']} note(s) are pending upload: run agent-memory save --retry-all.")
-    return result, "\n".join(lines), ACCESS if sync["reason"] == "auth" else OK
+    return result, "\n".join(lines), _sync_outcome(result["sync"])
+
+
+def _search_skills(args: argparse.Namespace) -> Outcome:
+    from .skill_catalog import discover
+
+    result, sync = discover(args.query, offline=args.offline)
+    lines = [f"{s['name']}  {s['revision']}  {s['description']}" for s in result["skills"][: args.limit]]
+    return result, "\n".join(lines) or "No matching skills.", _sync_outcome(sync)
+
+
+def _sync_outcome(sync: dict[str, Any]) -> int:
+    """Print the stale notice; exit 4 when the refresh was refused (results still come from the cache)."""
+    from .errors import ACCESS
+
+    if sync["status"] != "fresh":
+        _notice(f"Results come from the local cache only ({sync['reason']}: {sync['detail']}).")
+    return ACCESS if sync["reason"] == "auth" else OK
 
 
 def _read(args: argparse.Namespace) -> Outcome:
     from .reading import read
 
-    found = read(args.note_id, fresh=args.fresh)
+    if args.skill or args.revision:
+        return _read_skill(args)
+    if not args.target:
+        raise UsageError("Which note? Give its id.", next_step="agent-memory search QUERY (lists ids)")
+    found = read(args.target, fresh=args.fresh)
     content = found["content"]
     result = {**found, "content": content.decode("utf-8", errors="replace")}
     return result, content, OK  # type: ignore[return-value]  (bytes: printed exactly)
+
+
+def _read_skill(args: argparse.Namespace) -> Outcome:
+    from .skill_catalog import read_file
+
+    if not (args.skill and args.revision):
+        raise UsageError("Reading a skill needs both --skill NAME and --revision REV.")
+    found = read_file(args.skill, args.revision, args.target or "SKILL.md")
+    content = found["content"]
+    return {**found, "content": content.decode("utf-8", errors="replace")}, content, OK  # type: ignore[return-value]
+
+
+def _publish_skill(args: argparse.Namespace) -> Outcome:
+    from . import publishing
+
+    if bool(args.dir) == bool(args.retry):
+        raise UsageError("Give either a skill folder DIR or --retry REVISION.")
+    result = publishing.retry(args.retry) if args.retry else publishing.publish(args.dir, args.name)
+    message = result.pop("message", None)
+    if message:
+        _notice(message)
+    count = len(result["files"])
+    text = f"{result['status'].capitalize()}: {result['name']} revision {result['revision']} ({count} files)"
+    return result, text, PENDING if result["status"] == "pending" else OK
+
+
+def _install_skill(args: argparse.Namespace) -> Outcome:
+    from .installing import install_revision
+
+    result = install_revision(args.name, args.revision, agent=args.agent, replace=args.replace)
+    lines = [f"Installed {result['name']} revision {result['revision']} in {path}" for path in result["installed"]]
+    if result["backup"]:
+        lines.append(f"The previous folder is backed up in {result['backup']}")
+    return result, "\n".join(lines), OK
 
 
 def _status(args: argparse.Namespace) -> Outcome:
@@ -217,6 +296,13 @@ def _status(args: argparse.Namespace) -> Outcome:
             f"  {entry['id']} -> {entry['bucket']}/{entry['path']}, {entry['age_seconds']} s old, "
             f"{entry['attempts']} attempt(s), last error: {error.get('reason', '-')}: {error.get('detail', '-')}"
         )
+    for manifest in result["pending_skills"]:
+        lines.append(f"  skill {manifest['name']} revision {manifest['revision']}: publication pending")
+    lines.append(f"installed skills: {len(result['skills'])}")
+    for skill in result["skills"]:
+        edited = " (edited locally)" if skill["modified"] else ""
+        revision = skill["revision"] or "package"
+        lines.append(f"  {skill['agent']}: {skill['name']} @ {revision}{edited} in {skill['path']}")
     return result, "\n".join(lines), OK
 
 

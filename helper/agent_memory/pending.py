@@ -1,8 +1,9 @@
 """The pending queue: a finished note is persisted here, with its full destination, before any network call.
 
 One JSON file per note: `{"id", "bucket", "path", "project", "content", "sha256", "queued", "attempts",
-"last_error"}` plus the fields search displays (`title`, `kind`, `created`, `agent`). The entry is removed only once the bucket confirms the object, so a retry always sends the
-same bytes to the same place, whatever the configuration says by then. No credential is ever written here.
+"last_error"}`, plus the fields that search displays (`title`, `kind`, `created`, `agent`). The entry is removed
+only once the bucket confirms the object, so a retry always sends the same bytes to the same place, whatever
+the configuration says by then. No credential is ever written here.
 """
 
 from __future__ import annotations

@@ -79,7 +79,7 @@ def search(
     """Results for `query`: cached notes, then pending entries of the same project (see `pending`)."""
     candidates: dict[str, dict[str, Any]] = {}
     for header in _headers_matching(cache.read_pack(), query.lower().encode("utf-8")):
-        fields = dict(zip(HEADER_FIELDS, header.decode("utf-8", errors="replace").split("\t")))
+        fields = dict(zip(HEADER_FIELDS, header.decode("utf-8", errors="replace").split("\t"), strict=False))
         candidates[fields["id"]] = {**fields, "pending": False}
     for entry in pending_notes:
         if entry["id"] in candidates or query.lower() not in entry["content"].lower():

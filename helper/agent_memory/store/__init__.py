@@ -46,6 +46,13 @@ class ObjectConflict(StoreError):
         super().__init__("error", f"a different object already exists at {path}; it was not overwritten")
 
 
+class UnsafeObject(StoreError):
+    """An object that is not a plain file (a symlink planted in a folder store, say): never copied."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__("error", f"{path} is not a regular file")
+
+
 class Store(ABC):
     """A bucket-like store of immutable objects addressed by `/`-separated paths."""
 

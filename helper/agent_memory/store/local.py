@@ -13,7 +13,7 @@ import secrets
 import shutil
 from pathlib import Path
 
-from . import ObjectConflict, ObjectInfo, Store, StoreError
+from . import ObjectConflict, ObjectInfo, Store, StoreError, UnsafeObject
 
 TMP_PREFIX = ".tmp-"
 
@@ -94,9 +94,12 @@ class FolderStore(Store):
         self._reachable()
         with _as_store_error():
             for info in objects:
+                source = self._file(info.path)
+                if source.is_symlink() or not source.is_file():  # never follow a link out of the store
+                    raise UnsafeObject(info.path)
                 target = dest / info.path
                 target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(self._file(info.path), target)
+                shutil.copyfile(source, target)
 
     def holds(self, path: str, data: bytes) -> bool:
         self._reachable()

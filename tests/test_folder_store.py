@@ -1,0 +1,203 @@
+"""The embedded default: a `file://` folder store, end to end through the command line."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+
+@pytest.fixture
+def ready(machine, folder_store):
+    return machine.setup(folder_store)
+
+
+def _objects(folder_store):
+    root = folder_store[len("file://") :]
+    found = {}
+    for folder, _dirs, files in os.walk(root):
+        for name in files:
+            path = os.path.join(folder, name)
+            with open(path, "rb") as handle:
+                found[os.path.relpath(path, root)] = handle.read()
+    return found
+
+
+def test_save_search_read(ready, folder_store):
+    saved = ready.save("# Queue design\n\nUse a durable pending queue.\n", "--tag", "design", "--source", "docs/x.md")
+    assert saved.code == 0, saved.err
+    note = saved.json
+    assert note["status"] == "saved"
+    assert note["bucket"] == folder_store
+    assert note["path"] == f"projects/demo/notes/{note['id']}.md"
+    stored = _objects(folder_store)
+    assert list(stored) == [note["path"]]
+
+    found = ready.run("search", "PENDING QUEUE", "--json")
+    assert found.code == 0
+    assert [r["id"] for r in found.json["results"]] == [note["id"]]
+    assert found.json["results"][0]["matches"] == [{"line": 16, "text": "Use a durable pending queue."}]
+
+    read = ready.run("read", note["id"])
+    assert read.out.encode() == stored[note["path"]]
+    text = stored[note["path"]].decode()
+    assert text.startswith("---\nid: " + note["id"] + "\ntitle: Queue design\nkind: note\nproject: demo\n")
+    assert "sources:\n- docs/x.md\ntags:\n- design\n---\n\n# Queue design\n" in text
+
+
+def test_a_correction_is_a_new_note_and_the_original_stays(ready, folder_store):
+    first = ready.save("We use Postgres 14.").json
+    before = _objects(folder_store)[first["path"]]
+    second = ready.save("Correction: we use Postgres 16.", "--corrects", first["id"]).json
+    stored = _objects(folder_store)
+    assert set(stored) == {first["path"], second["path"]}
+    assert stored[first["path"]] == before
+    assert f"corrects: {first['id']}\n" in stored[second["path"]].decode()
+    results = ready.run("search", "postgres", "--json").json["results"]
+    assert [r["id"] for r in results] == [second["id"], first["id"]]
+
+
+def test_an_unreachable_folder_keeps_the_note_pending_until_retry(ready, folder_store, tmp_path):
+    root = folder_store[len("file://") :]
+    os.rename(root, root + ".away")  # the shared drive is unmounted
+    result = ready.save("Finding: the cache must be rebuilt atomically.")
+    assert result.code == 75
+    note = result.json
+    assert note["status"] == "pending"
+    assert "Not shared yet" in note["message"] and f"agent-memory save --retry {note['id']}" in note["message"]
+    assert "Do not save it again" in note["message"]
+
+    pending_search = ready.run("search", "atomically", "--json")
+    assert pending_search.json["sync"]["status"] == "stale"
+    assert pending_search.json["results"][0]["pending"] is True
+    assert pending_search.json["pending"] == 1
+    assert ready.run("read", note["id"], "--json").json["source"] == "pending"
+
+    os.rename(root + ".away", root)
+    retried = ready.run("save", "--retry", note["id"], "--json")
+    assert retried.code == 0, retried.err
+    assert {k: retried.json[k] for k in ("id", "path", "status")} == {
+        "id": note["id"],
+        "path": note["path"],
+        "status": "saved",
+    }
+    assert list(_objects(folder_store)) == [note["path"]]
+    assert ready.run("status", "--json").json["pending"] == []
+
+
+def test_offline_search_makes_no_store_access(ready, folder_store):
+    ready.save("alpha note")
+    root = folder_store[len("file://") :]
+    os.rename(root, root + ".away")
+    result = ready.run("search", "alpha", "--offline", "--json")
+    assert result.code == 0
+    assert result.json["sync"] == {
+        "status": "stale",
+        "reason": "offline",
+        "detail": "--offline: the bucket was not consulted",
+    }
+    assert len(result.json["results"]) == 1
+
+
+def test_empty_query_lists_recent_notes_bounded(ready):
+    ids = [ready.save(f"note number {i}").json["id"] for i in range(4)]
+    listed = ready.run("search", "--limit", "3", "--json").json["results"]
+    assert [r["id"] for r in listed] == ids[::-1][:3]
+    assert all(r["matches"] == [] for r in listed)
+
+
+def test_kind_filter(ready):
+    ready.save("a plain note about caching")
+    checkpoint = ready.save("checkpoint about caching", "--kind", "checkpoint").json
+    results = ready.run("search", "caching", "--kind", "checkpoint", "--json").json["results"]
+    assert [r["id"] for r in results] == [checkpoint["id"]]
+    assert results[0]["kind"] == "checkpoint"
+
+
+def test_the_search_is_literal_not_a_regex(ready):
+    ready.save("price is $5 (approx.) [sic]")
+    ready.save("price is 5 dollars")
+    results = ready.run("search", "$5 (approx.) [sic]", "--json").json["results"]
+    assert len(results) == 1
+    assert ready.run("search", "p.ice", "--json").json["results"] == []
+
+
+def test_non_ascii_case_insensitive_search(ready):
+    note = ready.save("Über die Änderung der ÉCOLE").json
+    assert [r["id"] for r in ready.run("search", "über die änderung", "--json").json["results"]] == [note["id"]]
+    assert len(ready.run("search", "école", "--json").json["results"]) == 1
+
+
+def test_refused_notes_leave_nothing_behind(ready, folder_store):
+    secret = "hf_" + "Q" * 34
+    result = ready.save(f"line one\ntoken is {secret}\n")
+    assert result.code == 5
+    assert secret not in result.err and secret not in result.out
+    assert "line 2" in result.err and "hf-token" in result.err
+    for body, code in ((b"", 5), (b"\xff\xfe\x00", 5), (b"x" * (1024 * 1024 + 10), 5)):
+        assert ready.run("save", input=body).code == code
+    assert ready.save("fine", "--kind", "diary").code == 2
+    assert ready.save("fine", "--corrects", "../../etc").code == 2
+    assert _objects(folder_store) == {}
+    assert not (ready.state / "state" / "pending").exists() or not list((ready.state / "state" / "pending").iterdir())
+
+
+def test_unknown_note_id_is_an_error_that_says_how_to_search(ready):
+    result = ready.run("read", "20260101-000000-000000-0000000000")
+    assert result.code == 1
+    assert "agent-memory search" in result.err
+
+
+def test_not_set_up_errors_say_what_to_run(machine):
+    result = machine.save("text")
+    assert result.code == 3
+    assert "No bucket is configured" in result.err and "agent-memory bootstrap" in result.err
+    assert machine.run("search", "x").code == 3
+
+
+def test_the_agent_comes_from_the_environment(ready):
+    def agent_of(env, *args):
+        note = ready.save("who wrote this", *args, env=env).json
+        return ready.run("read", note["id"]).out
+
+    assert "agent: codex\nsession: thread-1\n" in agent_of({"CODEX_THREAD_ID": "thread-1"})
+    assert "agent: claude\n" in agent_of({"CLAUDECODE": "1"})
+    assert "agent: my-bot\n" in agent_of({"AGENT_MEMORY_AGENT": "my-bot", "CLAUDECODE": "1"})
+    assert "agent: cli-given\n" in agent_of({"CLAUDECODE": "1"}, "--agent", "cli-given")
+    assert "agent: unknown\n" in agent_of({})
+
+
+def test_the_store_never_overwrites_an_object(ready, folder_store):
+    from agent_memory.store import ObjectConflict
+    from agent_memory.store.local import FolderStore
+
+    store = FolderStore(__import__("pathlib").Path(folder_store[len("file://") :]))
+    store.put("projects/p/notes/x.md", b"one")
+    store.put("projects/p/notes/x.md", b"one")  # the same bytes again: a no-op
+    with pytest.raises(ObjectConflict):
+        store.put("projects/p/notes/x.md", b"two")
+    assert store.read("projects/p/notes/x.md") == b"one"
+    assert [i.path for i in store.list("projects/p/notes")] == ["projects/p/notes/x.md"]
+
+
+def test_status_reports_everything(ready, folder_store):
+    ready.save("hello")
+    status = ready.run("status", "--json").json
+    assert set(status) == {
+        "version",
+        "config_file",
+        "bucket",
+        "project",
+        "project_error",
+        "last_refresh",
+        "pending",
+        "pending_skills",
+        "skills",
+    }
+    assert status["bucket"] == folder_store
+    assert status["project"] == {"project": "demo", "root": str(ready.work.resolve())}
+    assert status["last_refresh"] is None
+    ready.run("search", "hello")
+    assert ready.run("status", "--json").json["last_refresh"] is not None
+    assert json.loads(ready.run("config", "show", "--json").out)["bucket"] == folder_store

@@ -1,0 +1,287 @@
+"""Notes in a Hugging Face bucket, through the real huggingface_hub and hf_xet against the Hub emulator."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from conftest import BUCKET, OWNER, TOKEN
+
+HF_BUCKET = f"hf://buckets/{BUCKET}"
+
+
+@pytest.fixture
+def alice(machine, hub):
+    return machine.setup(BUCKET)
+
+
+@pytest.fixture
+def alice_laptop(machine_b, hub, tmp_path):
+    # another checkout path, mapped to the same project name
+    machine_b.work = machine_b.root / "elsewhere" / "repo"
+    machine_b.work.mkdir(parents=True)
+    return machine_b.setup(HF_BUCKET)
+
+
+def _note_paths(hub):
+    return [p for p in hub.list_paths(BUCKET) if p.startswith("projects/")]
+
+
+def test_both_bucket_forms_are_accepted_and_stored_canonically(machine, hub):
+    for form in (BUCKET, HF_BUCKET, f" {HF_BUCKET}/ "):
+        assert machine.run("config", "set", "bucket", form, "--json").json == {"bucket": HF_BUCKET}
+    for bad in ("alice", "alice/memory/extra", "s3://x/y", "alice/me--mory", "file://relative/path"):
+        result = machine.run("config", "set", "bucket", bad)
+        assert result.code == 2, bad
+        assert "Malformed" in result.err
+    assert machine.run("config", "show", "--json").json["bucket"] == HF_BUCKET
+
+
+def test_two_machines_share_notes(alice, alice_laptop, hub):
+    saved = alice.save("# Decision\n\nWe pin huggingface_hub to 2.4.0.\n", "--source", "pyproject.toml")
+    assert saved.code == 0, saved.err
+    note = saved.json
+    assert note["bucket"] == HF_BUCKET and note["status"] == "saved"
+    assert _note_paths(hub) == [note["path"]]
+    remote = hub.read_file(BUCKET, note["path"])
+
+    found = alice_laptop.run("search", "pin HUGGINGFACE_hub", "--json")
+    assert found.code == 0, found.err
+    assert found.json["sync"] == {"status": "fresh", "reason": None, "detail": None}
+    assert [r["id"] for r in found.json["results"]] == [note["id"]]
+    assert found.json["results"][0]["matches"] == [{"line": 14, "text": "We pin huggingface_hub to 2.4.0."}]
+
+    read = alice_laptop.run("read", note["id"], "--json").json
+    assert read["source"] == "cache"
+    assert read["content"].encode() == remote
+    fresh = alice_laptop.run("read", note["id"], "--fresh", "--json").json
+    assert fresh["source"] == "bucket" and fresh["content"].encode() == remote
+    assert alice_laptop.run("read", note["id"]).out.encode() == remote
+
+
+def test_read_fetches_a_note_that_is_not_cached_yet(alice, alice_laptop, hub):
+    note = alice.save("fetched on demand").json
+    read = alice_laptop.run("read", note["id"], "--json")
+    assert read.code == 0, read.err
+    assert read.json["source"] == "bucket"
+    assert alice_laptop.run("read", note["id"], "--json").json["source"] == "cache"
+
+
+def test_append_only_corrections(alice, hub):
+    first = alice.save("The queue lives in ~/.cache.").json
+    info = hub.file_info(BUCKET, first["path"])
+    second = alice.save("Correction: the queue lives in the state folder.", "--corrects", first["id"]).json
+    assert sorted(_note_paths(hub)) == sorted([first["path"], second["path"]])
+    assert hub.file_info(BUCKET, first["path"]) == info  # untouched, date and all
+    assert info["writes"] == 1
+    assert f"corrects: {first['id']}" in hub.read_file(BUCKET, second["path"]).decode()
+
+
+@pytest.mark.slow
+def test_twenty_concurrent_saves_from_two_homes(alice, alice_laptop, hub):
+    procs = [
+        (alice if i % 2 else alice_laptop).popen("save", "--json", "--title", f"note {i}", input=f"body {i}".encode())
+        for i in range(20)
+    ]
+    results = {}
+    for i, proc in enumerate(procs):
+        out, err = proc.communicate(timeout=180)
+        assert proc.returncode == 0, err.decode()
+        results[i] = json.loads(out)
+    assert len({r["id"] for r in results.values()}) == 20
+    assert sorted(_note_paths(hub)) == sorted(r["path"] for r in results.values())
+    for i, r in results.items():
+        assert hub.file_info(BUCKET, r["path"])["writes"] == 1
+        assert f"title: note {i}\n" in hub.read_file(BUCKET, r["path"]).decode()
+    listed = alice.run("search", "body", "--limit", "50", "--json").json["results"]
+    assert len(listed) == 20
+
+
+def test_failed_upload_stays_pending_and_retry_sends_the_same_bytes(alice, hub):
+    hub.fault("batch", "fail", status=500)
+    result = alice.save("Finding: flock is advisory.")
+    assert result.code == 75
+    note = result.json
+    assert note["status"] == "pending"
+    assert "Not shared yet" in note["message"] and "upload failed" in note["message"]
+    assert _note_paths(hub) == []
+    entry_file = alice.state / "state" / "pending" / f"{note['id']}.json"
+    entry = json.loads(entry_file.read_text())
+    assert (entry["bucket"], entry["path"]) == (HF_BUCKET, note["path"])
+
+    retried = alice.run("save", "--retry", note["id"], "--json")
+    assert retried.code == 0, retried.err
+    assert retried.json["status"] == "saved" and retried.json["path"] == note["path"]
+    assert _note_paths(hub) == [note["path"]]
+    assert hub.read_file(BUCKET, note["path"]).decode() == entry["content"]
+    assert not entry_file.exists()
+
+
+def test_unknown_outcome_is_confirmed_by_reading_back(alice, hub):
+    hub.fault("batch", "apply-then-fail", status=500)
+    result = alice.save("Applied, but the answer was lost.")
+    assert result.code == 0, result.err
+    assert result.json["status"] == "saved"
+    assert _note_paths(hub) == [result.json["path"]]
+    assert hub.file_info(BUCKET, result.json["path"])["writes"] == 1
+    assert alice.run("status", "--json").json["pending"] == []
+
+
+def test_unknown_outcome_that_cannot_be_confirmed_stays_pending_then_retry_writes_nothing(alice, hub):
+    hub.fault("batch", "apply-then-fail", status=502)
+    hub.fault("paths-info", "fail", status=500)
+    note = alice.save("Applied remotely, not confirmed locally.").json
+    assert note["status"] == "pending"
+    assert _note_paths(hub) == [note["path"]]
+    retried = alice.run("save", "--retry", note["id"], "--json").json
+    assert retried["status"] == "saved"
+    assert _note_paths(hub) == [note["path"]]
+    assert hub.file_info(BUCKET, note["path"])["writes"] == 1  # confirmed, not uploaded again
+
+
+def test_a_process_killed_after_the_remote_write_is_recovered_by_retry(alice, hub):
+    hub.fault("batch", "apply-then-hang", seconds=60)
+    proc = alice.popen("save", "--json", input=b"Killed mid-flight.")
+    deadline = time.monotonic() + 60
+    while not _note_paths(hub):
+        assert time.monotonic() < deadline, "the batch never reached the emulator"
+        time.sleep(0.05)
+    proc.kill()
+    proc.wait()
+    pending = alice.run("status", "--json").json["pending"]
+    assert len(pending) == 1
+    hub.clear_faults()
+    retried = alice.run("save", "--retry-all", "--json")
+    assert retried.code == 0, retried.err
+    assert [r["status"] for r in retried.json["results"]] == ["saved"]
+    assert _note_paths(hub) == [pending[0]["path"]]
+    assert hub.file_info(BUCKET, pending[0]["path"])["writes"] == 1
+
+
+def test_pending_keeps_its_destination_when_the_configuration_changes(alice, hub, tmp_path):
+    hub.fault("batch", "fail", status=500)
+    note = alice.save("Destined for alice/memory and project demo.").json
+    assert note["status"] == "pending"
+    hub.create_bucket(f"{OWNER}/other")
+    alice.run("config", "set", "bucket", f"{OWNER}/other")
+    alice.run("project", "map", "renamed")
+    retried = alice.run("save", "--retry", note["id"], "--json").json
+    assert (retried["bucket"], retried["project"], retried["path"]) == (HF_BUCKET, "demo", note["path"])
+    assert hub.list_paths(f"{OWNER}/other") == []
+    assert _note_paths(hub) == [note["path"]]
+
+
+def test_retry_all_reports_each_and_exits_75_while_any_stays_pending(alice, hub):
+    hub.fault("batch", "fail", status=500, times=0)
+    ids = [alice.save(f"pending {i}").json["id"] for i in range(2)]
+    still = alice.run("save", "--retry-all", "--json")
+    assert still.code == 75
+    assert [r["id"] for r in still.json["results"]] == ids
+    assert {r["status"] for r in still.json["results"]} == {"pending"}
+    hub.clear_faults()
+    done = alice.run("save", "--retry-all", "--json")
+    assert done.code == 0
+    assert [r["status"] for r in done.json["results"]] == ["saved", "saved"]
+    assert alice.run("save", "--retry-all", "--json").json == {"results": []}
+
+
+def test_a_failed_or_partial_listing_preserves_the_cache(alice, alice_laptop, hub):
+    first = [alice.save(f"cached note {i}").json["id"] for i in range(4)]
+    assert len(alice_laptop.run("search", "cached note", "--json").json["results"]) == 4
+    alice.save("cached note, newer")
+    hub.page_size = 2
+    hub.fault("tree", "fail", status=500, after=1)  # the second page fails
+    stale = alice_laptop.run("search", "cached note", "--json")
+    assert stale.code == 0
+    assert stale.json["sync"]["status"] == "stale" and stale.json["sync"]["reason"] == "error"
+    assert sorted(r["id"] for r in stale.json["results"]) == sorted(first)
+    hub.clear_faults()
+    assert len(alice_laptop.run("search", "cached note", "--json").json["results"]) == 5
+
+
+def test_an_interrupted_download_never_appears_as_a_cached_note(alice, alice_laptop, hub):
+    note = alice.save("needs downloading").json
+    hub.fault("xet-read-token", "fail", status=403, times=0)
+    result = alice_laptop.run("search", "downloading", "--json")
+    assert result.json["sync"]["status"] == "stale"
+    assert result.json["results"] == []
+    cache = alice_laptop.state / "cache"
+    assert [p for p in cache.rglob("*") if p.is_file() and p.suffix == ".md"] == []
+    assert [p for p in cache.rglob(".download-*")] == []
+    hub.clear_faults()
+    again = alice_laptop.run("search", "downloading", "--json").json
+    assert [r["id"] for r in again["results"]] == [note["id"]]
+
+
+def test_offline_and_auth_failures_are_reported_differently(alice, hub):
+    alice.save("something cached")
+    alice.run("search", "")
+
+    hub.stop()
+    offline_save = alice.save("written while offline")
+    assert offline_save.code == 75
+    assert "could not be reached (offline" in offline_save.json["message"]
+    offline_search = alice.run("search", "cached", "--json")
+    assert offline_search.code == 0
+    assert offline_search.json["sync"]["reason"] == "offline"
+    assert len(offline_search.json["results"]) == 1
+    text = alice.run("search", "cached")
+    assert "local cache only (offline" in text.err
+
+    hub.start()
+    alice.base_env["HF_ENDPOINT"] = hub.url  # a restarted emulator listens on a new port
+    for status in (401, 403):
+        hub.fault("tree", "fail", status=status)
+        denied = alice.run("search", "cached", "--json")
+        assert denied.code == 4, status
+        assert denied.json["sync"]["status"] == "stale" and denied.json["sync"]["reason"] == "auth"
+        assert len(denied.json["results"]) == 1
+    bad_token = alice.save("with a wrong token", env={"HF_TOKEN": "hf_" + "x" * 34})
+    assert bad_token.code == 75
+    assert "authentication or access" in bad_token.json["message"]
+
+
+def test_a_hung_hub_makes_save_pending_and_search_stale_within_the_budget(alice, hub):
+    env = {"AGENT_MEMORY_TIMEOUT": "3"}
+    hub.fault("batch", "hang", seconds=60)
+    started = time.monotonic()
+    saved = alice.save("saved while the Hub hangs", env=env)
+    assert saved.code == 75
+    assert "offline or timed out" in saved.json["message"]
+    hub.clear_faults()
+    hub.fault("tree", "hang", seconds=60)
+    searched = alice.run("search", "hangs", "--json", env=env)
+    assert searched.code == 0
+    assert searched.json["sync"]["reason"] == "offline"
+    assert searched.json["results"][0]["pending"] is True
+    assert time.monotonic() - started < 25
+
+
+def test_credentials_are_never_stored_or_printed(alice, hub):
+    hub.fault("batch", "fail", status=401)
+    outputs = [alice.save("note one"), alice.run("status", "--json"), alice.run("search", "note", "--json")]
+    hub.clear_faults()
+    outputs.append(alice.run("save", "--retry-all", "--json"))
+    for result in outputs:
+        assert TOKEN not in result.out and TOKEN not in result.err
+    for file in alice.state.rglob("*"):
+        if file.is_file():
+            assert TOKEN.encode() not in file.read_bytes(), file
+
+
+def test_offline_search_and_cached_read_do_not_import_the_sdk(alice, hub):
+    note = alice.save("a cached note").json
+    for args in (("search", "cached", "--offline"), ("read", note["id"]), ("status",)):
+        result = alice.run(*args, env={"PYTHONPROFILEIMPORTTIME": "1"})
+        assert result.code == 0, result.err
+        imported = result.err
+        assert "agent_memory" in imported  # the import log is really there
+        assert "huggingface_hub" not in imported and "hf_xet" not in imported and "yaml" not in imported, args
+
+
+def test_no_credentials_on_a_private_bucket_is_an_access_problem(alice, hub):
+    result = alice.run("search", "x", "--json", env={"HF_TOKEN": ""})
+    assert result.code == 4
+    assert result.json["sync"]["reason"] == "auth"
