@@ -1,4 +1,4 @@
-"""What `agent-memory status` reports: configuration, project, pending uploads, last refresh."""
+"""What `agent-memory status` reports: configuration, project, pending uploads, last refresh, installed skills."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ from . import __version__, paths, pending
 from . import config as config_file
 from .cache import ProjectCache
 from .errors import NotSetUp
+from .installing import installed_skills
 from .projects import resolve
+from .publishing import pending_publications
 
 
 def status() -> dict[str, Any]:
@@ -30,6 +32,11 @@ def status() -> dict[str, Any]:
         "project_error": project_error,
         "last_refresh": last_refresh,
         "pending": [_pending_summary(entry) for entry in pending.entries()],
+        "pending_skills": [
+            {key: manifest.get(key) for key in ("name", "revision", "bucket", "attempts", "last_error")}
+            for manifest in pending_publications()
+        ],
+        "skills": installed_skills(),
     }
 
 

@@ -1,0 +1,42 @@
+"""Where Codex CLI keeps its user-level instruction file and skills, resolved from the environment on each call."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def home() -> Path:
+    """Codex's home folder: `$CODEX_HOME` if set, else `~/.codex`."""
+    value = os.environ.get("CODEX_HOME")
+    return Path(value).expanduser() if value else Path.home() / ".codex"
+
+
+def instructions_file() -> Path:
+    """The global instruction file Codex reads at the start of every session."""
+    return home() / "AGENTS.md"
+
+
+def skills_dir() -> Path:
+    """The documented user skill root, `~/.agents/skills`.
+
+    CODEX_HOME does not move it. `$CODEX_HOME/skills` is still scanned but deprecated, and installing into
+    both roots would list the skill twice, so we use only this one.
+    """
+    return Path.home() / ".agents" / "skills"
+
+
+def override_warning() -> str | None:
+    """A warning when a non-empty `AGENTS.override.md` makes Codex ignore `AGENTS.md`, else None."""
+    override = home() / "AGENTS.override.md"
+    try:
+        content = override.read_bytes()
+    except OSError:  # missing or unreadable: Codex cannot read it either, so AGENTS.md is used
+        return None
+    # Codex takes the first non-empty file of the two, so a file of blank lines does not shadow AGENTS.md
+    if not content.decode("utf-8", errors="replace").strip():
+        return None
+    return (
+        f"Codex ignores {instructions_file()} entirely because {override} exists and is not empty: "
+        "move its content into AGENTS.md and delete it, or copy the agent-memory block into it."
+    )

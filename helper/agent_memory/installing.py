@@ -1,0 +1,259 @@
+"""Installing skills into the agents' user skill folders: validated, copied (Codex skips symlinked skills),
+swapped in atomically, never over an existing folder without consent, with a backup of what is replaced.
+
+Backups live under the helper's state folder, outside every skill folder: a copy inside `~/.agents/skills`
+or `~/.claude/skills` would show up as a second skill. Downloaded files are written, never executed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import secrets
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from . import config as config_file
+from . import notes, paths, skills
+from .agents import claude, codex
+from .errors import AccessError, AgentMemoryError, ContentRefused, UsageError
+from .fsutil import write_atomic
+from .store import StoreError, UnsafeObject, open_store
+
+SKILL_DIRS = {"codex": codex.skills_dir, "claude": claude.skills_dir}
+
+
+def skill_roots(agent: str) -> dict[str, Path]:
+    """The user skill folders of `agent` (`codex`, `claude`, or `all`/`both`)."""
+    if agent in ("all", "both"):
+        return {name: folder() for name, folder in SKILL_DIRS.items()}
+    if agent not in SKILL_DIRS:
+        raise UsageError(f"Unknown agent {agent!r}: use codex, claude or all.")
+    return {agent: SKILL_DIRS[agent]()}
+
+
+def install_revision(name: str, revision: str, *, agent: str = "all", replace: bool = False) -> dict[str, Any]:
+    """Download a complete revision, validate every path and file, install it; the contract's result."""
+    skills.validate_name(name)
+    skills.validate_revision(revision)
+    roots = skill_roots(agent)
+    bucket = config_file.bucket()
+    files = _download(bucket, name, revision)
+    meta = skills.parse_skill_md(files[skills.SKILL_FILE], f"{name}@{revision}")
+    if meta["name"] != name:
+        raise ContentRefused(f"Revision {revision} of {name} declares the name {meta['name']!r} in its SKILL.md.")
+    marker = {"name": name, "revision": revision, "bucket": bucket}
+    result = install_files(name, files, roots, marker, replace=replace)
+    return {"name": name, "revision": revision, **result}
+
+
+def _download(bucket: str, name: str, revision: str) -> dict[str, bytes]:
+    prefix = skills.revision_prefix(name, revision) + "/"
+    store = open_store(bucket)
+    try:
+        listing = store.list(prefix)
+    except StoreError as exc:
+        raise _store_failure(exc, name, revision) from exc
+    relative = [info.path[len(prefix) :] for info in listing]
+    if skills.SKILL_FILE not in relative:
+        raise skills.not_found(name, revision, bucket)
+    for path, info in zip(relative, listing, strict=True):
+        skills.safe_relative_path(path)
+        if info.size > skills.FILE_MAX:
+            raise ContentRefused(f"{path} in {name}@{revision} is {info.size} bytes; at most {skills.FILE_MAX}.")
+    skills.check_collisions(relative)
+    if len(listing) > skills.FILES_MAX or sum(info.size for info in listing) > skills.TOTAL_MAX:
+        raise ContentRefused(f"{name}@{revision} is larger than a skill may be.")
+    paths.state_dir().mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="skill-download-", dir=paths.state_dir()) as tmp:
+        try:
+            store.fetch(listing, Path(tmp))
+        except UnsafeObject as exc:
+            raise ContentRefused(f"{name}@{revision} was refused: {exc.detail}.") from exc
+        except StoreError as exc:
+            raise _store_failure(exc, name, revision) from exc
+        files = {}
+        for path, info in zip(relative, listing, strict=True):
+            file = Path(tmp) / info.path
+            if file.is_symlink() or not file.is_file() or file.stat().st_size != info.size:
+                raise ContentRefused(f"{path} of {name}@{revision} did not download as the regular file listed.")
+            files[path] = file.read_bytes()
+    return files
+
+
+def _store_failure(exc: StoreError, name: str, revision: str) -> AgentMemoryError:
+    error = AccessError if exc.reason == "auth" else AgentMemoryError
+    return error(
+        f"Could not download {name}@{revision}: {exc.detail}. Nothing was installed or changed.",
+        next_step=f"agent-memory install-skill {name} --revision {revision} (again, once that is fixed)",
+    )
+
+
+def install_files(
+    name: str, files: dict[str, bytes], roots: dict[str, Path], marker: dict[str, Any], *, replace: bool
+) -> dict[str, Any]:
+    """Install `files` as skill `name` under each root; `{"installed": [paths], "backup": path|None}`.
+
+    Every destination is checked before anything changes; then all are staged beside their destination and
+    swapped in, and a failure rolls back the swaps already made.
+    """
+    destinations = {agent: root / name for agent, root in roots.items()}
+    existing = {agent: dest for agent, dest in destinations.items() if dest.exists() or dest.is_symlink()}
+    if existing and not replace:
+        raise AgentMemoryError(
+            f"Skill {name} is already installed, so nothing was changed: "
+            + "; ".join(f"{dest}: {describe(diff(dest, files))}" for dest in existing.values()),
+            next_step=f"add --replace to install it anyway (the current folder is backed up under {backups_dir()})",
+        )
+    backup = _back_up(name, existing) if existing else None
+    record = {**marker, "installed": notes.utc_now(), "files": {p: _sha256(d) for p, d in sorted(files.items())}}
+    staged: dict[str, Path] = {}
+    try:
+        for agent, dest in destinations.items():
+            staged[agent] = _stage(dest, files, record)
+        _swap_all(destinations, staged)
+    finally:
+        for folder in staged.values():
+            shutil.rmtree(folder, ignore_errors=True)
+    return {"installed": [str(dest) for dest in destinations.values()], "backup": str(backup) if backup else None}
+
+
+def _stage(dest: Path, files: dict[str, bytes], record: dict[str, Any]) -> Path:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    # a dot-folder beside the destination: same filesystem for the rename, and skipped by the agents' scans
+    staging = Path(tempfile.mkdtemp(prefix=".agent-memory-stage-", dir=dest.parent))
+    for relative, data in files.items():
+        target = staging.joinpath(*relative.split("/"))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    write_atomic(staging / skills.MARKER, (json.dumps(record, indent=2) + "\n").encode())
+    return staging
+
+
+def _swap_all(destinations: dict[str, Path], staged: dict[str, Path]) -> None:
+    done: list[tuple[Path, Path | None]] = []
+    try:
+        for agent, dest in destinations.items():
+            old = None
+            if dest.exists() or dest.is_symlink():
+                old = dest.parent / f".agent-memory-old-{secrets.token_hex(6)}"
+                os.rename(dest, old)
+            try:
+                os.rename(staged[agent], dest)
+            except BaseException:
+                if old is not None:
+                    os.rename(old, dest)
+                raise
+            done.append((dest, old))
+    except BaseException:
+        for dest, old in reversed(done):
+            shutil.rmtree(dest, ignore_errors=True)
+            if old is not None:
+                os.rename(old, dest)
+        raise
+    for _dest, old in done:
+        if old is not None:
+            _remove(old)
+
+
+def _remove(path: Path) -> None:
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    else:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def backups_dir() -> Path:
+    """Where replaced skill folders are kept."""
+    return paths.state_dir() / "backups" / "skills"
+
+
+def _back_up(name: str, existing: dict[str, Path]) -> Path:
+    stamp = notes.new_id()
+    backup = backups_dir() / f"{name}-{stamp}"
+    for agent, dest in existing.items():
+        # symlinks are copied as links: the backup holds exactly what was there, local edits included
+        if dest.is_dir() and not dest.is_symlink():
+            shutil.copytree(dest, backup / agent, symlinks=True)
+        else:
+            (backup / agent).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(dest, backup / agent, follow_symlinks=False)
+    return backup
+
+
+def folder_files(folder: Path) -> dict[str, bytes | None]:
+    """Files of an installed folder (relative path -> bytes; None for anything that is not a regular file)."""
+    found: dict[str, bytes | None] = {}
+    for entry in sorted(folder.rglob("*")) if folder.is_dir() else []:
+        relative = entry.relative_to(folder).as_posix()
+        if relative == skills.MARKER or (entry.is_dir() and not entry.is_symlink()):
+            continue
+        found[relative] = entry.read_bytes() if entry.is_file() and not entry.is_symlink() else None
+    return found
+
+
+def diff(folder: Path, files: dict[str, bytes]) -> dict[str, list[str]]:
+    """How `files` differ from what `folder` holds: `{"added", "removed", "changed"}`."""
+    current = folder_files(folder)
+    return {
+        "added": sorted(set(files) - set(current)),
+        "removed": sorted(set(current) - set(files)),
+        "changed": sorted(p for p in set(files) & set(current) if current[p] != files[p]),
+    }
+
+
+def describe(changes: dict[str, list[str]]) -> str:
+    """`diff()` in words."""
+    parts = [f"{kind} {', '.join(items)}" for kind, items in changes.items() if items]
+    return "the new files would be identical" if not parts else "the new revision has " + "; ".join(parts)
+
+
+def read_marker(folder: Path) -> dict[str, Any] | None:
+    """The install marker of a folder we installed, or None."""
+    with contextlib.suppress(OSError, ValueError):
+        value = json.loads((folder / skills.MARKER).read_text(encoding="utf-8"))
+        return value if isinstance(value, dict) else None
+    return None
+
+
+def local_changes(folder: Path) -> dict[str, list[str]] | None:
+    """How an installed folder differs from what we installed in it (None if it has no marker)."""
+    marker = read_marker(folder)
+    if marker is None:
+        return None
+    installed = {p: h for p, h in (marker.get("files") or {}).items()}
+    current = {p: (_sha256(d) if d is not None else None) for p, d in folder_files(folder).items()}
+    return {
+        "added": sorted(set(current) - set(installed)),
+        "removed": sorted(set(installed) - set(current)),
+        "changed": sorted(p for p in set(current) & set(installed) if current[p] != installed[p]),
+    }
+
+
+def installed_skills() -> list[dict[str, Any]]:
+    """Every skill folder we installed, per agent, with its revision and whether it was edited locally."""
+    found = []
+    for agent, root in skill_roots("all").items():
+        for folder in sorted(root.iterdir()) if root.is_dir() else []:
+            marker = read_marker(folder)
+            if marker is None:
+                continue
+            changes = local_changes(folder) or {}
+            found.append(
+                {
+                    "agent": agent,
+                    "name": marker.get("name"),
+                    "revision": marker.get("revision"),
+                    "path": str(folder),
+                    "modified": any(changes.values()),
+                }
+            )
+    return found
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()

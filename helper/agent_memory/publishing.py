@@ -1,0 +1,114 @@
+"""Publishing a skill revision: freeze a snapshot locally, upload the supporting files, then SKILL.md last.
+
+The snapshot (`<state>/pending-skills/<revision>/`) is the plan: `publish-skill --retry REVISION` finishes an
+interrupted publication from it, with the same revision id and bytes, even if the source folder changed.
+It is removed only once SKILL.md, and therefore the whole revision, is confirmed in the bucket.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from . import config as config_file
+from . import notes, skills
+from .deadline import Budget
+from .errors import AgentMemoryError
+from .fsutil import write_atomic, write_json_atomic
+from .store import StoreError, open_store
+
+
+def publish(folder: str, name: str | None = None) -> dict[str, Any]:
+    """Validate `folder`, freeze it as a new revision, upload it; the contract's result."""
+    bucket = config_file.bucket()
+    meta, files = skills.read_folder(Path(folder).expanduser(), name)
+    revision = notes.new_id()
+    snapshot = _freeze(bucket, meta["name"], revision, files)
+    return _upload(snapshot, Budget(), check_first=False)
+
+
+def retry(revision: str) -> dict[str, Any]:
+    """Finish an interrupted publication from its frozen snapshot."""
+    snapshot = skills.pending_root() / skills.validate_revision(revision)
+    if not (snapshot / "manifest.json").is_file():
+        raise AgentMemoryError(
+            f"No pending publication {revision} on this machine (it may already be published).",
+            next_step="agent-memory status (lists pending publications)",
+        )
+    return _upload(snapshot, Budget(), check_first=True)
+
+
+def pending_publications() -> list[dict[str, Any]]:
+    """The manifests of publications not confirmed yet."""
+    root = skills.pending_root()
+    found = []
+    for manifest in sorted(root.glob("*/manifest.json")) if root.is_dir() else []:
+        with contextlib.suppress(ValueError, OSError):
+            found.append(json.loads(manifest.read_text(encoding="utf-8")))
+    return found
+
+
+def _freeze(bucket: str, name: str, revision: str, files: dict[str, bytes]) -> Path:
+    root = skills.pending_root()
+    staging = root / f".tmp-{revision}"
+    for relative, data in files.items():
+        write_atomic(staging / "files" / relative, data)
+    manifest = {
+        "name": name,
+        "revision": revision,
+        "bucket": bucket,
+        "files": sorted(files),
+        "queued": notes.utc_now(),
+        "attempts": 0,
+        "last_error": None,
+    }
+    write_json_atomic(staging / "manifest.json", manifest)
+    final = root / revision
+    os.replace(staging, final)  # the snapshot appears complete or not at all
+    return final
+
+
+def _upload(snapshot: Path, budget: Budget, *, check_first: bool) -> dict[str, Any]:
+    manifest = json.loads((snapshot / "manifest.json").read_text(encoding="utf-8"))
+    prefix = skills.revision_prefix(manifest["name"], manifest["revision"])
+    files = {relative: (snapshot / "files" / relative).read_bytes() for relative in manifest["files"]}
+    skill_md = (f"{prefix}/{skills.SKILL_FILE}", files[skills.SKILL_FILE])
+    supporting = [(f"{prefix}/{rel}", data) for rel, data in files.items() if rel != skills.SKILL_FILE]
+    store = open_store(manifest["bucket"], deadline=budget)
+    try:
+        if not (check_first and store.holds(*skill_md)):
+            if supporting:
+                store.put_many(supporting)
+            store.put(*skill_md)  # last, once every other file is confirmed: this makes the revision visible
+    except StoreError as exc:
+        if exc.reason == "auth" or not _landed(store, *skill_md):
+            manifest.update(
+                attempts=manifest["attempts"] + 1,
+                last_error={"reason": exc.reason, "detail": exc.detail, "at": notes.utc_now()},
+            )
+            write_json_atomic(snapshot / "manifest.json", manifest)
+            return _result(manifest, "pending", exc.detail)
+    shutil.rmtree(snapshot, ignore_errors=True)
+    return _result(manifest, "published")
+
+
+def _landed(store: Any, path: str, data: bytes) -> bool:
+    try:
+        return store.holds(path, data)
+    except StoreError:
+        return False
+
+
+def _result(manifest: dict[str, Any], status: str, detail: str = "") -> dict[str, Any]:
+    """The contract's result; a pending one also carries `message` (why, and the retry command)."""
+    result = {"name": manifest["name"], "revision": manifest["revision"], "status": status, "files": manifest["files"]}
+    if status == "pending":
+        result["message"] = (
+            f"Not published yet ({detail}): revision {manifest['revision']} is frozen on this machine and "
+            f"invisible to others. Run `agent-memory publish-skill --retry {manifest['revision']}` once that is fixed."
+        )
+    return result

@@ -1,0 +1,107 @@
+"""Discovering published skill revisions and reading their files.
+
+A revision is listed only when its SKILL.md exists. Descriptions come from SKILL.md, which is immutable, so
+each one is downloaded once and kept in the cache (`<cache>/<bucket>/skills/index.json`), which also answers
+`--offline` searches.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from . import config as config_file
+from . import paths, skills
+from .cache import bucket_key
+from .errors import AccessError, AgentMemoryError, ContentRefused, UsageError
+from .fsutil import read_json, write_json_atomic
+from .store import ObjectInfo, StoreError, open_store
+
+_REVISION_FILE = re.compile(r"^skills/([^/]+)/([^/]+)/(.+)$")
+
+
+def _index_file(bucket: str) -> Path:
+    return paths.cache_dir() / bucket_key(bucket) / "skills" / "index.json"
+
+
+def discover(query: str = "", *, offline: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
+    """`({"skills": [...]}, sync)`: complete revisions matching `query` by name or description, newest first."""
+    bucket = config_file.bucket()
+    index: dict[str, str] = read_json(_index_file(bucket), {}) or {}
+    if offline:
+        sync = {"status": "stale", "reason": "offline", "detail": "--offline: the bucket was not consulted"}
+    else:
+        try:
+            index = _refresh_index(bucket, index)
+            sync = {"status": "fresh", "reason": None, "detail": None}
+        except StoreError as exc:
+            sync = {"status": "stale", "reason": exc.reason, "detail": exc.detail}
+    wanted = query.lower()
+    found = []
+    for key, description in index.items():
+        name, revision = key.split("/")
+        if wanted in name.lower() or wanted in description.lower():
+            found.append(skills.summary(name, revision, description))
+    found.sort(key=lambda s: (s["revision"], s["name"]), reverse=True)
+    return {"skills": found}, sync
+
+
+def _refresh_index(bucket: str, index: dict[str, str]) -> dict[str, str]:
+    """List the bucket's skills and fetch the SKILL.md of revisions we have not described yet."""
+    store = open_store(bucket)
+    complete: dict[str, ObjectInfo] = {}
+    for info in store.list("skills"):
+        match = _REVISION_FILE.match(info.path)
+        if match and match.group(3) == skills.SKILL_FILE and _valid(match.group(1), match.group(2)):
+            complete[f"{match.group(1)}/{match.group(2)}"] = info
+    missing = [info for key, info in complete.items() if key not in index]
+    fresh = {key: index[key] for key in complete if key in index}
+    if missing:
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="agent-memory-skills-") as tmp:
+            store.fetch(missing, Path(tmp))
+            for info in missing:
+                key = info.path[len("skills/") : -len(skills.SKILL_FILE) - 1]
+                try:
+                    meta = skills.parse_skill_md((Path(tmp) / info.path).read_bytes(), info.path)
+                except ContentRefused:
+                    continue  # a malformed SKILL.md is not a usable revision
+                fresh[key] = meta["description"]
+    write_json_atomic(_index_file(bucket), fresh)
+    return fresh
+
+
+def _valid(name: str, revision: str) -> bool:
+    try:
+        skills.validate_name(name, allow_reserved=True)
+        skills.validate_revision(revision)
+    except (ContentRefused, UsageError):
+        return False
+    return True
+
+
+def read_file(name: str, revision: str, file: str = skills.SKILL_FILE) -> dict[str, Any]:
+    """`{"name", "revision", "file", "content" (bytes)}` of one file of a complete revision."""
+    skills.validate_name(name, allow_reserved=True)
+    skills.validate_revision(revision)
+    skills.safe_relative_path(file)
+    bucket = config_file.bucket()
+    prefix = skills.revision_prefix(name, revision)
+    store = open_store(bucket)
+    try:
+        skill_md = store.read(f"{prefix}/{skills.SKILL_FILE}")
+        if skill_md is None:
+            raise skills.not_found(name, revision, bucket)
+        content = skill_md if file == skills.SKILL_FILE else store.read(f"{prefix}/{file}")
+    except StoreError as exc:
+        error = AccessError if exc.reason == "auth" else AgentMemoryError
+        raise error(f"Could not read {prefix}/{file} from {bucket}: {exc.detail}.") from exc
+    if content is None:
+        raise AgentMemoryError(
+            f"Revision {revision} of {name} has no file {file}.",
+            next_step=f"agent-memory read --skill {name} --revision {revision} (SKILL.md lists its files)",
+        )
+    return {"name": name, "revision": revision, "file": file, "content": content}
+

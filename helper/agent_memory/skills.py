@@ -1,0 +1,160 @@
+"""Skills in the bucket: the SKILL.md format, validation, publishing immutable revisions, discovery, reading.
+
+Layout: `skills/<name>/<revision>/SKILL.md` plus supporting files under the same revision folder. A revision
+is visible only once its SKILL.md exists, and SKILL.md is uploaded last: an interrupted publication is never
+listed. Nothing is ever modified in place; an update is a new revision. There is no "latest" pointer.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from pathlib import Path
+from typing import Any
+
+from . import notes, paths
+from .errors import AgentMemoryError, ContentRefused, UsageError
+
+SKILL_FILE = "SKILL.md"
+MARKER = ".agent-memory-skill.json"
+RESERVED = "agent-memory"  # the core skill comes only from the pinned package
+NAME_MAX = 64
+DESCRIPTION_MAX = 1024
+FILE_MAX = 5 * 1024 * 1024
+TOTAL_MAX = 50 * 1024 * 1024
+FILES_MAX = 1000
+
+_NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+_SEGMENT = re.compile(r"^[^/\\\x00-\x1f\x7f]+$")
+
+
+def validate_name(name: str, *, allow_reserved: bool = False) -> str:
+    """`name` if it is a valid skill name (and not reserved), else ContentRefused."""
+    if not (1 <= len(name) <= NAME_MAX and _NAME.match(name)):
+        raise ContentRefused(
+            f"Invalid skill name {name!r}: use lowercase letters, digits and single hyphens, at most {NAME_MAX}."
+        )
+    if name == RESERVED and not allow_reserved:
+        raise ContentRefused(
+            f"The skill name {RESERVED!r} is reserved for the core memory skill, which only comes from the "
+            "installed agent-memory package.",
+            next_step="rename the skill (the `name` in SKILL.md and --name)",
+        )
+    return name
+
+
+def validate_revision(revision: str) -> str:
+    """`revision` if it has the shape of an id, else UsageError."""
+    try:
+        return notes.validate_id(revision)
+    except UsageError:
+        raise UsageError(
+            f"Invalid revision {revision!r}.", next_step="agent-memory search --skills (lists revisions)"
+        ) from None
+
+
+def safe_relative_path(path: str) -> str:
+    """`path` if it is a plain relative path inside a skill folder, else ContentRefused."""
+    parts = path.split("/")
+    if (
+        not path
+        or path.startswith("/")
+        or "\\" in path
+        or re.match(r"^[A-Za-z]:", path)
+        or any(part in ("", ".", "..") or not _SEGMENT.match(part) for part in parts)
+    ):
+        raise ContentRefused(f"Unsafe path {path!r} in the skill: it could escape its folder.")
+    return path
+
+
+def check_collisions(paths_: list[str]) -> None:
+    """ContentRefused if two paths would become the same file on a case-insensitive or normalizing disk."""
+    seen: dict[str, str] = {}
+    for path in paths_:
+        key = unicodedata.normalize("NFC", path).casefold()
+        if key in seen:
+            raise ContentRefused(f"The paths {seen[key]!r} and {path!r} collide once normalized.")
+        seen[key] = path
+
+
+def parse_skill_md(data: bytes, where: str) -> dict[str, str]:
+    """`{"name", "description"}` from SKILL.md's frontmatter, or ContentRefused saying what is wrong."""
+    text = data.decode("utf-8", errors="replace")
+    if not text.startswith("---"):
+        raise ContentRefused(f"{where}: SKILL.md must start with YAML frontmatter between --- lines.")
+    meta, _body = notes.parse(data)
+    name, description = meta.get("name"), meta.get("description")
+    if not isinstance(name, str) or not isinstance(description, str) or not description.strip():
+        raise ContentRefused(f"{where}: SKILL.md frontmatter needs a `name` and a non-empty `description`.")
+    if len(description) > DESCRIPTION_MAX:
+        raise ContentRefused(f"{where}: the description has {len(description)} characters; at most 1024.")
+    return {"name": name, "description": " ".join(description.split())}
+
+
+def read_folder(folder: Path, name: str | None = None) -> tuple[dict[str, str], dict[str, bytes]]:
+    """Validate a skill folder; returns its frontmatter and every file (relative path -> bytes)."""
+    if not folder.is_dir():
+        raise ContentRefused(f"{folder} is not a folder.", next_step="agent-memory publish-skill DIR")
+    files: dict[str, bytes] = {}
+    total = 0
+    for entry in sorted(folder.rglob("*")):
+        relative = entry.relative_to(folder).as_posix()
+        if entry.is_symlink():
+            raise ContentRefused(f"{relative} is a symbolic link: skills hold regular files only.")
+        if entry.is_dir():
+            continue
+        if not entry.is_file():
+            raise ContentRefused(f"{relative} is not a regular file.")
+        if relative == MARKER:  # the install marker of an installed copy is ours, not the skill's
+            continue
+        safe_relative_path(relative)
+        size = entry.stat().st_size
+        if size > FILE_MAX:
+            raise ContentRefused(f"{relative} is {size} bytes; a skill file may have at most {FILE_MAX}.")
+        total += size
+        files[relative] = entry.read_bytes()
+    if len(files) > FILES_MAX or total > TOTAL_MAX:
+        raise ContentRefused(
+            f"The skill has {len(files)} files and {total} bytes; "
+            f"the limits are {FILES_MAX} files and {TOTAL_MAX} bytes."
+        )
+    check_collisions(list(files))
+    if SKILL_FILE not in files:
+        raise ContentRefused(f"{folder} has no {SKILL_FILE}.")
+    meta = parse_skill_md(files[SKILL_FILE], str(folder / SKILL_FILE))
+    validate_name(meta["name"])
+    if name is not None and validate_name(name) != meta["name"]:
+        raise ContentRefused(f"--name {name!r} differs from the name in SKILL.md ({meta['name']!r}).")
+    return meta, files
+
+
+def revision_prefix(name: str, revision: str) -> str:
+    """The bucket folder of one revision."""
+    return f"skills/{name}/{revision}"
+
+
+def published_at(revision: str) -> str | None:
+    """The publication time encoded in a revision id, as UTC ISO 8601."""
+    match = re.match(r"^(\d{4})(\d{2})(\d{2})-(\d{2})(\d{2})(\d{2})-", revision)
+    if not match:
+        return None
+    y, mo, d, h, mi, s = match.groups()
+    return f"{y}-{mo}-{d}T{h}:{mi}:{s}Z"
+
+
+def pending_root() -> Path:
+    """Frozen snapshots of publications that are not confirmed yet."""
+    return paths.state_dir() / "pending-skills"
+
+
+def not_found(name: str, revision: str, bucket: str) -> AgentMemoryError:
+    """The error for a revision that is absent or incomplete."""
+    return ContentRefused(
+        f"No complete revision {revision} of skill {name} in {bucket} (missing, or its publication never finished).",
+        next_step=f"agent-memory search --skills {name}",
+    )
+
+
+def summary(name: str, revision: str, description: str) -> dict[str, Any]:
+    """One entry of `search --skills`."""
+    return {"name": name, "revision": revision, "description": description, "published": published_at(revision)}
