@@ -10,9 +10,7 @@ appended to under a lock, and rebuilt atomically from them whenever the two disa
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +26,11 @@ def bucket_key(uri: str) -> str:
     """A folder name that identifies a bucket (hub names cannot contain `--`, so this is unambiguous)."""
     if (ident := hub_id(uri)) is not None:
         return "hf--" + ident.replace("/", "--")
+    from binascii import crc32  # not hashlib: loading OpenSSL would slow down every search
+
     folder = str(folder_path(uri))
-    return "file--" + hashlib.sha256(folder.encode()).hexdigest()[:16]
+    slug = "-".join(part for part in folder.split("/")[-2:] if part)
+    return f"file--{''.join(c if c.isalnum() or c in '._-' else '_' for c in slug)[:60]}--{crc32(folder.encode()):08x}"
 
 
 def record(note_id: str, data: bytes) -> bytes:
@@ -142,4 +143,6 @@ class ProjectCache:
 
     def discard_staging(self, folder: Path) -> None:
         """Remove a staging folder and whatever incomplete downloads it holds."""
+        import shutil
+
         shutil.rmtree(folder, ignore_errors=True)

@@ -114,6 +114,32 @@ def _build_parser() -> argparse.ArgumentParser:
 
     p = commands.add_parser("status", parents=[common], help="configuration, project, pending uploads")
     p.set_defaults(handler=_status)
+
+    p = commands.add_parser(
+        "bootstrap",
+        parents=[common],
+        help="set up this machine: bucket, project, core skill, instructions, verification",
+        description="Set up (or repair) this machine. Safe to run again: it only adds what is missing.",
+    )
+    p.add_argument("--project", required=True, help="the project name for --dir")
+    p.add_argument("--bucket", help="owner/name, hf://buckets/owner/name or file:///path (default: the configured one, "
+                   "else <your user>/agent-memory, created private)")
+    p.add_argument("--dir", help="the directory to map to the project (default: here)")
+    p.add_argument("--agent", default="both", choices=["codex", "claude", "both"])
+    p.add_argument("--skill", action="append", default=[], metavar="NAME@REVISION", help="also install; repeatable")
+    hooks = p.add_mutually_exclusive_group()
+    hooks.add_argument("--hooks", dest="hooks", action="store_true", help="install the optional hooks")
+    hooks.add_argument("--no-hooks", dest="hooks", action="store_false", help="leave hooks alone (default)")
+    p.add_argument("--space-revision", metavar="REV", help="the Space revision this helper came from (recorded)")
+    p.add_argument("--replace", action="store_true", help="replace a locally modified core skill (a backup is kept)")
+    p.set_defaults(handler=_bootstrap)
+
+    instructions = commands.add_parser("instructions", help="the managed block in the agents' instruction files")
+    actions = instructions.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
+    actions.required = True
+    p = actions.add_parser("remove", parents=[common], help="remove the agent-memory block, and nothing else")
+    p.add_argument("--agent", default="both", choices=["codex", "claude", "both"])
+    p.set_defaults(handler=_instructions_remove)
     return parser
 
 
@@ -277,6 +303,45 @@ def _install_skill(args: argparse.Namespace) -> Outcome:
     return result, "\n".join(lines), OK
 
 
+def _bootstrap(args: argparse.Namespace) -> Outcome:
+    from .bootstrap import bootstrap
+    from .errors import ERROR
+
+    result = bootstrap(
+        args.project,
+        bucket=args.bucket,
+        directory=args.dir,
+        agent=args.agent,
+        skill_specs=args.skill,
+        hooks=args.hooks,
+        space_revision=args.space_revision,
+        replace=args.replace,
+    )
+    verification = result["verification"]
+    for warning in result["warnings"]:
+        _notice(f"Warning: {warning}")
+    lines = [
+        f"bucket: {result['bucket']}" + (" (created, private)" if result["bucket_created"] else ""),
+        f"project: {result['project']} -> {result['root']}",
+        *(f"core skill installed: {path}" for path in result["skill"]["installed"]),
+        *(f"core skill kept (modified locally): {path}" for path in result["skill"]["kept"]),
+        *(f"instructions: {path}" for path in result["instructions"]),
+        f"verification: {verification['status']} ({verification['id']})",
+    ]
+    code = {"verified": OK, "pending": PENDING}.get(verification["status"], ERROR)
+    return result, "\n".join(lines), code
+
+
+def _instructions_remove(args: argparse.Namespace) -> Outcome:
+    from . import instructions
+    from .bootstrap import INSTRUCTION_FILES
+
+    agents = ["codex", "claude"] if args.agent == "both" else [args.agent]
+    removed = [str(path) for name in agents if instructions.remove(path := INSTRUCTION_FILES[name]())]
+    text = "\n".join(f"Removed the agent-memory block from {path}" for path in removed) or "No block to remove."
+    return {"removed": removed}, text, OK
+
+
 def _status(args: argparse.Namespace) -> Outcome:
     from .status import status
 
@@ -358,9 +423,8 @@ def _report(message: str, next_step: str | None, code: int, as_json: bool) -> No
 
 
 def _exit(code: int) -> int:
-    from .deadline import abandoned_work
-
-    if abandoned_work():
+    deadline = sys.modules.get("agent_memory.deadline")  # not loaded: no network call was made
+    if deadline is not None and deadline.abandoned_work():
         # a network call is still blocked in a thread: skip the SDK's exit handlers, which could wait for it
         sys.stdout.flush()
         sys.stderr.flush()

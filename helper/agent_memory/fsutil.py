@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,8 @@ from typing import Any
 
 def write_atomic(path: Path, data: bytes, *, mode: int | None = None) -> None:
     """Write `data` to `path` so that readers see the old file or the new one, never a mix."""
+    import tempfile  # only writers pay for it: read-only commands start faster
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:

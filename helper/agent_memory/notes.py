@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
-import secrets
-from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from datetime import datetime
 
 from .errors import ContentRefused, UsageError
 
@@ -21,6 +22,9 @@ _ORDER = ("id", "title", "kind", "project", "created", "agent", "session", "sour
 
 def new_id(now: datetime | None = None) -> str:
     """A fresh, globally unique id that sorts by creation time, e.g. `20261130-044012-123456-3f9a1c2b7d`."""
+    import secrets
+    from datetime import datetime, timezone
+
     now = now or datetime.now(timezone.utc)
     return f"{now:%Y%m%d-%H%M%S}-{now.microsecond:06d}-{secrets.token_hex(5)}"
 
@@ -39,6 +43,8 @@ def object_path(project: str, note_id: str) -> str:
 
 def utc_now() -> str:
     """The current time as UTC ISO 8601, to the second."""
+    from datetime import datetime, timezone
+
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 

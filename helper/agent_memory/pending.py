@@ -9,7 +9,6 @@ the configuration says by then. No credential is ever written here.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +23,12 @@ def _file(note_id: str) -> Path:
     return paths.pending_dir() / f"{validate_id(note_id)}.json"
 
 
+def _sha256(data: bytes) -> str:
+    import hashlib  # loads OpenSSL: only the commands that save or retry need it
+
+    return hashlib.sha256(data).hexdigest()
+
+
 def add(note_id: str, *, bucket: str, path: str, project: str, content: bytes, meta: dict[str, str]) -> dict[str, Any]:
     """Persist a new entry atomically and return it; `meta` holds the displayed fields (title, kind...)."""
     entry = {
@@ -33,7 +38,7 @@ def add(note_id: str, *, bucket: str, path: str, project: str, content: bytes, m
         "path": path,
         "project": project,
         "content": content.decode("utf-8"),
-        "sha256": hashlib.sha256(content).hexdigest(),
+        "sha256": _sha256(content),
         "queued": utc_now(),
         "attempts": 0,
         "last_error": None,
@@ -45,7 +50,7 @@ def add(note_id: str, *, bucket: str, path: str, project: str, content: bytes, m
 def content(entry: dict[str, Any]) -> bytes:
     """The exact bytes of the note; refuses an entry whose bytes no longer match their checksum."""
     data = entry["content"].encode("utf-8")
-    if hashlib.sha256(data).hexdigest() != entry["sha256"]:
+    if _sha256(data) != entry["sha256"]:
         raise ValueError(f"pending entry {entry['id']} is damaged (checksum mismatch)")
     return data
 

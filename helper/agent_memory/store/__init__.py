@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
 
 from ..errors import UsageError
 
@@ -21,13 +19,18 @@ FILE_SCHEME = "file://"
 _HUB_PART = re.compile(r"^(?!.*(--|\.\.))[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9])?$")
 
 
-@dataclass(frozen=True)
 class ObjectInfo:
-    """One object in a store: its path and size in bytes."""
+    """One object in a store: its path, its size in bytes, and a backend handle that saves a lookup."""
 
-    path: str
-    size: int
-    ref: object = field(default=None, compare=False, repr=False)  # backend handle that saves a lookup
+    __slots__ = ("path", "size", "ref")  # a plain class: dataclasses would slow every command's start-up
+
+    def __init__(self, path: str, size: int, ref: object = None) -> None:
+        self.path = path
+        self.size = size
+        self.ref = ref
+
+    def __repr__(self) -> str:
+        return f"ObjectInfo({self.path!r}, {self.size})"
 
 
 class StoreError(Exception):
@@ -99,6 +102,8 @@ def parse_bucket(spec: str) -> str:
 
 
 def _parse_file_uri(spec: str) -> str:
+    from urllib.parse import unquote, urlsplit
+
     parts = urlsplit(spec)
     path = unquote(parts.path)
     if parts.netloc not in ("", "localhost") or not spec.startswith("file://") or not path.startswith("/"):
