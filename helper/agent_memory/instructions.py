@@ -1,0 +1,185 @@
+"""The managed agent-memory block in a user-level instruction file (Codex AGENTS.md, Claude Code CLAUDE.md).
+
+The block sits between two marker lines. Everything outside it belongs to the user and is preserved byte for
+byte: `upsert` then `remove` gives back the original file exactly. That is why an appended block keeps the
+file's line endings and its final-newline status, and why `remove` takes back only the separator `upsert` added.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from .errors import AgentMemoryError
+from .fsutil import write_atomic
+
+BEGIN = "<!-- agent-memory:begin -->"
+END = "<!-- agent-memory:end -->"
+
+
+def render_block(helper: str) -> str:
+    """The block's text, markers included, without a trailing newline.
+
+    The guidance is plain Markdown, never inside the HTML comments: Claude Code strips comments from CLAUDE.md
+    before the model sees it. `helper` is the absolute command, because the model's login shell may not have
+    the helper on PATH.
+    """
+    if not helper.strip() or "\n" in helper or "\r" in helper:
+        raise ValueError(f"The helper command must be one non-empty line, got {helper!r}.")
+    return "\n".join(
+        (
+            BEGIN,
+            f"- For memory, use the agent-memory skill; run its commands as `{helper}` "
+            "(plain agent-memory may not be on PATH).",
+            f"- The project comes from local configuration (`{helper} project show`); never guess it from the "
+            "folder name.",
+            f"- Before relying on earlier decisions or context, search memory: `{helper} search QUERY`.",
+            "- Before your final reply, save confirmed findings and decisions, and a checkpoint: "
+            f"`{helper} save --kind checkpoint --title TITLE`.",
+            f"- If a save reports `pending`, do not save again: run `{helper} save --retry ID`, and tell the user "
+            "which notes are only local and which are shared.",
+            END,
+        )
+    )
+
+
+def upsert(path: Path, helper: str) -> bool:
+    """Ensure `path` holds exactly one block with the current text; True if the file changed."""
+    target = _real(path)
+    text = _read(target)
+    newline = _newline(text or "")
+    block = render_block(helper).replace("\n", newline)
+    if text is None or text == "":
+        updated = block + newline
+    else:
+        spans = _blocks(text, path)
+        if spans:
+            first_start, first_stop = spans[0]
+            updated = text
+            for start, stop in reversed(spans[1:]):  # later copies first, so earlier offsets stay valid
+                updated = _cut(updated, start, stop, newline)
+            updated = updated[:first_start] + block + updated[first_stop:]
+        elif text.endswith("\n"):
+            updated = text + newline + block + newline
+        else:
+            # No final newline: end the last line, add the blank separator, and leave the file without a final
+            # newline as it was, so that `remove` can tell this case apart from a file that had one.
+            updated = text + newline + newline + block
+    if updated == text:
+        return False  # nothing to do: no write, the mtime stays
+    _write(target, updated)
+    return True
+
+
+def remove(path: Path) -> bool:
+    """Remove the block and the separator `upsert` added, nothing else; True if something was removed."""
+    target = _real(path)
+    text = _read(target)
+    if not text:
+        return False
+    spans = _blocks(text, path)
+    if not spans:
+        return False
+    newline = _newline(text)
+    for start, stop in reversed(spans):
+        text = _cut(text, start, stop, newline)
+    _write(target, text)  # an emptied file stays in place: the user or the runtime may expect it there
+    return True
+
+
+def _real(path: Path) -> Path:
+    # Write through a symlink (dotfiles repositories link these files) instead of replacing the link
+    return Path(os.path.realpath(path))
+
+
+def _read(path: Path) -> str | None:
+    """The file's text, None if it does not exist; refuses anything we could not write back unchanged."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise AgentMemoryError(f"Cannot read {path}: {exc.strerror}.") from exc
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise AgentMemoryError(
+            f"{path} is not valid UTF-8 (invalid byte at offset {exc.start}); agent-memory will not edit it.",
+            next_step=f"fix the file's encoding by hand (save it as UTF-8), or add the block to {path} yourself",
+        ) from exc
+
+
+def _newline(text: str) -> str:
+    """The line ending of the file's first line."""
+    first = text.find("\n")
+    if first == -1:
+        # A file ending in a lone CR gets CRLF, so the newline we add after it reads back as the same ending
+        return "\r\n" if text.endswith("\r") else "\n"
+    return "\r\n" if first > 0 and text[first - 1] == "\r" else "\n"
+
+
+def _blocks(text: str, path: Path) -> list[tuple[int, int]]:
+    """Each block's span: from the start of its BEGIN line to the end of its END line, line ending excluded.
+
+    A marker counts only as a line of its own, so prose or code that quotes a marker is left alone.
+    """
+    spans: list[tuple[int, int]] = []
+    start: int | None = None
+    pos = 0
+    while pos < len(text):
+        newline_at = text.find("\n", pos)
+        end = len(text) if newline_at == -1 else newline_at + 1
+        line = text[pos:end].strip()
+        if line == BEGIN:
+            if start is not None:
+                raise _malformed(path, "a begin marker follows another begin marker without an end marker")
+            start = pos
+        elif line == END:
+            if start is None:
+                raise _malformed(path, "an end marker comes before any begin marker")
+            content_end = end
+            if text.endswith("\n", 0, content_end):
+                content_end -= 2 if text.endswith("\r\n", 0, content_end) else 1
+            spans.append((start, content_end))
+            start = None
+        pos = end
+    if start is not None:
+        raise _malformed(path, "a begin marker has no end marker")
+    return spans
+
+
+def _malformed(path: Path, detail: str) -> AgentMemoryError:
+    return AgentMemoryError(
+        f"The agent-memory block in {path} is malformed: {detail}. Nothing was changed.",
+        next_step=f"fix the markers by hand: one '{BEGIN}' line, then one '{END}' line, in {path}",
+    )
+
+
+def _cut(text: str, start: int, stop: int, newline: str) -> str:
+    """`text` without the block at [start, stop), its line ending, and the blank line `upsert` put before it."""
+    before, after = text[:start], text[stop:]
+    if after.startswith("\r\n"):
+        after = after[2:]
+    elif after.startswith("\n"):
+        after = after[1:]
+    else:
+        # The block ends the file with no final newline: upsert wrote `newline` twice before it
+        if before.endswith(newline + newline):
+            before = before[: -2 * len(newline)]
+        return before + after
+    # A blank line right before the block is the separator upsert added when it appended the block
+    if before.endswith(newline) and before[: -len(newline)].endswith("\n"):
+        before = before[: -len(newline)]
+    return before + after
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        mode: int | None = stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        mode = None  # a new file: the temporary file's owner-only mode suits a private instruction file
+    try:
+        write_atomic(path, text.encode("utf-8"), mode=mode)
+    except OSError as exc:
+        raise AgentMemoryError(f"Cannot write {path}: {exc.strerror}.") from exc

@@ -1,0 +1,393 @@
+"""The runtimes' user-level file locations, and the managed block in their instruction files (in-process)."""
+
+from __future__ import annotations
+
+import os
+import random
+import stat
+from pathlib import Path
+
+import pytest
+
+from agent_memory import instructions
+from agent_memory.agents import claude, codex
+from agent_memory.errors import AgentMemoryError
+from agent_memory.instructions import BEGIN, END, remove, render_block, upsert
+
+HELPER = "/usr/local/bin/agent-memory"
+OTHER_HELPER = "/opt/agent-memory/bin/agent-memory"
+
+
+def block(helper: str = HELPER, newline: str = "\n") -> str:
+    return render_block(helper).replace("\n", newline)
+
+
+def write(path: Path, data: str | bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+    return path
+
+
+def text_of(path: Path) -> str:
+    """The file's exact text, line endings untranslated."""
+    return path.read_bytes().decode("utf-8")
+
+
+def age(path: Path) -> int:
+    """Move the file's mtime into the past, so that any later write shows; returns that mtime."""
+    os.utime(path, ns=(1_000_000_000, 1_000_000_000))
+    return path.stat().st_mtime_ns
+
+
+# -- where each runtime keeps its files ---------------------------------------------------------------------
+
+
+def test_codex_locations_default_to_home(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "h"))
+    assert codex.home() == tmp_path / "h" / ".codex"
+    assert codex.instructions_file() == tmp_path / "h" / ".codex" / "AGENTS.md"
+    assert codex.skills_dir() == tmp_path / "h" / ".agents" / "skills"
+
+
+def test_codex_home_follows_the_variable_on_each_call_but_not_the_skills(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "h"))
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
+    assert codex.home() == tmp_path / "codex-home"
+    assert codex.instructions_file() == tmp_path / "codex-home" / "AGENTS.md"
+    assert codex.skills_dir() == tmp_path / "h" / ".agents" / "skills"  # CODEX_HOME does not move it
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "elsewhere"))
+    assert codex.instructions_file() == tmp_path / "elsewhere" / "AGENTS.md"
+
+
+def test_claude_locations_default_to_home(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "h"))
+    assert claude.config_dir() == tmp_path / "h" / ".claude"
+    assert claude.instructions_file() == tmp_path / "h" / ".claude" / "CLAUDE.md"
+    assert claude.skills_dir() == tmp_path / "h" / ".claude" / "skills"
+
+
+def test_claude_config_dir_moves_everything_and_is_read_on_each_call(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "h"))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "cc"))
+    assert claude.config_dir() == tmp_path / "cc"
+    assert claude.instructions_file() == tmp_path / "cc" / "CLAUDE.md"
+    assert claude.skills_dir() == tmp_path / "cc" / "skills"
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR")
+    assert claude.skills_dir() == tmp_path / "h" / ".claude" / "skills"
+
+
+def test_override_warning_only_for_a_non_empty_override(tmp_path, monkeypatch):
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex"))
+    override = tmp_path / "codex" / "AGENTS.override.md"
+    assert codex.override_warning() is None  # no override file
+    write(override, "")
+    assert codex.override_warning() is None
+    write(override, " \n\r\n\t\n")
+    assert codex.override_warning() is None  # blank: Codex skips it and reads AGENTS.md
+    write(override, "# my rules\n")
+    warning = codex.override_warning()
+    assert warning is not None
+    assert str(override) in warning and "AGENTS.md" in warning and "ignores" in warning
+    assert "move" in warning and "delete" in warning and "agent-memory block" in warning
+    assert "\n" not in warning
+
+
+def test_override_warning_follows_codex_home(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "h"))
+    write(tmp_path / "h" / ".codex" / "AGENTS.override.md", "rules")
+    assert codex.override_warning() is not None
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "other"))
+    assert codex.override_warning() is None
+
+
+# -- the block's text ---------------------------------------------------------------------------------------
+
+
+def test_block_shape():
+    text = render_block(HELPER)
+    lines = text.split("\n")
+    assert len(lines) == 7
+    assert lines[0] == BEGIN and lines[-1] == END
+    assert not text.endswith("\n")
+    for line in lines[1:-1]:
+        # plain Markdown: Claude Code hides HTML comments from the model
+        assert line.startswith("- ") and "<!--" not in line and "-->" not in line
+        assert len(line) < 200
+        assert f"`{HELPER}" in line or line.startswith("- If") or "agent-memory skill" in line
+
+
+def test_block_guidance():
+    text = render_block(HELPER)
+    assert "agent-memory skill" in text
+    assert f"`{HELPER} project show`" in text and "never guess" in text
+    assert f"`{HELPER} search QUERY`" in text
+    assert f"{HELPER} save --kind checkpoint" in text and "final reply" in text
+    assert "`pending`" in text and f"`{HELPER} save --retry ID`" in text and "do not save again" in text
+    assert "only local" in text and "shared" in text
+
+
+def test_block_uses_the_helper_it_is_given_and_rejects_a_broken_one():
+    assert OTHER_HELPER in render_block(OTHER_HELPER) and HELPER not in render_block(OTHER_HELPER)
+    for bad in ("", "  ", "/bin/agent-memory\nrm -rf /", "a\rb"):
+        with pytest.raises(ValueError):
+            render_block(bad)
+
+
+# -- upsert -------------------------------------------------------------------------------------------------
+
+
+def test_upsert_creates_a_missing_file_and_its_folders(tmp_path):
+    target = tmp_path / "deep" / "er" / "AGENTS.md"
+    assert upsert(target, HELPER) is True
+    assert target.read_bytes() == (block() + "\n").encode()
+
+
+def test_upsert_fills_an_empty_file(tmp_path):
+    target = write(tmp_path / "CLAUDE.md", "")
+    assert upsert(target, HELPER) is True
+    assert target.read_text() == block() + "\n"
+
+
+def test_upsert_appends_after_a_blank_line(tmp_path):
+    target = write(tmp_path / "AGENTS.md", "# Mine\n\nBe terse.\n")
+    assert upsert(target, HELPER) is True
+    assert target.read_text() == "# Mine\n\nBe terse.\n\n" + block() + "\n"
+
+
+def test_upsert_ends_the_last_line_first(tmp_path):
+    target = write(tmp_path / "AGENTS.md", "Be terse.")
+    assert upsert(target, HELPER) is True
+    # the file had no final newline and keeps it that way, so that remove can restore it exactly
+    assert target.read_text() == "Be terse.\n\n" + block()
+
+
+def test_upsert_uses_crlf_in_a_crlf_file(tmp_path):
+    target = write(tmp_path / "CLAUDE.md", "# Mine\r\n\r\nBe terse.\r\n")
+    assert upsert(target, HELPER) is True
+    data = target.read_bytes()
+    assert data == ("# Mine\r\n\r\nBe terse.\r\n\r\n" + block(newline="\r\n") + "\r\n").encode()
+    assert b"\n" not in data.replace(b"\r\n", b"")
+
+
+def test_upsert_detects_the_line_ending_from_the_first_line(tmp_path):
+    target = write(tmp_path / "CLAUDE.md", "one\ntwo\r\n")
+    upsert(target, HELPER)
+    assert text_of(target) == "one\ntwo\r\n\n" + block() + "\n"
+
+
+def test_unchanged_block_means_no_write(tmp_path):
+    target = write(tmp_path / "AGENTS.md", "mine\n")
+    assert upsert(target, HELPER) is True
+    mtime, inode = age(target), target.stat().st_ino
+    assert upsert(target, HELPER) is False
+    assert target.stat().st_mtime_ns == mtime and target.stat().st_ino == inode
+
+
+def test_upsert_replaces_the_block_in_place(tmp_path):
+    before, after = "# Top\r\nkeep  me \t\n\n", "\n\n## After\nmore text\nno final newline"
+    target = write(tmp_path / "AGENTS.md", before + BEGIN + "\nold guidance\n\n" + END + after)
+    assert upsert(target, OTHER_HELPER) is True
+    # the first line ends in CRLF, so the new block does too; every byte around it is kept
+    assert text_of(target) == before + block(OTHER_HELPER, "\r\n") + after
+
+
+def test_upsert_recognises_markers_with_surrounding_spaces(tmp_path):
+    target = write(tmp_path / "AGENTS.md", "a\n  " + BEGIN + "  \nold\n" + END + " \nb\n")
+    upsert(target, HELPER)
+    assert target.read_text() == "a\n" + block() + "\nb\n"
+
+
+def test_markers_inside_a_line_are_not_a_block(tmp_path):
+    original = f"Quoting `{BEGIN}` and `{END}` in prose is fine.\n"
+    target = write(tmp_path / "AGENTS.md", original)
+    upsert(target, HELPER)
+    assert target.read_text() == original + "\n" + block() + "\n"
+    assert remove(target) is True
+    assert target.read_text() == original
+
+
+def test_duplicate_blocks_collapse_into_the_first(tmp_path):
+    old = BEGIN + "\nold\n" + END
+    target = write(tmp_path / "AGENTS.md", "top\n\n" + old + "\nmiddle\n\n" + old + "\n\nbottom\n\n" + old + "\n")
+    assert upsert(target, HELPER) is True
+    assert target.read_text() == "top\n\n" + block() + "\nmiddle\n\nbottom\n"
+    assert upsert(target, HELPER) is False
+
+
+def test_duplicate_current_blocks_are_still_collapsed(tmp_path):
+    target = write(tmp_path / "AGENTS.md", "x\n\n" + block() + "\n\n" + block() + "\n")
+    assert upsert(target, HELPER) is True
+    assert target.read_text() == "x\n\n" + block() + "\n"
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        f"a\n{BEGIN}\nguidance\n",
+        f"a\n{END}\n{BEGIN}\nb\n",
+        f"{END}\n",
+        f"{BEGIN}\n{BEGIN}\n{END}\n",
+        f"{BEGIN}\nx\n{END}\n{BEGIN}\n",
+    ],
+)
+def test_malformed_markers_change_nothing(tmp_path, content):
+    target = write(tmp_path / "AGENTS.md", content)
+    mtime = age(target)
+    for action in (lambda: upsert(target, HELPER), lambda: remove(target)):
+        with pytest.raises(AgentMemoryError) as raised:
+            action()
+        message = raised.value.message + " " + (raised.value.next_step or "")
+        assert str(target) in message and "by hand" in message and "marker" in message
+        assert target.read_text() == content and target.stat().st_mtime_ns == mtime
+    assert [p.name for p in tmp_path.iterdir()] == ["AGENTS.md"]
+
+
+def test_a_file_that_is_not_utf8_is_refused(tmp_path):
+    data = "caf\u00e9\n".encode("latin-1")
+    target = write(tmp_path / "AGENTS.md", data)
+    mtime = age(target)
+    for action in (lambda: upsert(target, HELPER), lambda: remove(target)):
+        with pytest.raises(AgentMemoryError) as raised:
+            action()
+        assert str(target) in raised.value.message and "UTF-8" in raised.value.message
+        assert "by hand" in (raised.value.next_step or "")
+        assert target.read_bytes() == data and target.stat().st_mtime_ns == mtime
+
+
+def test_a_utf8_bom_and_non_ascii_text_survive(tmp_path):
+    original = "\ufeff# R\u00e8gles \u2014 \U0001f600\n"
+    target = write(tmp_path / "AGENTS.md", original)
+    upsert(target, HELPER)
+    assert remove(target) is True
+    assert target.read_text(encoding="utf-8") == original
+
+
+def test_writes_are_atomic_and_keep_the_permission_bits(tmp_path, monkeypatch):
+    target = write(tmp_path / "AGENTS.md", "mine\n")
+    target.chmod(0o640)
+    inode = target.stat().st_ino
+    calls = []
+    real_write_atomic = instructions.write_atomic
+
+    def recording(path, data, *, mode=None):
+        calls.append((path, mode))
+        real_write_atomic(path, data, mode=mode)
+
+    monkeypatch.setattr(instructions, "write_atomic", recording)
+    upsert(target, HELPER)
+    assert calls == [(target, 0o640)]
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640
+    assert target.stat().st_ino != inode  # replaced, not rewritten in place
+    remove(target)
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["AGENTS.md"]  # no temporary file left behind
+
+
+def test_a_symlinked_file_is_edited_through_the_link(tmp_path):
+    real = write(tmp_path / "dotfiles" / "AGENTS.md", "mine\n")
+    link = tmp_path / "codex" / "AGENTS.md"
+    link.parent.mkdir()
+    link.symlink_to(real)
+    assert upsert(link, HELPER) is True
+    assert link.is_symlink()
+    assert real.read_text() == "mine\n\n" + block() + "\n"
+    assert remove(link) is True
+    assert link.is_symlink() and real.read_text() == "mine\n"
+
+
+# -- remove -------------------------------------------------------------------------------------------------
+
+
+def test_remove_is_a_no_op_without_a_file_or_a_block(tmp_path):
+    missing = tmp_path / "AGENTS.md"
+    assert remove(missing) is False
+    assert not missing.exists()
+    target = write(tmp_path / "CLAUDE.md", "just mine\n")
+    mtime = age(target)
+    assert remove(target) is False
+    assert target.read_text() == "just mine\n" and target.stat().st_mtime_ns == mtime
+
+
+def test_remove_leaves_an_empty_file_in_place(tmp_path):
+    target = tmp_path / "AGENTS.md"
+    upsert(target, HELPER)
+    assert remove(target) is True
+    assert target.exists() and target.read_bytes() == b""
+    assert remove(target) is False
+
+
+def test_remove_takes_only_the_block_and_its_separator(tmp_path):
+    target = write(tmp_path / "AGENTS.md", "top\n\n" + block() + "\n\nbottom\n")
+    assert remove(target) is True
+    assert target.read_text() == "top\n\nbottom\n"
+    target = write(tmp_path / "CLAUDE.md", "top\n" + BEGIN + "\nedited by hand\n" + END + "\nbottom")
+    assert remove(target) is True
+    assert target.read_text() == "top\nbottom"
+
+
+def test_remove_removes_every_copy(tmp_path):
+    target = write(tmp_path / "AGENTS.md", "a\n\n" + block() + "\n\n" + block(OTHER_HELPER) + "\n")
+    assert remove(target) is True
+    assert target.read_text() == "a\n"
+
+
+# -- properties over many generated contents ----------------------------------------------------------------
+
+# pieces that stress line endings, blank lines, whitespace, non-ASCII text and quoted markers
+_PIECES = (
+    "a",
+    "Be terse.",
+    "# Heading",
+    " ",
+    "\t",
+    "\n",
+    "\n",
+    "\r\n",
+    "\r\n",
+    "\r",
+    "\n\n",
+    "\u00e9t\u00e9 \u2014 \U0001f600",
+    "\ufeff",
+    "<!-- a comment -->",
+    f"`{BEGIN}`",
+    f"see {END} here",
+    "agent-memory",
+)
+
+
+def _contents(count: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    fixed = ["", "\n", "\r\n", "\r", "x", "x\n", "x\r\n", "x\r", "x\n\n", "\n\nx", "x\r\ny", "x\ny\r\n"]
+    return fixed + ["".join(rng.choice(_PIECES) for _ in range(rng.randint(1, 12))) for _ in range(count)]
+
+
+def test_upsert_then_remove_gives_back_the_original(tmp_path):
+    for number, original in enumerate(_contents(800, seed=20261130)):
+        target = write(tmp_path / f"case{number}" / "AGENTS.md", original)
+        assert upsert(target, HELPER) is True, repr(original)
+        text = text_of(target)
+        assert text.count(BEGIN) == original.count(BEGIN) + 1 and text.count(END) == original.count(END) + 1
+        assert text.startswith(original), repr(original)  # appending never touches the user's bytes
+        assert upsert(target, HELPER) is False, repr(original)  # idempotent
+        assert upsert(target, OTHER_HELPER) is True and upsert(target, HELPER) is True
+        assert remove(target) is True, repr(original)
+        assert target.read_bytes() == original.encode("utf-8"), repr(original)
+        assert remove(target) is False
+
+
+def test_upsert_keeps_everything_around_an_existing_block(tmp_path):
+    rng = random.Random(7)
+    contents = _contents(300, seed=11)
+    for number in range(300):
+        before = rng.choice(contents)
+        if before and not before.endswith("\n"):
+            before += rng.choice(("\n", "\r\n"))  # the begin marker starts a line
+        after = rng.choice(("", "\n" + rng.choice(contents), "\r\n" + rng.choice(contents)))  # end marker ends a line
+        old_body = rng.choice(("", "\nold line", "\n\nold\r\nlines\n"))
+        original = before + BEGIN + old_body + "\n" + END + after
+        target = write(tmp_path / f"case{number}" / "CLAUDE.md", original)
+        upsert(target, HELPER)
+        text = text_of(target)
+        first = original.find("\n")
+        newline = "\r\n" if first > 0 and original[first - 1] == "\r" else "\n"
+        assert text == before + block(newline=newline) + after, repr(original)
