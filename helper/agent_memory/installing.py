@@ -94,7 +94,13 @@ def _store_failure(exc: StoreError, name: str, revision: str) -> AgentMemoryErro
 
 
 def install_files(
-    name: str, files: dict[str, bytes], roots: dict[str, Path], marker: dict[str, Any], *, replace: bool
+    name: str,
+    files: dict[str, bytes],
+    roots: dict[str, Path],
+    marker: dict[str, Any],
+    *,
+    replace: bool,
+    backup: bool = True,
 ) -> dict[str, Any]:
     """Install `files` as skill `name` under each root; `{"installed": [paths], "backup": path|None}`.
 
@@ -109,7 +115,7 @@ def install_files(
             + "; ".join(f"{dest}: {describe(diff(dest, files))}" for dest in existing.values()),
             next_step=f"add --replace to install it anyway (the current folder is backed up under {backups_dir()})",
         )
-    backup = _back_up(name, existing) if existing else None
+    saved = _back_up(name, existing) if existing and backup else None
     record = {**marker, "installed": notes.utc_now(), "files": {p: _sha256(d) for p, d in sorted(files.items())}}
     staged: dict[str, Path] = {}
     try:
@@ -119,7 +125,7 @@ def install_files(
     finally:
         for folder in staged.values():
             shutil.rmtree(folder, ignore_errors=True)
-    return {"installed": [str(dest) for dest in destinations.values()], "backup": str(backup) if backup else None}
+    return {"installed": [str(dest) for dest in destinations.values()], "backup": str(saved) if saved else None}
 
 
 def _stage(dest: Path, files: dict[str, bytes], record: dict[str, Any]) -> Path:

@@ -37,11 +37,12 @@ def save(
     corrects: str | None = None,
     agent: str | None = None,
     note_id: str | None = None,
+    project: str | None = None,
 ) -> dict[str, Any]:
-    """Save a note of the current project; returns the contract's result (status `saved` or `pending`)."""
+    """Save a note (of the current directory's project unless given); the contract's result, `saved` or `pending`."""
     config = config_file.load()
     bucket = config_file.bucket(config)
-    project = resolve(config=config)["project"]
+    project = project or resolve(config=config)["project"]
     entry = _prepare(raw, bucket, project, title, kind, tags or [], sources or [], corrects, agent, note_id)
     with pending.claimed(entry["id"]):
         return _upload(entry, Budget(), check_first=False)

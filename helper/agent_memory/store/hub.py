@@ -167,10 +167,6 @@ class HubStore(Store):
 
     # -- bucket administration, for bootstrap ------------------------------------------------------
 
-    def whoami(self) -> str:
-        """The user name of the local credentials (AccessError-worthy StoreError `auth` if there are none)."""
-        return self._call(lambda: self.api.whoami())["name"]
-
     def info(self) -> dict | None:
         """`{"private": bool}` for an existing, accessible bucket; None if it does not exist."""
         try:
@@ -184,6 +180,12 @@ class HubStore(Store):
     def create(self) -> None:
         """Create the bucket, private (fails if it exists: callers check info() first)."""
         self._call(lambda: self.api.create_bucket(self.bucket_id, private=True))
+
+
+def whoami(deadline: Budget | None = None) -> str:
+    """The user name behind the local credentials; StoreError `auth` if there are none or they are refused."""
+    store = HubStore("", deadline=deadline)
+    return store._call(lambda: store.api.whoami())["name"]
 
 
 def _xet_hash(data: bytes) -> str:

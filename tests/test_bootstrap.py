@@ -1,0 +1,322 @@
+"""`agent-memory bootstrap`: first machine, additional machines, repairs, refusals, the embedded default."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from agent_memory.instructions import BEGIN, END
+from conftest import OWNER, TOKEN
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT = f"{OWNER}/agent-memory"
+KEYS = {
+    "bucket",
+    "bucket_created",
+    "project",
+    "root",
+    "agents",
+    "skill",
+    "instructions",
+    "hooks",
+    "verification",
+    "warnings",
+}
+
+
+def bootstrap(machine, *args, env=None):
+    return machine.run("bootstrap", "--project", "demo", "--json", *args, env=env)
+
+
+def skill_tree(folder: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and p.name != ".agent-memory-skill.json"
+    }
+
+
+def packaged_skill() -> dict[str, bytes]:
+    return skill_tree(REPO / "skill")
+
+
+def notes_in(hub, bucket):
+    return [p for p in hub.list_paths(bucket) if "/notes/" in p]
+
+
+def creates(hub):
+    return [r for r in hub.requests if r[1] == "create"]
+
+
+def test_first_machine(machine, hub):
+    result = bootstrap(machine)
+    assert result.code == 0, result.err
+    out = result.json
+    assert set(out) == KEYS
+    assert out["bucket"] == f"hf://buckets/{DEFAULT}" and out["bucket_created"] is True
+    assert hub.bucket_exists(DEFAULT) and hub.is_private(DEFAULT)
+    assert (out["project"], out["root"]) == ("demo", str(machine.work.resolve()))
+    assert out["agents"] == ["codex", "claude"]
+    codex_skill = machine.home / ".agents" / "skills" / "agent-memory"
+    claude_skill = machine.home / ".claude" / "skills" / "agent-memory"
+    assert out["skill"] == {"installed": [str(codex_skill), str(claude_skill)], "kept": []}
+    for folder in (codex_skill, claude_skill):
+        assert skill_tree(folder) == packaged_skill()
+    assert out["instructions"] == [
+        str(machine.home / ".codex" / "AGENTS.md"),
+        str(machine.home / ".claude" / "CLAUDE.md"),
+    ]
+    for path in out["instructions"]:
+        text = Path(path).read_text()
+        assert text.count(BEGIN) == 1 and text.count(END) == 1
+        assert "demo" not in text  # never a project name in the block
+    assert out["hooks"] == {"requested": False, "installed": []}
+    assert out["verification"]["status"] == "verified" and out["warnings"] == []
+    assert notes_in(hub, DEFAULT) == [f"projects/demo/notes/{out['verification']['id']}.md"]
+    assert "title: Memory setup verification" in hub.read_file(DEFAULT, notes_in(hub, DEFAULT)[0]).decode()
+
+    config = json.loads((machine.state / "config" / "config.json").read_text())
+    assert config["bucket"] == f"hf://buckets/{DEFAULT}"
+    assert config["projects"] == {str(machine.work.resolve()): "demo"}
+    assert config["core_skill"]["version"]
+    assert machine.run("project", "show", "--json").json["project"] == "demo"
+    assert not (machine.home / ".codex" / "hooks.json").exists()
+    assert not (machine.home / ".claude" / "settings.json").exists()
+
+
+def test_an_additional_machine_connects_without_creating_or_replacing(machine, machine_b, hub):
+    first = bootstrap(machine).json
+    modified = machine_b.home / ".claude" / "skills" / "agent-memory"
+    modified.mkdir(parents=True)
+    (modified / "SKILL.md").write_text("---\nname: agent-memory\ndescription: my own\n---\nmine\n")
+    hub.reset_requests()
+
+    result = bootstrap(machine_b, "--bucket", DEFAULT, "--space-revision", "abc123")
+    assert result.code == 0, result.err
+    out = result.json
+    assert out["bucket_created"] is False and creates(hub) == []
+    assert out["skill"]["kept"] == [str(modified)]
+    assert out["skill"]["installed"] == [str(machine_b.home / ".agents" / "skills" / "agent-memory")]
+    assert (modified / "SKILL.md").read_text().endswith("mine\n")
+    assert any("Kept your modified copy" in w and "--replace" in w for w in out["warnings"])
+    assert out["verification"]["id"] != first["verification"]["id"]
+    assert len(notes_in(hub, DEFAULT)) == 2
+    config = json.loads((machine_b.state / "config" / "config.json").read_text())
+    assert config["core_skill"]["space_revision"] == "abc123"
+
+    replaced = bootstrap(machine_b, "--replace")
+    assert replaced.json["skill"]["kept"] == []
+    assert skill_tree(modified) == packaged_skill()
+    backups = list((machine_b.state / "state" / "backups" / "skills").glob("agent-memory-*/claude/SKILL.md"))
+    assert [b.read_text() for b in backups] == ["---\nname: agent-memory\ndescription: my own\n---\nmine\n"]
+
+
+def test_a_repeated_bootstrap_changes_nothing(machine, hub):
+    config_file = machine.state / "config" / "config.json"
+    bootstrap(machine)
+    config = json.loads(config_file.read_text())
+    config["projects"]["/some/other/checkout"] = "other"
+    config["unrelated"] = {"kept": True}
+    config_file.write_text(json.dumps(config))
+    agents_md = machine.home / ".codex" / "AGENTS.md"
+    before = agents_md.read_bytes()
+    mtime = agents_md.stat().st_mtime_ns
+
+    again = bootstrap(machine)
+    assert again.code == 0, again.err
+    assert again.json["bucket_created"] is False
+    assert len(creates(hub)) == 1
+    assert agents_md.read_bytes() == before and agents_md.stat().st_mtime_ns == mtime
+    assert len(notes_in(hub, DEFAULT)) == 1
+    after = json.loads(config_file.read_text())
+    assert after["unrelated"] == {"kept": True} and after["projects"]["/some/other/checkout"] == "other"
+    for root in (machine.home / ".agents" / "skills", machine.home / ".claude" / "skills"):
+        assert os.listdir(root) == ["agent-memory"]
+    assert not (machine.state / "state" / "backups").exists()
+
+
+@pytest.mark.parametrize("step", ["whoami", "create", "instructions", "verification-upload", "verification-read"])
+def test_an_interrupted_bootstrap_resumes_without_duplicates(machine, hub, step):
+    claude_md = machine.home / ".claude" / "CLAUDE.md"
+    if step == "whoami":
+        hub.fault("whoami", "fail", status=500)
+    elif step == "create":
+        hub.fault("create", "fail", status=500)
+    elif step == "instructions":
+        claude_md.mkdir(parents=True)  # a folder where the file should be: writing the block fails
+    elif step == "verification-upload":
+        hub.fault("batch", "fail", status=500)
+    else:
+        hub.fault("xet-read-token", "fail", status=403)
+
+    failed = bootstrap(machine)
+    assert failed.code in (1, 75), failed.err
+    if step == "verification-upload":
+        assert failed.code == 75 and failed.json["verification"]["status"] == "pending"
+    if step == "verification-read":
+        assert failed.code == 1 and failed.json["verification"]["status"] == "failed"
+    if step in ("whoami", "create"):
+        assert not (machine.state / "config" / "config.json").exists()
+
+    hub.clear_faults()
+    if step == "instructions":
+        claude_md.rmdir()
+    resumed = bootstrap(machine)
+    assert resumed.code == 0, resumed.err
+    assert resumed.json["verification"]["status"] == "verified"
+    assert len(creates(hub)) == 1 + (step == "create")  # the failed attempt, then the one that worked
+    assert hub.bucket_exists(DEFAULT)
+    assert len(notes_in(hub, DEFAULT)) == 1
+    for path in resumed.json["instructions"]:
+        assert Path(path).read_text().count(BEGIN) == 1
+    for root in (machine.home / ".agents" / "skills", machine.home / ".claude" / "skills"):
+        assert os.listdir(root) == ["agent-memory"]
+    assert machine.run("status", "--json").json["pending"] == []
+
+
+def test_inaccessible_or_public_buckets_are_refused(machine, hub):
+    hub.add_user("bob", "hf_" + "b" * 34)
+    hub.create_bucket("bob/private", private=True)
+    hub.create_bucket(DEFAULT, private=False)
+
+    for bucket, fragment in (("bob/private", "does not exist or"), ("alice/missing", "does not exist or")):
+        result = bootstrap(machine, "--bucket", bucket)
+        assert result.code == 4, result.err
+        assert fragment in result.err
+    public = bootstrap(machine)
+    assert public.code == 4 and "public" in public.err
+    assert not hub.is_private(DEFAULT)
+    assert creates(hub) == []
+    assert not hub.bucket_exists("alice/missing")
+    assert not (machine.state / "config" / "config.json").exists()
+
+
+def test_missing_credentials_say_how_to_log_in_without_asking_for_a_token(machine, hub):
+    result = bootstrap(machine, env={"HF_TOKEN": ""})
+    assert result.code == 4
+    assert "hf auth login" in result.err and "HF_TOKEN" in result.err and "Never paste a token" in result.err
+    assert all(r[1] == "whoami" for r in hub.requests)  # nothing was created
+    assert not (machine.state / "config" / "config.json").exists()
+
+
+def test_instruction_files_keep_every_byte_outside_the_block(machine, hub):
+    agents_md = machine.home / ".codex" / "AGENTS.md"
+    agents_md.parent.mkdir(parents=True)
+    before = b"# My rules\r\n\r\nBe terse.\r\n\r\n"
+    after = b"\r\n\r\n## More rules\r\nNo trailing newline"
+    agents_md.write_bytes(before + f"{BEGIN}\r\n- an old block\r\n{END}".encode() + after)
+    assert bootstrap(machine).code == 0
+    data = agents_md.read_bytes()
+    assert data.startswith(before) and data.endswith(after)
+    block = data[len(before) : len(data) - len(after)].decode()
+    assert block.startswith(BEGIN) and block.endswith(END) and "an old block" not in block
+    assert "\r\n" in block and "\n" not in block.replace("\r\n", "")
+
+    removed = machine.run("instructions", "remove", "--agent", "codex", "--json")
+    assert removed.json == {"removed": [str(agents_md)]}
+    # the block goes, with the blank line that separated it; the user's text stays as it was
+    assert agents_md.read_bytes() == before + after[len(b"\r\n\r\n") :]
+    claude_md = str(machine.home / ".claude" / "CLAUDE.md")
+    assert machine.run("instructions", "remove", "--json").json == {"removed": [claude_md]}
+    assert machine.run("instructions", "remove", "--json").json == {"removed": []}
+
+
+def test_codex_override_file_is_warned_about(machine, hub):
+    override = machine.home / ".codex" / "AGENTS.override.md"
+    override.parent.mkdir(parents=True)
+    override.write_text("team rules\n")
+    warnings = bootstrap(machine).json["warnings"]
+    assert any("AGENTS.override.md" in w for w in warnings)
+    assert override.read_text() == "team rules\n"
+
+
+def test_hooks_are_only_touched_when_asked(machine, hub):
+    result = bootstrap(machine, "--hooks")
+    assert result.json["hooks"] == {"requested": True, "installed": []}
+    assert any("Hooks are not available" in w for w in result.json["warnings"])
+    assert not (machine.home / ".codex" / "hooks.json").exists()
+
+
+def test_one_agent_only(machine, hub):
+    out = bootstrap(machine, "--agent", "claude").json
+    assert out["agents"] == ["claude"]
+    assert not (machine.home / ".agents").exists() and not (machine.home / ".codex" / "AGENTS.md").exists()
+
+
+def test_shared_skills_at_a_revision(machine, hub, tmp_path):
+    skill = tmp_path / "src" / "review-checklist"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: review-checklist\ndescription: Review code.\n---\nbody\n")
+    bootstrap(machine)
+    revision = machine.run("publish-skill", str(skill), "--json").json["revision"]
+    result = bootstrap(machine, "--skill", f"review-checklist@{revision}")
+    assert result.code == 0, result.err
+    installed = machine.home / ".agents" / "skills" / "review-checklist"
+    assert (installed / "SKILL.md").read_bytes() == (skill / "SKILL.md").read_bytes()
+    again = bootstrap(machine, "--skill", f"review-checklist@{revision}")
+    assert again.code == 0 and again.json["warnings"] == []
+    assert bootstrap(machine, "--skill", "review-checklist").code == 2
+
+
+def test_the_embedded_default_needs_no_account(machine, tmp_path):
+    store = tmp_path / "store"
+    result = bootstrap(machine, "--bucket", f"file://{store}")
+    assert result.code == 0, result.err
+    out = result.json
+    assert out["bucket"] == f"file://{store}" and out["bucket_created"] is True
+    assert stat.S_IMODE(store.stat().st_mode) == 0o700
+    assert out["verification"]["status"] == "verified"
+    saved = machine.save("Decision: keep the store on the shared drive.")
+    assert saved.code == 0
+    found = machine.run("search", "shared drive", "--json").json["results"]
+    assert [r["id"] for r in found] == [saved.json["id"]]
+    again = bootstrap(machine)  # the configured folder store is reused
+    assert again.code == 0 and again.json["bucket_created"] is False
+
+
+def test_folder_stores_that_others_can_open_are_refused(machine, tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o755)
+    os.chmod(shared, 0o755)
+    result = bootstrap(machine, "--bucket", f"file://{shared}")
+    assert result.code == 4 and "other users" in result.err
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o755
+    for bad in ("file://relative/store", f"file://{tmp_path}/no-parent/store"):
+        assert bootstrap(machine, "--bucket", bad).code == 2, bad
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--project", "../bad"),
+        ("--project", "ok", "--bucket", "not a bucket"),
+        ("--project", "ok", "--skill", "Bad_Name@20260101-000000-000000-0000000000"),
+    ],
+)
+def test_bad_input_changes_nothing(machine, hub, args):
+    before = {p for p in machine.root.rglob("*")}
+    result = machine.run("bootstrap", *args)
+    assert result.code in (2, 5), result.err
+    assert {p for p in machine.root.rglob("*")} == before
+    assert hub.requests == []
+
+
+def test_an_unwritable_home_is_detected_before_anything_remote(machine, hub, tmp_path):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where agent-memory's home should be")
+    result = bootstrap(machine, env={"AGENT_MEMORY_HOME": str(blocker)})
+    assert result.code == 1 and "Cannot write" in result.err
+    assert hub.requests == [] and not hub.bucket_exists(DEFAULT)
+    assert not (machine.home / ".agents").exists()
+
+
+def test_bootstrap_never_prints_the_token(machine, hub):
+    result = bootstrap(machine)
+    assert TOKEN not in result.out and TOKEN not in result.err
+    for file in machine.root.rglob("*"):
+        if file.is_file():
+            assert TOKEN.encode() not in file.read_bytes()
