@@ -247,17 +247,17 @@ def _installed_files_match(dest: Path, files: dict[str, bytes]) -> bool:
 
 def _install_shared_skill(name: str, revision: str, agent: str, warnings: list[str]) -> None:
     """Install NAME@REVISION unless it is already there; never over another folder without consent."""
-    present = [root / name for root in skill_roots(agent).values() if (root / name).exists()]
-    same = [dest for dest in present if (read_marker(dest) or {}).get("revision") == revision]
-    if present and len(same) == len(present) == len(skill_roots(agent)):
+    destinations = [root / name for root in skill_roots(agent).values()]
+    present = [dest for dest in destinations if dest.exists()]
+    if not present:
+        install_revision(name, revision, agent=agent)
         return
-    if present:
+    other_revision = [dest for dest in present if (read_marker(dest) or {}).get("revision") != revision]
+    if other_revision or len(present) < len(destinations):
         warnings.append(
-            f"Skill {name} is already installed at another revision or with local changes, so it was kept. "
-            f"To replace it: agent-memory install-skill {name} --revision {revision} --replace"
+            f"Skill {name} is already installed at another revision, or for one agent only, so it was left as "
+            f"it is. To replace it: agent-memory install-skill {name} --revision {revision} --replace"
         )
-        return
-    install_revision(name, revision, agent=agent)
 
 
 # -- verification -------------------------------------------------------------------------------------------

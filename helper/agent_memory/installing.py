@@ -231,7 +231,7 @@ def local_changes(folder: Path) -> dict[str, list[str]] | None:
     marker = read_marker(folder)
     if marker is None:
         return None
-    installed = {p: h for p, h in (marker.get("files") or {}).items()}
+    installed = dict(marker.get("files") or {})
     current = {p: (_sha256(d) if d is not None else None) for p, d in folder_files(folder).items()}
     return {
         "added": sorted(set(current) - set(installed)),

@@ -45,8 +45,7 @@ def matching_lines(text: str, query: str) -> list[dict[str, Any]]:
     lines = text.splitlines()
     body_start = _body_start(lines)
     numbered = list(enumerate(lines, start=1))
-    found = _matches(numbered[body_start:], wanted) or _matches(numbered[:body_start], wanted)
-    return found
+    return _matches(numbered[body_start:], wanted) or _matches(numbered[:body_start], wanted)
 
 
 def _body_start(lines: list[str]) -> int:

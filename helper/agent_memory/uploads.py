@@ -39,34 +39,20 @@ def save(
     note_id: str | None = None,
     project: str | None = None,
 ) -> dict[str, Any]:
-    """Save a note (of the current directory's project unless given); the contract's result, `saved` or `pending`."""
+    """Save a note (of the current directory's project unless given); the contract's result, `saved` or `pending`.
+
+    Every check runs before anything is written: a refused note leaves nothing behind, not even a pending entry.
+    """
     config = config_file.load()
     bucket = config_file.bucket(config)
     project = project or resolve(config=config)["project"]
-    entry = _prepare(raw, bucket, project, title, kind, tags or [], sources or [], corrects, agent, note_id)
-    with pending.claimed(entry["id"]):
-        return _upload(entry, Budget(), check_first=False)
-
-
-def _prepare(
-    raw: bytes,
-    bucket: str,
-    project: str,
-    title: str | None,
-    kind: str,
-    tags: list[str],
-    sources: list[str],
-    corrects: str | None,
-    agent: str | None,
-    note_id: str | None,
-) -> dict[str, Any]:
     if kind not in notes.KINDS:
         raise UsageError(f"Unknown kind {kind!r}: use one of {', '.join(notes.KINDS)}.")
     body = notes.decode_body(raw)
-    tags = [notes.single_line(tag, "tag", TAG_MAX) for tag in tags]
-    sources = [notes.single_line(source, "source", SOURCE_MAX) for source in sources]
+    tags = [notes.single_line(tag, "tag", TAG_MAX) for tag in tags or []]
+    sources = [notes.single_line(source, "source", SOURCE_MAX) for source in sources or []]
     detected, session = agents.detect()
-    agent = notes.single_line(agent, "agent name", TAG_MAX) if agent else detected
+    agent = notes.single_line(agent or detected, "agent name", TAG_MAX)
     if corrects is not None:
         notes.validate_id(corrects)
     title = notes.derive_title(body, title)
@@ -84,10 +70,17 @@ def _prepare(
         "tags": tags,
         "corrects": corrects,
     }
-    data = notes.render(meta, body)
-    path = notes.object_path(project, note_id)
     shown = {key: meta[key] for key in ("title", "kind", "created", "agent")}
-    return pending.add(note_id, bucket=bucket, path=path, project=project, content=data, meta=shown)
+    entry = pending.add(
+        note_id,
+        bucket=bucket,
+        path=notes.object_path(project, note_id),
+        project=project,
+        content=notes.render(meta, body),
+        meta=shown,
+    )
+    with pending.claimed(note_id):
+        return _upload(entry, Budget(), check_first=False)
 
 
 def retry(note_id: str, budget: Budget | None = None) -> dict[str, Any]:
@@ -141,7 +134,7 @@ def _landed_anyway(store: Any, path: str, data: bytes) -> bool:
 def _result(entry: dict[str, Any], status: str, detail: str = "", reason: str = "error") -> dict[str, Any]:
     note_id = entry["id"]
     if status == "saved":
-        message = f"Saved {note_id} to {entry['bucket']}: it is shared with your other machines."
+        message = f"Saved {note_id} to {entry['bucket']}: it is shared."
     else:
         message = (
             f"Not shared yet: {note_id} is kept on this machine only, because {WHY.get(reason, WHY['error'])}"
