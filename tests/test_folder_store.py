@@ -143,6 +143,16 @@ def test_refused_notes_leave_nothing_behind(ready, folder_store):
     assert not (ready.state / "state" / "pending").exists() or not list((ready.state / "state" / "pending").iterdir())
 
 
+def test_an_unwritable_state_folder_is_a_clear_error(ready, tmp_path):
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file where the state folder should be")
+    (ready.state / "state").mkdir(exist_ok=True)
+    (ready.state / "state" / "pending").symlink_to(blocker)
+    result = ready.save("cannot be queued")
+    assert result.code == 1
+    assert "Cannot use a local file" in result.err and "Traceback" not in result.err
+
+
 def test_unknown_note_id_is_an_error_that_says_how_to_search(ready):
     result = ready.run("read", "20260101-000000-000000-0000000000")
     assert result.code == 1

@@ -28,6 +28,11 @@ def read(note_id: str, *, fresh: bool = False) -> dict[str, Any]:
         if entry is not None and entry["bucket"] == bucket and entry["path"] == path:
             return _found(note_id, path, pending.content(entry), "pending")
     data = _from_bucket(bucket, path)
+    if data is None and fresh and pending.get(note_id) is not None:
+        raise AgentMemoryError(
+            f"Note {note_id} is pending on this machine: it is not in the bucket yet.",
+            next_step=f"agent-memory save --retry {note_id}",
+        )
     if data is None:
         raise AgentMemoryError(
             f"No note {note_id} in project {project} of {bucket}.",

@@ -92,6 +92,8 @@ class HubStore(Store):
             return StoreError("offline", f"the Hub did not answer in time ({exc})")
         if isinstance(exc, _Unreachable):
             return StoreError("offline", str(exc))
+        if isinstance(exc, hf_errors.OfflineModeIsEnabled):
+            return StoreError("offline", "HF_HUB_OFFLINE is set")
         if isinstance(exc, hf_errors.LocalTokenNotFoundError):
             return StoreError("auth", "no Hugging Face credentials on this machine")
         if isinstance(exc, hf_errors.BucketNotFoundError):
