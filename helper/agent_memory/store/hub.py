@@ -126,15 +126,22 @@ class HubStore(Store):
         self._call(lambda: self.api.batch_bucket_files(self.bucket_id, add=add))
 
     def list(self, prefix: str) -> list[ObjectInfo]:
-        folder = prefix.strip("/") + "/"
+        folder = prefix.strip("/")
 
         def listing() -> list[ObjectInfo]:
-            entries = self.api.list_bucket_tree(self.bucket_id, prefix=folder, recursive=True)
-            # recursive listings also hold folder entries (BucketFolder): only files are objects
+            entries: list[Any] = []
+            try:
+                entries.extend(self.api.list_bucket_tree(self.bucket_id, prefix=folder, recursive=True))
+            except hf_errors.RemoteEntryNotFoundError:
+                if entries:  # a later page vanished: the listing is partial, never treat it as complete
+                    raise
+                return []  # a folder nobody has written to yet
+            # the Hub matches the prefix as text ("notes" also lists "notes2/"), and recursive listings
+            # include folder entries (BucketFolder): keep only the files inside the folder
             return [
                 ObjectInfo(entry.path, entry.size, ref=entry)
                 for entry in entries
-                if isinstance(entry, huggingface_hub.BucketFile) and entry.path.startswith(folder)
+                if isinstance(entry, huggingface_hub.BucketFile) and entry.path.startswith(folder + "/")
             ]
 
         return sorted(self._call(listing), key=lambda info: info.path)
