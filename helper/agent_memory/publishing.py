@@ -19,7 +19,7 @@ from . import notes, skills
 from .deadline import Budget
 from .errors import AgentMemoryError
 from .fsutil import write_atomic, write_json_atomic
-from .store import StoreError, open_store
+from .store import StoreError, landed_anyway, open_store
 
 
 def publish(folder: str, name: str | None = None) -> dict[str, Any]:
@@ -85,7 +85,7 @@ def _upload(snapshot: Path, budget: Budget, *, check_first: bool) -> dict[str, A
                 store.put_many(supporting)
             store.put(*skill_md)  # last, once every other file is confirmed: this makes the revision visible
     except StoreError as exc:
-        if exc.reason == "auth" or not _landed(store, *skill_md):
+        if not landed_anyway(store, exc, *skill_md):
             manifest.update(
                 attempts=manifest["attempts"] + 1,
                 last_error={"reason": exc.reason, "detail": exc.detail, "at": notes.utc_now()},
@@ -94,13 +94,6 @@ def _upload(snapshot: Path, budget: Budget, *, check_first: bool) -> dict[str, A
             return _result(manifest, "pending", exc.detail)
     shutil.rmtree(snapshot, ignore_errors=True)
     return _result(manifest, "published")
-
-
-def _landed(store: Any, path: str, data: bytes) -> bool:
-    try:
-        return store.holds(path, data)
-    except StoreError:
-        return False
 
 
 def _result(manifest: dict[str, Any], status: str, detail: str = "") -> dict[str, Any]:

@@ -15,7 +15,7 @@ from .cache import ProjectCache
 from .deadline import Budget
 from .errors import AgentMemoryError, UsageError
 from .projects import resolve
-from .store import StoreError, open_store
+from .store import StoreError, landed_anyway, open_store
 
 TAG_MAX = 64
 SOURCE_MAX = 500
@@ -114,21 +114,13 @@ def _upload(entry: dict[str, Any], budget: Budget, *, check_first: bool) -> dict
         if not (check_first and store.holds(entry["path"], data)):
             store.put(entry["path"], data)
     except StoreError as exc:
-        if not (exc.reason != "auth" and _landed_anyway(store, entry["path"], data)):
+        if not landed_anyway(store, exc, entry["path"], data):
             pending.record_failure(entry, exc.reason, exc.detail)
             return _result(entry, "pending", exc.detail, reason=exc.reason)
     with contextlib.suppress(OSError):  # the cache is a convenience: a failure here must not fail the save
         ProjectCache(entry["bucket"], entry["project"]).add({entry["id"]: data})
     pending.remove(entry["id"])
     return _result(entry, "saved")
-
-
-def _landed_anyway(store: Any, path: str, data: bytes) -> bool:
-    """After a failure whose outcome is unknown (the answer was lost), read the object's metadata back."""
-    try:
-        return store.holds(path, data)
-    except StoreError:
-        return False
 
 
 def _result(entry: dict[str, Any], status: str, detail: str = "", reason: str = "error") -> dict[str, Any]:

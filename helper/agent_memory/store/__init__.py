@@ -86,6 +86,16 @@ class Store(ABC):
         """The bytes at `path`, straight from the store, or None if there is no such object."""
 
 
+def landed_anyway(store: Store, failure: StoreError, path: str, data: bytes) -> bool:
+    """After a failed write whose outcome may be unknown (the answer was lost), read the object back to see."""
+    if failure.reason == "auth":  # refused: nothing was written
+        return False
+    try:
+        return store.holds(path, data)
+    except StoreError:
+        return False
+
+
 def parse_bucket(spec: str) -> str:
     """Canonical URI for a bucket given as `owner/name`, `hf://buckets/owner/name` or `file:///abs/path`."""
     spec = spec.strip()
