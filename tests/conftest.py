@@ -18,6 +18,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 from hub_emulator import HubEmulator  # noqa: E402
+from isolation import machine_env  # noqa: E402
 
 OWNER = "alice"
 TOKEN = "hf_" + "a" * 34  # emulator-only token: never a real credential
@@ -66,14 +67,7 @@ class Machine:
         for folder in (self.home, self.state, self.work):
             folder.mkdir(parents=True, exist_ok=True)
         self.base_env = env  # shared with the fixtures: a Hub emulator started later adds its variables
-        self.own_env = {
-            "HOME": str(self.home),
-            "AGENT_MEMORY_HOME": str(self.state),
-            "HF_HOME": str(self.home / ".cache" / "huggingface"),
-            "HF_XET_CACHE": str(self.home / ".cache" / "xet"),
-            "CODEX_HOME": str(self.home / ".codex"),
-            "CLAUDE_CONFIG_DIR": str(self.home / ".claude"),
-        }
+        self.own_env = machine_env(self.home, self.state)
 
     @property
     def env(self) -> dict[str, str]:

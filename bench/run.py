@@ -1,0 +1,115 @@
+"""Run the agent-memory benchmarks: `python bench/run.py [--quick]`.
+
+The full run (sizes 1,000 / 10,000 / 50,000 notes) writes docs/benchmarks.md and docs/search-latency.png.
+`--quick` (200 notes, few runs) only checks that every benchmark still runs and prints its tables; it
+asserts no timing and writes nothing under docs/. The exit code is non-zero if any benchmark failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+VENV_PYTHON = REPO / ".venv" / "bin" / "python"
+
+try:
+    import agent_memory  # noqa: F401
+except ImportError:  # run with the virtualenv's interpreter, which has the helper, hf and hf_xet
+    if VENV_PYTHON.exists() and Path(sys.executable) != VENV_PYTHON:
+        os.execv(str(VENV_PYTHON), [str(VENV_PYTHON), *sys.argv])
+    raise SystemExit("agent_memory is not installed: run with the agent-memory virtualenv's python") from None
+
+import corpus  # noqa: E402
+import env  # noqa: E402
+import local  # noqa: E402
+import remote  # noqa: E402
+import report  # noqa: E402
+
+INTRO = """
+How to reproduce: `python bench/run.py` from the repository root, with the virtualenv that has agent-memory
+installed (`.venv`), ripgrep installed, and matplotlib for the plot (`.venv/bin/pip install matplotlib`).
+`python bench/run.py --quick` is the smoke test that CI runs (200 notes, few runs, writes nothing).
+
+Every figure comes from whole processes (what an agent pays per call), run in alternation (A, B, C, then
+B, C, A...) after warm-up runs, on synthetic notes generated with a fixed seed by `bench/data.py` (Markdown
+with YAML frontmatter, 300 B to 20 KB, median about 1.5 KB; about 3 notes in 1,000 contain the query phrase,
+half of them in title case). The network side is the Hub emulator of the test suite (`tests/hub_emulator.py`)
+with the real `huggingface_hub` and `hf_xet`, in the benchmark process. The machine is shared and noisy: only
+the ratios measured in the same rounds are meaningful; absolute times are context.
+"""
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description="Benchmarks of agent-memory against rg, grep and hf.")
+    parser.add_argument("--quick", action="store_true", help="smoke test: small sizes, few runs, no docs")
+    parser.add_argument("--keep", action="store_true", help="keep the scratch folder (its path is printed)")
+    options = parser.parse_args()
+    corpus.check_tools()
+    # start-up must not measure compilation (PYTHONDONTWRITEBYTECODE may be set): compile once, up front
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "helper" / "agent_memory")], check=False)
+
+    started = time.monotonic()
+    root = Path(tempfile.mkdtemp(prefix="agent-memory-bench-"))
+    emulator = env.start_emulator(root)
+    ctx = corpus.Context(
+        root=root,
+        emulator=emulator,
+        sizes=[200] if options.quick else [1_000, 10_000, 50_000],
+        runs=2 if options.quick else 10,
+    )
+    tables, failed = [], []
+    try:
+        for size in ctx.sizes:
+            _progress(f"preparing {size:,} notes")
+            corpus.prepare(ctx, size)
+        for case in (local.search, local.startup, remote.refresh, remote.save, remote.skills):
+            _progress(f"running {case.__name__}")
+            try:
+                found = case(ctx)
+            except Exception:
+                failed.append(case.__name__)
+                traceback.print_exc()
+                continue
+            tables += found
+            print(report.console(found), flush=True)
+    finally:
+        emulator.stop()
+        if options.keep:
+            _progress(f"scratch folder kept: {root}")
+        else:
+            shutil.rmtree(root, ignore_errors=True)
+    print("### Summary\n\n" + report.summary(tables), flush=True)
+    if failed:
+        _progress(f"FAILED: {', '.join(failed)}")
+        return 1
+    elapsed = time.monotonic() - started
+    if not options.quick:
+        report.plot_search(REPO / "docs" / "search-latency.png", ctx.search_latency)
+        report.write_doc(
+            REPO / "docs" / "benchmarks.md",
+            tables,
+            report.machine(),
+            intro=INTRO,
+            plot="search-latency.png",
+            elapsed=elapsed,
+        )
+        _progress("wrote docs/benchmarks.md and docs/search-latency.png")
+    _progress(f"done in {elapsed:.0f} s")
+    return 0
+
+
+def _progress(text: str) -> None:
+    print(f"[bench] {text}", file=sys.stderr, flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
