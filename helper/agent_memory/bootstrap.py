@@ -22,7 +22,8 @@ from . import config as config_file
 from .agents import claude, codex
 from .errors import AccessError, AgentMemoryError, UsageError
 from .fsutil import write_atomic
-from .installing import install_files, install_revision, local_changes, read_marker, skill_roots
+from .installed import local_changes, read_marker, sha256, skill_roots
+from .installing import install_files, install_revision
 from .store import StoreError, folder_path, open_store, parse_bucket
 
 CORE_SKILL_DIR = Path(__file__).parent / "core_skill"
@@ -242,7 +243,7 @@ def _install_core_skill(roots: dict[str, Path], replace: bool, warnings: list[st
 
 def _installed_files_match(dest: Path, files: dict[str, bytes]) -> bool:
     marker = read_marker(dest) or {}
-    return marker.get("files") == {p: hashlib.sha256(d).hexdigest() for p, d in sorted(files.items())}
+    return marker.get("files") == {p: sha256(d) for p, d in sorted(files.items())}
 
 
 def _install_shared_skill(name: str, revision: str, agent: str, warnings: list[str]) -> None:

@@ -77,7 +77,7 @@ class ProjectCache:
     def add(self, notes: dict[str, bytes | Path]) -> None:
         """Put complete notes (bytes, or downloaded files on this filesystem) into the cache and the pack."""
         with locked(self.dir / ".lock"):
-            records = []
+            added = []
             for note_id, source in notes.items():
                 target = self.note_file(note_id)
                 if target.exists():  # another process cached it meanwhile: notes are immutable
@@ -87,16 +87,13 @@ class ProjectCache:
                     os.replace(source, target)
                 else:
                     write_atomic(target, source)
-                records.append(record(note_id, target.read_bytes()))
-            if records:
-                self._append(b"".join(records))
-
-    def _append(self, records: bytes) -> None:
-        if not self.pack.exists():
-            self._rebuild_locked()
-            return
-        with open(self.pack, "ab") as handle:
-            handle.write(records)
+                added.append(note_id)
+            if not self.pack.exists():
+                self._rebuild_locked()  # covers the new notes too
+            elif added:
+                records = b"".join(record(note_id, self.note_file(note_id).read_bytes()) for note_id in added)
+                with open(self.pack, "ab") as handle:
+                    handle.write(records)
 
     def drop(self, note_ids: set[str]) -> None:
         """Remove notes that the bucket no longer lists, and rebuild the pack without them."""
@@ -111,9 +108,12 @@ class ProjectCache:
         data = self.pack.read_bytes() if self.pack.exists() else b""
         return {chunk[: chunk.find(b"\t")].decode() for chunk in data.split(b"\x00")[1:]}
 
-    def repair(self) -> None:
-        """Rebuild the pack if it does not describe exactly the cached notes (e.g. after a crash mid-append)."""
-        if self.pack_ids() != self.ids():
+    def repair(self, cached: set[str] | None = None) -> None:
+        """Rebuild the pack if it does not describe exactly the cached notes (e.g. after a crash mid-append).
+
+        `cached` saves listing the notes folder again when the caller knows what it holds.
+        """
+        if self.pack_ids() != (self.ids() if cached is None else cached):
             with locked(self.dir / ".lock"):
                 self._rebuild_locked()
 

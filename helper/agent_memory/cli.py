@@ -24,44 +24,56 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message}.", next_step=f"{self.prog} --help")
 
 
-def _build_parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--json", action="store_true", help="print one JSON object on stdout")
-
+def _build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser; with `command`, only that command's arguments are declared (the others cost start-up time)."""
     parser = _Parser(prog="agent-memory", description="Portable memory and skills for coding agents.")
     parser.add_argument("--version", action="version", version=f"agent-memory {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     commands.required = True
+    for name, (summary, declare) in _COMMANDS.items():
+        sub = commands.add_parser(name, help=summary, description=summary[0].upper() + summary[1:] + ".")
+        if command in (None, name):
+            declare(sub)
+    return parser
 
-    project = commands.add_parser("project", help="map directories to projects").add_subparsers(
-        dest="action", metavar="ACTION", parser_class=_Parser
-    )
-    project.required = True
-    p = project.add_parser("map", parents=[common], help="map DIR (default: here) to project NAME")
+
+def _with_json(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    return parser
+
+
+def _actions(parser: argparse.ArgumentParser) -> argparse._SubParsersAction:
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
+    actions.required = True
+    return actions
+
+
+def _declare_project(parser: argparse.ArgumentParser) -> None:
+    actions = _actions(parser)
+    p = _with_json(actions.add_parser("map", help="map DIR (default: here) to project NAME"))
     p.add_argument("name")
     p.add_argument("dir", nargs="?")
     p.set_defaults(handler=_project_map)
-    p = project.add_parser("show", parents=[common], help="the project of the current directory")
-    p.set_defaults(handler=_project_show)
-
-    config = commands.add_parser("config", help="this machine's settings").add_subparsers(
-        dest="action", metavar="ACTION", parser_class=_Parser
+    _with_json(actions.add_parser("show", help="the project of the current directory")).set_defaults(
+        handler=_project_show
     )
-    config.required = True
-    p = config.add_parser("set", parents=[common], help="set a setting (bucket)")
+
+
+def _declare_config(parser: argparse.ArgumentParser) -> None:
+    actions = _actions(parser)
+    p = _with_json(actions.add_parser("set", help="set a setting (bucket)"))
     p.add_argument("key", choices=["bucket"])
     p.add_argument("value", help="owner/name, hf://buckets/owner/name or file:///absolute/path")
     p.set_defaults(handler=_config_set)
-    p = config.add_parser("show", parents=[common], help="print the settings")
-    p.set_defaults(handler=_config_show)
+    _with_json(actions.add_parser("show", help="print the settings")).set_defaults(handler=_config_show)
 
-    p = commands.add_parser(
-        "save",
-        parents=[common],
-        help="save a note or checkpoint (body from --file or stdin)",
-        description="Save a Markdown note to the bucket. It is kept locally first; if the upload fails it stays "
-        "pending (exit 75) until `agent-memory save --retry ID` confirms it.",
+
+def _declare_save(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Save a Markdown note to the bucket. It is kept locally first; if the upload fails it stays "
+        "pending (exit 75) until `agent-memory save --retry ID` confirms it."
     )
+    _with_json(p)
     p.add_argument("--title", help="default: the first heading, else the first line")
     p.add_argument("--kind", default="note", choices=["note", "checkpoint"])
     p.add_argument("--tag", action="append", default=[], help="repeatable")
@@ -74,7 +86,9 @@ def _build_parser() -> argparse.ArgumentParser:
     retry.add_argument("--retry-all", action="store_true", help="retry every pending note")
     p.set_defaults(handler=_save)
 
-    p = commands.add_parser("search", parents=[common], help="refresh the cache and search this project's notes")
+
+def _declare_search(p: argparse.ArgumentParser) -> None:
+    _with_json(p)
     p.add_argument("query", nargs="?", default="", help="literal text, case-insensitive; empty lists recent notes")
     p.add_argument("--limit", type=int, default=10)
     p.add_argument("--kind", choices=["note", "checkpoint"])
@@ -82,48 +96,48 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--skills", action="store_true", help="search published skill revisions instead of notes")
     p.set_defaults(handler=_search)
 
-    p = commands.add_parser(
-        "read",
-        parents=[common],
-        help="print a note's exact bytes (or a skill file)",
-        usage="agent-memory read NOTE_ID [--fresh] | agent-memory read --skill NAME --revision REV [FILE]",
-    )
+
+def _declare_read(p: argparse.ArgumentParser) -> None:
+    p.usage = "agent-memory read NOTE_ID [--fresh] | agent-memory read --skill NAME --revision REV [FILE]"
+    _with_json(p)
     p.add_argument("target", nargs="?", metavar="NOTE_ID|FILE")
     p.add_argument("--fresh", action="store_true", help="read it from the bucket, bypassing the cache")
     p.add_argument("--skill", metavar="NAME", help="read a file of a published skill revision")
     p.add_argument("--revision", metavar="REV")
     p.set_defaults(handler=_read)
 
-    p = commands.add_parser(
-        "publish-skill",
-        parents=[common],
-        help="publish a skill folder as a new immutable revision",
-        usage="agent-memory publish-skill DIR [--name NAME] | agent-memory publish-skill --retry REVISION",
-    )
+
+def _declare_publish_skill(p: argparse.ArgumentParser) -> None:
+    p.usage = "agent-memory publish-skill DIR [--name NAME] | agent-memory publish-skill --retry REVISION"
+    _with_json(p)
     p.add_argument("dir", nargs="?", metavar="DIR")
     p.add_argument("--name", help="must equal the name in SKILL.md (default: that name)")
     p.add_argument("--retry", metavar="REVISION", help="finish an interrupted publication from its frozen snapshot")
     p.set_defaults(handler=_publish_skill)
 
-    p = commands.add_parser("install-skill", parents=[common], help="install a skill at an explicit revision")
+
+def _declare_install_skill(p: argparse.ArgumentParser) -> None:
+    _with_json(p)
     p.add_argument("name", metavar="NAME")
     p.add_argument("--revision", required=True, metavar="REV")
     p.add_argument("--agent", default="all", choices=["codex", "claude", "all"])
     p.add_argument("--replace", action="store_true", help="replace an installed folder (a backup is kept)")
     p.set_defaults(handler=_install_skill)
 
-    p = commands.add_parser("status", parents=[common], help="configuration, project, pending uploads")
-    p.set_defaults(handler=_status)
 
-    p = commands.add_parser(
-        "bootstrap",
-        parents=[common],
-        help="set up this machine: bucket, project, core skill, instructions, verification",
-        description="Set up (or repair) this machine. Safe to run again: it only adds what is missing.",
-    )
+def _declare_status(p: argparse.ArgumentParser) -> None:
+    _with_json(p).set_defaults(handler=_status)
+
+
+def _declare_bootstrap(p: argparse.ArgumentParser) -> None:
+    p.description = "Set up (or repair) this machine. Safe to run again: it only adds what is missing."
+    _with_json(p)
     p.add_argument("--project", required=True, help="the project name for --dir")
-    p.add_argument("--bucket", help="owner/name, hf://buckets/owner/name or file:///path (default: the configured one, "
-                   "else <your user>/agent-memory, created private)")
+    p.add_argument(
+        "--bucket",
+        help="owner/name, hf://buckets/owner/name or file:///path "
+        "(default: the configured one, else <your user>/agent-memory, created private)",
+    )
     p.add_argument("--dir", help="the directory to map to the project (default: here)")
     p.add_argument("--agent", default="both", choices=["codex", "claude", "both"])
     p.add_argument("--skill", action="append", default=[], metavar="NAME@REVISION", help="also install; repeatable")
@@ -134,13 +148,25 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--replace", action="store_true", help="replace a locally modified core skill (a backup is kept)")
     p.set_defaults(handler=_bootstrap)
 
-    instructions = commands.add_parser("instructions", help="the managed block in the agents' instruction files")
-    actions = instructions.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
-    actions.required = True
-    p = actions.add_parser("remove", parents=[common], help="remove the agent-memory block, and nothing else")
+
+def _declare_instructions(parser: argparse.ArgumentParser) -> None:
+    p = _with_json(_actions(parser).add_parser("remove", help="remove the agent-memory block, and nothing else"))
     p.add_argument("--agent", default="both", choices=["codex", "claude", "both"])
     p.set_defaults(handler=_instructions_remove)
-    return parser
+
+
+_COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
+    "project": ("map directories to projects", _declare_project),
+    "config": ("this machine's settings", _declare_config),
+    "save": ("save a note or checkpoint (body from --file or stdin)", _declare_save),
+    "search": ("refresh the cache and search this project's notes", _declare_search),
+    "read": ("print a note's exact bytes (or a skill file)", _declare_read),
+    "publish-skill": ("publish a skill folder as a new immutable revision", _declare_publish_skill),
+    "install-skill": ("install a skill at an explicit revision", _declare_install_skill),
+    "status": ("configuration, project, pending uploads, installed skills", _declare_status),
+    "bootstrap": ("set up this machine: bucket, project, core skill, instructions, verification", _declare_bootstrap),
+    "instructions": ("the managed block in the agents' instruction files", _declare_instructions),
+}
 
 
 # -- handlers: each returns (JSON object, human text, exit code) -------------------------------------------
@@ -394,7 +420,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     as_json = "--json" in argv
     try:
-        args = _build_parser().parse_args(argv)
+        args = _build_parser(argv[0] if argv and argv[0] in _COMMANDS else None).parse_args(argv)
         as_json = args.json
         handler: Callable[[argparse.Namespace], Outcome] = args.handler
         result, text, code = handler(args)

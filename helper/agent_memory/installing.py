@@ -7,8 +7,6 @@ or `~/.claude/skills` would show up as a second skill. Downloaded files are writ
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import json
 import os
 import secrets
@@ -19,21 +17,10 @@ from typing import Any
 
 from . import config as config_file
 from . import notes, paths, skills
-from .agents import claude, codex
-from .errors import AccessError, AgentMemoryError, ContentRefused, UsageError
+from .errors import AccessError, AgentMemoryError, ContentRefused
 from .fsutil import write_atomic
+from .installed import folder_files, sha256, skill_roots
 from .store import StoreError, UnsafeObject, open_store
-
-SKILL_DIRS = {"codex": codex.skills_dir, "claude": claude.skills_dir}
-
-
-def skill_roots(agent: str) -> dict[str, Path]:
-    """The user skill folders of `agent` (`codex`, `claude`, or `all`/`both`)."""
-    if agent in ("all", "both"):
-        return {name: folder() for name, folder in SKILL_DIRS.items()}
-    if agent not in SKILL_DIRS:
-        raise UsageError(f"Unknown agent {agent!r}: use codex, claude or all.")
-    return {agent: SKILL_DIRS[agent]()}
 
 
 def install_revision(name: str, revision: str, *, agent: str = "all", replace: bool = False) -> dict[str, Any]:
@@ -116,7 +103,7 @@ def install_files(
             next_step=f"add --replace to install it anyway (the current folder is backed up under {backups_dir()})",
         )
     saved = _back_up(name, existing) if existing and backup else None
-    record = {**marker, "installed": notes.utc_now(), "files": {p: _sha256(d) for p, d in sorted(files.items())}}
+    record = {**marker, "installed": notes.utc_now(), "files": {p: sha256(d) for p, d in sorted(files.items())}}
     staged: dict[str, Path] = {}
     try:
         for agent, dest in destinations.items():
@@ -191,17 +178,6 @@ def _back_up(name: str, existing: dict[str, Path]) -> Path:
     return backup
 
 
-def folder_files(folder: Path) -> dict[str, bytes | None]:
-    """Files of an installed folder (relative path -> bytes; None for anything that is not a regular file)."""
-    found: dict[str, bytes | None] = {}
-    for entry in sorted(folder.rglob("*")) if folder.is_dir() else []:
-        relative = entry.relative_to(folder).as_posix()
-        if relative == skills.MARKER or (entry.is_dir() and not entry.is_symlink()):
-            continue
-        found[relative] = entry.read_bytes() if entry.is_file() and not entry.is_symlink() else None
-    return found
-
-
 def diff(folder: Path, files: dict[str, bytes]) -> dict[str, list[str]]:
     """How `files` differ from what `folder` holds: `{"added", "removed", "changed"}`."""
     current = folder_files(folder)
@@ -216,50 +192,3 @@ def describe(changes: dict[str, list[str]]) -> str:
     """`diff()` in words."""
     parts = [f"{kind} {', '.join(items)}" for kind, items in changes.items() if items]
     return "the new files would be identical" if not parts else "the new revision has " + "; ".join(parts)
-
-
-def read_marker(folder: Path) -> dict[str, Any] | None:
-    """The install marker of a folder we installed, or None."""
-    with contextlib.suppress(OSError, ValueError):
-        value = json.loads((folder / skills.MARKER).read_text(encoding="utf-8"))
-        return value if isinstance(value, dict) else None
-    return None
-
-
-def local_changes(folder: Path) -> dict[str, list[str]] | None:
-    """How an installed folder differs from what we installed in it (None if it has no marker)."""
-    marker = read_marker(folder)
-    if marker is None:
-        return None
-    installed = dict(marker.get("files") or {})
-    current = {p: (_sha256(d) if d is not None else None) for p, d in folder_files(folder).items()}
-    return {
-        "added": sorted(set(current) - set(installed)),
-        "removed": sorted(set(installed) - set(current)),
-        "changed": sorted(p for p in set(current) & set(installed) if current[p] != installed[p]),
-    }
-
-
-def installed_skills() -> list[dict[str, Any]]:
-    """Every skill folder we installed, per agent, with its revision and whether it was edited locally."""
-    found = []
-    for agent, root in skill_roots("all").items():
-        for folder in sorted(root.iterdir()) if root.is_dir() else []:
-            marker = read_marker(folder)
-            if marker is None:
-                continue
-            changes = local_changes(folder) or {}
-            found.append(
-                {
-                    "agent": agent,
-                    "name": marker.get("name"),
-                    "revision": marker.get("revision"),
-                    "path": str(folder),
-                    "modified": any(changes.values()),
-                }
-            )
-    return found
-
-
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()

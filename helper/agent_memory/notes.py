@@ -130,12 +130,13 @@ def parse(data: bytes) -> tuple[dict[str, Any], str]:
     """Frontmatter and body of a note file; a file without valid frontmatter has empty metadata."""
     import yaml
 
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser is ten times faster
     text = data.decode("utf-8", errors="replace")
     if text.startswith("---\n") or text.startswith("---\r\n"):
         end = re.search(r"^---\s*$", text[4:], flags=re.MULTILINE)
         if end:
             try:
-                meta = yaml.safe_load(text[4 : 4 + end.start()])
+                meta = yaml.load(text[4 : 4 + end.start()], Loader=loader)  # a safe loader: plain data only
             except yaml.YAMLError:
                 meta = None
             if isinstance(meta, dict):

@@ -7,7 +7,6 @@ It is removed only once SKILL.md, and therefore the whole revision, is confirmed
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
@@ -16,7 +15,6 @@ from typing import Any
 
 from . import config as config_file
 from . import notes, skills
-from .deadline import Budget
 from .errors import AgentMemoryError
 from .fsutil import write_atomic, write_json_atomic
 from .store import StoreError, landed_anyway, open_store
@@ -28,7 +26,7 @@ def publish(folder: str, name: str | None = None) -> dict[str, Any]:
     meta, files = skills.read_folder(Path(folder).expanduser(), name)
     revision = notes.new_id()
     snapshot = _freeze(bucket, meta["name"], revision, files)
-    return _upload(snapshot, Budget(), check_first=False)
+    return _upload(snapshot, check_first=False)
 
 
 def retry(revision: str) -> dict[str, Any]:
@@ -39,17 +37,7 @@ def retry(revision: str) -> dict[str, Any]:
             f"No pending publication {revision} on this machine (it may already be published).",
             next_step="agent-memory status (lists pending publications)",
         )
-    return _upload(snapshot, Budget(), check_first=True)
-
-
-def pending_publications() -> list[dict[str, Any]]:
-    """The manifests of publications not confirmed yet."""
-    root = skills.pending_root()
-    found = []
-    for manifest in sorted(root.glob("*/manifest.json")) if root.is_dir() else []:
-        with contextlib.suppress(ValueError, OSError):
-            found.append(json.loads(manifest.read_text(encoding="utf-8")))
-    return found
+    return _upload(snapshot, check_first=True)
 
 
 def _freeze(bucket: str, name: str, revision: str, files: dict[str, bytes]) -> Path:
@@ -72,13 +60,13 @@ def _freeze(bucket: str, name: str, revision: str, files: dict[str, bytes]) -> P
     return final
 
 
-def _upload(snapshot: Path, budget: Budget, *, check_first: bool) -> dict[str, Any]:
+def _upload(snapshot: Path, *, check_first: bool) -> dict[str, Any]:
     manifest = json.loads((snapshot / "manifest.json").read_text(encoding="utf-8"))
     prefix = skills.revision_prefix(manifest["name"], manifest["revision"])
     files = {relative: (snapshot / "files" / relative).read_bytes() for relative in manifest["files"]}
     skill_md = (f"{prefix}/{skills.SKILL_FILE}", files[skills.SKILL_FILE])
     supporting = [(f"{prefix}/{rel}", data) for rel, data in files.items() if rel != skills.SKILL_FILE]
-    store = open_store(manifest["bucket"], deadline=budget)
+    store = open_store(manifest["bucket"])  # one time budget for the whole publication
     try:
         if not (check_first and store.holds(*skill_md)):
             if supporting:

@@ -40,6 +40,6 @@ def refresh(store: Store, cache: ProjectCache, project: str) -> dict[str, int]:
     gone = cached - remote.keys()
     if gone:
         cache.drop(gone)
-    cache.repair()
+    cache.repair(cached=set(remote))
     cache.record_refresh()
     return {"listed": len(remote), "downloaded": len(missing), "dropped": len(gone)}

@@ -7,6 +7,8 @@ listed. Nothing is ever modified in place; an update is a new revision. There is
 
 from __future__ import annotations
 
+import contextlib
+import json
 import re
 import unicodedata
 from pathlib import Path
@@ -145,6 +147,16 @@ def published_at(revision: str) -> str | None:
 def pending_root() -> Path:
     """Frozen snapshots of publications that are not confirmed yet."""
     return paths.state_dir() / "pending-skills"
+
+
+def pending_publications() -> list[dict[str, Any]]:
+    """The manifests of publications not confirmed yet."""
+    root = pending_root()
+    found = []
+    for manifest in sorted(root.glob("*/manifest.json")) if root.is_dir() else []:
+        with contextlib.suppress(ValueError, OSError):
+            found.append(json.loads(manifest.read_text(encoding="utf-8")))
+    return found
 
 
 def not_found(name: str, revision: str, bucket: str) -> AgentMemoryError:

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from typing import Any
 
 from . import __version__, paths, pending
 from . import config as config_file
 from .cache import ProjectCache
 from .errors import NotSetUp
-from .installing import installed_skills
+from .installed import installed_skills
 from .projects import resolve
-from .publishing import pending_publications
+from .skills import pending_publications
 
 
 def status() -> dict[str, Any]:
@@ -54,6 +53,8 @@ def _pending_summary(entry: dict[str, Any]) -> dict[str, Any]:
 def _age(stamp: str | None) -> int | None:
     if not stamp:
         return None
+    from datetime import datetime, timezone  # only when something is pending
+
     try:
         queued = datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
     except ValueError:

@@ -1,0 +1,87 @@
+"""What is installed in the agents' skill folders: where those folders are, and our install markers.
+
+Kept apart from `installing` so that `status` can answer without loading the install machinery.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from pathlib import Path
+from typing import Any
+
+from . import skills
+from .agents import claude, codex
+from .errors import UsageError
+
+SKILL_DIRS = {"codex": codex.skills_dir, "claude": claude.skills_dir}
+
+
+def skill_roots(agent: str) -> dict[str, Path]:
+    """The user skill folders of `agent` (`codex`, `claude`, or `all`/`both`)."""
+    if agent in ("all", "both"):
+        return {name: folder() for name, folder in SKILL_DIRS.items()}
+    if agent not in SKILL_DIRS:
+        raise UsageError(f"Unknown agent {agent!r}: use codex, claude or all.")
+    return {agent: SKILL_DIRS[agent]()}
+
+
+def folder_files(folder: Path) -> dict[str, bytes | None]:
+    """Files of an installed folder (relative path -> bytes; None for anything that is not a regular file)."""
+    found: dict[str, bytes | None] = {}
+    for entry in sorted(folder.rglob("*")) if folder.is_dir() else []:
+        relative = entry.relative_to(folder).as_posix()
+        if relative == skills.MARKER or (entry.is_dir() and not entry.is_symlink()):
+            continue
+        found[relative] = entry.read_bytes() if entry.is_file() and not entry.is_symlink() else None
+    return found
+
+
+def read_marker(folder: Path) -> dict[str, Any] | None:
+    """The install marker of a folder we installed, or None."""
+    with contextlib.suppress(OSError, ValueError):
+        value = json.loads((folder / skills.MARKER).read_text(encoding="utf-8"))
+        return value if isinstance(value, dict) else None
+    return None
+
+
+def local_changes(folder: Path) -> dict[str, list[str]] | None:
+    """How an installed folder differs from what we installed in it (None if it has no marker)."""
+    marker = read_marker(folder)
+    if marker is None:
+        return None
+    installed = dict(marker.get("files") or {})
+    current = {p: (sha256(d) if d is not None else None) for p, d in folder_files(folder).items()}
+    return {
+        "added": sorted(set(current) - set(installed)),
+        "removed": sorted(set(installed) - set(current)),
+        "changed": sorted(p for p in set(current) & set(installed) if current[p] != installed[p]),
+    }
+
+
+def installed_skills() -> list[dict[str, Any]]:
+    """Every skill folder we installed, per agent, with its revision and whether it was edited locally."""
+    found = []
+    for agent, root in skill_roots("all").items():
+        for folder in sorted(root.iterdir()) if root.is_dir() else []:
+            marker = read_marker(folder)
+            if marker is None:
+                continue
+            changes = local_changes(folder) or {}
+            found.append(
+                {
+                    "agent": agent,
+                    "name": marker.get("name"),
+                    "revision": marker.get("revision"),
+                    "path": str(folder),
+                    "modified": any(changes.values()),
+                }
+            )
+    return found
+
+
+def sha256(data: bytes) -> str:
+    """Hex SHA-256 of `data` (the install marker records one per file)."""
+    import hashlib  # loads OpenSSL: only when there is something to hash
+
+    return hashlib.sha256(data).hexdigest()
