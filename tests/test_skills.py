@@ -27,7 +27,7 @@ def make_skill(folder: Path, name: str = "db-migrations", description: str = "Wr
     (folder / "references").mkdir(exist_ok=True)
     (folder / "references" / "checklist.md").write_text("- back up first\n")
     (folder / "scripts").mkdir(exist_ok=True)
-    (folder / "scripts" / "check.sh").write_text("#!/bin/sh\ntouch \"$HOME/SCRIPT-WAS-RUN\"\n")
+    (folder / "scripts" / "check.sh").write_text('#!/bin/sh\ntouch "$HOME/SCRIPT-WAS-RUN"\n')
     (folder / "data.bin").write_bytes(bytes(range(256)) * 4)
     return folder
 

@@ -26,11 +26,13 @@ def bucket_key(uri: str) -> str:
     """A folder name that identifies a bucket (hub names cannot contain `--`, so this is unambiguous)."""
     if (ident := hub_id(uri)) is not None:
         return "hf--" + ident.replace("/", "--")
+    import re
     from binascii import crc32  # not hashlib: loading OpenSSL would slow down every search
 
     folder = str(folder_path(uri))
-    slug = "-".join(part for part in folder.split("/")[-2:] if part)
-    return f"file--{''.join(c if c.isalnum() or c in '._-' else '_' for c in slug)[:60]}--{crc32(folder.encode()):08x}"
+    # readable (the last two folder names) and distinct (a checksum of the whole path)
+    slug = re.sub(r"[^A-Za-z0-9._-]", "_", "-".join(folder.strip("/").split("/")[-2:]))[:60]
+    return f"file--{slug}--{crc32(folder.encode()):08x}"
 
 
 def record(note_id: str, data: bytes) -> bytes:
@@ -45,6 +47,8 @@ def record(note_id: str, data: bytes) -> bytes:
 
 
 def _one_line(value: Any) -> str:
+    if hasattr(value, "strftime"):  # an unquoted timestamp in a note written by another tool
+        value = value.strftime("%Y-%m-%dT%H:%M:%SZ")
     return " ".join(str(value if value is not None else "").split())
 
 

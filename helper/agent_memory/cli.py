@@ -19,7 +19,25 @@ from .errors import OK, PENDING, AgentMemoryError, UsageError
 Outcome = tuple[dict[str, Any], str, int]  # JSON object, human text, exit code
 
 
+class _Formatter(argparse.HelpFormatter):
+    """argparse builds a formatter for every argument it declares, and asks shutil for the terminal width each
+    time: importing shutil alone costs more start-up time than all of agent-memory's own modules."""
+
+    def __init__(self, prog: str) -> None:
+        try:
+            width = int(os.environ["COLUMNS"])
+        except (KeyError, ValueError):
+            try:
+                width = os.get_terminal_size().columns
+            except OSError:
+                width = 80
+        super().__init__(prog, width=width - 2)
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, formatter_class=_Formatter, **kwargs)
+
     def error(self, message: str) -> None:  # type: ignore[override]
         raise UsageError(f"{message}.", next_step=f"{self.prog} --help")
 
@@ -269,7 +287,8 @@ def _search_skills(args: argparse.Namespace) -> Outcome:
     from .skill_catalog import discover
 
     result, sync = discover(args.query, offline=args.offline)
-    lines = [f"{s['name']}  {s['revision']}  {s['description']}" for s in result["skills"][: args.limit]]
+    result["skills"] = result["skills"][: args.limit]
+    lines = [f"{s['name']}  {s['revision']}  {s['description']}" for s in result["skills"]]
     return result, "\n".join(lines) or "No matching skills.", _sync_outcome(sync)
 
 

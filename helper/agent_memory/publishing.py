@@ -80,6 +80,7 @@ def _upload(snapshot: Path, *, check_first: bool) -> dict[str, Any]:
             )
             write_json_atomic(snapshot / "manifest.json", manifest)
             return _result(manifest, "pending", exc.detail)
+    (snapshot / "manifest.json").unlink()  # first: a half-removed snapshot must not look pending
     shutil.rmtree(snapshot, ignore_errors=True)
     return _result(manifest, "published")
 

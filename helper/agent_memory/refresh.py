@@ -14,26 +14,25 @@ from .store import Store, StoreError
 _NOTE_FILE = re.compile(r"^projects/[^/]+/notes/([A-Za-z0-9][A-Za-z0-9._-]{0,127})\.md$")
 
 
-def refresh(store: Store, cache: ProjectCache, project: str) -> dict[str, int]:
-    """Sync the cache of `project`; returns counts `{"listed", "downloaded", "dropped"}`; raises StoreError."""
-    listing = store.list(f"projects/{project}/notes")
+def refresh(store: Store, cache: ProjectCache) -> None:
+    """Sync the cache of one project with the bucket; raises StoreError (and then changes nothing)."""
     remote = {}
-    for info in listing:
+    for info in store.list(f"projects/{cache.project}/notes"):
         match = _NOTE_FILE.match(info.path)
         if match and ".." not in match.group(1):
             remote[match.group(1)] = info
     cached = cache.ids()
-    missing = [remote[note_id] for note_id in sorted(remote.keys() - cached)]
-    if missing:
+    new_ids = sorted(remote.keys() - cached)
+    if new_ids:
         staging = cache.staging()
         try:
-            store.fetch(missing, staging)
+            store.fetch([remote[note_id] for note_id in new_ids], staging)
             complete = {}
-            for info in missing:
-                file = staging / info.path
-                if not file.is_file() or file.stat().st_size != info.size:
-                    raise StoreError("error", f"incomplete download of {info.path}")
-                complete[_NOTE_FILE.match(info.path).group(1)] = file  # type: ignore[union-attr]
+            for note_id in new_ids:
+                file = staging / remote[note_id].path
+                if not file.is_file() or file.stat().st_size != remote[note_id].size:
+                    raise StoreError("error", f"incomplete download of {remote[note_id].path}")
+                complete[note_id] = file
             cache.add(complete)
         finally:
             cache.discard_staging(staging)
@@ -42,4 +41,3 @@ def refresh(store: Store, cache: ProjectCache, project: str) -> dict[str, int]:
         cache.drop(gone)
     cache.repair(cached=set(remote))
     cache.record_refresh()
-    return {"listed": len(remote), "downloaded": len(missing), "dropped": len(gone)}

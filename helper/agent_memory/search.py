@@ -113,7 +113,6 @@ def search(
     return results
 
 
-
 def search_project(query: str, *, limit: int = 10, kind: str | None = None, offline: bool = False) -> dict[str, Any]:
     """Refresh the current project's cache (unless `offline`), then search it: the command's JSON result."""
     from . import config as config_file
@@ -127,7 +126,7 @@ def search_project(query: str, *, limit: int = 10, kind: str | None = None, offl
     if offline:
         sync = {"status": "stale", "reason": "offline", "detail": "--offline: the bucket was not consulted"}
     else:
-        sync = _refresh(bucket, cache, project)
+        sync = _refresh(bucket, cache)
     entries = pending.entries()
     mine = [e for e in entries if e.get("bucket") == bucket and e.get("project") == project]
     return {
@@ -139,12 +138,12 @@ def search_project(query: str, *, limit: int = 10, kind: str | None = None, offl
     }
 
 
-def _refresh(bucket: str, cache: ProjectCache, project: str) -> dict[str, Any]:
+def _refresh(bucket: str, cache: ProjectCache) -> dict[str, Any]:
     from .refresh import refresh
     from .store import StoreError, open_store
 
     try:
-        refresh(open_store(bucket), cache, project)
+        refresh(open_store(bucket), cache)
     except StoreError as exc:
         return {"status": "stale", "reason": exc.reason, "detail": exc.detail}
     return {"status": "fresh", "reason": None, "detail": None}

@@ -104,4 +104,3 @@ def read_file(name: str, revision: str, file: str = skills.SKILL_FILE) -> dict[s
             next_step=f"agent-memory read --skill {name} --revision {revision} (SKILL.md lists its files)",
         )
     return {"name": name, "revision": revision, "file": file, "content": content}
-
