@@ -111,6 +111,8 @@ def test_publish_discover_install_on_another_machine(alice, bob, hub, tmp_path):
         )
         assert marker["installed"].endswith("Z")
     assert not (bob.home / "SCRIPT-WAS-RUN").exists()  # downloaded scripts are never executed
+    again = bob.run("install-skill", "db-migrations", "--revision", result["revision"], "--json")
+    assert again.code == 0 and again.json == installed.json  # the same revision, unmodified: nothing to do
     status = bob.run("status", "--json").json["skills"]
     assert {(s["agent"], s["name"], s["revision"], s["modified"]) for s in status} == {
         ("codex", "db-migrations", result["revision"], False),

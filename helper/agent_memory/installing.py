@@ -19,7 +19,7 @@ from . import config as config_file
 from . import notes, paths, skills
 from .errors import AccessError, AgentMemoryError, ContentRefused
 from .fsutil import write_atomic
-from .installed import folder_files, sha256, skill_roots
+from .installed import folder_files, local_changes, read_marker, sha256, skill_roots
 from .store import StoreError, UnsafeObject, open_store
 
 
@@ -29,6 +29,10 @@ def install_revision(name: str, revision: str, *, agent: str = "all", replace: b
     skills.validate_revision(revision)
     roots = skill_roots(agent)
     bucket = config_file.bucket()
+    destinations = [root / name for root in roots.values()]
+    if not replace and all(_holds_revision(dest, bucket, revision) for dest in destinations):
+        # revisions are immutable: an unmodified install of the same one is already what was asked for
+        return {"name": name, "revision": revision, "installed": [str(d) for d in destinations], "backup": None}
     files = _download(bucket, name, revision)
     meta = skills.parse_skill_md(files[skills.SKILL_FILE], f"{name}@{revision}")
     if meta["name"] != name:
@@ -36,6 +40,13 @@ def install_revision(name: str, revision: str, *, agent: str = "all", replace: b
     marker = {"name": name, "revision": revision, "bucket": bucket}
     result = install_files(name, files, roots, marker, replace=replace)
     return {"name": name, "revision": revision, **result}
+
+
+def _holds_revision(folder: Path, bucket: str, revision: str) -> bool:
+    marker = read_marker(folder) or {}
+    changes = local_changes(folder) if marker else None
+    same = (marker.get("bucket"), marker.get("revision")) == (bucket, revision)
+    return same and changes is not None and not any(changes.values())
 
 
 def _download(bucket: str, name: str, revision: str) -> dict[str, bytes]:
