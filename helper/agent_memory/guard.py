@@ -6,7 +6,7 @@ A finding names the rule and the line, never the value.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 # values that only point at a secret (an environment variable, a call, a template) are not secrets
 _REFERENCE = r"(?![\"']?(?:\$|<|\{|%|\*{3}|os\.|process\.env|getenv|environ|env\[|\.\.\.|x{6}|your[_-]))"
@@ -36,8 +36,7 @@ RULES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
 )
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
     """A credential found in some text: which rule matched, on which line (1-based)."""
 
     rule: str

@@ -130,6 +130,7 @@ def _stage(dest: Path, files: dict[str, bytes], record: dict[str, Any]) -> Path:
     dest.parent.mkdir(parents=True, exist_ok=True)
     # a dot-folder beside the destination: same filesystem for the rename, and skipped by the agents' scans
     staging = Path(tempfile.mkdtemp(prefix=".agent-memory-stage-", dir=dest.parent))
+    os.chmod(staging, 0o755)  # mkdtemp's 0700 would make the installed skill unlike any other folder
     for relative, data in files.items():
         target = staging.joinpath(*relative.split("/"))
         target.parent.mkdir(parents=True, exist_ok=True)

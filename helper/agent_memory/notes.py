@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -22,11 +23,10 @@ _ORDER = ("id", "title", "kind", "project", "created", "agent", "session", "sour
 
 def new_id(now: datetime | None = None) -> str:
     """A fresh, globally unique id that sorts by creation time, e.g. `20261130-044012-123456-3f9a1c2b7d`."""
-    import secrets
     from datetime import datetime, timezone
 
     now = now or datetime.now(timezone.utc)
-    return f"{now:%Y%m%d-%H%M%S}-{now.microsecond:06d}-{secrets.token_hex(5)}"
+    return f"{now:%Y%m%d-%H%M%S}-{now.microsecond:06d}-{os.urandom(5).hex()}"
 
 
 def validate_id(note_id: str) -> str:
