@@ -110,6 +110,8 @@ def test_an_additional_machine_connects_without_creating_or_replacing(machine, m
 
     replaced = bootstrap(machine_b, "--replace")
     assert replaced.json["skill"]["kept"] == []
+    config = json.loads((machine_b.state / "config" / "config.json").read_text())
+    assert config["core_skill"]["space_revision"] == "abc123"  # kept by a run without --space-revision
     assert skill_tree(modified) == packaged_skill()
     backups = list((machine_b.state / "state" / "backups" / "skills").glob("agent-memory-*/claude/SKILL.md"))
     assert [b.read_text() for b in backups] == ["---\nname: agent-memory\ndescription: my own\n---\nmine\n"]

@@ -67,6 +67,8 @@ def bootstrap(
     skill = _install_core_skill(roots, replace, warnings)
     for name, revision in wanted_skills:
         _install_shared_skill(name, revision, agent, warnings)
+    recorded = config_file.load().get("core_skill") or {}
+    space_revision = space_revision or recorded.get("space_revision")  # a re-run without the flag keeps it
     config_file.update(core_skill={"version": __version__, "space_revision": space_revision})
 
     helper = helper_command()
