@@ -304,11 +304,11 @@ def _verify(bucket: str, project: str) -> tuple[dict[str, str], str | None]:
             saved = {"status": "saved"}
         if saved["status"] == "pending":
             return {"id": note_id, "status": "pending"}, saved["message"]
-        remote = open_store(bucket).read(path)
+        remote = store.read(path)
         if remote is None or f"id: {note_id}\n".encode() not in remote:
             return {"id": note_id, "status": "failed"}, f"{path} could not be read back from the bucket"
         cache = ProjectCache(bucket, project)
-        refresh(open_store(bucket), cache)
+        refresh(store, cache)
         found = search(cache, VERIFICATION_TITLE, limit=1000, kind=None, pending_notes=[])
         if note_id not in {r["id"] for r in found}:
             return {"id": note_id, "status": "failed"}, "search did not find the verification note"

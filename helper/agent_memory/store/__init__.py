@@ -1,6 +1,6 @@
 """Object stores behind one small interface: a Hugging Face bucket, or a local folder with the same layout.
 
-Objects are immutable and append-only: `put` never replaces an object with different bytes.
+Objects are immutable and append-only: callers write fresh paths, and check `holds()` before any rewrite.
 Backends import their heavy libraries lazily, so that offline commands never pay for them.
 """
 
@@ -63,7 +63,11 @@ class Store(ABC):
 
     @abstractmethod
     def put(self, path: str, data: bytes) -> None:
-        """Store `data` at `path` (a no-op if the same bytes are already there; ObjectConflict if others are)."""
+        """Store `data` at `path`.
+
+        A folder store refuses to replace other bytes (ObjectConflict) and accepts the same bytes again; the Hub
+        cannot refuse an overwrite, so callers write fresh paths or check `holds()` first.
+        """
 
     @abstractmethod
     def put_many(self, objects: list[tuple[str, bytes]]) -> None:
