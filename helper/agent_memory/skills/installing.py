@@ -18,9 +18,9 @@ from typing import Any
 from .. import config as config_file
 from .. import names, paths
 from ..clock import new_id, utc_now
-from ..errors import AccessError, AgentMemoryError, ContentRefused
+from ..errors import AgentMemoryError, ContentRefused
 from ..fsutil import write_atomic
-from ..store import StoreError, UnsafeObject, open_store
+from ..store import StoreError, UnsafeObject, open_store, user_error
 from . import format as skills
 from .installed import folder_files, local_changes, read_marker, sha256, skill_roots
 
@@ -104,10 +104,10 @@ def _executable(store: Any, name: str, revision: str, files: dict[str, bytes]) -
 
 
 def _store_failure(exc: StoreError, name: str, revision: str) -> AgentMemoryError:
-    error = AccessError if exc.reason == "auth" else AgentMemoryError
-    return error(
-        f"Could not download {name}@{revision}: {exc.detail}. Nothing was installed or changed.",
-        next_step=f"agent-memory install-skill {name} --revision {revision} (again, once that is fixed)",
+    return user_error(
+        exc,
+        f"Could not download {name}@{revision} (nothing was installed or changed)",
+        f"agent-memory install-skill {name} --revision {revision} (again, once that is fixed)",
     )
 
 
