@@ -179,7 +179,7 @@ def _declare_pending(parser: argparse.ArgumentParser) -> None:
         "until the bucket confirms it."
     )
     _with_json(parser).set_defaults(handler=_pending_list)
-    actions = parser.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
+    actions = parser.add_subparsers(dest="action", metavar="[ACTION]", parser_class=_Parser)
     _with_json(actions.add_parser("list", help="list what waits, and what is damaged (the default)")).set_defaults(
         handler=_pending_list
     )
