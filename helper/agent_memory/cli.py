@@ -230,9 +230,10 @@ def _project_show(args: argparse.Namespace) -> Outcome:
 
 def _config_set(args: argparse.Namespace) -> Outcome:
     from . import config
-    from .store import parse_bucket
+    from .store import check_private, parse_bucket
 
     bucket = parse_bucket(args.value)
+    check_private(bucket)
     config.update(bucket=bucket)
     return {"bucket": bucket}, f"bucket: {bucket}", OK
 

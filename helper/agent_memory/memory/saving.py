@@ -14,6 +14,7 @@ from .. import config as config_file
 from ..clock import new_id, utc_now
 from ..deadline import Budget
 from ..errors import AgentMemoryError, UsageError
+from ..store import check_private
 from . import notes
 from .cache import ProjectCache
 from .projects import resolve
@@ -40,6 +41,7 @@ def save(
     """
     config = config_file.load()
     bucket = config_file.bucket(config)
+    check_private(bucket)  # a folder store that others can open is refused before the note is kept anywhere
     project = project or resolve(config=config)["project"]
     if kind not in notes.KINDS:
         raise UsageError(f"Unknown kind {kind!r}: use one of {', '.join(notes.KINDS)}.")
