@@ -66,6 +66,14 @@ def _actions(parser: argparse.ArgumentParser) -> argparse._SubParsersAction:
     return actions
 
 
+def _agent_option(parser: argparse.ArgumentParser) -> None:
+    from . import agents
+
+    parser.add_argument(
+        "--agent", default="both", type=agents.choice, choices=agents.CHOICES, help="which agents (default: both)"
+    )
+
+
 def _declare_project(parser: argparse.ArgumentParser) -> None:
     actions = _actions(parser)
     p = _with_json(actions.add_parser("map", help="map DIR (default: here) to project NAME"))
@@ -138,7 +146,7 @@ def _declare_install_skill(p: argparse.ArgumentParser) -> None:
     _with_json(p)
     p.add_argument("name", metavar="NAME")
     p.add_argument("--revision", required=True, metavar="REV")
-    p.add_argument("--agent", default="all", choices=["codex", "claude", "all"])
+    _agent_option(p)
     p.add_argument("--replace", action="store_true", help="replace an installed folder (a backup is kept)")
     p.set_defaults(handler=_install_skill)
 
@@ -157,7 +165,7 @@ def _declare_bootstrap(p: argparse.ArgumentParser) -> None:
         "(default: the configured one, else <your user>/agent-memory, created private)",
     )
     p.add_argument("--dir", help="the directory to map to the project (default: here)")
-    p.add_argument("--agent", default="both", choices=["codex", "claude", "both"])
+    _agent_option(p)
     p.add_argument("--skill", action="append", default=[], metavar="NAME@REVISION", help="also install; repeatable")
     hooks = p.add_mutually_exclusive_group()
     hooks.add_argument("--hooks", dest="hooks", action="store_true", help="install the optional hooks")
@@ -169,7 +177,7 @@ def _declare_bootstrap(p: argparse.ArgumentParser) -> None:
 
 def _declare_instructions(parser: argparse.ArgumentParser) -> None:
     p = _with_json(_actions(parser).add_parser("remove", help="remove the agent-memory block, and nothing else"))
-    p.add_argument("--agent", default="both", choices=["codex", "claude", "both"])
+    _agent_option(p)
     p.set_defaults(handler=_instructions_remove)
 
 
@@ -420,10 +428,14 @@ def _instructions_remove(args: argparse.Namespace) -> Outcome:
     from . import agents
     from .setup import instructions
 
-    runtimes = agents.selected(args.agent)
-    removed = [str(path) for name in runtimes if instructions.remove(path := agents.runtime(name).instructions_file())]
-    text = "\n".join(f"Removed the agent-memory block from {path}" for path in removed) or "No block to remove."
-    return {"removed": removed}, text, OK
+    files = [agents.runtime(name).instructions_file() for name in agents.selected(args.agent)]
+    result = instructions.remove_blocks(files)
+    deleted = " and the file itself (bootstrap had created it; nothing else was in it)"
+    lines = [
+        f"Removed the agent-memory block from {path}" + (deleted if path in result["deleted"] else "")
+        for path in result["removed"]
+    ]
+    return result, "\n".join(lines) or "No block to remove.", OK
 
 
 def _status(args: argparse.Namespace) -> Outcome:

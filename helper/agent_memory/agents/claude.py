@@ -20,3 +20,8 @@ def instructions_file() -> Path:
 def skills_dir() -> Path:
     """The personal skill root (Claude Code moves it with CLAUDE_CONFIG_DIR)."""
     return config_dir() / "skills"
+
+
+def instructions_warning() -> str | None:
+    """None: no file makes Claude Code ignore CLAUDE.md (CLAUDE.local.md and project files add to it)."""
+    return None

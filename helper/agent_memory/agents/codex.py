@@ -26,7 +26,7 @@ def skills_dir() -> Path:
     return Path.home() / ".agents" / "skills"
 
 
-def override_warning() -> str | None:
+def instructions_warning() -> str | None:
     """A warning when a non-empty `AGENTS.override.md` makes Codex ignore `AGENTS.md`, else None."""
     override = home() / "AGENTS.override.md"
     try:

@@ -25,12 +25,15 @@ from . import format as skills
 from .installed import folder_files, local_changes, read_marker, sha256, skill_roots
 
 
-def install_revision(name: str, revision: str, *, agent: str = "both", replace: bool = False) -> dict[str, Any]:
-    """Download a complete revision, validate every path and file, install it; the contract's result."""
+def install_revision(
+    name: str, revision: str, *, agent: str = "both", replace: bool = False, bucket: str | None = None
+) -> dict[str, Any]:
+    """Download a complete revision from `bucket` (default: the configured one), validate every path and file,
+    install it; the contract's result."""
     names.skill(name)
     names.revision(revision)
     roots = skill_roots(agent)
-    bucket = config_file.bucket()
+    bucket = bucket or config_file.bucket()
     destinations = [root / name for root in roots.values()]
     if not replace and all(_holds_revision(dest, bucket, revision) for dest in destinations):
         # revisions are immutable: an unmodified install of the same one is already what was asked for
