@@ -299,7 +299,10 @@ def _read_body(file: str | None) -> bytes:
             with open(file, "rb") as handle:
                 return handle.read()
         except OSError as exc:
-            raise UsageError(f"Cannot read {file}: {exc.strerror}.") from exc
+            raise UsageError(
+                f"Cannot read {file}: {exc.strerror}.",
+                next_step="agent-memory save --file PATH with a file that exists and that you can read",
+            ) from exc
     if file is None and sys.stdin.isatty():
         raise UsageError(
             "No note body: pass --file PATH or pipe the text on stdin.",
@@ -312,9 +315,9 @@ def _search(args: argparse.Namespace) -> Outcome:
     from .memory.search import search_project
 
     if not 1 <= args.limit <= 1000:
-        raise UsageError("--limit must be between 1 and 1000.")
+        raise UsageError("--limit must be between 1 and 1000.", next_step="agent-memory search QUERY --limit 10")
     if "\x00" in args.query:
-        raise UsageError("The query cannot contain NUL characters.")
+        raise UsageError("The query cannot contain NUL characters.", next_step="agent-memory search TEXT (plain text)")
     if args.skills:
         return _search_skills(args)
     result = search_project(args.query, limit=args.limit, kind=args.kind, offline=args.offline)
@@ -345,7 +348,10 @@ def _sync_outcome(sync: dict[str, Any]) -> int:
 
     if sync["status"] != "fresh":
         _notice(f"Results come from the local cache only ({sync['reason']}: {sync['detail']}).")
-    return ACCESS if sync["reason"] == "auth" else OK
+    if sync["reason"] != "auth":
+        return OK
+    _notice("Next: restore this machine's access to the bucket (for a Hugging Face bucket: hf auth login)")
+    return ACCESS
 
 
 def _read(args: argparse.Namespace) -> Outcome:
@@ -365,7 +371,10 @@ def _read_skill(args: argparse.Namespace) -> Outcome:
     from .skills.catalog import read_file
 
     if not (args.skill and args.revision):
-        raise UsageError("Reading a skill needs both --skill NAME and --revision REV.")
+        raise UsageError(
+            "Reading a skill needs both --skill NAME and --revision REV.",
+            next_step="agent-memory read --skill NAME --revision REV (agent-memory search --skills lists both)",
+        )
     found = read_file(args.skill, args.revision, args.target or "SKILL.md")
     content = found["content"]
     return {**found, "content": content.decode("utf-8", errors="replace")}, content, OK  # type: ignore[return-value]
@@ -375,7 +384,9 @@ def _publish_skill(args: argparse.Namespace) -> Outcome:
     from .skills import publishing
 
     if bool(args.dir) == bool(args.retry):
-        raise UsageError("Give either a skill folder DIR or --retry REVISION.")
+        raise UsageError(
+            "Give either a skill folder DIR or --retry REVISION.", next_step="agent-memory publish-skill DIR"
+        )
     result = publishing.retry(args.retry) if args.retry else publishing.publish(args.dir, args.name)
     message = result.pop("message", None)
     if message:
@@ -534,6 +545,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     as_json = "--json" in argv
     try:
+        _require_utf8(argv)
         args = _build_parser(argv[0] if argv and argv[0] in _COMMANDS else None).parse_args(argv)
         as_json = args.json
         handler: Callable[[argparse.Namespace], Outcome] = args.handler
@@ -544,7 +556,9 @@ def main(argv: list[str] | None = None) -> int:
         _report(exc.message, exc.next_step, code, as_json)
     except KeyboardInterrupt:
         code = 130
-        _report("Interrupted.", None, code, as_json)
+        _report(
+            "Interrupted.", "agent-memory pending (lists any upload it left waiting), then run it again", code, as_json
+        )
     except OSError as exc:  # the local disk: a full disk, a read-only home, an agent's sandbox
         code = 1
         what = f"{exc.strerror or exc} ({exc.filename})" if exc.filename else str(exc)
@@ -563,13 +577,31 @@ def main(argv: list[str] | None = None) -> int:
     return _exit(code)
 
 
-def _report(message: str, next_step: str | None, code: int, as_json: bool) -> None:
+def _require_utf8(argv: list[str]) -> None:
+    """UsageError for an argument that is not UTF-8: Python hands its bytes over as lone surrogates, which would
+    crash the first write of the text, or end up in a note as garbage."""
+    for arg in argv:
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            try:
+                shown = repr(arg.encode("utf-8", "surrogateescape"))
+            except UnicodeEncodeError:
+                shown = ascii(arg)
+            raise UsageError(
+                f"The argument {shown} is not valid UTF-8 text.",
+                next_step="give it again in UTF-8 (convert text with iconv -t UTF-8; rename a file or folder whose "
+                "name is not UTF-8)",
+            ) from None
+
+
+def _report(message: str, next_step: str, code: int, as_json: bool) -> None:
     from .guard import redact
 
     message = redact(message)
     if as_json:
         _emit({"error": message, "next": next_step, "exit_code": code}, "", True)
-    print(f"Error: {message}" + (f"\nNext: {next_step}" if next_step else ""), file=sys.stderr)
+    print(f"Error: {message}\nNext: {next_step}", file=sys.stderr)
 
 
 def _exit(code: int) -> int:
