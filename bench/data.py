@@ -32,7 +32,7 @@ _VOCABULARY = (
 _WORDS = _VOCABULARY.split()
 _TAGS = ("ci", "tests", "perf", "hub", "cache", "search", "release", "docs", "windows", "flaky", "design")
 _AGENTS = ("codex", "claude-code", "unknown")
-_FILES = ("helper/agent_memory/cache.py", "tests/test_hub_memory.py", "pyproject.toml", "README.md", "cli.py")
+_FILES = ("helper/agent_memory/memory/cache.py", "tests/test_hub_memory.py", "pyproject.toml", "README.md", "cli.py")
 
 
 def _sentence(rng: random.Random) -> str:

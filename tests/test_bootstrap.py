@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_memory.instructions import BEGIN, END
+from agent_memory.setup.instructions import BEGIN, END
 from conftest import OWNER, TOKEN
 
 REPO = Path(__file__).resolve().parent.parent

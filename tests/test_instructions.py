@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from agent_memory import instructions
 from agent_memory.agents import claude, codex
 from agent_memory.errors import AgentMemoryError
-from agent_memory.instructions import BEGIN, END, remove, render_block, upsert
+from agent_memory.setup import instructions
+from agent_memory.setup.instructions import BEGIN, END, remove, render_block, upsert
 
 HELPER = "/usr/local/bin/agent-memory"
 OTHER_HELPER = "/opt/agent-memory/bin/agent-memory"

@@ -6,8 +6,9 @@ import re
 
 import pytest
 
-from agent_memory import guard, notes
+from agent_memory import guard, names
 from agent_memory.errors import ContentRefused, UsageError
+from agent_memory.memory import notes
 
 
 def test_ids_are_unique_and_sort_by_creation_time():
@@ -22,10 +23,10 @@ def test_ids_are_unique_and_sort_by_creation_time():
     assert re.fullmatch(r"20260102-030405-678901-[0-9a-f]{10}", ids[0])
 
 
-@pytest.mark.parametrize("bad", ["", "../x", "a/b", ".hidden", "a..b", "x" * 129, "a b", "a\\b"])
+@pytest.mark.parametrize("bad", ["", "../x", "a/b", ".hidden", "a..b", "x" * 129, "a b", "a\\b", "a\n", "a\r"])
 def test_invalid_ids_are_refused(bad):
     with pytest.raises(UsageError):
-        notes.validate_id(bad)
+        names.note_id(bad)
 
 
 @pytest.mark.parametrize(

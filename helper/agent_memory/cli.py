@@ -191,14 +191,14 @@ _COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
 
 
 def _project_map(args: argparse.Namespace) -> Outcome:
-    from .projects import map_directory
+    from .memory.projects import map_directory
 
     result = map_directory(args.name, args.dir)
     return result, f"Mapped {result['root']} to project {result['project']}.", OK
 
 
 def _project_show(args: argparse.Namespace) -> Outcome:
-    from .projects import resolve
+    from .memory.projects import resolve
 
     result = resolve()
     return result, f"project: {result['project']}\nroot: {result['root']}", OK
@@ -224,17 +224,17 @@ def _config_show(args: argparse.Namespace) -> Outcome:
 
 
 def _save(args: argparse.Namespace) -> Outcome:
-    from . import uploads
+    from .memory import saving
 
     if args.retry_all:
-        result = uploads.retry_all()
+        result = saving.retry_all()
         code = PENDING if any(r["status"] == "pending" for r in result["results"]) else OK
         text = "\n".join(r["message"] for r in result["results"]) or "Nothing is pending."
         return result, text, code
     if args.retry:
-        result = uploads.retry(args.retry)
+        result = saving.retry(args.retry)
     else:
-        result = uploads.save(
+        result = saving.save(
             _read_body(args.file),
             title=args.title,
             kind=args.kind,
@@ -262,7 +262,7 @@ def _read_body(file: str | None) -> bytes:
 
 
 def _search(args: argparse.Namespace) -> Outcome:
-    from .search import search_project
+    from .memory.search import search_project
 
     if not 1 <= args.limit <= 1000:
         raise UsageError("--limit must be between 1 and 1000.")
@@ -284,7 +284,7 @@ def _search(args: argparse.Namespace) -> Outcome:
 
 
 def _search_skills(args: argparse.Namespace) -> Outcome:
-    from .skill_catalog import discover
+    from .skills.catalog import discover
 
     result, sync = discover(args.query, offline=args.offline)
     result["skills"] = result["skills"][: args.limit]
@@ -302,7 +302,7 @@ def _sync_outcome(sync: dict[str, Any]) -> int:
 
 
 def _read(args: argparse.Namespace) -> Outcome:
-    from .reading import read
+    from .memory.reading import read
 
     if args.skill or args.revision:
         return _read_skill(args)
@@ -315,7 +315,7 @@ def _read(args: argparse.Namespace) -> Outcome:
 
 
 def _read_skill(args: argparse.Namespace) -> Outcome:
-    from .skill_catalog import read_file
+    from .skills.catalog import read_file
 
     if not (args.skill and args.revision):
         raise UsageError("Reading a skill needs both --skill NAME and --revision REV.")
@@ -325,7 +325,7 @@ def _read_skill(args: argparse.Namespace) -> Outcome:
 
 
 def _publish_skill(args: argparse.Namespace) -> Outcome:
-    from . import publishing
+    from .skills import publishing
 
     if bool(args.dir) == bool(args.retry):
         raise UsageError("Give either a skill folder DIR or --retry REVISION.")
@@ -339,7 +339,7 @@ def _publish_skill(args: argparse.Namespace) -> Outcome:
 
 
 def _install_skill(args: argparse.Namespace) -> Outcome:
-    from .installing import install_revision
+    from .skills.installing import install_revision
 
     result = install_revision(args.name, args.revision, agent=args.agent, replace=args.replace)
     lines = [f"Installed {result['name']} revision {result['revision']} in {path}" for path in result["installed"]]
@@ -349,8 +349,8 @@ def _install_skill(args: argparse.Namespace) -> Outcome:
 
 
 def _bootstrap(args: argparse.Namespace) -> Outcome:
-    from .bootstrap import bootstrap
     from .errors import ERROR
+    from .setup.bootstrap import bootstrap
 
     result = bootstrap(
         args.project,
@@ -378,11 +378,11 @@ def _bootstrap(args: argparse.Namespace) -> Outcome:
 
 
 def _instructions_remove(args: argparse.Namespace) -> Outcome:
-    from . import instructions
-    from .bootstrap import INSTRUCTION_FILES
+    from . import agents
+    from .setup import instructions
 
-    agents = ["codex", "claude"] if args.agent == "both" else [args.agent]
-    removed = [str(path) for name in agents if instructions.remove(path := INSTRUCTION_FILES[name]())]
+    runtimes = agents.selected(args.agent)
+    removed = [str(path) for name in runtimes if instructions.remove(path := agents.runtime(name).instructions_file())]
     text = "\n".join(f"Removed the agent-memory block from {path}" for path in removed) or "No block to remove."
     return {"removed": removed}, text, OK
 

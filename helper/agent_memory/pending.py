@@ -16,7 +16,8 @@ from typing import Any
 
 from . import paths
 from .fsutil import try_locked, write_json_atomic
-from .notes import utc_now, validate_id
+from .memory.notes import utc_now
+from .names import note_id as validate_id
 
 
 def _file(note_id: str) -> Path:

@@ -6,11 +6,11 @@ from typing import Any
 
 from . import __version__, paths, pending
 from . import config as config_file
-from .cache import ProjectCache
 from .errors import NotSetUp
-from .installed import installed_skills
-from .projects import resolve
-from .skills import pending_publications
+from .memory.cache import ProjectCache
+from .memory.projects import resolve
+from .skills.format import pending_publications
+from .skills.installed import installed_skills
 
 
 def status() -> dict[str, Any]:

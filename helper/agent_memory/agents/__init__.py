@@ -1,11 +1,34 @@
-"""The agent runtimes we serve (Codex CLI and Claude Code): who is calling, and where each keeps its files."""
+"""The agent runtimes we serve (Codex CLI and Claude Code): who is calling, and where each keeps its files.
+
+This is the one registry of runtimes: each has a module here (`codex`, `claude`) with the same functions
+(`instructions_file()`, `skills_dir()`), and every other module goes through `selected()` and `runtime()`.
+"""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from types import ModuleType
+
+from ..errors import UsageError
+from . import claude, codex
 
 RUNTIMES = ("codex", "claude")
+CHOICES = ("codex", "claude", "both")  # what --agent accepts everywhere ("all" is an old alias of "both")
+
+
+def selected(agent: str) -> tuple[str, ...]:
+    """The runtimes that `--agent` names: `codex`, `claude`, or `both` (alias `all`)."""
+    if agent in ("both", "all"):
+        return RUNTIMES
+    if agent not in RUNTIMES:
+        raise UsageError(f"Unknown agent {agent!r}: use codex, claude or both.", next_step="add --agent both")
+    return (agent,)
+
+
+def runtime(name: str) -> ModuleType:
+    """The module that knows where runtime `name` keeps its files."""
+    return {"codex": codex, "claude": claude}[name]
 
 
 def detect(environ: Mapping[str, str] | None = None) -> tuple[str, str | None]:

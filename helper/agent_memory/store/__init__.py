@@ -6,17 +6,11 @@ Backends import their heavy libraries lazily, so that offline commands never pay
 
 from __future__ import annotations
 
-import re
 from abc import ABC, abstractmethod
 from pathlib import Path
 
-from ..errors import UsageError
-
-HUB_SCHEME = "hf://buckets/"
-FILE_SCHEME = "file://"
-
-# hub namespaces and names: letters, digits, '-', '_', '.'; no leading/trailing separator, no '--' or '..'
-_HUB_PART = re.compile(r"^(?!.*(--|\.\.))[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9])?$")
+from .. import names
+from ..names import FILE_SCHEME, HUB_SCHEME
 
 
 class ObjectInfo:
@@ -102,31 +96,10 @@ def landed_anyway(store: Store, failure: StoreError, path: str, data: bytes) -> 
 
 def parse_bucket(spec: str) -> str:
     """Canonical URI for a bucket given as `owner/name`, `hf://buckets/owner/name` or `file:///abs/path`."""
-    spec = spec.strip()
-    if spec.startswith("file:"):
-        return _parse_file_uri(spec)
-    ident = spec[len(HUB_SCHEME) :] if spec.startswith(HUB_SCHEME) else spec
-    parts = ident.strip("/").split("/")
-    if "://" in spec and not spec.startswith(HUB_SCHEME) or len(parts) != 2 or not all(map(_HUB_PART.match, parts)):
-        raise UsageError(
-            f"Malformed bucket {spec!r}: expected owner/name, hf://buckets/owner/name or file:///absolute/path.",
-            next_step="agent-memory config set bucket OWNER/NAME",
-        )
-    return HUB_SCHEME + "/".join(parts)
-
-
-def _parse_file_uri(spec: str) -> str:
-    from urllib.parse import unquote, urlsplit
-
-    parts = urlsplit(spec)
-    path = unquote(parts.path)
-    if parts.netloc not in ("", "localhost") or not spec.startswith("file://") or not path.startswith("/"):
-        raise UsageError(
-            f"Malformed folder store {spec!r}: use an absolute path, as in file:///home/me/agent-memory-store.",
-            next_step="agent-memory config set bucket file:///ABSOLUTE/PATH",
-        )
-    normalized = str(Path(path).resolve()) if Path(path).exists() else str(Path(path).absolute())
-    return FILE_SCHEME + normalized.rstrip("/") if normalized != "/" else FILE_SCHEME + "/"
+    uri = names.bucket(spec)
+    if (folder := folder_path(uri)) is not None and folder.exists():
+        return FILE_SCHEME + str(folder.resolve())  # one URI per folder, whatever symlinks led to it
+    return uri
 
 
 def hub_id(uri: str) -> str | None:

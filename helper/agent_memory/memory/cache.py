@@ -14,10 +14,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from . import paths
-from .fsutil import locked, read_json, write_atomic, write_json_atomic
+from .. import paths
+from ..fsutil import locked, read_json, write_atomic, write_json_atomic
+from ..store import folder_path, hub_id
 from .notes import utc_now
-from .store import folder_path, hub_id
 
 HEADER_FIELDS = ("id", "created", "kind", "agent", "title")
 

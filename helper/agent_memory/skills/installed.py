@@ -10,20 +10,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from . import skills
-from .agents import claude, codex
-from .errors import UsageError
-
-SKILL_DIRS = {"codex": codex.skills_dir, "claude": claude.skills_dir}
+from .. import agents
+from . import format as skills
 
 
 def skill_roots(agent: str) -> dict[str, Path]:
-    """The user skill folders of `agent` (`codex`, `claude`, or `all`/`both`)."""
-    if agent in ("all", "both"):
-        return {name: folder() for name, folder in SKILL_DIRS.items()}
-    if agent not in SKILL_DIRS:
-        raise UsageError(f"Unknown agent {agent!r}: use codex, claude or all.")
-    return {agent: SKILL_DIRS[agent]()}
+    """The user skill folders of `agent` (`codex`, `claude`, or `both`/`all`)."""
+    return {name: agents.runtime(name).skills_dir() for name in agents.selected(agent)}
 
 
 def folder_files(folder: Path) -> dict[str, bytes | None]:
@@ -62,7 +55,7 @@ def local_changes(folder: Path) -> dict[str, list[str]] | None:
 def installed_skills() -> list[dict[str, Any]]:
     """Every skill folder we installed, per agent, with its revision and whether it was edited locally."""
     found = []
-    for agent, root in skill_roots("all").items():
+    for agent, root in skill_roots("both").items():
         for folder in sorted(root.iterdir()) if root.is_dir() else []:
             marker = read_marker(folder)
             if marker is None:

@@ -9,13 +9,14 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from . import agents, notes, pending
-from . import config as config_file
+from .. import agents, names, pending
+from .. import config as config_file
+from ..deadline import Budget
+from ..errors import AgentMemoryError, UsageError
+from ..store import StoreError, landed_anyway, open_store
+from . import notes
 from .cache import ProjectCache
-from .deadline import Budget
-from .errors import AgentMemoryError, UsageError
 from .projects import resolve
-from .store import StoreError, landed_anyway, open_store
 
 TAG_MAX = 64
 SOURCE_MAX = 500
@@ -54,7 +55,7 @@ def save(
     detected, session = agents.detect()
     agent = notes.single_line(agent or detected, "agent name", TAG_MAX)
     if corrects is not None:
-        notes.validate_id(corrects)
+        names.note_id(corrects)
     title = notes.derive_title(body, title)
     notes.check_secrets(body, {"--title": [title], "--tag": tags, "--source": sources})
     note_id = note_id or notes.new_id()
@@ -85,7 +86,7 @@ def save(
 
 def retry(note_id: str, budget: Budget | None = None) -> dict[str, Any]:
     """Upload one pending note again: same id, bytes and destination as when it was saved."""
-    entry = pending.get(notes.validate_id(note_id))
+    entry = pending.get(names.note_id(note_id))
     if entry is None:
         raise AgentMemoryError(
             f"No pending note {note_id} on this machine (it may already be saved).",

@@ -9,31 +9,25 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from datetime import datetime
 
-from .errors import ContentRefused, UsageError
+from ..errors import ContentRefused, UsageError
 
 MAX_BYTES = 1024 * 1024
 KINDS = ("note", "checkpoint")
 TITLE_MAX = 120
 
-# ids sort by creation time (UTC, to the microsecond) and carry 40 random bits against collisions
-_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
 _ORDER = ("id", "title", "kind", "project", "created", "agent", "session", "sources", "tags", "corrects")
 
 
 def new_id(now: datetime | None = None) -> str:
-    """A fresh, globally unique id that sorts by creation time, e.g. `20261130-044012-123456-3f9a1c2b7d`."""
+    """A fresh, globally unique id that sorts by creation time, e.g. `20261130-044012-123456-3f9a1c2b7d`.
+
+    UTC to the microsecond, then 40 random bits against collisions.
+    """
     from datetime import datetime, timezone
 
     now = now or datetime.now(timezone.utc)
     return f"{now:%Y%m%d-%H%M%S}-{now.microsecond:06d}-{os.urandom(5).hex()}"
-
-
-def validate_id(note_id: str) -> str:
-    """Return `note_id` if it is safe to use as a file name, else raise UsageError."""
-    if not _ID.match(note_id) or ".." in note_id:
-        raise UsageError(f"Invalid note id {note_id!r}.", next_step="agent-memory search QUERY (to find the id)")
-    return note_id
 
 
 def object_path(project: str, note_id: str) -> str:
@@ -101,7 +95,7 @@ def _shorten(text: str) -> str:
 
 def check_secrets(body: str, fields: dict[str, list[str]]) -> None:
     """ContentRefused naming the rule and line (never the value) if the note holds a credential."""
-    from . import guard
+    from .. import guard
 
     problems = [f"body line {f.line}: {f.label} (rule {f.rule})" for f in guard.scan(body)]
     for name, values in fields.items():

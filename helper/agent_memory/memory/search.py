@@ -115,8 +115,8 @@ def search(
 
 def search_project(query: str, *, limit: int = 10, kind: str | None = None, offline: bool = False) -> dict[str, Any]:
     """Refresh the current project's cache (unless `offline`), then search it: the command's JSON result."""
-    from . import config as config_file
-    from . import pending
+    from .. import config as config_file
+    from .. import pending
     from .projects import resolve
 
     config = config_file.load()
@@ -139,8 +139,8 @@ def search_project(query: str, *, limit: int = 10, kind: str | None = None, offl
 
 
 def _refresh(bucket: str, cache: ProjectCache) -> dict[str, Any]:
+    from ..store import StoreError, open_store
     from .refresh import refresh
-    from .store import StoreError, open_store
 
     try:
         refresh(open_store(bucket), cache)

@@ -17,19 +17,20 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from . import __version__, instructions, notes, paths, projects, skills
-from . import config as config_file
-from .agents import claude, codex
-from .errors import AccessError, AgentMemoryError, UsageError
-from .fsutil import write_atomic
-from .installed import local_changes, read_marker, sha256, skill_roots
-from .installing import install_files, install_revision
-from .store import StoreError, folder_path, open_store, parse_bucket
+from .. import __version__, agents, names, paths
+from .. import config as config_file
+from ..agents import codex
+from ..errors import AccessError, AgentMemoryError, UsageError
+from ..fsutil import write_atomic
+from ..memory import notes, projects
+from ..skills.installed import local_changes, read_marker, sha256, skill_roots
+from ..skills.installing import install_files, install_revision
+from ..store import StoreError, folder_path, open_store, parse_bucket
+from . import instructions
 
-CORE_SKILL_DIR = Path(__file__).parent / "core_skill"
+CORE_SKILL_DIR = Path(__file__).parent.parent / "core_skill"
 VERIFICATION_TITLE = "Memory setup verification"
 DEFAULT_BUCKET_NAME = "agent-memory"
-INSTRUCTION_FILES = {"codex": codex.instructions_file, "claude": claude.instructions_file}
 
 
 def bootstrap(
@@ -44,18 +45,18 @@ def bootstrap(
     replace: bool = False,
 ) -> dict[str, Any]:
     """Set up this machine; the command's JSON result (its `verification.status` decides the exit code)."""
-    projects.validate_name(project)
+    names.project(project)
     root = projects.canonical(directory or Path.cwd())
     if not root.is_dir():
         raise UsageError(f"{root} is not a directory.", next_step="agent-memory bootstrap --project NAME --dir DIR")
     supplied = parse_bucket(bucket) if bucket else None
     if supplied and (folder := folder_path(supplied)) is not None and not folder.parent.is_dir():
         raise UsageError(f"Cannot create the folder store {folder}: its parent folder does not exist.")
-    wanted_skills = [_parse_skill_spec(spec) for spec in skill_specs or []]
+    wanted_skills = [names.skill_spec(spec) for spec in skill_specs or []]
     roots = skill_roots(agent)
     _check_writable(
         [paths.config_dir(), paths.state_dir(), paths.cache_dir(), *roots.values()]
-        + [INSTRUCTION_FILES[name]().parent for name in roots]
+        + [agents.runtime(name).instructions_file().parent for name in roots]
     )
     warnings: list[str] = []
 
@@ -74,7 +75,7 @@ def bootstrap(
     helper = helper_command()
     written = []
     for name in roots:
-        path = INSTRUCTION_FILES[name]()
+        path = agents.runtime(name).instructions_file()
         instructions.upsert(path, helper)
         written.append(str(path))
     if "codex" in roots and (warning := codex.override_warning()):
@@ -105,13 +106,6 @@ def helper_command() -> str:
     if script.is_file() and os.access(script, os.X_OK):
         return shlex.quote(str(script))
     return f"{shlex.quote(sys.executable)} -m agent_memory"
-
-
-def _parse_skill_spec(spec: str) -> tuple[str, str]:
-    name, sep, revision = spec.partition("@")
-    if not sep:
-        raise UsageError(f"--skill {spec!r}: expected NAME@REVISION.", next_step="agent-memory search --skills")
-    return skills.validate_name(name), skills.validate_revision(revision)
 
 
 def _check_writable(folders: list[Path]) -> None:
@@ -165,7 +159,7 @@ def _connect(chosen: str | None) -> tuple[str, bool]:
 
 
 def _whoami() -> str:
-    from .store.hub import whoami
+    from ..store.hub import whoami
 
     try:
         return whoami()
@@ -221,10 +215,10 @@ def core_skill_files() -> dict[str, bytes]:
 
 def _install_core_skill(roots: dict[str, Path], replace: bool, warnings: list[str]) -> dict[str, list[str]]:
     files = core_skill_files()
-    marker = {"name": skills.RESERVED, "revision": None, "source": "package", "version": __version__}
+    marker = {"name": names.RESERVED_SKILL, "revision": None, "source": "package", "version": __version__}
     result: dict[str, list[str]] = {"installed": [], "kept": []}
     for agent, root in roots.items():
-        dest = root / skills.RESERVED
+        dest = root / names.RESERVED_SKILL
         if dest.exists() and not replace:
             changes = local_changes(dest)
             if changes is None or any(changes.values()):
@@ -238,7 +232,7 @@ def _install_core_skill(roots: dict[str, Path], replace: bool, warnings: list[st
                 result["installed"].append(str(dest))
                 continue
         # an unmodified copy is what an earlier package installed: no need to back it up
-        install_files(skills.RESERVED, files, {agent: root}, marker, replace=True, backup=replace)
+        install_files(names.RESERVED_SKILL, files, {agent: root}, marker, replace=True, backup=replace)
         result["installed"].append(str(dest))
     return result
 
@@ -283,10 +277,11 @@ def verification_id(bucket: str, project: str) -> str:
 
 def _verify(bucket: str, project: str) -> tuple[dict[str, str], str | None]:
     """Save (once), read back from the bucket bypassing the cache, find with search: `({"id", "status"}, why)`."""
-    from . import pending, uploads
-    from .cache import ProjectCache
-    from .refresh import refresh
-    from .search import search
+    from .. import pending
+    from ..memory import saving as uploads
+    from ..memory.cache import ProjectCache
+    from ..memory.refresh import refresh
+    from ..memory.search import search
 
     note_id = verification_id(bucket, project)
     path = notes.object_path(project, note_id)

@@ -5,17 +5,17 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from . import config as config_file
-from . import pending
+from .. import config as config_file
+from .. import names, pending
+from ..errors import AgentMemoryError
 from .cache import ProjectCache
-from .errors import AgentMemoryError
-from .notes import object_path, validate_id
+from .notes import object_path
 from .projects import resolve
 
 
 def read(note_id: str, *, fresh: bool = False) -> dict[str, Any]:
     """`{"id", "path", "content" (bytes), "source": "cache"|"bucket"|"pending"}` for a note of this project."""
-    validate_id(note_id)
+    names.note_id(note_id)
     config = config_file.load()
     bucket = config_file.bucket(config)
     project = resolve(config=config)["project"]
@@ -44,8 +44,8 @@ def read(note_id: str, *, fresh: bool = False) -> dict[str, Any]:
 
 
 def _from_bucket(bucket: str, path: str) -> bytes | None:
-    from .errors import AccessError
-    from .store import StoreError, open_store
+    from ..errors import AccessError
+    from ..store import StoreError, open_store
 
     try:
         return open_store(bucket).read(path)

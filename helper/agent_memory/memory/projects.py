@@ -7,26 +7,12 @@ directory boundaries. Nothing is guessed: an unmapped directory is an error that
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 from typing import Any
 
-from . import config as config_file
-from .errors import NotSetUp, UsageError
-
-# project names become path segments in the bucket and the cache
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
-
-
-def validate_name(name: str) -> str:
-    """Return `name` if it is a valid project name, else raise UsageError."""
-    if not _NAME.match(name) or ".." in name:
-        raise UsageError(
-            f"Invalid project name {name!r}: use letters, digits, '.', '_' and '-' "
-            "(at most 100, starting with a letter or digit).",
-            next_step="agent-memory project map NAME [DIR]",
-        )
-    return name
+from .. import config as config_file
+from .. import names
+from ..errors import NotSetUp, UsageError
 
 
 def canonical(directory: str | os.PathLike[str]) -> Path:
@@ -36,7 +22,7 @@ def canonical(directory: str | os.PathLike[str]) -> Path:
 
 def map_directory(name: str, directory: str | os.PathLike[str] | None = None) -> dict[str, str]:
     """Map `directory` (default: the current one) to project `name`; returns `{"project", "root"}`."""
-    validate_name(name)
+    names.project(name)
     root = canonical(directory if directory is not None else Path.cwd())
     if not root.is_dir():
         raise UsageError(f"{root} is not a directory.", next_step="agent-memory project map NAME DIR")

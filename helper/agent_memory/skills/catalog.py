@@ -11,14 +11,15 @@ import re
 from pathlib import Path
 from typing import Any
 
-from . import config as config_file
-from . import paths, skills
-from .cache import bucket_key
-from .errors import AccessError, AgentMemoryError, ContentRefused, UsageError
-from .fsutil import read_json, write_json_atomic
-from .store import ObjectInfo, StoreError, open_store
+from .. import config as config_file
+from .. import names, paths
+from ..errors import AccessError, AgentMemoryError, ContentRefused, UsageError
+from ..fsutil import read_json, write_json_atomic
+from ..memory.cache import bucket_key
+from ..store import ObjectInfo, StoreError, open_store
+from . import format as skills
 
-_REVISION_FILE = re.compile(r"^skills/([^/]+)/([^/]+)/(.+)$")
+_REVISION_FILE = re.compile(r"skills/([^/]+)/([^/]+)/(.+)", re.DOTALL)
 
 
 def _index_file(bucket: str) -> Path:
@@ -52,7 +53,7 @@ def _refresh_index(bucket: str, index: dict[str, str]) -> dict[str, str]:
     store = open_store(bucket)
     complete: dict[str, ObjectInfo] = {}
     for info in store.list("skills"):
-        match = _REVISION_FILE.match(info.path)
+        match = _REVISION_FILE.fullmatch(info.path)
         if match and match.group(3) == skills.SKILL_FILE and _valid(match.group(1), match.group(2)):
             complete[f"{match.group(1)}/{match.group(2)}"] = info
     missing = [info for key, info in complete.items() if key not in index]
@@ -75,8 +76,8 @@ def _refresh_index(bucket: str, index: dict[str, str]) -> dict[str, str]:
 
 def _valid(name: str, revision: str) -> bool:
     try:
-        skills.validate_name(name, allow_reserved=True)
-        skills.validate_revision(revision)
+        names.skill(name, allow_reserved=True)
+        names.revision(revision)
     except (ContentRefused, UsageError):
         return False
     return True
@@ -84,8 +85,8 @@ def _valid(name: str, revision: str) -> bool:
 
 def read_file(name: str, revision: str, file: str = skills.SKILL_FILE) -> dict[str, Any]:
     """`{"name", "revision", "file", "content" (bytes)}` of one file of a complete revision."""
-    skills.validate_name(name, allow_reserved=True)
-    skills.validate_revision(revision)
+    names.skill(name, allow_reserved=True)
+    names.revision(revision)
     skills.safe_relative_path(file)
     bucket = config_file.bucket()
     prefix = skills.revision_prefix(name, revision)

@@ -14,45 +14,18 @@ import unicodedata
 from pathlib import Path
 from typing import Any
 
-from . import notes, paths
-from .errors import AgentMemoryError, ContentRefused, UsageError
+from .. import names, paths
+from ..errors import AgentMemoryError, ContentRefused
+from ..memory import notes
 
 SKILL_FILE = "SKILL.md"
 MARKER = ".agent-memory-skill.json"
-RESERVED = "agent-memory"  # the core skill comes only from the pinned package
-NAME_MAX = 64
 DESCRIPTION_MAX = 1024
 FILE_MAX = 5 * 1024 * 1024
 TOTAL_MAX = 50 * 1024 * 1024
 FILES_MAX = 1000
 
-_NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
-_SEGMENT = re.compile(r"^[^/\\\x00-\x1f\x7f]+$")
-
-
-def validate_name(name: str, *, allow_reserved: bool = False) -> str:
-    """`name` if it is a valid skill name (and not reserved), else ContentRefused."""
-    if not (1 <= len(name) <= NAME_MAX and _NAME.match(name)):
-        raise ContentRefused(
-            f"Invalid skill name {name!r}: use lowercase letters, digits and single hyphens, at most {NAME_MAX}."
-        )
-    if name == RESERVED and not allow_reserved:
-        raise ContentRefused(
-            f"The skill name {RESERVED!r} is reserved for the core memory skill, which only comes from the "
-            "installed agent-memory package.",
-            next_step="rename the skill (the `name` in SKILL.md and --name)",
-        )
-    return name
-
-
-def validate_revision(revision: str) -> str:
-    """`revision` if it has the shape of an id, else UsageError."""
-    try:
-        return notes.validate_id(revision)
-    except UsageError:
-        raise UsageError(
-            f"Invalid revision {revision!r}.", next_step="agent-memory search --skills (lists revisions)"
-        ) from None
+_SEGMENT = re.compile(r"[^/\\\x00-\x1f\x7f]+")
 
 
 def safe_relative_path(path: str) -> str:
@@ -62,8 +35,8 @@ def safe_relative_path(path: str) -> str:
         not path
         or path.startswith("/")
         or "\\" in path
-        or re.match(r"^[A-Za-z]:", path)
-        or any(part in ("", ".", "..") or not _SEGMENT.match(part) for part in parts)
+        or re.match(r"[A-Za-z]:", path)
+        or any(part in ("", ".", "..") or not _SEGMENT.fullmatch(part) for part in parts)
     ):
         raise ContentRefused(f"Unsafe path {path!r} in the skill: it could escape its folder.")
     return path
@@ -124,8 +97,8 @@ def read_folder(folder: Path, name: str | None = None) -> tuple[dict[str, str], 
     if SKILL_FILE not in files:
         raise ContentRefused(f"{folder} has no {SKILL_FILE}.")
     meta = parse_skill_md(files[SKILL_FILE], str(folder / SKILL_FILE))
-    validate_name(meta["name"])
-    if name is not None and validate_name(name) != meta["name"]:
+    names.skill(meta["name"])
+    if name is not None and names.skill(name) != meta["name"]:
         raise ContentRefused(f"--name {name!r} differs from the name in SKILL.md ({meta['name']!r}).")
     return meta, files
 

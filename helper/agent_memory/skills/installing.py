@@ -15,18 +15,20 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from . import config as config_file
-from . import notes, paths, skills
-from .errors import AccessError, AgentMemoryError, ContentRefused
-from .fsutil import write_atomic
+from .. import config as config_file
+from .. import names, paths
+from ..errors import AccessError, AgentMemoryError, ContentRefused
+from ..fsutil import write_atomic
+from ..memory import notes
+from ..store import StoreError, UnsafeObject, open_store
+from . import format as skills
 from .installed import folder_files, local_changes, read_marker, sha256, skill_roots
-from .store import StoreError, UnsafeObject, open_store
 
 
 def install_revision(name: str, revision: str, *, agent: str = "all", replace: bool = False) -> dict[str, Any]:
     """Download a complete revision, validate every path and file, install it; the contract's result."""
-    skills.validate_name(name)
-    skills.validate_revision(revision)
+    names.skill(name)
+    names.revision(revision)
     roots = skill_roots(agent)
     bucket = config_file.bucket()
     destinations = [root / name for root in roots.values()]

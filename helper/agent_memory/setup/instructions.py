@@ -11,8 +11,8 @@ import os
 import stat
 from pathlib import Path
 
-from .errors import AgentMemoryError
-from .fsutil import write_atomic
+from ..errors import AgentMemoryError
+from ..fsutil import write_atomic
 
 BEGIN = "<!-- agent-memory:begin -->"
 END = "<!-- agent-memory:end -->"

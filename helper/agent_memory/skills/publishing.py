@@ -13,11 +13,13 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from . import config as config_file
-from . import notes, skills
-from .errors import AgentMemoryError
-from .fsutil import write_atomic, write_json_atomic
-from .store import StoreError, landed_anyway, open_store
+from .. import config as config_file
+from .. import names
+from ..errors import AgentMemoryError
+from ..fsutil import write_atomic, write_json_atomic
+from ..memory import notes
+from ..store import StoreError, landed_anyway, open_store
+from . import format as skills
 
 
 def publish(folder: str, name: str | None = None) -> dict[str, Any]:
@@ -31,7 +33,7 @@ def publish(folder: str, name: str | None = None) -> dict[str, Any]:
 
 def retry(revision: str) -> dict[str, Any]:
     """Finish an interrupted publication from its frozen snapshot."""
-    snapshot = skills.pending_root() / skills.validate_revision(revision)
+    snapshot = skills.pending_root() / names.revision(revision)
     if not (snapshot / "manifest.json").is_file():
         raise AgentMemoryError(
             f"No pending publication {revision} on this machine (it may already be published).",

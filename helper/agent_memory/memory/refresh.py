@@ -8,18 +8,19 @@ from __future__ import annotations
 
 import re
 
+from .. import names
+from ..store import Store, StoreError
 from .cache import ProjectCache
-from .store import Store, StoreError
 
-_NOTE_FILE = re.compile(r"^projects/[^/]+/notes/([A-Za-z0-9][A-Za-z0-9._-]{0,127})\.md$")
+_NOTE_FILE = re.compile(r"projects/[^/]+/notes/([^/]+)\.md")
 
 
 def refresh(store: Store, cache: ProjectCache) -> None:
     """Sync the cache of one project with the bucket; raises StoreError (and then changes nothing)."""
     remote = {}
     for info in store.list(f"projects/{cache.project}/notes"):
-        match = _NOTE_FILE.match(info.path)
-        if match and ".." not in match.group(1):
+        match = _NOTE_FILE.fullmatch(info.path)
+        if match and names.is_id(match.group(1)):
             remote[match.group(1)] = info
     cached = cache.ids()
     new_ids = sorted(remote.keys() - cached)

@@ -1,0 +1,1 @@
+"""Notes and checkpoints: their format, projects, the local cache, search, reading and saving."""

@@ -1,0 +1,1 @@
+"""Skills in the bucket: the SKILL.md format, the catalog of revisions, publishing and installing."""
