@@ -14,6 +14,7 @@ import os
 import shutil
 import signal
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -107,14 +108,16 @@ class AgentCli:
         )
         return env
 
-    def argv(self, cwd: Path) -> list[str]:
+    def argv(self, cwd: Path, extra: Sequence[str]) -> list[str]:
         raise NotImplementedError
 
-    def run(self, prompt: str, *, cwd: Path | None = None, env: dict[str, str] | None = None) -> Run:
-        """Run one non-interactive session with `prompt`, in `cwd` (default: the machine's checkout)."""
+    def run(
+        self, prompt: str, *, cwd: Path | None = None, env: dict[str, str] | None = None, args: Sequence[str] = ()
+    ) -> Run:
+        """Run one non-interactive session with `prompt` and extra CLI `args`, in `cwd` (default: the checkout)."""
         cwd = cwd or self.machine.work
         proc = subprocess.Popen(
-            self.argv(cwd),
+            self.argv(cwd, args),
             cwd=cwd,
             env={**self.env(), **(env or {})},
             stdin=subprocess.PIPE,
@@ -170,8 +173,8 @@ class Codex(AgentCli):
     def env(self) -> dict[str, str]:
         return {**super().env(), "SCRIPTED_MODEL_API_KEY": "scripted-model-key"}
 
-    def argv(self, cwd: Path) -> list[str]:
-        argv = [str(self.binary), "exec", "--skip-git-repo-check", "--color", "never", "-C", str(cwd)]
+    def argv(self, cwd: Path, extra: Sequence[str]) -> list[str]:
+        argv = [str(self.binary), "exec", "--skip-git-repo-check", "--color", "never", "-C", str(cwd), *extra]
         if self.sandbox == "bypass":
             argv.append("--dangerously-bypass-approvals-and-sandbox")
         else:
@@ -198,9 +201,9 @@ class Claude(AgentCli):
             "DISABLE_ERROR_REPORTING": "1",
         }
 
-    def argv(self, cwd: Path) -> list[str]:
+    def argv(self, cwd: Path, extra: Sequence[str]) -> list[str]:
         # the prompt goes on stdin: --allowedTools is variadic and would swallow it
-        return [str(self.binary), "-p", "--output-format", "json", "--allowedTools", "Bash"]
+        return [str(self.binary), "-p", "--output-format", "json", *extra, "--allowedTools", "Bash"]
 
 
 CLIS: dict[str, type[AgentCli]] = {"codex": Codex, "claude": Claude}

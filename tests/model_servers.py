@@ -24,16 +24,21 @@ from urllib.parse import urlsplit
 
 @dataclass(frozen=True)
 class Shell:
-    """A tool call that runs `command` in the runtime's own shell."""
+    """A tool call that runs `command` in the runtime's own shell.
+
+    `tokens` is the input size the response reports: a nearly full context window makes the runtime compact.
+    """
 
     command: str
+    tokens: int = 100
 
 
 @dataclass(frozen=True)
 class Say:
-    """A final assistant message: the turn ends."""
+    """A final assistant message: the turn ends (`tokens` as for `Shell`)."""
 
     text: str
+    tokens: int = 100
 
 
 Step = Shell | Say
@@ -229,7 +234,7 @@ class AnthropicModel(ScriptedModel):
             "content": [],
             "stop_reason": None,
             "stop_sequence": None,
-            "usage": {"input_tokens": 100, "output_tokens": 1},
+            "usage": {"input_tokens": step.tokens, "output_tokens": 1},
         }
         yield "message_start", {"type": "message_start", "message": message}
         if isinstance(step, Shell):
@@ -294,10 +299,10 @@ class ResponsesModel(ScriptedModel):
             }
         yield "response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": item}
         usage = {
-            "input_tokens": 100,
+            "input_tokens": step.tokens,
             "input_tokens_details": None,
             "output_tokens": 10,
             "output_tokens_details": None,
-            "total_tokens": 110,
+            "total_tokens": step.tokens + 10,
         }
         yield "response.completed", {"type": "response.completed", "response": {"id": response_id, "usage": usage}}

@@ -40,3 +40,27 @@ def override_warning() -> str | None:
         f"Codex ignores {instructions_file()} entirely because {override} exists and is not empty: "
         "move its content into AGENTS.md and delete it, or copy the agent-memory block into it."
     )
+
+
+def hooks_file() -> Path:
+    """The user-level hook file (Codex also reads `[hooks]` in config.toml, where a shape error stops Codex)."""
+    return home() / "hooks.json"
+
+
+def config_file() -> Path:
+    """The user's Codex configuration, where the sandbox consent goes."""
+    return home() / "config.toml"
+
+
+# (event, `agent-memory hook` argument, timeout in seconds). Codex keys its trust by a group's position and by
+# the handler's exact content, so these and the command string must never change between releases (X3).
+HOOKS = (
+    ("SessionStart", "session-start", 10),
+    ("Stop", "stop", 30),
+)
+HOOKS_NOTE = "installed; Codex will ask you to trust them (/hooks)"  # untrusted hooks are skipped in silence (X1)
+
+
+def hook_command(helper: str, event: str) -> str:
+    """The POSIX sh command line of one hook: the helper by absolute path (Codex runs it with `bash -c`)."""
+    return f"{helper} hook {event} --agent codex"
