@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -27,18 +27,21 @@ class Shell:
     """A tool call that runs `command` in the runtime's own shell.
 
     `tokens` is the input size the response reports: a nearly full context window makes the runtime compact.
+    `action`, if given, runs in the test process just before this step is served (say, to end a fault).
     """
 
     command: str
     tokens: int = 100
+    action: Callable[[], object] | None = None
 
 
 @dataclass(frozen=True)
 class Say:
-    """A final assistant message: the turn ends (`tokens` as for `Shell`)."""
+    """A final assistant message: the turn ends (`tokens` and `action` as for `Shell`)."""
 
     text: str
     tokens: int = 100
+    action: Callable[[], object] | None = None
 
 
 Step = Shell | Say
@@ -170,6 +173,8 @@ class ScriptedModel:
             self._steps.pop(0)
             if isinstance(step, Shell):
                 self._calls[self._call_id(number)] = step.command
+            if step.action is not None:
+                step.action()
             return list(self._events(body, step, number))
 
     def _call_id(self, number: int) -> str:

@@ -629,12 +629,14 @@ def main(argv: list[str] | None = None) -> int:
         code = 130
         _report("Interrupted.", None, code, as_json)
     except OSError as exc:  # the local disk: a full disk, a read-only home, an agent's sandbox
+        from .agents import codex
+
         code = 1
         what = f"{exc.strerror or exc} ({exc.filename})" if exc.filename else str(exc)
         _report(
             f"Cannot use a local file: {what}.",
-            "check that folder's permissions and free space; inside Codex's sandbox, allow agent-memory's folders "
-            "(see the README, section Troubleshooting)",
+            codex.sandbox_next_step(exc)
+            or "check that folder's permissions and free space (see the README, section Troubleshooting)",
             code,
             as_json,
         )

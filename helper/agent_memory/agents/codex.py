@@ -64,3 +64,20 @@ HOOKS_NOTE = "installed; Codex will ask you to trust them (/hooks)"  # untrusted
 def hook_command(helper: str, event: str) -> str:
     """The POSIX sh command line of one hook: the helper by absolute path (Codex runs it with `bash -c`)."""
     return f"{helper} hook {event} --agent codex"
+
+
+def sandbox_next_step(error: OSError) -> str | None:
+    """What to do when Codex's sandbox refused a write of ours, or None if that is not what happened.
+
+    Codex marks the commands it runs (CODEX_THREAD_ID); its workspace-write sandbox refuses writes outside the
+    working folder with EROFS (X7). Only the user can lift that, from outside the sandbox.
+    """
+    import errno
+
+    if not os.environ.get("CODEX_THREAD_ID") or error.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+        return None
+    return (
+        "this runs inside Codex's sandbox, which keeps agent-memory from writing its folders, so the command did not "
+        "complete (a note was not saved). Do not retry: ask the user to run `agent-memory codex-sandbox allow` in "
+        "their own terminal, then to start a new Codex session"
+    )
