@@ -190,15 +190,25 @@ def _declare_hooks(parser: argparse.ArgumentParser) -> None:
         "each turn (and at Claude Code's session end), a retry of pending uploads within a few seconds. Codex asks "
         "you to trust new hooks (/hooks) and skips them until you do."
     )
-    actions = _actions(parser)
-    for action, summary in (
-        ("install", "add the hooks to the agents' hook files (keeping everything else)"),
-        ("remove", "take out agent-memory's hooks, and nothing else"),
-        ("status", "which hooks are installed, per agent"),
+    for p in _each_action(
+        parser,
+        _hooks,
+        install="add the hooks to the agents' hook files (keeping everything else)",
+        remove="take out agent-memory's hooks, and nothing else",
+        status="which hooks are installed, per agent",
     ):
-        p = _with_json(actions.add_parser(action, help=summary))
         p.add_argument("--agent", default="both", choices=["codex", "claude", "both"])
-        p.set_defaults(handler=_hooks)
+
+
+def _each_action(parser: argparse.ArgumentParser, handler: Callable, **summaries: str) -> list[argparse.ArgumentParser]:
+    """One sub-command per action (all with --json and the same handler, which reads `args.action`)."""
+    actions = _actions(parser)
+    found = []
+    for action, summary in summaries.items():
+        p = _with_json(actions.add_parser(action, help=summary))
+        p.set_defaults(handler=handler)
+        found.append(p)
+    return found
 
 
 def _declare_hook(p: argparse.ArgumentParser) -> None:
@@ -217,13 +227,13 @@ def _declare_codex_sandbox(parser: argparse.ArgumentParser) -> None:
         "network, so a save fails there. 'allow' adds agent-memory's state and cache folders, the Hugging Face "
         "caches, and network access for sandboxed commands to Codex's config.toml; 'remove' takes that out again."
     )
-    actions = _actions(parser)
-    for action, summary in (
-        ("allow", "let agent-memory save from Codex's sandbox (your consent)"),
-        ("remove", "take the consent out of Codex's config.toml"),
-        ("status", "whether the consent is in Codex's config.toml"),
-    ):
-        _with_json(actions.add_parser(action, help=summary)).set_defaults(handler=_codex_sandbox)
+    _each_action(
+        parser,
+        _codex_sandbox,
+        allow="let agent-memory save from Codex's sandbox (your consent)",
+        remove="take the consent out of Codex's config.toml",
+        status="whether the consent is in Codex's config.toml",
+    )
 
 
 def _declare_pending(parser: argparse.ArgumentParser) -> None:

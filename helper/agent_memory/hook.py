@@ -206,8 +206,10 @@ def _parse(argv: list[str]) -> tuple[str, str, bool]:
 
 def _payload() -> dict[str, Any]:
     """The event JSON on stdin; `{}` when there is none or it is not an object (the hook still does its work)."""
+    if sys.stdin is None or sys.stdin.isatty():  # run by hand in a terminal: do not wait for an event
+        return {}
     try:
-        raw = sys.stdin.buffer.read(MAX_PAYLOAD) if sys.stdin is not None else b""
+        raw = sys.stdin.buffer.read(MAX_PAYLOAD)
         value = json.loads(raw) if raw.strip() else {}
     except (OSError, ValueError):
         _warn("the event on stdin is not JSON; carrying on without it")
