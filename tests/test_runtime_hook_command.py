@@ -235,3 +235,22 @@ def test_concurrent_stop_hooks_upload_one_copy_and_a_killed_one_loses_nothing(al
     notes = [p for p in hub.list_paths(BUCKET) if "/notes/" in p]
     assert notes == [saved["path"]]
     assert hub.read_file(BUCKET, saved["path"]).endswith(b"shared once\n")
+
+
+def test_stop_also_finishes_a_pending_skill_publication(alice, hub, tmp_path):
+    skill = tmp_path / "src" / "release-notes"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: release-notes\ndescription: Write release notes.\n---\n\n# Notes\n")
+    hub.fault("batch", "fail", times=0)
+    pending = alice.run("publish-skill", str(skill), "--json")
+    assert pending.code == 75, pending.err
+    text = context(hook(alice, "session-start"))
+    assert "1 upload(s) saved on this machine are not shared yet (0 note(s), 1 skill publication(s))" in text
+
+    hub.clear_faults()
+    result = hook(alice, "stop", agent="claude")
+    assert (result.code, result.out) == (0, "")
+    assert result.err == "agent-memory hook: retried 1 pending upload(s): 1 shared, 0 still pending\n"
+    revision = pending.json["revision"]
+    assert f"skills/release-notes/{revision}/SKILL.md" in hub.list_paths(BUCKET)
+    assert alice.run("pending", "--json").json["skills"] == []
