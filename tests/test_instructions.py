@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_memory.agents import claude, codex
+from agent_memory.agents import RUNTIMES, claude, codex
 from agent_memory.errors import AgentMemoryError
 from agent_memory.setup import instructions
 from agent_memory.setup.instructions import BEGIN, END, remove, render_block, upsert
@@ -79,13 +79,13 @@ def test_claude_config_dir_moves_everything_and_is_read_on_each_call(tmp_path, m
 def test_override_warning_only_for_a_non_empty_override(tmp_path, monkeypatch):
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex"))
     override = tmp_path / "codex" / "AGENTS.override.md"
-    assert codex.instructions_warning() is None  # no override file
+    assert codex.instructions_warning(BEGIN) is None  # no override file
     write(override, "")
-    assert codex.instructions_warning() is None
+    assert codex.instructions_warning(BEGIN) is None
     write(override, " \n\r\n\t\n")
-    assert codex.instructions_warning() is None  # blank: Codex skips it and reads AGENTS.md
+    assert codex.instructions_warning(BEGIN) is None  # blank: Codex skips it and reads AGENTS.md
     write(override, "# my rules\n")
-    warning = codex.instructions_warning()
+    warning = codex.instructions_warning(BEGIN)
     assert warning is not None
     assert str(override) in warning and "AGENTS.md" in warning and "ignores" in warning
     assert "move" in warning and "delete" in warning and "agent-memory block" in warning
@@ -95,33 +95,30 @@ def test_override_warning_only_for_a_non_empty_override(tmp_path, monkeypatch):
 def test_override_warning_follows_codex_home(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path / "h"))
     write(tmp_path / "h" / ".codex" / "AGENTS.override.md", "rules")
-    assert codex.instructions_warning() is not None
+    assert codex.instructions_warning(BEGIN) is not None
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "other"))
-    assert codex.instructions_warning() is None
+    assert codex.instructions_warning(BEGIN) is None
 
 
-def test_the_runtimes_are_known_only_to_the_agents_package():
-    """One registry: outside `agents/`, no module names a runtime or imports a runtime's module directly."""
+def test_no_table_of_runtimes_outside_the_agents_package():
+    """One registry: outside `agents/`, no collection lists the runtimes (a tuple of names, a dict keyed by them).
+
+    A feature of one runtime (Codex's sandbox) may name it; a list of all of them belongs to `agents`.
+    """
     import ast
 
     package = Path(instructions.__file__).resolve().parent.parent
+    names = set(RUNTIMES)
     found = []
     for file in sorted(package.rglob("*.py")):
         if file.parent.name == "agents":
             continue
-        tree = ast.parse(file.read_text(encoding="utf-8"))
-        docstrings = {
-            id(node.body[0].value)
-            for node in ast.walk(tree)
-            if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef))
-            and node.body
-            and isinstance(node.body[0], ast.Expr)
-        }
-        for node in ast.walk(tree):
-            named = isinstance(node, ast.Constant) and node.value in ("codex", "claude") and id(node) not in docstrings
-            imported = isinstance(node, ast.ImportFrom) and any(a.name in ("codex", "claude") for a in node.names)
-            if named or imported:
-                found.append(f"{file.relative_to(package)}:{node.lineno}")
+        for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
+            items = node.keys if isinstance(node, ast.Dict) else getattr(node, "elts", None)
+            if isinstance(node, (ast.Tuple, ast.List, ast.Set, ast.Dict)) and items is not None:
+                listed = {item.value for item in items if isinstance(item, ast.Constant)}
+                if len(listed & names) > 1:
+                    found.append(f"{file.relative_to(package)}:{node.lineno}")
     assert found == []
 
 

@@ -1,8 +1,8 @@
 """The agent runtimes we serve (Codex CLI and Claude Code): who is calling, and where each keeps its files.
 
 This is the one registry of runtimes: each has a module here (`codex`, `claude`) with the same functions
-(`instructions_file()`, `skills_dir()`, `instructions_warning()`), and every other module goes through
-`selected()` and `runtime()`; `--agent` everywhere takes `CHOICES`.
+(`instructions_file()`, `skills_dir()`, `instructions_warning(marker)`, the hooks' file and commands), and every
+other module goes through `selected()` and `runtime()`; `--agent` everywhere takes `CHOICES` (or `RUNTIMES`).
 """
 
 from __future__ import annotations
