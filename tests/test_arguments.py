@@ -28,10 +28,19 @@ def assert_usage(result, fragment: str) -> None:
 # -- --agent -----------------------------------------------------------------------------------------------------
 
 
-AGENT_COMMANDS = [("install-skill", "x", "--revision", REVISION), ("bootstrap",), ("instructions", "remove")]
+AGENT_COMMANDS = [
+    ("install-skill", "x", "--revision", REVISION),
+    ("bootstrap",),
+    ("instructions", "remove"),
+    ("hooks", "install"),
+    ("hooks", "remove"),
+    ("hooks", "status"),
+]
 
 
-@pytest.mark.parametrize("command", [("install-skill",), ("bootstrap",), ("instructions", "remove")])
+@pytest.mark.parametrize(
+    "command", [command[:2] if command[0] != "install-skill" else command[:1] for command in AGENT_COMMANDS]
+)
 def test_help_offers_codex_claude_both(machine, command):
     shown = machine.run(*command, "--help")
     assert shown.code == 0
@@ -63,6 +72,10 @@ def test_agent_both_and_its_old_alias_all_on_every_command(machine, folder_store
         str(machine.home / ".codex" / "AGENTS.md"),
         str(machine.home / ".claude" / "CLAUDE.md"),
     ]
+    for value in ("both", "all"):
+        shown = machine.run("hooks", "status", "--agent", value, "--json")
+        assert shown.code == 0, shown.err
+        assert [entry["agent"] for entry in shown.json["agents"]] == ["codex", "claude"]
 
 
 @pytest.mark.parametrize("command", AGENT_COMMANDS)
