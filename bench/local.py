@@ -108,6 +108,7 @@ def startup(ctx: Context) -> list[Table]:
     files = data.notes(20)
     store = ctx.root / "tiny-store"
     write_folder(store, files)
+    store.chmod(0o700)  # a folder store that other users can open is refused
     machine = Machine(ctx.root / "tiny").setup(f"file://{store}", data.PROJECT)
     machine.agent_memory("search", data.QUERY)  # fills the cache
     commands = {

@@ -226,12 +226,53 @@ def test_instruction_files_keep_every_byte_outside_the_block(machine, hub):
     assert "\r\n" in block and "\n" not in block.replace("\r\n", "")
 
     removed = machine.run("instructions", "remove", "--agent", "codex", "--json")
-    assert removed.json == {"removed": [str(agents_md)]}
+    assert removed.json == {"removed": [str(agents_md)], "deleted": []}
     # the block goes, with the blank line that separated it; the user's text stays as it was
     assert agents_md.read_bytes() == before + after[len(b"\r\n\r\n") :]
-    claude_md = str(machine.home / ".claude" / "CLAUDE.md")
-    assert machine.run("instructions", "remove", "--json").json == {"removed": [claude_md]}
-    assert machine.run("instructions", "remove", "--json").json == {"removed": []}
+    claude_md = str(machine.home / ".claude" / "CLAUDE.md")  # bootstrap created it: it goes too
+    assert machine.run("instructions", "remove", "--json").json == {"removed": [claude_md], "deleted": [claude_md]}
+    assert not Path(claude_md).exists()
+    assert machine.run("instructions", "remove", "--json").json == {"removed": [], "deleted": []}
+
+
+def test_instructions_remove_undoes_exactly_what_bootstrap_did(machine, tmp_path):
+    agents_md = machine.home / ".codex" / "AGENTS.md"
+    agents_md.parent.mkdir(parents=True)
+    original = b"# My rules\n\nBe terse.\n\n"  # ends with a blank line of the user's
+    agents_md.write_bytes(original)
+    claude_md = machine.home / ".claude" / "CLAUDE.md"
+    store = f"file://{tmp_path / 'store'}"
+    assert bootstrap(machine, "--bucket", store).code == 0
+    config_file = machine.state / "config" / "config.json"
+    assert json.loads(config_file.read_text())["instructions_created"] == [str(claude_md)]
+
+    removed = machine.run("instructions", "remove")
+    assert removed.code == 0, removed.err
+    assert f"Removed the agent-memory block from {claude_md} and the file itself" in removed.out
+    assert agents_md.read_bytes() == original
+    assert not claude_md.exists() and claude_md.parent.is_dir()
+    assert json.loads(config_file.read_text())["instructions_created"] == []  # the file is no longer ours
+
+    # created again; the user then writes their own rules around the block, with blank lines of their own
+    assert bootstrap(machine).code == 0
+    block = claude_md.read_text()
+    claude_md.write_text("My Claude rules.\n\n" + block + "\nMore.\n")
+    assert machine.run("instructions", "remove", "--agent", "claude").code == 0
+    assert claude_md.read_text() == "My Claude rules.\n\n\nMore.\n"  # everything of theirs, nothing of ours
+    # from then on the file is the user's: a later bootstrap appends to it, and remove gives it back
+    assert bootstrap(machine).code == 0
+    assert machine.run("instructions", "remove", "--agent", "claude").code == 0
+    assert claude_md.read_text() == "My Claude rules.\n\n\nMore.\n"
+
+
+def test_an_instruction_file_that_existed_empty_is_kept(machine, tmp_path):
+    claude_md = machine.home / ".claude" / "CLAUDE.md"
+    claude_md.parent.mkdir(parents=True)
+    claude_md.write_bytes(b"")
+    assert bootstrap(machine, "--bucket", f"file://{tmp_path / 'store'}", "--agent", "claude").code == 0
+    result = machine.run("instructions", "remove", "--json")
+    assert result.json == {"removed": [str(claude_md)], "deleted": []}
+    assert claude_md.exists() and claude_md.read_bytes() == b""
 
 
 def test_codex_override_file_is_warned_about(machine, hub):
@@ -331,3 +372,19 @@ def test_bootstrap_never_prints_the_token(machine, hub):
     for file in machine.root.rglob("*"):
         if file.is_file():
             assert TOKEN.encode() not in file.read_bytes()
+
+
+def test_verification_runs_from_any_directory(machine, tmp_path):
+    """Bootstrap verifies through save, read --fresh and search for its project, wherever it is run from."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    store = f"file://{tmp_path / 'store'}"
+    result = machine.run(
+        "bootstrap", "--project", "demo", "--dir", str(machine.work), "--bucket", store, "--json", cwd=elsewhere
+    )
+    assert result.code == 0, result.err
+    assert result.json["verification"]["status"] == "verified"
+    note = result.json["verification"]["id"]
+    shown = machine.run("search", "Memory setup verification", "--json")  # in the mapped directory
+    assert [r["id"] for r in shown.json["results"]] == [note]
+    assert machine.run("project", "show", cwd=elsewhere).code == 3  # nothing was mapped but --dir

@@ -239,6 +239,10 @@ def test_offline_and_auth_failures_are_reported_differently(alice, hub):
         assert denied.code == 4, status
         assert denied.json["sync"]["status"] == "stale" and denied.json["sync"]["reason"] == "auth"
         assert len(denied.json["results"]) == 1
+        assert "\nNext: restore this machine's access to the bucket (for a Hugging Face bucket: hf auth login)" in (
+            denied.err
+        )
+    assert "Next:" not in offline_search.err  # stale but not refused: nothing to fix, exit 0
     bad_token = alice.save("with a wrong token", env={"HF_TOKEN": "hf_" + "x" * 34})
     assert bad_token.code == 75
     assert "authentication or access" in bad_token.json["message"]

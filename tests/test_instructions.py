@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_memory.agents import claude, codex
+from agent_memory.agents import RUNTIMES, claude, codex
 from agent_memory.errors import AgentMemoryError
 from agent_memory.setup import instructions
 from agent_memory.setup.instructions import BEGIN, END, remove, render_block, upsert
@@ -79,13 +79,13 @@ def test_claude_config_dir_moves_everything_and_is_read_on_each_call(tmp_path, m
 def test_override_warning_only_for_a_non_empty_override(tmp_path, monkeypatch):
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex"))
     override = tmp_path / "codex" / "AGENTS.override.md"
-    assert codex.override_warning() is None  # no override file
+    assert codex.instructions_warning(BEGIN) is None  # no override file
     write(override, "")
-    assert codex.override_warning() is None
+    assert codex.instructions_warning(BEGIN) is None
     write(override, " \n\r\n\t\n")
-    assert codex.override_warning() is None  # blank: Codex skips it and reads AGENTS.md
+    assert codex.instructions_warning(BEGIN) is None  # blank: Codex skips it and reads AGENTS.md
     write(override, "# my rules\n")
-    warning = codex.override_warning()
+    warning = codex.instructions_warning(BEGIN)
     assert warning is not None
     assert str(override) in warning and "AGENTS.md" in warning and "ignores" in warning
     assert "move" in warning and "delete" in warning and "agent-memory block" in warning
@@ -95,9 +95,31 @@ def test_override_warning_only_for_a_non_empty_override(tmp_path, monkeypatch):
 def test_override_warning_follows_codex_home(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path / "h"))
     write(tmp_path / "h" / ".codex" / "AGENTS.override.md", "rules")
-    assert codex.override_warning() is not None
+    assert codex.instructions_warning(BEGIN) is not None
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "other"))
-    assert codex.override_warning() is None
+    assert codex.instructions_warning(BEGIN) is None
+
+
+def test_no_table_of_runtimes_outside_the_agents_package():
+    """One registry: outside `agents/`, no collection lists the runtimes (a tuple of names, a dict keyed by them).
+
+    A feature of one runtime (Codex's sandbox) may name it; a list of all of them belongs to `agents`.
+    """
+    import ast
+
+    package = Path(instructions.__file__).resolve().parent.parent
+    names = set(RUNTIMES)
+    found = []
+    for file in sorted(package.rglob("*.py")):
+        if file.parent.name == "agents":
+            continue
+        for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
+            items = node.keys if isinstance(node, ast.Dict) else getattr(node, "elts", None)
+            if isinstance(node, (ast.Tuple, ast.List, ast.Set, ast.Dict)) and items is not None:
+                listed = {item.value for item in items if isinstance(item, ast.Constant)}
+                if len(listed & names) > 1:
+                    found.append(f"{file.relative_to(package)}:{node.lineno}")
+    assert found == []
 
 
 # -- the block's text ---------------------------------------------------------------------------------------
@@ -358,6 +380,8 @@ _PIECES = (
 def _contents(count: int, seed: int) -> list[str]:
     rng = random.Random(seed)
     fixed = ["", "\n", "\r\n", "\r", "x", "x\n", "x\r\n", "x\r", "x\n\n", "\n\nx", "x\r\ny", "x\ny\r\n"]
+    # a user's file that ends with one or more blank lines, or with whitespace: upsert's separator comes after them
+    fixed += ["x\n\n\n", "x\r\n\r\n", "x\n \n", "x\n\t\n\n", "x\n\n ", "x\r\n\r\n\r\n", "# Rules\n\n- a\n\n"]
     return fixed + ["".join(rng.choice(_PIECES) for _ in range(rng.randint(1, 12))) for _ in range(count)]
 
 
@@ -391,3 +415,60 @@ def test_upsert_keeps_everything_around_an_existing_block(tmp_path):
         first = original.find("\n")
         newline = "\r\n" if first > 0 and original[first - 1] == "\r" else "\n"
         assert text == before + block(newline=newline) + after, repr(original)
+
+
+def test_a_file_ending_with_blank_lines_round_trips(tmp_path):
+    for number, original in enumerate(["rules\n\n", "rules\n\n\n", "rules\r\n\r\n", "rules\n  \n", "\n\n"]):
+        target = write(tmp_path / f"case{number}" / "AGENTS.md", original)
+        upsert(target, HELPER)
+        assert remove(target) is True
+        assert target.read_bytes() == original.encode(), repr(original)
+
+
+# -- files that upsert created --------------------------------------------------------------------------------
+
+
+def test_remove_deletes_a_created_file_left_empty(tmp_path):
+    target = tmp_path / "AGENTS.md"
+    upsert(target, HELPER)
+    assert remove(target, created=True) is True
+    assert not target.exists()
+    assert remove(target, created=True) is False
+
+
+def test_remove_keeps_a_created_file_that_the_user_filled_exactly_as_they_left_it(tmp_path):
+    """Upsert added no separator to a file it created: every blank line around the block is the user's."""
+    rng = random.Random(5)
+    pieces = _contents(200, seed=23)
+    for number in range(200):
+        target = tmp_path / f"case{number}" / "CLAUDE.md"
+        upsert(target, HELPER)
+        created = text_of(target)
+        above = rng.choice(pieces)
+        if above and not above.endswith("\n"):
+            above += "\n"  # the block's begin marker must stay a line of its own
+        below = rng.choice(("", "\n", "\n\nmore rules\n", "tail without newline"))
+        write(target, above + created + below)
+        assert remove(target, created=True) is True
+        if above + below:
+            assert text_of(target) == above + below, repr((above, below))
+        else:
+            assert not target.exists()
+
+
+def test_a_file_that_existed_empty_is_never_deleted(tmp_path):
+    target = write(tmp_path / "AGENTS.md", "")
+    upsert(target, HELPER)
+    assert remove(target) is True
+    assert target.exists() and target.read_bytes() == b""
+
+
+def test_created_files_are_deleted_through_the_symlink_target(tmp_path):
+    real = tmp_path / "dotfiles" / "AGENTS.md"
+    real.parent.mkdir()
+    link = tmp_path / "AGENTS.md"
+    os.symlink(real, link)  # a dangling link, as a dotfiles repository may leave before the file exists
+    upsert(link, HELPER)
+    assert real.is_file() and link.is_symlink()
+    assert remove(link, created=True) is True
+    assert not real.exists() and link.is_symlink()  # back to how it was: the link is the user's

@@ -66,6 +66,14 @@ def _actions(parser: argparse.ArgumentParser) -> argparse._SubParsersAction:
     return actions
 
 
+def _agent_option(parser: argparse.ArgumentParser) -> None:
+    from . import agents
+
+    parser.add_argument(
+        "--agent", default="both", type=agents.choice, choices=agents.CHOICES, help="which agents (default: both)"
+    )
+
+
 def _declare_project(parser: argparse.ArgumentParser) -> None:
     actions = _actions(parser)
     p = _with_json(actions.add_parser("map", help="map DIR (default: here) to project NAME"))
@@ -138,7 +146,7 @@ def _declare_install_skill(p: argparse.ArgumentParser) -> None:
     _with_json(p)
     p.add_argument("name", metavar="NAME")
     p.add_argument("--revision", required=True, metavar="REV")
-    p.add_argument("--agent", default="all", choices=["codex", "claude", "all"])
+    _agent_option(p)
     p.add_argument("--replace", action="store_true", help="replace an installed folder (a backup is kept)")
     p.set_defaults(handler=_install_skill)
 
@@ -157,7 +165,7 @@ def _declare_bootstrap(p: argparse.ArgumentParser) -> None:
         "(default: the configured one, else <your user>/agent-memory, created private)",
     )
     p.add_argument("--dir", help="the directory to map to the project (default: here)")
-    p.add_argument("--agent", default="both", choices=["codex", "claude", "both"])
+    _agent_option(p)
     p.add_argument("--skill", action="append", default=[], metavar="NAME@REVISION", help="also install; repeatable")
     hooks = p.add_mutually_exclusive_group()
     hooks.add_argument(
@@ -180,7 +188,7 @@ def _declare_bootstrap(p: argparse.ArgumentParser) -> None:
 
 def _declare_instructions(parser: argparse.ArgumentParser) -> None:
     p = _with_json(_actions(parser).add_parser("remove", help="remove the agent-memory block, and nothing else"))
-    p.add_argument("--agent", default="both", choices=["codex", "claude", "both"])
+    _agent_option(p)
     p.set_defaults(handler=_instructions_remove)
 
 
@@ -197,7 +205,7 @@ def _declare_hooks(parser: argparse.ArgumentParser) -> None:
         remove="take out agent-memory's hooks, and nothing else",
         status="which hooks are installed, per agent",
     ):
-        p.add_argument("--agent", default="both", choices=["codex", "claude", "both"])
+        _agent_option(p)
 
 
 def _each_action(parser: argparse.ArgumentParser, handler: Callable, **summaries: str) -> list[argparse.ArgumentParser]:
@@ -217,7 +225,9 @@ def _declare_hook(p: argparse.ArgumentParser) -> None:
         "What the hooks run, with the runtime's event JSON on stdin (see: agent-memory hooks). It always exits 0."
     )
     p.add_argument("event", choices=["session-start", "stop", "session-end"])
-    p.add_argument("--agent", required=True, choices=["codex", "claude"])
+    from .agents import RUNTIMES
+
+    p.add_argument("--agent", required=True, choices=RUNTIMES)
     _with_json(p).set_defaults(handler=_hook)
 
 
@@ -296,9 +306,10 @@ def _project_show(args: argparse.Namespace) -> Outcome:
 
 def _config_set(args: argparse.Namespace) -> Outcome:
     from . import config
-    from .store import parse_bucket
+    from .store import check_private, parse_bucket
 
     bucket = parse_bucket(args.value)
+    check_private(bucket)
     config.update(bucket=bucket)
     return {"bucket": bucket}, f"bucket: {bucket}", OK
 
@@ -356,7 +367,10 @@ def _read_body(file: str | None) -> bytes:
             with open(file, "rb") as handle:
                 return handle.read()
         except OSError as exc:
-            raise UsageError(f"Cannot read {file}: {exc.strerror}.") from exc
+            raise UsageError(
+                f"Cannot read {file}: {exc.strerror}.",
+                next_step="agent-memory save --file PATH with a file that exists and that you can read",
+            ) from exc
     if file is None and sys.stdin.isatty():
         raise UsageError(
             "No note body: pass --file PATH or pipe the text on stdin.",
@@ -369,9 +383,9 @@ def _search(args: argparse.Namespace) -> Outcome:
     from .memory.search import search_project
 
     if not 1 <= args.limit <= 1000:
-        raise UsageError("--limit must be between 1 and 1000.")
+        raise UsageError("--limit must be between 1 and 1000.", next_step="agent-memory search QUERY --limit 10")
     if "\x00" in args.query:
-        raise UsageError("The query cannot contain NUL characters.")
+        raise UsageError("The query cannot contain NUL characters.", next_step="agent-memory search TEXT (plain text)")
     if args.skills:
         return _search_skills(args)
     result = search_project(args.query, limit=args.limit, kind=args.kind, offline=args.offline)
@@ -402,7 +416,10 @@ def _sync_outcome(sync: dict[str, Any]) -> int:
 
     if sync["status"] != "fresh":
         _notice(f"Results come from the local cache only ({sync['reason']}: {sync['detail']}).")
-    return ACCESS if sync["reason"] == "auth" else OK
+    if sync["reason"] != "auth":
+        return OK
+    _notice("Next: restore this machine's access to the bucket (for a Hugging Face bucket: hf auth login)")
+    return ACCESS
 
 
 def _read(args: argparse.Namespace) -> Outcome:
@@ -422,7 +439,10 @@ def _read_skill(args: argparse.Namespace) -> Outcome:
     from .skills.catalog import read_file
 
     if not (args.skill and args.revision):
-        raise UsageError("Reading a skill needs both --skill NAME and --revision REV.")
+        raise UsageError(
+            "Reading a skill needs both --skill NAME and --revision REV.",
+            next_step="agent-memory read --skill NAME --revision REV (agent-memory search --skills lists both)",
+        )
     found = read_file(args.skill, args.revision, args.target or "SKILL.md")
     content = found["content"]
     return {**found, "content": content.decode("utf-8", errors="replace")}, content, OK  # type: ignore[return-value]
@@ -432,7 +452,9 @@ def _publish_skill(args: argparse.Namespace) -> Outcome:
     from .skills import publishing
 
     if bool(args.dir) == bool(args.retry):
-        raise UsageError("Give either a skill folder DIR or --retry REVISION.")
+        raise UsageError(
+            "Give either a skill folder DIR or --retry REVISION.", next_step="agent-memory publish-skill DIR"
+        )
     result = publishing.retry(args.retry) if args.retry else publishing.publish(args.dir, args.name)
     message = result.pop("message", None)
     if message:
@@ -523,10 +545,14 @@ def _instructions_remove(args: argparse.Namespace) -> Outcome:
     from . import agents
     from .setup import instructions
 
-    runtimes = agents.selected(args.agent)
-    removed = [str(path) for name in runtimes if instructions.remove(path := agents.runtime(name).instructions_file())]
-    text = "\n".join(f"Removed the agent-memory block from {path}" for path in removed) or "No block to remove."
-    return {"removed": removed}, text, OK
+    files = [agents.runtime(name).instructions_file() for name in agents.selected(args.agent)]
+    result = instructions.remove_blocks(files)
+    deleted = " and the file itself (bootstrap had created it; nothing else was in it)"
+    lines = [
+        f"Removed the agent-memory block from {path}" + (deleted if path in result["deleted"] else "")
+        for path in result["removed"]
+    ]
+    return result, "\n".join(lines) or "No block to remove.", OK
 
 
 def _status(args: argparse.Namespace) -> Outcome:
@@ -627,6 +653,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     as_json = "--json" in argv
     try:
+        _require_utf8(argv)
         args = _build_parser(argv[0] if argv and argv[0] in _COMMANDS else None).parse_args(argv)
         as_json = args.json
         handler: Callable[[argparse.Namespace], Outcome] = args.handler
@@ -637,7 +664,9 @@ def main(argv: list[str] | None = None) -> int:
         _report(exc.message, exc.next_step, code, as_json)
     except KeyboardInterrupt:
         code = 130
-        _report("Interrupted.", None, code, as_json)
+        _report(
+            "Interrupted.", "agent-memory pending (lists any upload it left waiting), then run it again", code, as_json
+        )
     except OSError as exc:  # the local disk: a full disk, a read-only home, an agent's sandbox
         from .agents import codex
 
@@ -658,13 +687,31 @@ def main(argv: list[str] | None = None) -> int:
     return _exit(code)
 
 
-def _report(message: str, next_step: str | None, code: int, as_json: bool) -> None:
+def _require_utf8(argv: list[str]) -> None:
+    """UsageError for an argument that is not UTF-8: Python hands its bytes over as lone surrogates, which would
+    crash the first write of the text, or end up in a note as garbage."""
+    for arg in argv:
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            try:
+                shown = repr(arg.encode("utf-8", "surrogateescape"))
+            except UnicodeEncodeError:
+                shown = ascii(arg)
+            raise UsageError(
+                f"The argument {shown} is not valid UTF-8 text.",
+                next_step="give it again in UTF-8 (convert text with iconv -t UTF-8; rename a file or folder whose "
+                "name is not UTF-8)",
+            ) from None
+
+
+def _report(message: str, next_step: str, code: int, as_json: bool) -> None:
     from .guard import redact
 
     message = redact(message)
     if as_json:
         _emit({"error": message, "next": next_step, "exit_code": code}, "", True)
-    print(f"Error: {message}" + (f"\nNext: {next_step}" if next_step else ""), file=sys.stderr)
+    print(f"Error: {message}\nNext: {next_step}", file=sys.stderr)
 
 
 def _exit(code: int) -> int:

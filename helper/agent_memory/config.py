@@ -1,12 +1,19 @@
-"""The machine's configuration file: which bucket, which directories map to which projects."""
+"""The machine's configuration file: which bucket, which directories map to which projects.
+
+Every change goes through `editing()`: load, change and save happen under a lock (a file beside config.json),
+and the save is atomic, so concurrent commands (several agents mapping projects at once) never lose an update
+and a reader never sees half a file.
+"""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 from . import paths
 from .errors import AgentMemoryError, NotSetUp
-from .fsutil import read_json, write_json_atomic
+from .fsutil import locked, read_json, write_json_atomic
 
 
 def load() -> dict[str, Any]:
@@ -14,25 +21,37 @@ def load() -> dict[str, Any]:
     try:
         value = read_json(paths.config_file(), {})
     except ValueError as exc:
-        raise AgentMemoryError(
-            f"The configuration file {paths.config_file()} is not valid JSON ({exc}).",
-            next_step=f"fix or remove {paths.config_file()}, then run agent-memory config show",
-        ) from exc
+        raise _unusable(f"is not valid JSON ({exc})") from exc
     if not isinstance(value, dict):
-        raise AgentMemoryError(f"The configuration file {paths.config_file()} does not hold a JSON object.")
+        raise _unusable("does not hold a JSON object")
     return value
 
 
-def save(config: dict[str, Any]) -> None:
-    """Write the configuration atomically."""
-    write_json_atomic(paths.config_file(), config)
+def _unusable(problem: str) -> AgentMemoryError:
+    file = paths.config_file()
+    return AgentMemoryError(
+        f"The configuration file {file} {problem}.",
+        next_step=f"fix or remove {file}, then run agent-memory config show",
+    )
+
+
+@contextlib.contextmanager
+def editing() -> Iterator[dict[str, Any]]:
+    """The configuration, to change in place; saved atomically when the block ends without an error.
+
+    The lock is held from the load to the save: two editors never both start from the same old file.
+    """
+    file = paths.config_file()
+    with locked(file.with_name(file.name + ".lock")):
+        config = load()
+        yield config
+        write_json_atomic(file, config)
 
 
 def update(**changes: Any) -> dict[str, Any]:
-    """Load, change top-level keys, save; returns the new configuration."""
-    config = load()
-    config.update(changes)
-    save(config)
+    """Change top-level keys (under the lock); returns the new configuration."""
+    with editing() as config:
+        config.update(changes)
     return config
 
 

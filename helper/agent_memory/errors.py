@@ -12,11 +12,14 @@ PENDING = 75
 
 
 class AgentMemoryError(Exception):
-    """An error meant for the user: a message, the next command to run, and an exit code."""
+    """An error meant for the user: a message, the next command to run (or one precise action), an exit code.
+
+    `next_step` is required: an error that does not say how to get past it leaves the user, or the agent, stuck.
+    """
 
     exit_code = ERROR
 
-    def __init__(self, message: str, *, next_step: str | None = None, exit_code: int | None = None) -> None:
+    def __init__(self, message: str, *, next_step: str, exit_code: int | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.next_step = next_step

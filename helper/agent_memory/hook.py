@@ -20,7 +20,6 @@ import sys
 from typing import Any
 
 EVENTS = ("session-start", "stop", "session-end")
-RUNTIMES = ("codex", "claude")
 USAGE = "usage: agent-memory hook session-start|stop|session-end --agent codex|claude [--json]"
 BUDGET_VARIABLE = "AGENT_MEMORY_HOOK_BUDGET"
 DEFAULT_BUDGET = 5.0  # seconds for all retries of one Stop; the hooks' own timeout is 30 s
@@ -199,8 +198,10 @@ def _parse(argv: list[str]) -> tuple[str, str, bool]:
             break
     if len(rest) != 1 or rest[0] not in EVENTS:
         raise ValueError(f"unknown hook event {' '.join(rest) or '(none)'}")
+    from .agents import RUNTIMES
+
     if agent not in RUNTIMES:
-        raise ValueError(f"--agent must be codex or claude, not {agent}")
+        raise ValueError(f"--agent must be one of {', '.join(RUNTIMES)}, not {agent}")
     return rest[0], agent, as_json
 
 

@@ -57,11 +57,11 @@ def revision(value: str) -> str:
 
 
 def skill(name: str, *, allow_reserved: bool = False) -> str:
-    """`name` if it is a valid skill name (and not the reserved core skill's), else ContentRefused."""
+    """`name` if it is a valid skill name (else UsageError) and not the reserved core skill's (else ContentRefused)."""
     if not (len(name) <= SKILL_NAME_MAX and _SKILL.fullmatch(name)):
-        raise ContentRefused(
+        raise UsageError(
             f"Invalid skill name {name!r}: use lowercase letters, digits and single hyphens, at most {SKILL_NAME_MAX}.",
-            next_step="rename the skill (the `name` in its SKILL.md), e.g. my-skill",
+            next_step="agent-memory search --skills (lists the names of published skills)",
         )
     if name == RESERVED_SKILL and not allow_reserved:
         raise ContentRefused(

@@ -1,7 +1,8 @@
 """The agent runtimes we serve (Codex CLI and Claude Code): who is calling, and where each keeps its files.
 
 This is the one registry of runtimes: each has a module here (`codex`, `claude`) with the same functions
-(`instructions_file()`, `skills_dir()`), and every other module goes through `selected()` and `runtime()`.
+(`instructions_file()`, `skills_dir()`, `instructions_warning(marker)`, the hooks' file and commands), and every
+other module goes through `selected()` and `runtime()`; `--agent` everywhere takes `CHOICES` (or `RUNTIMES`).
 """
 
 from __future__ import annotations
@@ -14,12 +15,19 @@ from ..errors import UsageError
 from . import claude, codex
 
 RUNTIMES = ("codex", "claude")
-CHOICES = ("codex", "claude", "both")  # what --agent accepts everywhere ("all" is an old alias of "both")
+CHOICES = ("codex", "claude", "both")  # what --agent accepts everywhere
+_ALIASES = {"all": "both"}  # install-skill said `all` before `both` was the word everywhere
+
+
+def choice(value: str) -> str:
+    """The `--agent` value with old aliases resolved (argparse's `type`; argparse then checks it is in CHOICES)."""
+    return _ALIASES.get(value, value)
 
 
 def selected(agent: str) -> tuple[str, ...]:
     """The runtimes that `--agent` names: `codex`, `claude`, or `both` (alias `all`)."""
-    if agent in ("both", "all"):
+    agent = choice(agent)
+    if agent == "both":
         return RUNTIMES
     if agent not in RUNTIMES:
         raise UsageError(f"Unknown agent {agent!r}: use codex, claude or both.", next_step="add --agent both")

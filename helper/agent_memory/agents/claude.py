@@ -22,7 +22,7 @@ def skills_dir() -> Path:
     return config_dir() / "skills"
 
 
-def settings_file() -> Path:
+def hooks_file() -> Path:
     """The user settings, where hooks live beside the user's other settings."""
     return config_dir() / "settings.json"
 
@@ -42,8 +42,8 @@ def hook_command(helper: str, event: str) -> str:
     return f"{helper} hook {event} --agent claude"
 
 
-def duplicate_block_warning(marker: str) -> str | None:
-    """A warning when Claude Code would load the agent-memory block twice, else None.
+def instructions_warning(marker: str) -> str | None:
+    """A warning when Claude Code would load the agent-memory block (whose first line is `marker`) twice, else None.
 
     With CLAUDE_CONFIG_DIR set elsewhere, Claude Code still finds `~/.claude/CLAUDE.md` as the project
     instructions of any folder under HOME (it walks up from the working folder), so a block left there by an

@@ -26,8 +26,9 @@ def skills_dir() -> Path:
     return Path.home() / ".agents" / "skills"
 
 
-def override_warning() -> str | None:
-    """A warning when a non-empty `AGENTS.override.md` makes Codex ignore `AGENTS.md`, else None."""
+def instructions_warning(marker: str) -> str | None:
+    """A warning when a non-empty `AGENTS.override.md` makes Codex ignore `AGENTS.md` (and the block that starts
+    with `marker` in it), else None."""
     override = home() / "AGENTS.override.md"
     try:
         content = override.read_bytes()

@@ -37,7 +37,10 @@ def decode_body(raw: bytes) -> str:
     if text.startswith("\ufeff"):
         text = text[1:]
     if "\x00" in text:
-        raise ContentRefused("The note contains NUL bytes: only text can be saved.")
+        raise ContentRefused(
+            "The note contains NUL bytes: only text can be saved.",
+            next_step="save it without them: tr -d '\\000' < NOTE.md | agent-memory save",
+        )
     if not text.strip():
         raise ContentRefused(
             "The note is empty.", next_step="agent-memory save --title T --file NOTE.md (or pipe the text on stdin)"
@@ -45,20 +48,29 @@ def decode_body(raw: bytes) -> str:
     return text
 
 
-def single_line(value: str, what: str, limit: int) -> str:
-    """`value` as one trimmed line of at most `limit` characters, or UsageError."""
+def single_line(value: str, what: str, limit: int, option: str) -> str:
+    """`value` (given with `option`) as one trimmed line of at most `limit` characters, or UsageError."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:  # bytes that were not UTF-8, smuggled in as surrogate escapes (an environment value)
+        raise UsageError(f"The {what} is not valid UTF-8 text.", next_step=f"give {option} as UTF-8 text") from None
     value = " ".join(value.split())
     if not value:
-        raise UsageError(f"The {what} is empty.")
+        raise UsageError(f"The {what} is empty.", next_step=f"give a non-empty {option}, or leave it out")
     if len(value) > limit:
-        raise UsageError(f"The {what} is longer than {limit} characters.")
+        raise UsageError(
+            f"The {what} is longer than {limit} characters.",
+            next_step=f"shorten {option} to at most {limit} characters (details belong in the body)",
+        )
+    if any(ord(char) < 32 or ord(char) == 127 for char in value):
+        raise UsageError(f"The {what} contains control characters.", next_step=f"give {option} as plain text")
     return value
 
 
 def derive_title(body: str, title: str | None = None) -> str:
     """`title`, else the first Markdown heading, else the first non-empty line, shortened."""
     if title is not None:
-        return single_line(title, "title", TITLE_MAX * 2)
+        return single_line(title, "title", TITLE_MAX * 2, "--title")
     lines = [line.strip() for line in body.splitlines() if line.strip()]
     for line in lines:
         if match := _HEADING.match(line):

@@ -12,7 +12,7 @@ from typing import Any
 
 from .. import config as config_file
 from .. import names
-from ..errors import NotSetUp, UsageError
+from ..errors import AgentMemoryError, NotSetUp, UsageError
 
 
 def canonical(directory: str | os.PathLike[str]) -> Path:
@@ -23,14 +23,36 @@ def canonical(directory: str | os.PathLike[str]) -> Path:
 def map_directory(name: str, directory: str | os.PathLike[str] | None = None) -> dict[str, str]:
     """Map `directory` (default: the current one) to project `name`; returns `{"project", "root"}`."""
     names.project(name)
+    root = mappable(directory)
+    with config_file.editing() as config:
+        add_mapping(config, name, root)
+    return {"project": name, "root": str(root)}
+
+
+def mappable(directory: str | os.PathLike[str] | None = None) -> Path:
+    """The canonical form of `directory` (default: the current one), if it can be mapped; else UsageError."""
     root = canonical(directory if directory is not None else Path.cwd())
     if not root.is_dir():
         raise UsageError(f"{root} is not a directory.", next_step="agent-memory project map NAME DIR")
-    config = config_file.load()
-    mappings = dict(config.get("projects", {}))
+    try:
+        str(root).encode("utf-8")
+    except UnicodeEncodeError:  # the configuration is UTF-8 JSON: such a path could not be recorded
+        raise UsageError(
+            f"The path {str(root).encode('utf-8', 'surrogateescape')!r} is not valid UTF-8, so it cannot be mapped.",
+            next_step="rename the folder to a UTF-8 name, then map it again",
+        ) from None
+    return root
+
+
+def add_mapping(config: dict[str, Any], name: str, root: Path) -> None:
+    """Record in `config` (being edited) that `root` belongs to project `name`."""
+    mappings = config.setdefault("projects", {})
+    if not isinstance(mappings, dict):
+        raise AgentMemoryError(
+            "The configuration's `projects` is not a JSON object.",
+            next_step="fix or remove `projects` in the file that agent-memory config show names",
+        )
     mappings[str(root)] = name
-    config_file.update(projects=mappings)
-    return {"project": name, "root": str(root)}
 
 
 def resolve(directory: str | os.PathLike[str] | None = None, config: dict[str, Any] | None = None) -> dict[str, str]:

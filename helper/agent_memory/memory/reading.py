@@ -13,12 +13,13 @@ from .notes import object_path
 from .projects import resolve
 
 
-def read(note_id: str, *, fresh: bool = False) -> dict[str, Any]:
-    """`{"id", "path", "content" (bytes), "source": "cache"|"bucket"|"pending"}` for a note of this project."""
+def read(note_id: str, *, fresh: bool = False, project: str | None = None) -> dict[str, Any]:
+    """`{"id", "path", "content" (bytes), "source": "cache"|"bucket"|"pending"}` for a note of this project
+    (the current directory's, unless `project` is given)."""
     names.note_id(note_id)
     config = config_file.load()
     bucket = config_file.bucket(config)
-    project = resolve(config=config)["project"]
+    project = project or resolve(config=config)["project"]
     cache = ProjectCache(bucket, project)
     path = object_path(project, note_id)
     if not fresh:

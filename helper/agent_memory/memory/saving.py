@@ -14,6 +14,7 @@ from .. import config as config_file
 from ..clock import new_id, utc_now
 from ..deadline import Budget
 from ..errors import AgentMemoryError, UsageError
+from ..store import check_private
 from . import notes
 from .cache import ProjectCache
 from .projects import resolve
@@ -40,14 +41,17 @@ def save(
     """
     config = config_file.load()
     bucket = config_file.bucket(config)
+    check_private(bucket)  # a folder store that others can open is refused before the note is kept anywhere
     project = project or resolve(config=config)["project"]
     if kind not in notes.KINDS:
-        raise UsageError(f"Unknown kind {kind!r}: use one of {', '.join(notes.KINDS)}.")
+        raise UsageError(
+            f"Unknown kind {kind!r}: use one of {', '.join(notes.KINDS)}.", next_step="add --kind note (the default)"
+        )
     body = notes.decode_body(raw)
-    tags = [notes.single_line(tag, "tag", TAG_MAX) for tag in tags or []]
-    sources = [notes.single_line(source, "source", SOURCE_MAX) for source in sources or []]
+    tags = [notes.single_line(tag, "tag", TAG_MAX, "--tag") for tag in tags or []]
+    sources = [notes.single_line(source, "source", SOURCE_MAX, "--source") for source in sources or []]
     detected, session = agents.detect()
-    agent = notes.single_line(agent or detected, "agent name", TAG_MAX)
+    agent = notes.single_line(agent or detected, "agent name", TAG_MAX, "--agent (or AGENT_MEMORY_AGENT)")
     if corrects is not None:
         names.note_id(corrects)
     title = notes.derive_title(body, title)
@@ -70,7 +74,10 @@ def save(
     op = outbox.add("note", note_id, bucket, [(notes.object_path(project, note_id), data)], display)
     result = outbox.deliver(op, Budget(), check_first=False)
     if result is None:  # discarded by hand in the instant between the two calls
-        raise AgentMemoryError(f"Note {note_id} was discarded from the outbox before it was uploaded.")
+        raise AgentMemoryError(
+            f"Note {note_id} was discarded from the outbox before it was uploaded.",
+            next_step="agent-memory save again, with the same text",
+        )
     if result["status"] == "saved":
         with contextlib.suppress(OSError):  # the cache is a convenience: a failure here must not fail the save
             ProjectCache(bucket, project).add({note_id: data})

@@ -113,15 +113,18 @@ def search(
     return results
 
 
-def search_project(query: str, *, limit: int = 10, kind: str | None = None, offline: bool = False) -> dict[str, Any]:
-    """Refresh the current project's cache (unless `offline`), then search it: the command's JSON result."""
+def search_project(
+    query: str, *, limit: int = 10, kind: str | None = None, offline: bool = False, project: str | None = None
+) -> dict[str, Any]:
+    """Refresh the cache of a project (the current directory's, unless given) unless `offline`, then search it:
+    the command's JSON result."""
     from .. import config as config_file
     from .. import outbox
     from .projects import resolve
 
     config = config_file.load()
     bucket = config_file.bucket(config)
-    project = resolve(config=config)["project"]
+    project = project or resolve(config=config)["project"]
     cache = ProjectCache(bucket, project)
     if offline:
         sync = {"status": "stale", "reason": "offline", "detail": "--offline: the bucket was not consulted"}

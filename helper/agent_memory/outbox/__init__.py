@@ -185,7 +185,8 @@ def export(key: str, destination: str) -> list[str]:
     for path, file in items:
         if path.startswith("/") or ".." in path.split("/"):
             raise AgentMemoryError(
-                f"The plan in {plans.folder(op)} names an unsafe path {path!r}; nothing more written."
+                f"The plan in {plans.folder(op)} names an unsafe path {path!r}; nothing more written.",
+                next_step=f"look inside {plans.folder(op)} yourself, then agent-memory pending discard {key}",
             )
         written.append(_write_new(target / path, file.read_bytes()))
     return written

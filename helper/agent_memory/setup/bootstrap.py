@@ -12,19 +12,17 @@ import hashlib
 import os
 import secrets
 import shlex
-import stat
 from pathlib import Path
 from typing import Any
 
 from .. import __version__, agents, names, paths
 from .. import config as config_file
-from ..agents import claude, codex
 from ..errors import AccessError, AgentMemoryError, UsageError
 from ..fsutil import write_atomic
-from ..memory import notes, projects
+from ..memory import projects
 from ..skills.installed import local_changes, read_marker, sha256, skill_roots
 from ..skills.installing import install_files, install_revision
-from ..store import StoreError, folder_path, open_store, parse_bucket
+from ..store import StoreError, check_private, folder_path, open_store, parse_bucket, user_error
 from . import codex_sandbox as sandbox
 from . import hooks as hook_files
 from . import instructions
@@ -49,12 +47,10 @@ def bootstrap(
 ) -> dict[str, Any]:
     """Set up this machine; the command's JSON result (its `verification.status` decides the exit code)."""
     names.project(project)
-    root = projects.canonical(directory or Path.cwd())
-    if not root.is_dir():
-        raise UsageError(f"{root} is not a directory.", next_step="agent-memory bootstrap --project NAME --dir DIR")
+    root = projects.mappable(directory)
     supplied = parse_bucket(bucket) if bucket else None
     if supplied and (folder := folder_path(supplied)) is not None and not folder.parent.is_dir():
-        raise UsageError(f"Cannot create the folder store {folder}: its parent folder does not exist.")
+        raise _no_parent(folder)
     wanted_skills = [names.skill_spec(spec) for spec in skill_specs or []]
     roots = skill_roots(agent)
     if codex_sandbox and "codex" not in roots:
@@ -69,32 +65,33 @@ def bootstrap(
     )
     warnings: list[str] = []
 
-    configured = config_file.load().get("bucket")
-    uri, created = _connect(supplied or configured)
-    config_file.update(bucket=uri)
-    projects.map_directory(project, root)
-
+    uri, created = _connect(supplied or config_file.load().get("bucket"))
     skill = _install_core_skill(roots, replace, warnings)
     for name, revision in wanted_skills:
-        _install_shared_skill(name, revision, agent, warnings)
-    recorded = config_file.load().get("core_skill") or {}
-    space_revision = space_revision or recorded.get("space_revision")  # a re-run without the flag keeps it
-    config_file.update(core_skill={"version": __version__, "space_revision": space_revision})
+        _install_shared_skill(uri, name, revision, agent, warnings)
 
     helper = helper_command()
-    written = []
+    written, made = [], []
     for name in roots:
         path = agents.runtime(name).instructions_file()
+        if not path.exists():
+            made.append(str(path))
         instructions.upsert(path, helper)
         written.append(str(path))
-    if "codex" in roots and (warning := codex.override_warning()):
-        warnings.append(warning)
-    if "claude" in roots and (warning := claude.duplicate_block_warning(instructions.BEGIN)):
-        warnings.append(warning)
+        if warning := agents.runtime(name).instructions_warning(instructions.BEGIN):
+            warnings.append(warning)
     if "codex" in roots and (problem := _login_shell_problem(helper)):
         warnings.append(problem)
     installed_hooks = hook_files.install(agent) if hooks else []
     consent = sandbox.allow() if codex_sandbox else None
+
+    with config_file.editing() as config:  # the one write, once everything it records is in place
+        config["bucket"] = uri
+        projects.add_mapping(config, project, root)
+        recorded = config.get("core_skill") or {}
+        space_revision = space_revision or recorded.get("space_revision")  # a re-run without the flag keeps it
+        config["core_skill"] = {"version": __version__, "space_revision": space_revision}
+        instructions.record_created(config, made)
 
     verification, problem = _verify(uri, project)
     if problem:
@@ -171,7 +168,7 @@ def _check_writable(folders: list[Path]) -> None:
 def _connect(chosen: str | None) -> tuple[str, bool]:
     """Verify (or, only for the default name, create) the bucket; returns its URI and whether we created it."""
     if chosen and (folder := folder_path(chosen)) is not None:
-        return chosen, _prepare_folder(folder)
+        return chosen, _prepare_folder(chosen, folder)
     user = _whoami()  # first, so that missing credentials get their own clear message
     uri = chosen or f"hf://buckets/{user}/{DEFAULT_BUCKET_NAME}"
     store = open_store(uri)
@@ -205,34 +202,41 @@ def _whoami() -> str:
                 "command line.",
                 next_step="hf auth login, then run this bootstrap again",
             ) from exc
-        raise AgentMemoryError(f"Could not reach the Hugging Face Hub: {exc.detail}.") from exc
+        raise AgentMemoryError(
+            f"Could not reach the Hugging Face Hub: {exc.detail}.",
+            next_step="check this machine's network connection (and HF_ENDPOINT, if set), then run the same "
+            "bootstrap again",
+        ) from exc
 
 
 def _hub_call(fn: Any, uri: str) -> Any:
     try:
         return fn()
     except StoreError as exc:
-        error = AccessError if exc.reason == "auth" else AgentMemoryError
-        raise error(f"Could not use the bucket {uri}: {exc.detail}.", next_step="run the same bootstrap again") from exc
+        raise user_error(exc, f"Could not use the bucket {uri}", "run the same bootstrap again") from exc
 
 
-def _prepare_folder(folder: Path) -> bool:
-    """Create a missing folder store owner-only, or refuse one that other users can read or write."""
+def _prepare_folder(uri: str, folder: Path) -> bool:
+    """Create a missing folder store owner-only, or refuse one that other users can open (as every command does)."""
     if not folder.exists():
         if not folder.parent.is_dir():
-            raise UsageError(f"Cannot create the folder store {folder}: its parent folder does not exist.")
+            raise _no_parent(folder)
         folder.mkdir(mode=0o700)
         return True
-    info = folder.stat()
-    if not stat.S_ISDIR(info.st_mode):
-        raise UsageError(f"{folder} is not a folder.")
-    if info.st_mode & 0o077 or (hasattr(os, "getuid") and info.st_uid != os.getuid()):
-        raise AccessError(
-            f"The folder store {folder} can be read or written by other users (mode {stat.filemode(info.st_mode)}). "
-            "Like a public bucket, it is refused, and its permissions are not changed.",
-            next_step=f"chmod 700 {shlex.quote(str(folder))} (if that is what you want), then bootstrap again",
+    if not folder.is_dir():
+        raise UsageError(
+            f"{folder} is not a folder.",
+            next_step="agent-memory bootstrap --project NAME --bucket file:///ABSOLUTE/FOLDER (a folder or a new name)",
         )
+    check_private(uri)
     return False
+
+
+def _no_parent(folder: Path) -> UsageError:
+    return UsageError(
+        f"Cannot create the folder store {folder}: its parent folder does not exist.",
+        next_step=f"mkdir -p {shlex.quote(str(folder.parent))}, then run the same bootstrap again",
+    )
 
 
 # -- skills -------------------------------------------------------------------------------------------------
@@ -276,12 +280,12 @@ def _installed_files_match(dest: Path, files: dict[str, bytes]) -> bool:
     return marker.get("files") == {p: sha256(d) for p, d in sorted(files.items())}
 
 
-def _install_shared_skill(name: str, revision: str, agent: str, warnings: list[str]) -> None:
-    """Install NAME@REVISION unless it is already there; never over another folder without consent."""
+def _install_shared_skill(bucket: str, name: str, revision: str, agent: str, warnings: list[str]) -> None:
+    """Install NAME@REVISION from `bucket` unless it is already there; never over another folder without consent."""
     destinations = [root / name for root in skill_roots(agent).values()]
     present = [dest for dest in destinations if dest.exists()]
     if not present:
-        install_revision(name, revision, agent=agent)
+        install_revision(name, revision, agent=agent, bucket=bucket)
         return
     other_revision = [dest for dest in present if (read_marker(dest) or {}).get("revision") != revision]
     if other_revision or len(present) < len(destinations):
@@ -310,39 +314,50 @@ def verification_id(bucket: str, project: str) -> str:
 
 
 def _verify(bucket: str, project: str) -> tuple[dict[str, str], str | None]:
-    """Save (once), read back from the bucket bypassing the cache, find with search: `({"id", "status"}, why)`."""
+    """Save (once), read back from the bucket bypassing the cache, find with search: `({"id", "status"}, why)`.
+
+    Through the operations that `save`, `read --fresh` and `search` run, so that a verified setup is one where
+    those commands work, and nothing here duplicates how they work.
+    """
     from .. import outbox
-    from ..memory import saving as uploads
-    from ..memory.cache import ProjectCache
-    from ..memory.refresh import refresh
-    from ..memory.search import search
+    from ..memory import reading, saving
 
     note_id = verification_id(bucket, project)
-    path = notes.object_path(project, note_id)
     try:
-        store = open_store(bucket)
         if outbox.pending_note(note_id) is not None:
-            saved = uploads.retry(note_id)
-        elif store.read(path) is None:
-            body = (
-                f"# {VERIFICATION_TITLE}\n\nWritten by `agent-memory bootstrap` to prove that saving, reading and "
-                f"searching work for project {project} on this machine.\n"
-            )
-            saved = uploads.save(body.encode(), title=VERIFICATION_TITLE, note_id=note_id, project=project)
+            saved = saving.retry(note_id)
         else:
-            saved = {"status": "saved"}
+            shared, problem = _searched(note_id, project)  # from an earlier run: the id is the same every time
+            if problem:
+                return {"id": note_id, "status": "failed"}, problem
+            if shared:
+                saved = {"status": "saved"}
+            else:
+                body = (
+                    f"# {VERIFICATION_TITLE}\n\nWritten by `agent-memory bootstrap` to prove that saving, reading "
+                    f"and searching work for project {project} on this machine.\n"
+                )
+                saved = saving.save(body.encode(), title=VERIFICATION_TITLE, note_id=note_id, project=project)
         if saved["status"] == "pending":
             return {"id": note_id, "status": "pending"}, saved["message"]
-        remote = store.read(path)
-        if remote is None or f"id: {note_id}\n".encode() not in remote:
-            return {"id": note_id, "status": "failed"}, f"{path} could not be read back from the bucket"
-        cache = ProjectCache(bucket, project)
-        refresh(store, cache)
-        found = search(cache, VERIFICATION_TITLE, limit=1000, kind=None, pending_notes=[])
-        if note_id not in {r["id"] for r in found}:
-            return {"id": note_id, "status": "failed"}, "search did not find the verification note"
-    except StoreError as exc:
-        return {"id": note_id, "status": "failed"}, exc.detail
+        content = reading.read(note_id, fresh=True, project=project)["content"]
+        if f"id: {note_id}\n".encode() not in content:
+            return {"id": note_id, "status": "failed"}, f"the bucket does not hold note {note_id} as it was saved"
+        shared, problem = _searched(note_id, project)
+        if not shared:
+            return {"id": note_id, "status": "failed"}, problem or "search did not find the verification note"
+    except outbox.Damaged as exc:
+        return {"id": note_id, "status": "failed"}, str(exc)
     except AgentMemoryError as exc:
         return {"id": note_id, "status": "failed"}, exc.message
     return {"id": note_id, "status": "verified"}, None
+
+
+def _searched(note_id: str, project: str) -> tuple[bool, str | None]:
+    """Whether `search`, refreshed from the bucket, finds the note as shared; else why the bucket could not say."""
+    from ..memory.search import search_project
+
+    found = search_project(VERIFICATION_TITLE, limit=1000, project=project)
+    if found["sync"]["status"] != "fresh":
+        return False, f"search could not refresh from the bucket ({found['sync']['detail']})"
+    return note_id in {r["id"] for r in found["results"] if not r["pending"]}, None

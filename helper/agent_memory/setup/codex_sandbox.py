@@ -135,7 +135,10 @@ def _read(path: Path) -> str:
     except UnicodeDecodeError as exc:
         raise AgentMemoryError(f"{path} is not valid UTF-8; nothing was changed.", next_step=f"fix {path}") from exc
     except OSError as exc:
-        raise AgentMemoryError(f"Cannot read {path}: {exc.strerror}; nothing was changed.") from exc
+        raise AgentMemoryError(
+            f"Cannot read {path}: {exc.strerror}; nothing was changed.",
+            next_step=f"make {path} readable by you, then run the command again",
+        ) from exc
 
 
 def _without_block(text: str, path: Path) -> str:
@@ -175,4 +178,7 @@ def _write(path: Path, text: str) -> None:
     try:
         write_atomic(target, text.encode("utf-8"), mode=mode)
     except OSError as exc:
-        raise AgentMemoryError(f"Cannot write {path}: {exc.strerror}; it was not changed.") from exc
+        raise AgentMemoryError(
+            f"Cannot write {path}: {exc.strerror}; it was not changed.",
+            next_step=f"make {path} and its folder writable by you, then run the command again",
+        ) from exc

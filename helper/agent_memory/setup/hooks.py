@@ -25,8 +25,7 @@ from .command import helper_command
 
 def hooks_file(runtime: str) -> Path:
     """The file that holds `runtime`'s user-level hooks."""
-    module = agents.runtime(runtime)
-    return module.hooks_file() if runtime == "codex" else module.settings_file()
+    return agents.runtime(runtime).hooks_file()
 
 
 def install(agent: str = "both") -> list[dict[str, Any]]:
@@ -176,7 +175,10 @@ def _load(path: Path) -> dict[str, Any]:
     except FileNotFoundError:
         return {}
     except OSError as exc:
-        raise AgentMemoryError(f"Cannot read {path}: {exc.strerror}; nothing was changed.") from exc
+        raise AgentMemoryError(
+            f"Cannot read {path}: {exc.strerror}; nothing was changed.",
+            next_step=f"make {path} readable by you, then run the command again",
+        ) from exc
     try:
         settings = json.loads(raw.decode("utf-8")) if raw.strip() else {}
     except ValueError as exc:  # UnicodeDecodeError is a ValueError too
@@ -206,4 +208,7 @@ def _write(path: Path, settings: dict[str, Any], *, existed: bool) -> None:
     try:
         write_atomic(path, (json.dumps(settings, indent=2, ensure_ascii=False) + "\n").encode("utf-8"), mode=mode)
     except OSError as exc:
-        raise AgentMemoryError(f"Cannot write {path}: {exc.strerror}; it was not changed.") from exc
+        raise AgentMemoryError(
+            f"Cannot write {path}: {exc.strerror}; it was not changed.",
+            next_step=f"make {path} and its folder writable by you, then run the command again",
+        ) from exc

@@ -3,6 +3,9 @@
 The block sits between two marker lines. Everything outside it belongs to the user and is preserved byte for
 byte: `upsert` then `remove` gives back the original file exactly. That is why an appended block keeps the
 file's line endings and its final-newline status, and why `remove` takes back only the separator `upsert` added.
+
+A file that bootstrap created holds nothing of the user's but what they added since, so bootstrap records it
+in the configuration: its `remove` takes no separator (upsert added none) and deletes the file if it is left empty.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 from ..errors import AgentMemoryError
 from ..fsutil import write_atomic
@@ -58,7 +62,7 @@ def upsert(path: Path, helper: str) -> bool:
             first_start, first_stop = spans[0]
             updated = text
             for start, stop in reversed(spans[1:]):  # later copies first, so earlier offsets stay valid
-                updated = _cut(updated, start, stop, newline)
+                updated = _cut(updated, start, stop, newline, separator=True)
             updated = updated[:first_start] + block + updated[first_stop:]
         elif text.endswith("\n"):
             updated = text + newline + block + newline
@@ -72,8 +76,12 @@ def upsert(path: Path, helper: str) -> bool:
     return True
 
 
-def remove(path: Path) -> bool:
-    """Remove the block and the separator `upsert` added, nothing else; True if something was removed."""
+def remove(path: Path, *, created: bool = False) -> bool:
+    """Remove the block and the separator `upsert` added, nothing else; True if something was removed.
+
+    `created`: upsert created the file (so it added no separator); if nothing is left, the file goes too.
+    Otherwise an emptied file stays in place: the user or the runtime may expect it there.
+    """
     target = _real(path)
     text = _read(target)
     if not text:
@@ -83,9 +91,40 @@ def remove(path: Path) -> bool:
         return False
     newline = _newline(text)
     for start, stop in reversed(spans):
-        text = _cut(text, start, stop, newline)
-    _write(target, text)  # an emptied file stays in place: the user or the runtime may expect it there
+        text = _cut(text, start, stop, newline, separator=not created)
+    if created and not text:
+        _delete(target)
+    else:
+        _write(target, text)
     return True
+
+
+CREATED = "instructions_created"  # configuration key: the instruction files that bootstrap created
+
+
+def record_created(config: dict[str, Any], created: list[str]) -> None:
+    """Note in `config` (being edited) the instruction files that bootstrap has just created."""
+    config[CREATED] = sorted(set(config.get(CREATED) or []) | set(created))
+
+
+def remove_blocks(files: list[Path]) -> dict[str, list[str]]:
+    """Remove the block from each file, and the files bootstrap created that are then empty: `{"removed", "deleted"}`.
+
+    The record of a file goes with its block: from then on the file is the user's alone.
+    """
+    from .. import config as config_file
+
+    recorded = set(config_file.load().get(CREATED) or [])
+    removed, deleted = [], []
+    for path in files:
+        if remove(path, created=str(path) in recorded):
+            removed.append(str(path))
+            if not path.exists():
+                deleted.append(str(path))
+    if recorded & set(removed):
+        with config_file.editing() as config:
+            config[CREATED] = [p for p in config.get(CREATED) or [] if p not in removed]
+    return {"removed": removed, "deleted": deleted}
 
 
 def _real(path: Path) -> Path:
@@ -100,7 +139,9 @@ def _read(path: Path) -> str | None:
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise AgentMemoryError(f"Cannot read {path}: {exc.strerror}.") from exc
+        raise AgentMemoryError(
+            f"Cannot read {path}: {exc.strerror}.", next_step=f"make {path} readable by you, then run the command again"
+        ) from exc
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -156,22 +197,36 @@ def _malformed(path: Path, detail: str) -> AgentMemoryError:
     )
 
 
-def _cut(text: str, start: int, stop: int, newline: str) -> str:
-    """`text` without the block at [start, stop), its line ending, and the blank line `upsert` put before it."""
+def _cut(text: str, start: int, stop: int, newline: str, *, separator: bool) -> str:
+    """`text` without the block at [start, stop), its line ending, and (`separator`) the blank line `upsert` put
+    before it when it appended the block."""
     before, after = text[:start], text[stop:]
     if after.startswith("\r\n"):
         after = after[2:]
     elif after.startswith("\n"):
         after = after[1:]
     else:
-        # The block ends the file with no final newline: upsert wrote `newline` twice before it
-        if before.endswith(newline + newline):
-            before = before[: -2 * len(newline)]
+        # The block ends the file with no final newline: upsert ended the last line, then added the blank separator
+        added = newline + newline if separator else ""
+        if added and before.endswith(added):
+            before = before[: -len(added)]
         return before + after
     # A blank line right before the block is the separator upsert added when it appended the block
-    if before.endswith(newline) and before[: -len(newline)].endswith("\n"):
+    if separator and before.endswith(newline) and before[: -len(newline)].endswith("\n"):
         before = before[: -len(newline)]
     return before + after
+
+
+def _delete(path: Path) -> None:
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise AgentMemoryError(
+            f"Cannot delete {path}: {exc.strerror}.",
+            next_step=f"make the folder of {path} writable by you, then run the command again",
+        ) from exc
 
 
 def _write(path: Path, text: str) -> None:
@@ -182,4 +237,7 @@ def _write(path: Path, text: str) -> None:
     try:
         write_atomic(path, text.encode("utf-8"), mode=mode)
     except OSError as exc:
-        raise AgentMemoryError(f"Cannot write {path}: {exc.strerror}.") from exc
+        raise AgentMemoryError(
+            f"Cannot write {path}: {exc.strerror}.",
+            next_step=f"make {path} and its folder writable by you, then run the command again",
+        ) from exc

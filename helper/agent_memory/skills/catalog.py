@@ -66,9 +66,10 @@ def _refresh_index(bucket: str, index: dict[str, str]) -> dict[str, str]:
             for info in missing:
                 key = info.path[len("skills/") : -len(skills.SKILL_FILE) - 1]
                 try:
-                    meta = skills.parse_skill_md((Path(tmp) / info.path).read_bytes(), info.path)
+                    data = (Path(tmp) / info.path).read_bytes()
+                    meta = skills.parse_skill_md(data, info.path, "publish a corrected revision of the skill")
                 except ContentRefused:
-                    continue  # a malformed SKILL.md is not a usable revision
+                    continue  # a malformed SKILL.md is not a usable revision: never listed, so never shown
                 fresh[key] = meta["description"]
     write_json_atomic(_index_file(bucket), fresh)
     return fresh
@@ -87,7 +88,9 @@ def read_file(name: str, revision: str, file: str = skills.SKILL_FILE) -> dict[s
     """`{"name", "revision", "file", "content" (bytes)}` of one file of a complete revision."""
     names.skill(name, allow_reserved=True)
     names.revision(revision)
-    skills.safe_relative_path(file)
+    skills.safe_relative_path(
+        file, f"agent-memory read --skill {name} --revision {revision} FILE (a path that SKILL.md names)"
+    )
     bucket = config_file.bucket()
     prefix = skills.revision_prefix(name, revision)
     store = open_store(bucket)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import names
-from ..errors import AgentMemoryError, ContentRefused
+from ..errors import AgentMemoryError, ContentRefused, UsageError
 from ..memory import notes
 
 SKILL_FILE = "SKILL.md"
@@ -26,8 +26,8 @@ FILES_MAX = 1000
 _SEGMENT = re.compile(r"[^/\\\x00-\x1f\x7f]+")
 
 
-def safe_relative_path(path: str) -> str:
-    """`path` if it is a plain relative path inside a skill folder, else ContentRefused."""
+def safe_relative_path(path: str, next_step: str) -> str:
+    """`path` if it is a plain relative path inside a skill folder, else ContentRefused (with `next_step`)."""
     parts = path.split("/")
     if (
         not path
@@ -36,55 +36,71 @@ def safe_relative_path(path: str) -> str:
         or re.match(r"[A-Za-z]:", path)
         or any(part in ("", ".", "..") or not _SEGMENT.fullmatch(part) for part in parts)
     ):
-        raise ContentRefused(f"Unsafe path {path!r} in the skill: it could escape its folder.")
+        raise ContentRefused(f"Unsafe path {path!r} in the skill: it could escape its folder.", next_step=next_step)
     return path
 
 
-def check_collisions(paths_: list[str]) -> None:
-    """ContentRefused if two paths would become the same file on a case-insensitive or normalizing disk."""
+def check_collisions(paths_: list[str], next_step: str) -> None:
+    """ContentRefused (with `next_step`) if two paths would be one file on a case-insensitive or normalizing disk."""
     seen: dict[str, str] = {}
     for path in paths_:
         key = unicodedata.normalize("NFC", path).casefold()
         if key in seen:
-            raise ContentRefused(f"The paths {seen[key]!r} and {path!r} collide once normalized.")
+            raise ContentRefused(f"The paths {seen[key]!r} and {path!r} collide once normalized.", next_step=next_step)
         seen[key] = path
 
 
-def parse_skill_md(data: bytes, where: str) -> dict[str, str]:
+def parse_skill_md(data: bytes, where: str, next_step: str) -> dict[str, str]:
     """`{"name", "description"}` from SKILL.md's frontmatter, or ContentRefused saying what is wrong."""
     text = data.decode("utf-8", errors="replace")
     if not text.startswith("---"):
-        raise ContentRefused(f"{where}: SKILL.md must start with YAML frontmatter between --- lines.")
+        raise ContentRefused(
+            f"{where}: SKILL.md must start with YAML frontmatter between --- lines.", next_step=next_step
+        )
     meta, _body = notes.parse(data)
     name, description = meta.get("name"), meta.get("description")
     if not isinstance(name, str) or not isinstance(description, str) or not description.strip():
-        raise ContentRefused(f"{where}: SKILL.md frontmatter needs a `name` and a non-empty `description`.")
+        raise ContentRefused(
+            f"{where}: SKILL.md frontmatter needs a `name` and a non-empty `description`.", next_step=next_step
+        )
     if len(description) > DESCRIPTION_MAX:
-        raise ContentRefused(f"{where}: the description has {len(description)} characters; at most 1024.")
+        raise ContentRefused(
+            f"{where}: the description has {len(description)} characters; at most {DESCRIPTION_MAX}.",
+            next_step=next_step,
+        )
     return {"name": name, "description": " ".join(description.split())}
 
 
 def read_folder(folder: Path, name: str | None = None) -> tuple[dict[str, str], dict[str, bytes], list[str]]:
     """Validate a skill folder; its frontmatter, every file (relative path -> bytes), and the executable ones."""
     if not folder.is_dir():
-        raise ContentRefused(f"{folder} is not a folder.", next_step="agent-memory publish-skill DIR")
+        raise ContentRefused(
+            f"{folder} is not a folder.", next_step="agent-memory publish-skill DIR (the folder that holds SKILL.md)"
+        )
+    again = f"then agent-memory publish-skill {_quote(folder)}"
     files: dict[str, bytes] = {}
     executable = []
     total = 0
     for entry in sorted(folder.rglob("*")):
         relative = entry.relative_to(folder).as_posix()
         if entry.is_symlink():
-            raise ContentRefused(f"{relative} is a symbolic link: skills hold regular files only.")
+            raise ContentRefused(
+                f"{relative} is a symbolic link: skills hold regular files only.",
+                next_step=f"replace the link {relative} with a copy of its file, {again}",
+            )
         if entry.is_dir():
             continue
         if not entry.is_file():
-            raise ContentRefused(f"{relative} is not a regular file.")
+            raise ContentRefused(f"{relative} is not a regular file.", next_step=f"remove {relative}, {again}")
         if relative == MARKER:  # the install marker of an installed copy is ours, not the skill's
             continue
-        safe_relative_path(relative)
+        safe_relative_path(relative, f"rename {relative} (plain names, no control characters), {again}")
         size = entry.stat().st_size
         if size > FILE_MAX:
-            raise ContentRefused(f"{relative} is {size} bytes; a skill file may have at most {FILE_MAX}.")
+            raise ContentRefused(
+                f"{relative} is {size} bytes; a skill file may have at most {FILE_MAX}.",
+                next_step=f"shrink or remove {relative}, {again}",
+            )
         total += size
         files[relative] = entry.read_bytes()
         if entry.stat().st_mode & 0o111:
@@ -92,16 +108,32 @@ def read_folder(folder: Path, name: str | None = None) -> tuple[dict[str, str], 
     if len(files) > FILES_MAX or total > TOTAL_MAX:
         raise ContentRefused(
             f"The skill has {len(files)} files and {total} bytes; "
-            f"the limits are {FILES_MAX} files and {TOTAL_MAX} bytes."
+            f"the limits are {FILES_MAX} files and {TOTAL_MAX} bytes.",
+            next_step=f"move what the skill does not need out of the folder, {again}",
         )
-    check_collisions(list(files))
+    check_collisions(list(files), f"rename one of the two files, {again}")
     if SKILL_FILE not in files:
-        raise ContentRefused(f"{folder} has no {SKILL_FILE}.")
-    meta = parse_skill_md(files[SKILL_FILE], str(folder / SKILL_FILE))
-    names.skill(meta["name"])
+        raise ContentRefused(
+            f"{folder} has no {SKILL_FILE}.",
+            next_step=f"write {SKILL_FILE} (frontmatter with name and description) in it, {again}",
+        )
+    meta = parse_skill_md(files[SKILL_FILE], str(folder / SKILL_FILE), f"fix the frontmatter of {SKILL_FILE}, {again}")
+    try:
+        names.skill(meta["name"])
+    except UsageError as exc:  # a name read from SKILL.md is content, not an argument
+        raise ContentRefused(exc.message, next_step=f"change `name` in {SKILL_FILE} (e.g. my-skill), {again}") from exc
     if name is not None and names.skill(name) != meta["name"]:
-        raise ContentRefused(f"--name {name!r} differs from the name in SKILL.md ({meta['name']!r}).")
+        raise ContentRefused(
+            f"--name {name!r} differs from the name in SKILL.md ({meta['name']!r}).",
+            next_step=f"agent-memory publish-skill {_quote(folder)} --name {meta['name']} (or leave out --name)",
+        )
     return meta, files, executable
+
+
+def _quote(path: Path) -> str:
+    import shlex
+
+    return shlex.quote(str(path))
 
 
 def revision_prefix(name: str, revision: str) -> str:

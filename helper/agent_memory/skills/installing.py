@@ -25,23 +25,34 @@ from . import format as skills
 from .installed import folder_files, local_changes, read_marker, sha256, skill_roots
 
 
-def install_revision(name: str, revision: str, *, agent: str = "both", replace: bool = False) -> dict[str, Any]:
-    """Download a complete revision, validate every path and file, install it; the contract's result."""
+def install_revision(
+    name: str, revision: str, *, agent: str = "both", replace: bool = False, bucket: str | None = None
+) -> dict[str, Any]:
+    """Download a complete revision from `bucket` (default: the configured one), validate every path and file,
+    install it; the contract's result."""
     names.skill(name)
     names.revision(revision)
     roots = skill_roots(agent)
-    bucket = config_file.bucket()
+    bucket = bucket or config_file.bucket()
     destinations = [root / name for root in roots.values()]
     if not replace and all(_holds_revision(dest, bucket, revision) for dest in destinations):
         # revisions are immutable: an unmodified install of the same one is already what was asked for
         return {"name": name, "revision": revision, "installed": [str(d) for d in destinations], "backup": None}
     files, executable = _download(bucket, name, revision)
-    meta = skills.parse_skill_md(files[skills.SKILL_FILE], f"{name}@{revision}")
+    meta = skills.parse_skill_md(files[skills.SKILL_FILE], f"{name}@{revision}", _another(name))
     if meta["name"] != name:
-        raise ContentRefused(f"Revision {revision} of {name} declares the name {meta['name']!r} in its SKILL.md.")
+        raise ContentRefused(
+            f"Revision {revision} of {name} declares the name {meta['name']!r} in its SKILL.md.",
+            next_step=_another(name),
+        )
     marker = {"name": name, "revision": revision, "bucket": bucket}
     result = install_files(name, files, roots, marker, replace=replace, executable=executable)
     return {"name": name, "revision": revision, **result}
+
+
+def _another(name: str) -> str:
+    """What to do about a revision in the bucket that cannot be installed: choose another one."""
+    return f"agent-memory search --skills {name} (then install another revision)"
 
 
 def _holds_revision(folder: Path, bucket: str, revision: str) -> bool:
@@ -63,25 +74,31 @@ def _download(bucket: str, name: str, revision: str) -> tuple[dict[str, bytes], 
     if skills.SKILL_FILE not in relative:
         raise skills.not_found(name, revision, bucket)
     for path, info in zip(relative, listing, strict=True):
-        skills.safe_relative_path(path)
+        skills.safe_relative_path(path, _another(name))
         if info.size > skills.FILE_MAX:
-            raise ContentRefused(f"{path} in {name}@{revision} is {info.size} bytes; at most {skills.FILE_MAX}.")
-    skills.check_collisions(relative)
+            raise ContentRefused(
+                f"{path} in {name}@{revision} is {info.size} bytes; at most {skills.FILE_MAX}.",
+                next_step=_another(name),
+            )
+    skills.check_collisions(relative, _another(name))
     if len(listing) > skills.FILES_MAX or sum(info.size for info in listing) > skills.TOTAL_MAX:
-        raise ContentRefused(f"{name}@{revision} is larger than a skill may be.")
+        raise ContentRefused(f"{name}@{revision} is larger than a skill may be.", next_step=_another(name))
     paths.state_dir().mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="skill-download-", dir=paths.state_dir()) as tmp:
         try:
             store.fetch(listing, Path(tmp))
         except UnsafeObject as exc:
-            raise ContentRefused(f"{name}@{revision} was refused: {exc.detail}.") from exc
+            raise ContentRefused(f"{name}@{revision} was refused: {exc.detail}.", next_step=_another(name)) from exc
         except StoreError as exc:
             raise _store_failure(exc, name, revision) from exc
         files = {}
         for path, info in zip(relative, listing, strict=True):
             file = Path(tmp) / info.path
             if file.is_symlink() or not file.is_file() or file.stat().st_size != info.size:
-                raise ContentRefused(f"{path} of {name}@{revision} did not download as the regular file listed.")
+                raise ContentRefused(
+                    f"{path} of {name}@{revision} did not download as the regular file listed.",
+                    next_step=f"agent-memory install-skill {name} --revision {revision} (again)",
+                )
             files[path] = file.read_bytes()
     return files, _executable(store, name, revision, files)
 
@@ -99,7 +116,9 @@ def _executable(store: Any, name: str, revision: str, files: dict[str, bytes]) -
     except (ValueError, KeyError, TypeError):
         listed = None
     if not isinstance(listed, list) or not all(isinstance(path, str) and path in files for path in listed):
-        raise ContentRefused(f"{skills.modes_path(name, revision)} does not list files of {name}@{revision}.")
+        raise ContentRefused(
+            f"{skills.modes_path(name, revision)} does not list files of {name}@{revision}.", next_step=_another(name)
+        )
     return listed
 
 

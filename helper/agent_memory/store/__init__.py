@@ -6,6 +6,8 @@ Backends import their heavy libraries lazily, so that offline commands never pay
 
 from __future__ import annotations
 
+import os
+import stat
 from abc import ABC, abstractmethod
 from pathlib import Path
 
@@ -119,11 +121,47 @@ def folder_path(uri: str) -> Path | None:
     return Path(uri[len(FILE_SCHEME) :]) if uri.startswith(FILE_SCHEME) else None
 
 
+def check_private(uri: str) -> None:
+    """For a folder store, AccessError (saying the command that fixes it) unless only this user can open it.
+
+    A folder that others can read leaks private notes; one that others can write lets them plant notes or skills
+    that agents will trust. Like a public bucket, it is refused wherever the store is used, and its permissions
+    are never changed for the user. One stat, so every command can afford it. A folder that is not there passes:
+    using it reports an unmounted drive. Hub buckets are checked by bootstrap (private, never made public).
+    """
+    folder = folder_path(uri)
+    if folder is None or os.name == "nt":  # Windows has no mode bits to check
+        return
+    try:
+        info = os.stat(folder)
+    except OSError:
+        return
+    if not (info.st_uid != os.getuid() or info.st_mode & 0o077):
+        return
+    import shlex  # only to word an error
+
+    quoted = shlex.quote(str(folder))
+    if info.st_uid != os.getuid():
+        raise AccessError(
+            f"The folder store {folder} belongs to another user (uid {info.st_uid}), so agent-memory will not use it.",
+            next_step="use a folder of your own: agent-memory config set bucket file:///ABSOLUTE/PATH",
+        )
+    raise AccessError(
+        f"The folder store {folder} can be read or written by other users (mode {stat.filemode(info.st_mode)}), "
+        "so agent-memory will not use it; its permissions were not changed.",
+        next_step=f"chmod 700 {quoted} (if only you should use it), then run the same command again",
+    )
+
+
 def open_store(uri: str, *, deadline: float | None = None) -> Store:
-    """The store for a canonical bucket URI; `deadline` bounds each call (seconds) for network stores."""
+    """The store for a canonical bucket URI; `deadline` bounds each call (seconds) for network stores.
+
+    A folder store is checked first (`check_private`): every command that uses one goes through here.
+    """
     if (folder := folder_path(uri)) is not None:
         from .local import FolderStore
 
+        check_private(uri)
         return FolderStore(folder)
     from .hub import HubStore
 
