@@ -80,11 +80,6 @@ def test_a_store_opened_to_others_after_setup_is_refused_everywhere(ready, store
         assert result.code == 0, (name, result.err)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="publishing.publish freezes the revision in the outbox before the store is opened (and refused); "
-    "the fix is one call to store.check_private before outbox.add, in publishing.py",
-)
 def test_a_refused_publication_leaves_nothing_to_upload_later(ready, store):
     os.chmod(store, 0o750)
     _refused(ready.run("publish-skill", str(ready.skill_source)), store)
@@ -151,3 +146,22 @@ def test_bootstrap_refuses_the_same_way(machine, tmp_path):
     result = machine.run("bootstrap", "--project", "demo", "--bucket", f"file://{shared}")
     _refused(result, shared)
     assert not (machine.state / "config" / "config.json").exists()
+
+
+def test_retry_all_reports_a_refused_store_and_goes_on_with_the_others(machine, folder_store, store, hub):
+    from conftest import BUCKET
+
+    machine.setup(folder_store)
+    os.rename(store, f"{store}.away")
+    in_folder = machine.save("Finding: for the folder store.").json
+    machine.run("config", "set", "bucket", BUCKET)
+    hub.fault("batch", "fail", status=500)
+    in_hub = machine.save("Finding: for the Hub.").json
+    hub.clear_faults()
+    os.rename(f"{store}.away", store)
+    os.chmod(store, 0o755)
+    retried = machine.run("save", "--retry-all", "--json")
+    assert retried.code == 75, retried.err
+    by_id = {r["id"]: r for r in retried.json["results"]}
+    assert by_id[in_hub["id"]]["status"] == "saved"
+    assert by_id[in_folder["id"]]["status"] == "pending" and "chmod 700" in by_id[in_folder["id"]]["message"]

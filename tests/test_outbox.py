@@ -177,8 +177,10 @@ def test_pending_lists_exports_and_discards_on_purpose(alice, hub, tmp_path):
     again = alice.run("pending", "export", note_id, "--to", str(target))
     assert again.code == 2 and "never overwrites" in again.err and "Next:" in again.err
 
-    unknown = alice.run("pending", "discard", "nope")
+    unknown = alice.run("pending", "discard", "20260101-000000-000000-0000000000")
     assert unknown.code == 1 and "Next: agent-memory pending" in unknown.err
+    invalid = alice.run("pending", "export", "../x", "--to", str(tmp_path / "x"))
+    assert invalid.code == 2 and "Invalid id" in invalid.err
     discarded = alice.run("pending", "discard", note_id)
     assert discarded.code == 0 and "kept in" in discarded.out
     assert not folder.exists()

@@ -68,6 +68,9 @@ def retry_all(budget: Budget | None = None, kind: str | None = None) -> dict[str
         except Damaged as exc:
             damaged.append({"kind": op_kind, "id": key, "file": str(plans.folder(op)), "problem": str(exc)})
             continue
+        except AgentMemoryError as exc:  # its store refused to open (a folder store opened to others): the rest go on
+            plan = peek(op)
+            found = result(plan, "pending", f"{exc.message} Next: {exc.next_step}", "auth") if plan else None
         if found is not None:
             results.append(found)
     damaged += [item for item in legacy.leftovers() if kind is None or item["kind"] == kind]
@@ -148,10 +151,13 @@ def pending_note(note_id: str) -> tuple[dict[str, Any], bytes] | None:
 
 def _find(key: str) -> str:
     """The operation of a note id or skill revision in the outbox, else an error saying how to list them."""
-    if is_id(key):
-        for kind in plans.KINDS:
-            if plans.folder(op := f"{kind}-{key}").is_dir():
-                return op
+    if not is_id(key):
+        raise UsageError(
+            f"Invalid id {key!r}: a note id or skill revision.", next_step="agent-memory pending (lists them)"
+        )
+    for kind in plans.KINDS:
+        if plans.folder(op := f"{kind}-{key}").is_dir():
+            return op
     raise AgentMemoryError(
         f"Nothing with the id {key!r} is waiting in the outbox.", next_step="agent-memory pending (lists what waits)"
     )

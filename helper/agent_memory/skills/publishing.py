@@ -15,6 +15,7 @@ from .. import guard, names, outbox
 from ..clock import new_id
 from ..deadline import Budget
 from ..errors import AgentMemoryError, ContentRefused
+from ..store import check_private
 from . import format as skills
 
 
@@ -23,6 +24,7 @@ def publish(folder: str, name: str | None = None) -> dict[str, Any]:
     bucket = config_file.bucket()
     meta, files, executable = skills.read_folder(Path(folder).expanduser(), name)
     check_secrets(files)
+    check_private(bucket)  # a refused folder store must not leave a revision waiting to be uploaded later
     revision = new_id()
     prefix = skills.revision_prefix(meta["name"], revision)
     objects = [(f"{prefix}/{rel}", data) for rel, data in sorted(files.items()) if rel != skills.SKILL_FILE]
