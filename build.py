@@ -243,12 +243,14 @@ def render(inputs: Inputs, base_url: str, revision: str) -> dict[str, bytes]:
 
 
 def write(site: dict[str, bytes], out: Path) -> None:
-    """Replace `out` with exactly these files: staged beside it, then swapped in (the old one kept until then)."""
+    """Replace `out` with exactly these files: staged beside it, then swapped in, so that `out` is always a
+    whole site (the old one or the new one), even if this process is killed or another build runs at once."""
     out = out.absolute()
     if out.exists() and not out.is_dir():
         raise UsageError(f"{out} exists and is not a folder.", next_step="python build.py --out ANOTHER_FOLDER")
     out.parent.mkdir(parents=True, exist_ok=True)
-    staged = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=out.parent))
+    _recover(out)
+    staged = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-{os.getpid()}-", dir=out.parent))
     old = out.parent / f".{out.name}.old-{os.getpid()}"
     try:
         for path, data in sorted(site.items()):
@@ -259,12 +261,40 @@ def write(site: dict[str, bytes], out: Path) -> None:
         if out.exists():
             os.replace(out, old)
         os.replace(staged, out)
-    except BaseException:
+    except BaseException as exc:
         if old.exists() and not out.exists():
             os.replace(old, out)  # roll back: the previous site stays
         shutil.rmtree(staged, ignore_errors=True)
+        if isinstance(exc, OSError):
+            raise AgentMemoryError(
+                f"Could not write the site to {out} ({exc.strerror or exc}); it was left as it was.",
+                next_step="check the folder (and that no other build writes it at the same time), then build again",
+            ) from exc
         raise
     shutil.rmtree(old, ignore_errors=True)
+
+
+def _recover(out: Path) -> None:
+    """Clean up after builds that were killed while writing: restore a site moved aside, drop staged ones."""
+    for leftover in sorted(out.parent.glob(f".{out.name}.*-*")):
+        kind, _, rest = leftover.name[len(out.name) + 2 :].partition("-")
+        pid = rest.split("-")[0]
+        if kind not in ("new", "old") or not pid.isdigit() or _alive(int(pid)):
+            continue
+        if kind == "old" and not out.exists():
+            os.replace(leftover, out)  # killed between its two renames: the previous site comes back
+        else:
+            shutil.rmtree(leftover, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 # -- serve --------------------------------------------------------------------------------------------------

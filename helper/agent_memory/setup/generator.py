@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,7 +41,7 @@ _SHA256 = re.compile(r"[0-9a-f]{64}")
 _WHEEL = re.compile(r"[A-Za-z0-9_.+-]+\.whl")
 _PS_BARE = re.compile(r"--[a-z][a-z-]*|[A-Za-z0-9][A-Za-z0-9._-]*")  # no sigil, operator or quote
 _VERSION = re.compile(r"[0-9A-Za-z.+-]+")
-_URL = re.compile(r"https?://[!#-&(-~]+")  # printable ASCII, no space, quote or apostrophe
+_URL = re.compile(r"https?://[#-&(-~]+")  # printable ASCII without space, quotes or "!"
 
 
 class InvalidInput(UsageError):
@@ -61,13 +62,16 @@ class Helper:
     revision: str
 
     def __post_init__(self) -> None:
-        names.revision(self.revision)
-        if not _URL.fullmatch(self.url) or not _WHEEL.fullmatch(self.filename):
-            raise UsageError(f"The helper URL {self.url!r} is not an http(s) URL of a wheel file.")
-        if not _VERSION.fullmatch(self.version):
-            raise UsageError(f"The helper version {self.version!r} is not a version number.")
-        if not _SHA256.fullmatch(self.sha256):
-            raise UsageError(f"The helper SHA-256 {self.sha256!r} is not 64 lowercase hex digits.")
+        # These come from the Space's build, never from the form: a failure is the build's to fix.
+        problem = (
+            (not names.is_id(self.revision) and f"The Space revision {self.revision!r} is not a revision.")
+            or (not (_URL.fullmatch(self.url) and _WHEEL.fullmatch(self.filename))
+                and f"The helper URL {self.url!r} is not an http(s) URL of a wheel file.")
+            or (not _VERSION.fullmatch(self.version) and f"The helper version {self.version!r} is not a version.")
+            or (not _SHA256.fullmatch(self.sha256) and f"The helper SHA-256 {self.sha256!r} is not 64 hex digits.")
+        )  # fmt: skip
+        if problem:
+            raise UsageError(problem, next_step="build the Space again with a plain http(s) --base-url")
 
     @property
     def filename(self) -> str:
@@ -112,6 +116,7 @@ def choices(form: dict[str, Any]) -> Choices:
     _check("project", names.project, project)
     bucket = _text("bucket", form.get("bucket")) or None
     if bucket is not None:
+        _check_pasteable("bucket", bucket)  # before parsing: urlsplit silently drops tabs and newlines
         bucket = _check("bucket", names.bucket, bucket)
         if system == "windows" and bucket.startswith(names.FILE_SCHEME):
             _check_windows_path(bucket[len(names.FILE_SCHEME) :])
@@ -216,6 +221,18 @@ def _check(field: str, validate: Any, value: str) -> Any:
         raise InvalidInput(field, exc.message) from exc
 
 
+def _check_pasteable(field: str, value: str) -> None:
+    """Refuse what would make a pasted command differ from what it shows or from what the helper receives."""
+    for char in value:
+        if unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp"):
+            raise InvalidInput(
+                field, f"It contains the invisible or line-breaking character U+{ord(char):04X}: type it without."
+            )
+    if "!" in value:
+        # bash and zsh expand `!` (history) in pasted lines, even inside quotes and here-documents
+        raise InvalidInput(field, "It contains '!', which bash and zsh replace in pasted commands: rename it.")
+
+
 def _check_windows_path(path: str) -> None:
     # PowerShell 5.1 mangles double quotes in native arguments; Windows forbids them in paths anyway.
     rest = path[3:] if _WINDOWS_DRIVE.match(path) else path
@@ -287,10 +304,9 @@ class _Bash:
         return "\n".join(
             [
                 f'actual=$({digest} "$wheel" | cut -d " " -f 1)',
-                f'if [ "$actual" != {helper.sha256} ]; then',
+                f'[ "$actual" = {helper.sha256} ] ||',
                 f'  fail "the SHA-256 of the download is $actual, not {helper.sha256}; nothing was installed." '
                 "'do not install it; reload the Space page and try again'",
-                "fi",
             ]
         )
 
@@ -314,10 +330,9 @@ class _Bash:
         return "\n".join(
             [
                 'token_file="${HF_TOKEN_PATH:-${HF_HOME:-$HOME/.cache/huggingface}/token}"',
-                'if [ -z "${HF_TOKEN:-}" ] && [ ! -s "$token_file" ]; then',
+                '{ [ -n "${HF_TOKEN:-}" ] || [ -s "$token_file" ]; } ||',
                 "  fail 'this machine has no Hugging Face login (HF_TOKEN or hf auth login).' "
                 '"run \\"$env_dir/bin/hf\\" auth login yourself in this terminal, then run this again"',
-                "fi",
             ]
         )
 
