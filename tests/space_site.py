@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import html
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -36,6 +38,13 @@ def built(out: Path, *args: str, env: dict[str, str] | None = None) -> dict:
     proc = build(out, *args, env=env)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
+
+
+def page_config(index_html: str) -> dict:
+    """The JSON the page's script reads from index.html: the helper, and the generator files' hashes."""
+    match = re.search(r'<script type="application/json" id="space-config">(.*?)</script>', index_html)
+    assert match, "index.html has no space-config"
+    return json.loads(html.unescape(match.group(1)))
 
 
 def tree(folder: Path) -> dict[str, bytes]:

@@ -4,7 +4,6 @@ types Pyodide needs."""
 from __future__ import annotations
 
 import hashlib
-import html
 import json
 import os
 import re
@@ -24,15 +23,6 @@ from agent_memory import __version__
 from agent_memory.setup import generator
 
 PYODIDE = space_site.REPO / "node_modules" / "pyodide"
-
-
-def page_config(site: Path) -> dict:
-    """The JSON the page's script reads: the helper and the generator files' hashes."""
-    match = re.search(
-        r'<script type="application/json" id="space-config">(.*?)</script>', (site / "index.html").read_text()
-    )
-    assert match
-    return json.loads(html.unescape(match.group(1)))
 
 
 def test_two_builds_give_the_same_bytes_whatever_the_clock_and_the_file_times(tmp_path: Path) -> None:
@@ -112,7 +102,7 @@ def test_the_site_has_the_pages_the_runtime_and_the_pinned_helper(tmp_path: Path
     # the page carries the built helper and the hashes of the files it loads into Pyodide
     sha256 = hashlib.sha256(files[wheel_path]).hexdigest()
     url = f"https://example.org/setup/{wheel_path}"
-    config = page_config(site)
+    config = space_site.page_config((site / "index.html").read_text())
     assert config["helper"] == {"url": url, "sha256": sha256, "version": __version__, "revision": "local"}
     assert config["modules"] == {p: hashlib.sha256(files[f"py/{p}"]).hexdigest() for p in generator.RUNTIME_FILES}
     index = files["index.html"].decode()
