@@ -27,6 +27,7 @@ function ready() {
   statusLine.textContent = "Ready: the commands update as you fill in the form.";
   body.dataset.state = "ready";
   update();
+  performance.mark("ready"); // read by bench/page.py, with python-ready and generator-ready
 }
 
 // Pyodide compiles its .wasm with instantiateStreaming, which refuses any Content-Type but application/wasm

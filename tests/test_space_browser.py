@@ -56,6 +56,7 @@ def test_the_page_loads_python_from_its_own_origin_and_makes_the_commands(chromi
     assert "--project demo --bucket file:///home/me/agent-memory-store --agent both --no-hooks" in commands
     assert "--space-revision local" in commands
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.evaluate("document.activeElement.blur()")
     page.screenshot(path=str(ARTIFACTS / "space-form.png"), full_page=True)
 
     windows = fill_form(page, {"Operating system": "Windows", "Installer": "uv tool", "Agent": "Codex"})
