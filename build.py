@@ -19,6 +19,7 @@ import io
 import json
 import os
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -321,14 +322,19 @@ def listen(port: int) -> http.server.ThreadingHTTPServer:
 
 
 def serve(server: http.server.ThreadingHTTPServer, out: Path) -> None:
-    """Serve `out` until interrupted."""
+    """Serve `out` until interrupted (Ctrl-C or SIGTERM)."""
     server.RequestHandlerClass = lambda *args, **kwargs: SiteHandler(*args, directory=str(out), **kwargs)
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
         pass
     finally:
         server.server_close()
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # so that SIGTERM stops the server as cleanly as Ctrl-C
 
 
 # -- deploy -------------------------------------------------------------------------------------------------

@@ -54,27 +54,33 @@ def tree(folder: Path) -> dict[str, bytes]:
 
 @contextlib.contextmanager
 def build_server(out: Path, *args: str, env: dict[str, str] | None = None) -> Iterator[tuple[str, dict]]:
-    """`build.py --serve --port 0`: yields (its URL, its JSON report); stopped with Ctrl-C at the end."""
-    proc = subprocess.Popen(
-        [sys.executable, str(BUILD), "--serve", "--port", "0", "--json", "--out", str(out), *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, **(env or {})},
-    )
+    """`build.py --serve --port 0`: yields (its URL, its JSON report); stopped with SIGTERM at the end.
+
+    Its request log goes to a file beside `out`: a pipe nobody reads would block the server once full."""
+    log = out.parent / f"{out.name}-serve.log"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("w") as stderr:
+        proc = subprocess.Popen(
+            [sys.executable, str(BUILD), "--serve", "--port", "0", "--json", "--out", str(out), *args],
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+            env={**os.environ, **(env or {})},
+        )
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()
-        assert line, proc.stderr.read() if proc.stderr else "build.py --serve printed nothing"
+        assert line, f"build.py --serve printed nothing: {log.read_text()[-3000:]}"
         report = json.loads(line)
         yield report["url"], report
     finally:
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(signal.SIGTERM)
         try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+            assert proc.wait(timeout=10) == 0, log.read_text()[-3000:]
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
 
 
 @contextlib.contextmanager
