@@ -259,6 +259,11 @@ class HubEmulator:
                 raise ValueError(f"bucket {bucket_id} already exists")
             self._buckets[bucket_id] = _Bucket(bucket_id, private)
 
+    def delete_bucket(self, bucket_id: str) -> None:
+        """Delete a bucket and everything in it, as its owner could on the Hub."""
+        with self._lock:
+            del self._buckets[bucket_id]
+
     def put_file(self, bucket_id: str, path: str, data: bytes) -> None:
         """Seed one file through the master CAS."""
         self.put_files(bucket_id, {path: data})

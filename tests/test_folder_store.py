@@ -140,14 +140,15 @@ def test_refused_notes_leave_nothing_behind(ready, folder_store):
     assert ready.save("fine", "--kind", "diary").code == 2
     assert ready.save("fine", "--corrects", "../../etc").code == 2
     assert _objects(folder_store) == {}
-    assert not (ready.state / "state" / "pending").exists() or not list((ready.state / "state" / "pending").iterdir())
+    outbox = ready.state / "state" / "outbox"
+    assert not outbox.exists() or not [p for p in outbox.iterdir() if not p.name.startswith(".")]
 
 
 def test_an_unwritable_state_folder_is_a_clear_error(ready, tmp_path):
     blocker = tmp_path / "blocker"
     blocker.write_text("a file where the state folder should be")
     (ready.state / "state").mkdir(exist_ok=True)
-    (ready.state / "state" / "pending").symlink_to(blocker)
+    (ready.state / "state" / "outbox").symlink_to(blocker)
     result = ready.save("cannot be queued")
     assert result.code == 1
     assert "Cannot use a local file" in result.err and "Traceback" not in result.err
@@ -203,6 +204,7 @@ def test_status_reports_everything(ready, folder_store):
         "last_refresh",
         "pending",
         "pending_skills",
+        "damaged",
         "skills",
     }
     assert status["bucket"] == folder_store

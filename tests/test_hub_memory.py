@@ -107,16 +107,17 @@ def test_failed_upload_stays_pending_and_retry_sends_the_same_bytes(alice, hub):
     assert note["status"] == "pending"
     assert "Not shared yet" in note["message"] and "upload failed" in note["message"]
     assert _note_paths(hub) == []
-    entry_file = alice.state / "state" / "pending" / f"{note['id']}.json"
-    entry = json.loads(entry_file.read_text())
-    assert (entry["bucket"], entry["path"]) == (HF_BUCKET, note["path"])
+    plan_folder = alice.state / "state" / "outbox" / f"note-{note['id']}"
+    plan = json.loads((plan_folder / "plan.json").read_text())
+    assert (plan["bucket"], plan["objects"][0]["path"]) == (HF_BUCKET, note["path"])
+    kept = (plan_folder / "objects" / "0").read_bytes()
 
     retried = alice.run("save", "--retry", note["id"], "--json")
     assert retried.code == 0, retried.err
     assert retried.json["status"] == "saved" and retried.json["path"] == note["path"]
     assert _note_paths(hub) == [note["path"]]
-    assert hub.read_file(BUCKET, note["path"]).decode() == entry["content"]
-    assert not entry_file.exists()
+    assert hub.read_file(BUCKET, note["path"]) == kept
+    assert not plan_folder.exists()
 
 
 def test_unknown_outcome_is_confirmed_by_reading_back(alice, hub):
@@ -184,7 +185,7 @@ def test_retry_all_reports_each_and_exits_75_while_any_stays_pending(alice, hub)
     done = alice.run("save", "--retry-all", "--json")
     assert done.code == 0
     assert [r["status"] for r in done.json["results"]] == ["saved", "saved"]
-    assert alice.run("save", "--retry-all", "--json").json == {"results": []}
+    assert alice.run("save", "--retry-all", "--json").json == {"results": [], "damaged": []}
 
 
 def test_a_failed_or_partial_listing_preserves_the_cache(alice, alice_laptop, hub):

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from agent_memory import guard, names
+from agent_memory import clock, guard, names
 from agent_memory.errors import ContentRefused, UsageError
 from agent_memory.memory import notes
 
@@ -15,10 +15,10 @@ def test_ids_are_unique_and_sort_by_creation_time():
     from datetime import datetime, timedelta, timezone
 
     start = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=timezone.utc)
-    ids = [notes.new_id(start + timedelta(microseconds=i * 7919)) for i in range(200)]
+    ids = [clock.new_id(start + timedelta(microseconds=i * 7919)) for i in range(200)]
     assert ids == sorted(ids)
     assert len(set(ids)) == 200
-    same_instant = {notes.new_id(start) for _ in range(1000)}
+    same_instant = {clock.new_id(start) for _ in range(1000)}
     assert len(same_instant) == 1000
     assert re.fullmatch(r"20260102-030405-678901-[0-9a-f]{10}", ids[0])
 

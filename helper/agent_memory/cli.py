@@ -173,6 +173,29 @@ def _declare_instructions(parser: argparse.ArgumentParser) -> None:
     p.set_defaults(handler=_instructions_remove)
 
 
+def _declare_pending(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Uploads waiting on this machine (notes and skill publications): each is kept, with its exact bytes, "
+        "until the bucket confirms it."
+    )
+    _with_json(parser).set_defaults(handler=_pending_list)
+    actions = parser.add_subparsers(dest="action", metavar="[ACTION]", parser_class=_Parser)
+    _with_json(actions.add_parser("list", help="list what waits, and what is damaged (the default)")).set_defaults(
+        handler=_pending_list
+    )
+    p = _with_json(actions.add_parser("retry", help="retry every pending note and publication now"))
+    p.set_defaults(handler=_pending_retry)
+    p = _with_json(actions.add_parser("export", help="write the exact bytes of a pending upload to a new file"))
+    p.add_argument("id", metavar="ID", help="a note id or skill revision")
+    p.add_argument("--to", required=True, metavar="PATH", help="a new file (a note) or folder (a skill)")
+    p.set_defaults(handler=_pending_export)
+    p = _with_json(
+        actions.add_parser("discard", help="stop retrying an upload; its plan and bytes are kept in a folder")
+    )
+    p.add_argument("id", metavar="ID", help="a note id or skill revision")
+    p.set_defaults(handler=_pending_discard)
+
+
 _COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
     "project": ("map directories to projects", _declare_project),
     "config": ("this machine's settings", _declare_config),
@@ -182,6 +205,7 @@ _COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
     "publish-skill": ("publish a skill folder as a new immutable revision", _declare_publish_skill),
     "install-skill": ("install a skill at an explicit revision", _declare_install_skill),
     "status": ("configuration, project, pending uploads, installed skills", _declare_status),
+    "pending": ("list, retry, export or discard uploads waiting on this machine", _declare_pending),
     "bootstrap": ("set up this machine: bucket, project, core skill, instructions, verification", _declare_bootstrap),
     "instructions": ("the managed block in the agents' instruction files", _declare_instructions),
 }
@@ -227,10 +251,9 @@ def _save(args: argparse.Namespace) -> Outcome:
     from .memory import saving
 
     if args.retry_all:
-        result = saving.retry_all()
-        code = PENDING if any(r["status"] == "pending" for r in result["results"]) else OK
-        text = "\n".join(r["message"] for r in result["results"]) or "Nothing is pending."
-        return result, text, code
+        from . import outbox
+
+        return _retried(outbox.retry_all(kind="note"))
     if args.retry:
         result = saving.retry(args.retry)
     else:
@@ -244,6 +267,21 @@ def _save(args: argparse.Namespace) -> Outcome:
             agent=args.agent,
         )
     return result, result["message"], PENDING if result["status"] == "pending" else OK
+
+
+def _retried(result: dict[str, Any]) -> Outcome:
+    """Render a retry of several uploads: exit 1 if any is damaged, else 75 if any is still pending."""
+    from .errors import ERROR
+
+    lines = [r.get("message") or f"Published {r['name']} revision {r['revision']}." for r in result["results"]]
+    for item in result["damaged"]:
+        _notice(
+            f"Error: the pending {item['kind']} {item['id']} is damaged and was not uploaded: {item['problem']}\n"
+            f"Next: agent-memory pending export {item['id']} --to PATH, or agent-memory pending discard {item['id']}"
+        )
+    still_pending = any(r["status"] == "pending" for r in result["results"])
+    code = ERROR if result["damaged"] else PENDING if still_pending else OK
+    return result, "\n".join(lines) or ("Nothing is pending." if not result["damaged"] else ""), code
 
 
 def _read_body(file: str | None) -> bytes:
@@ -408,12 +446,56 @@ def _status(args: argparse.Namespace) -> Outcome:
         )
     for manifest in result["pending_skills"]:
         lines.append(f"  skill {manifest['name']} revision {manifest['revision']}: publication pending")
+    for item in result["damaged"]:
+        lines.append(f"  DAMAGED {item['kind']} {item['id']}: {item['problem']} (see agent-memory pending)")
     lines.append(f"installed skills: {len(result['skills'])}")
     for skill in result["skills"]:
         edited = " (edited locally)" if skill["modified"] else ""
         revision = skill["revision"] or "package"
         lines.append(f"  {skill['agent']}: {skill['name']} @ {revision}{edited} in {skill['path']}")
     return result, "\n".join(lines), OK
+
+
+def _pending_list(args: argparse.Namespace) -> Outcome:
+    from . import outbox
+
+    result = outbox.entries()
+    lines = []
+    for entry in result["notes"]:
+        error = (entry["last_error"] or {}).get("detail") or "not tried yet"
+        lines.append(f"note {entry['id']} -> {entry['bucket']}/{entry['path']} ({entry['attempts']} attempts: {error})")
+    for entry in result["skills"]:
+        error = (entry["last_error"] or {}).get("detail") or "not tried yet"
+        lines.append(f"skill {entry['name']} revision {entry['revision']} -> {entry['bucket']} ({error})")
+    for item in result["damaged"]:
+        lines.append(f"DAMAGED {item['kind']} {item['id']}: {item['problem']} (kept in {item['file']})")
+    if result["damaged"]:
+        _notice("Damaged uploads are never retried: export their bytes (pending export ID --to PATH), then discard.")
+    return result, "\n".join(lines) or "Nothing is pending.", OK
+
+
+def _pending_retry(args: argparse.Namespace) -> Outcome:
+    from . import outbox
+
+    return _retried(outbox.retry_all())
+
+
+def _pending_export(args: argparse.Namespace) -> Outcome:
+    from . import outbox
+
+    written = outbox.export(args.id, args.to)
+    return {"id": args.id, "written": written}, "\n".join(f"Wrote {path}" for path in written), OK
+
+
+def _pending_discard(args: argparse.Namespace) -> Outcome:
+    from . import outbox
+
+    result = outbox.discard(args.id)
+    text = (
+        f"Discarded the pending {result['kind']} {args.id}: it will not be uploaded. "
+        f"Its plan and exact bytes are kept in {result['kept']}."
+    )
+    return result, text, OK
 
 
 # -- entry point -------------------------------------------------------------------------------------------

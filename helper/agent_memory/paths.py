@@ -60,8 +60,3 @@ def state_dir() -> Path:
 def config_file() -> Path:
     """The machine's configuration: bucket, project mappings, installed core skill."""
     return config_dir() / "config.json"
-
-
-def pending_dir() -> Path:
-    """One JSON file per note that is saved locally and not yet confirmed in the bucket."""
-    return state_dir() / "pending"

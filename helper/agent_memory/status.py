@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import __version__, paths, pending
+from . import __version__, outbox, paths
 from . import config as config_file
 from .errors import NotSetUp
 from .memory.cache import ProjectCache
 from .memory.projects import resolve
-from .skills.format import pending_publications
 from .skills.installed import installed_skills
 
 
@@ -23,6 +22,7 @@ def status() -> dict[str, Any]:
     except NotSetUp as exc:
         project, project_error = None, f"{exc.message} Next: {exc.next_step}"
     last_refresh = ProjectCache(bucket, project["project"]).last_refresh() if bucket and project else None
+    waiting = outbox.entries()
     return {
         "version": __version__,
         "config_file": str(paths.config_file()),
@@ -30,11 +30,12 @@ def status() -> dict[str, Any]:
         "project": project,
         "project_error": project_error,
         "last_refresh": last_refresh,
-        "pending": [_pending_summary(entry) for entry in pending.entries()],
+        "pending": [_pending_summary(entry) for entry in waiting["notes"]],
         "pending_skills": [
-            {key: manifest.get(key) for key in ("name", "revision", "bucket", "attempts", "last_error")}
-            for manifest in pending_publications()
+            {key: entry[key] for key in ("name", "revision", "bucket", "attempts", "last_error")}
+            for entry in waiting["skills"]
         ],
+        "damaged": waiting["damaged"],
         "skills": installed_skills(),
     }
 

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from .. import paths
+from ..clock import utc_now
 from ..fsutil import locked, read_json, write_atomic, write_json_atomic
 from ..store import folder_path, hub_id
-from .notes import utc_now
 
 HEADER_FIELDS = ("id", "created", "kind", "agent", "title")
 

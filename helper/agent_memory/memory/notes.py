@@ -1,13 +1,9 @@
-"""The note format: ids, titles, YAML frontmatter, and the checks a note must pass before it is stored."""
+"""The note format: paths, titles, YAML frontmatter, and the checks a note must pass before it is stored."""
 
 from __future__ import annotations
 
-import os
 import re
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from datetime import datetime
+from typing import Any
 
 from ..errors import ContentRefused, UsageError
 
@@ -19,27 +15,9 @@ _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
 _ORDER = ("id", "title", "kind", "project", "created", "agent", "session", "sources", "tags", "corrects")
 
 
-def new_id(now: datetime | None = None) -> str:
-    """A fresh, globally unique id that sorts by creation time, e.g. `20261130-044012-123456-3f9a1c2b7d`.
-
-    UTC to the microsecond, then 40 random bits against collisions.
-    """
-    from datetime import datetime, timezone
-
-    now = now or datetime.now(timezone.utc)
-    return f"{now:%Y%m%d-%H%M%S}-{now.microsecond:06d}-{os.urandom(5).hex()}"
-
-
 def object_path(project: str, note_id: str) -> str:
     """Where a note lives in the bucket."""
     return f"projects/{project}/notes/{note_id}.md"
-
-
-def utc_now() -> str:
-    """The current time as UTC ISO 8601, to the second."""
-    from datetime import datetime, timezone
-
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def decode_body(raw: bytes) -> str:

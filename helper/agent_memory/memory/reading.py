@@ -1,4 +1,4 @@
-"""Reading one note by id: from the cache, the pending queue, or the bucket."""
+"""Reading one note by id: from the cache, the outbox (notes pending upload), or the bucket."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import contextlib
 from typing import Any
 
 from .. import config as config_file
-from .. import names, pending
+from .. import names, outbox
 from ..errors import AgentMemoryError
 from .cache import ProjectCache
 from .notes import object_path
@@ -24,11 +24,11 @@ def read(note_id: str, *, fresh: bool = False) -> dict[str, Any]:
     if not fresh:
         with contextlib.suppress(FileNotFoundError):
             return _found(note_id, path, cache.note_file(note_id).read_bytes(), "cache")
-        entry = pending.get(note_id)
-        if entry is not None and entry["bucket"] == bucket and entry["path"] == path:
-            return _found(note_id, path, pending.content(entry), "pending")
+        waiting = _pending(note_id)
+        if waiting is not None and waiting[0]["bucket"] == bucket and waiting[0]["objects"][-1]["path"] == path:
+            return _found(note_id, path, waiting[1], "pending")
     data = _from_bucket(bucket, path)
-    if data is None and fresh and pending.get(note_id) is not None:
+    if data is None and fresh and _pending(note_id) is not None:
         raise AgentMemoryError(
             f"Note {note_id} is pending on this machine: it is not in the bucket yet.",
             next_step=f"agent-memory save --retry {note_id}",
@@ -41,6 +41,13 @@ def read(note_id: str, *, fresh: bool = False) -> dict[str, Any]:
     with contextlib.suppress(OSError):
         cache.add({note_id: data})
     return _found(note_id, path, data, "bucket")
+
+
+def _pending(note_id: str) -> tuple[dict[str, Any], bytes] | None:
+    try:
+        return outbox.pending_note(note_id)
+    except outbox.Damaged as exc:
+        raise outbox.damaged_error(note_id, str(exc)) from exc
 
 
 def _from_bucket(bucket: str, path: str) -> bytes | None:

@@ -1,7 +1,7 @@
-"""Saving notes: check, persist as pending, upload, confirm; and retries of what stayed pending.
+"""Saving notes: check, hand the finished bytes to the outbox, upload, confirm; and retries of pending notes.
 
-The order is the guarantee: the finished bytes and their destination are on disk before any network call,
-and the pending entry goes away only when the bucket has confirmed the object.
+The order is the guarantee: the finished bytes and their destination are on disk (the outbox's plan) before any
+network call, and the plan goes away only when the bucket has confirmed the note.
 """
 
 from __future__ import annotations
@@ -9,23 +9,17 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from .. import agents, names, pending
+from .. import agents, names, outbox
 from .. import config as config_file
+from ..clock import new_id, utc_now
 from ..deadline import Budget
 from ..errors import AgentMemoryError, UsageError
-from ..store import StoreError, landed_anyway, open_store
 from . import notes
 from .cache import ProjectCache
 from .projects import resolve
 
 TAG_MAX = 64
 SOURCE_MAX = 500
-WHY = {
-    "offline": "the bucket could not be reached (offline or timed out)",
-    "auth": "authentication or access to the bucket failed",
-    "error": "the upload failed",
-    "busy": "another agent-memory process is uploading it right now",
-}
 
 
 def save(
@@ -58,86 +52,65 @@ def save(
         names.note_id(corrects)
     title = notes.derive_title(body, title)
     notes.check_secrets(body, {"--title": [title], "--tag": tags, "--source": sources})
-    note_id = note_id or notes.new_id()
+    note_id = note_id or new_id()
     meta = {
         "id": note_id,
         "title": title,
         "kind": kind,
         "project": project,
-        "created": notes.utc_now(),
+        "created": utc_now(),
         "agent": agent,
         "session": session,
         "sources": sources,
         "tags": tags,
         "corrects": corrects,
     }
-    shown = {key: meta[key] for key in ("title", "kind", "created", "agent")}
-    entry = pending.add(
-        note_id,
-        bucket=bucket,
-        path=notes.object_path(project, note_id),
-        project=project,
-        content=notes.render(meta, body),
-        meta=shown,
-    )
-    with pending.claimed(note_id):
-        return _upload(entry, Budget(), check_first=False)
+    data = notes.render(meta, body)
+    display = {key: meta[key] for key in ("project", "title", "kind", "created", "agent")}
+    op = outbox.add("note", note_id, bucket, [(notes.object_path(project, note_id), data)], display)
+    result = outbox.deliver(op, Budget(), check_first=False)
+    if result is None:  # discarded by hand in the instant between the two calls
+        raise AgentMemoryError(f"Note {note_id} was discarded from the outbox before it was uploaded.")
+    if result["status"] == "saved":
+        with contextlib.suppress(OSError):  # the cache is a convenience: a failure here must not fail the save
+            ProjectCache(bucket, project).add({note_id: data})
+    return result
 
 
 def retry(note_id: str, budget: Budget | None = None) -> dict[str, Any]:
-    """Upload one pending note again: same id, bytes and destination as when it was saved."""
-    entry = pending.get(names.note_id(note_id))
-    if entry is None:
-        raise AgentMemoryError(
-            f"No pending note {note_id} on this machine (it may already be saved).",
-            next_step="agent-memory status (lists pending notes), or agent-memory read " + note_id,
-        )
-    with pending.claimed(note_id) as ours:
-        if not ours:
-            return _result(entry, "pending", "check again in a moment with agent-memory status", reason="busy")
-        return _upload(entry, budget or Budget(), check_first=True)
+    """Upload one pending note again: same id, bytes and destination as when it was saved.
 
-
-def retry_all() -> dict[str, Any]:
-    """Retry every pending note within one time budget; `{"results": [...]}`."""
-    budget = Budget()
-    return {"results": [retry(entry["id"], budget) for entry in pending.entries()]}
-
-
-def _upload(entry: dict[str, Any], budget: Budget, *, check_first: bool) -> dict[str, Any]:
-    """Upload and confirm; on a retry, first ask whether an earlier attempt already landed."""
+    A note that is not pending but already in the bucket (saved here earlier, or from another machine) is
+    reported as saved: the retry has nothing left to do.
+    """
+    names.note_id(note_id)
     try:
-        data = pending.content(entry)
-    except ValueError as exc:
-        return _result(entry, "pending", str(exc), reason="error")
-    store = open_store(entry["bucket"], deadline=budget)
+        result = outbox.deliver(f"note-{note_id}", budget or Budget())
+    except outbox.Damaged as exc:
+        raise outbox.damaged_error(note_id, str(exc)) from exc
+    if result is not None:
+        return result
+    shared = _already_shared(note_id)
+    if shared is not None:
+        return shared
+    raise AgentMemoryError(
+        f"No pending note {note_id} on this machine, and the current project's bucket has no such note.",
+        next_step="agent-memory pending (lists what waits for upload)",
+    )
+
+
+def _already_shared(note_id: str) -> dict[str, Any] | None:
+    from ..store import StoreError, open_store
+
+    config = config_file.load()
+    bucket = config_file.bucket(config)
+    project = resolve(config=config)["project"]
+    path = notes.object_path(project, note_id)
+    cached = ProjectCache(bucket, project).note_file(note_id).is_file()
     try:
-        if not (check_first and store.holds(entry["path"], data)):
-            store.put(entry["path"], data)
-    except StoreError as exc:
-        if not landed_anyway(store, exc, entry["path"], data):
-            pending.record_failure(entry, exc.reason, exc.detail)
-            return _result(entry, "pending", exc.detail, reason=exc.reason)
-    with contextlib.suppress(OSError):  # the cache is a convenience: a failure here must not fail the save
-        ProjectCache(entry["bucket"], entry["project"]).add({entry["id"]: data})
-    pending.remove(entry["id"])
-    return _result(entry, "saved")
-
-
-def _result(entry: dict[str, Any], status: str, detail: str = "", reason: str = "error") -> dict[str, Any]:
-    note_id = entry["id"]
-    if status == "saved":
-        message = f"Saved {note_id} to {entry['bucket']}: it is shared."
-    else:
-        message = (
-            f"Not shared yet: {note_id} is kept on this machine only, because {WHY.get(reason, WHY['error'])}"
-            f" ({detail}). Do not save it again; run `agent-memory save --retry {note_id}` once that is fixed."
-        )
-    return {
-        "id": note_id,
-        "project": entry["project"],
-        "bucket": entry["bucket"],
-        "path": entry["path"],
-        "status": status,
-        "message": message,
-    }
+        if not cached and open_store(bucket).read(path) is None:
+            return None
+    except StoreError:
+        return None
+    message = f"{note_id} is already in {bucket}: it is shared, there is nothing to retry."
+    return {"id": note_id, "project": project, "bucket": bucket, "path": path, "status": "saved", "message": message}

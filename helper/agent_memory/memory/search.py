@@ -75,7 +75,7 @@ def search(
     kind: str | None,
     pending_notes: list[dict[str, Any]],
 ) -> list[dict[str, Any]]:
-    """Results for `query`: cached notes, then pending entries of the same project (see `pending`)."""
+    """Results for `query`: cached notes, then pending entries of the same project (see `outbox`)."""
     candidates: dict[str, dict[str, Any]] = {}
     for header in _headers_matching(cache.read_pack(), query.lower().encode("utf-8")):
         fields = dict(zip(HEADER_FIELDS, header.decode("utf-8", errors="replace").split("\t"), strict=False))
@@ -116,7 +116,7 @@ def search(
 def search_project(query: str, *, limit: int = 10, kind: str | None = None, offline: bool = False) -> dict[str, Any]:
     """Refresh the current project's cache (unless `offline`), then search it: the command's JSON result."""
     from .. import config as config_file
-    from .. import pending
+    from .. import outbox
     from .projects import resolve
 
     config = config_file.load()
@@ -127,14 +127,14 @@ def search_project(query: str, *, limit: int = 10, kind: str | None = None, offl
         sync = {"status": "stale", "reason": "offline", "detail": "--offline: the bucket was not consulted"}
     else:
         sync = _refresh(bucket, cache)
-    entries = pending.entries()
-    mine = [e for e in entries if e.get("bucket") == bucket and e.get("project") == project]
+    mine = outbox.pending_notes(bucket, project)
+    waiting = outbox.summary()["notes"]
     return {
         "project": project,
         "query": query,
         "results": search(cache, query, limit=limit, kind=kind, pending_notes=mine),
         "sync": sync,
-        "pending": len(entries),
+        "pending": waiting,
     }
 
 

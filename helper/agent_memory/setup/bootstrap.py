@@ -277,7 +277,7 @@ def verification_id(bucket: str, project: str) -> str:
 
 def _verify(bucket: str, project: str) -> tuple[dict[str, str], str | None]:
     """Save (once), read back from the bucket bypassing the cache, find with search: `({"id", "status"}, why)`."""
-    from .. import pending
+    from .. import outbox
     from ..memory import saving as uploads
     from ..memory.cache import ProjectCache
     from ..memory.refresh import refresh
@@ -287,7 +287,7 @@ def _verify(bucket: str, project: str) -> tuple[dict[str, str], str | None]:
     path = notes.object_path(project, note_id)
     try:
         store = open_store(bucket)
-        if pending.get(note_id) is not None:
+        if outbox.pending_note(note_id) is not None:
             saved = uploads.retry(note_id)
         elif store.read(path) is None:
             body = (

@@ -13,10 +13,10 @@ from typing import Any
 
 from .. import config as config_file
 from .. import names, paths
-from ..errors import AccessError, AgentMemoryError, ContentRefused, UsageError
+from ..errors import AgentMemoryError, ContentRefused, UsageError
 from ..fsutil import read_json, write_json_atomic
 from ..memory.cache import bucket_key
-from ..store import ObjectInfo, StoreError, open_store
+from ..store import ObjectInfo, StoreError, open_store, user_error
 from . import format as skills
 
 _REVISION_FILE = re.compile(r"skills/([^/]+)/([^/]+)/(.+)", re.DOTALL)
@@ -97,8 +97,11 @@ def read_file(name: str, revision: str, file: str = skills.SKILL_FILE) -> dict[s
             raise skills.not_found(name, revision, bucket)
         content = skill_md if file == skills.SKILL_FILE else store.read(f"{prefix}/{file}")
     except StoreError as exc:
-        error = AccessError if exc.reason == "auth" else AgentMemoryError
-        raise error(f"Could not read {prefix}/{file} from {bucket}: {exc.detail}.") from exc
+        raise user_error(
+            exc,
+            f"Could not read {prefix}/{file} from {bucket}",
+            "agent-memory status (and check the network or credentials)",
+        ) from exc
     if content is None:
         raise AgentMemoryError(
             f"Revision {revision} of {name} has no file {file}.",

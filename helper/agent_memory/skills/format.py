@@ -7,14 +7,12 @@ listed. Nothing is ever modified in place; an update is a new revision. There is
 
 from __future__ import annotations
 
-import contextlib
-import json
 import re
 import unicodedata
 from pathlib import Path
 from typing import Any
 
-from .. import names, paths
+from .. import names
 from ..errors import AgentMemoryError, ContentRefused
 from ..memory import notes
 
@@ -66,11 +64,12 @@ def parse_skill_md(data: bytes, where: str) -> dict[str, str]:
     return {"name": name, "description": " ".join(description.split())}
 
 
-def read_folder(folder: Path, name: str | None = None) -> tuple[dict[str, str], dict[str, bytes]]:
-    """Validate a skill folder; returns its frontmatter and every file (relative path -> bytes)."""
+def read_folder(folder: Path, name: str | None = None) -> tuple[dict[str, str], dict[str, bytes], list[str]]:
+    """Validate a skill folder; its frontmatter, every file (relative path -> bytes), and the executable ones."""
     if not folder.is_dir():
         raise ContentRefused(f"{folder} is not a folder.", next_step="agent-memory publish-skill DIR")
     files: dict[str, bytes] = {}
+    executable = []
     total = 0
     for entry in sorted(folder.rglob("*")):
         relative = entry.relative_to(folder).as_posix()
@@ -88,6 +87,8 @@ def read_folder(folder: Path, name: str | None = None) -> tuple[dict[str, str], 
             raise ContentRefused(f"{relative} is {size} bytes; a skill file may have at most {FILE_MAX}.")
         total += size
         files[relative] = entry.read_bytes()
+        if entry.stat().st_mode & 0o111:
+            executable.append(relative)
     if len(files) > FILES_MAX or total > TOTAL_MAX:
         raise ContentRefused(
             f"The skill has {len(files)} files and {total} bytes; "
@@ -100,12 +101,21 @@ def read_folder(folder: Path, name: str | None = None) -> tuple[dict[str, str], 
     names.skill(meta["name"])
     if name is not None and names.skill(name) != meta["name"]:
         raise ContentRefused(f"--name {name!r} differs from the name in SKILL.md ({meta['name']!r}).")
-    return meta, files
+    return meta, files, executable
 
 
 def revision_prefix(name: str, revision: str) -> str:
     """The bucket folder of one revision."""
     return f"skills/{name}/{revision}"
+
+
+def modes_path(name: str, revision: str) -> str:
+    """The object beside a revision's folder that lists its executable files (the bucket keeps no file modes).
+
+    Outside the folder, so that `skills/<name>/<revision>/` holds exactly the skill's own files. Only written
+    when the revision has executable files; uploaded before SKILL.md, so a complete revision always has it then.
+    """
+    return f"skills/{name}/{revision}.modes.json"
 
 
 def published_at(revision: str) -> str | None:
@@ -115,21 +125,6 @@ def published_at(revision: str) -> str | None:
         return None
     y, mo, d, h, mi, s = match.groups()
     return f"{y}-{mo}-{d}T{h}:{mi}:{s}Z"
-
-
-def pending_root() -> Path:
-    """Frozen snapshots of publications that are not confirmed yet."""
-    return paths.state_dir() / "pending-skills"
-
-
-def pending_publications() -> list[dict[str, Any]]:
-    """The manifests of publications not confirmed yet."""
-    root = pending_root()
-    found = []
-    for manifest in sorted(root.glob("*/manifest.json")) if root.is_dir() else []:
-        with contextlib.suppress(ValueError, OSError):
-            found.append(json.loads(manifest.read_text(encoding="utf-8")))
-    return found
 
 
 def not_found(name: str, revision: str, bucket: str) -> AgentMemoryError:

@@ -17,15 +17,15 @@ from typing import Any
 
 from .. import config as config_file
 from .. import names, paths
-from ..errors import AccessError, AgentMemoryError, ContentRefused
+from ..clock import new_id, utc_now
+from ..errors import AgentMemoryError, ContentRefused
 from ..fsutil import write_atomic
-from ..memory import notes
-from ..store import StoreError, UnsafeObject, open_store
+from ..store import StoreError, UnsafeObject, open_store, user_error
 from . import format as skills
 from .installed import folder_files, local_changes, read_marker, sha256, skill_roots
 
 
-def install_revision(name: str, revision: str, *, agent: str = "all", replace: bool = False) -> dict[str, Any]:
+def install_revision(name: str, revision: str, *, agent: str = "both", replace: bool = False) -> dict[str, Any]:
     """Download a complete revision, validate every path and file, install it; the contract's result."""
     names.skill(name)
     names.revision(revision)
@@ -35,12 +35,12 @@ def install_revision(name: str, revision: str, *, agent: str = "all", replace: b
     if not replace and all(_holds_revision(dest, bucket, revision) for dest in destinations):
         # revisions are immutable: an unmodified install of the same one is already what was asked for
         return {"name": name, "revision": revision, "installed": [str(d) for d in destinations], "backup": None}
-    files = _download(bucket, name, revision)
+    files, executable = _download(bucket, name, revision)
     meta = skills.parse_skill_md(files[skills.SKILL_FILE], f"{name}@{revision}")
     if meta["name"] != name:
         raise ContentRefused(f"Revision {revision} of {name} declares the name {meta['name']!r} in its SKILL.md.")
     marker = {"name": name, "revision": revision, "bucket": bucket}
-    result = install_files(name, files, roots, marker, replace=replace)
+    result = install_files(name, files, roots, marker, replace=replace, executable=executable)
     return {"name": name, "revision": revision, **result}
 
 
@@ -51,7 +51,8 @@ def _holds_revision(folder: Path, bucket: str, revision: str) -> bool:
     return same and changes is not None and not any(changes.values())
 
 
-def _download(bucket: str, name: str, revision: str) -> dict[str, bytes]:
+def _download(bucket: str, name: str, revision: str) -> tuple[dict[str, bytes], list[str]]:
+    """Every file of a complete revision, checked against its listing, and the files that are executable."""
     prefix = skills.revision_prefix(name, revision) + "/"
     store = open_store(bucket)
     try:
@@ -82,14 +83,31 @@ def _download(bucket: str, name: str, revision: str) -> dict[str, bytes]:
             if file.is_symlink() or not file.is_file() or file.stat().st_size != info.size:
                 raise ContentRefused(f"{path} of {name}@{revision} did not download as the regular file listed.")
             files[path] = file.read_bytes()
-    return files
+    return files, _executable(store, name, revision, files)
+
+
+def _executable(store: Any, name: str, revision: str, files: dict[str, bytes]) -> list[str]:
+    """The revision's executable files, from the object published beside its folder (none if it has none)."""
+    try:
+        raw = store.read(skills.modes_path(name, revision))
+    except StoreError as exc:
+        raise _store_failure(exc, name, revision) from exc
+    if raw is None:
+        return []
+    try:
+        listed = json.loads(raw.decode("utf-8"))["executable"]
+    except (ValueError, KeyError, TypeError):
+        listed = None
+    if not isinstance(listed, list) or not all(isinstance(path, str) and path in files for path in listed):
+        raise ContentRefused(f"{skills.modes_path(name, revision)} does not list files of {name}@{revision}.")
+    return listed
 
 
 def _store_failure(exc: StoreError, name: str, revision: str) -> AgentMemoryError:
-    error = AccessError if exc.reason == "auth" else AgentMemoryError
-    return error(
-        f"Could not download {name}@{revision}: {exc.detail}. Nothing was installed or changed.",
-        next_step=f"agent-memory install-skill {name} --revision {revision} (again, once that is fixed)",
+    return user_error(
+        exc,
+        f"Could not download {name}@{revision} (nothing was installed or changed)",
+        f"agent-memory install-skill {name} --revision {revision} (again, once that is fixed)",
     )
 
 
@@ -101,6 +119,7 @@ def install_files(
     *,
     replace: bool,
     backup: bool = True,
+    executable: list[str] | tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """Install `files` as skill `name` under each root; `{"installed": [paths], "backup": path|None}`.
 
@@ -116,11 +135,11 @@ def install_files(
             next_step=f"add --replace to install it anyway (the current folder is backed up under {backups_dir()})",
         )
     saved = _back_up(name, existing) if existing and backup else None
-    record = {**marker, "installed": notes.utc_now(), "files": {p: sha256(d) for p, d in sorted(files.items())}}
+    record = {**marker, "installed": utc_now(), "files": {p: sha256(d) for p, d in sorted(files.items())}}
     staged: dict[str, Path] = {}
     try:
         for agent, dest in destinations.items():
-            staged[agent] = _stage(dest, files, record)
+            staged[agent] = _stage(dest, files, record, set(executable))
         _swap_all(destinations, staged)
     finally:
         for folder in staged.values():
@@ -128,7 +147,7 @@ def install_files(
     return {"installed": [str(dest) for dest in destinations.values()], "backup": str(saved) if saved else None}
 
 
-def _stage(dest: Path, files: dict[str, bytes], record: dict[str, Any]) -> Path:
+def _stage(dest: Path, files: dict[str, bytes], record: dict[str, Any], executable: set[str]) -> Path:
     dest.parent.mkdir(parents=True, exist_ok=True)
     # a dot-folder beside the destination: same filesystem for the rename, and skipped by the agents' scans
     staging = Path(tempfile.mkdtemp(prefix=".agent-memory-stage-", dir=dest.parent))
@@ -137,6 +156,8 @@ def _stage(dest: Path, files: dict[str, bytes], record: dict[str, Any]) -> Path:
         target = staging.joinpath(*relative.split("/"))
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
+        # explicit modes, whatever the umask: executable where the publisher's file was, never group/other write
+        os.chmod(target, 0o755 if relative in executable else 0o644)
     write_atomic(staging / skills.MARKER, (json.dumps(record, indent=2) + "\n").encode())
     return staging
 
@@ -180,7 +201,7 @@ def backups_dir() -> Path:
 
 
 def _back_up(name: str, existing: dict[str, Path]) -> Path:
-    stamp = notes.new_id()
+    stamp = new_id()
     backup = backups_dir() / f"{name}-{stamp}"
     for agent, dest in existing.items():
         # symlinks are copied as links: the backup holds exactly what was there, local edits included

@@ -10,6 +10,7 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 
 from .. import names
+from ..errors import AccessError, AgentMemoryError
 from ..names import FILE_SCHEME, HUB_SCHEME
 
 
@@ -82,6 +83,12 @@ class Store(ABC):
     @abstractmethod
     def read(self, path: str) -> bytes | None:
         """The bytes at `path`, straight from the store, or None if there is no such object."""
+
+
+def user_error(failure: StoreError, what: str, next_step: str) -> AgentMemoryError:
+    """The one translation of a store failure for the user: `what` failed and why; exit 4 for access, else 1."""
+    error = AccessError if failure.reason == "auth" else AgentMemoryError
+    return error(f"{what}: {failure.detail}.", next_step=next_step)
 
 
 def landed_anyway(store: Store, failure: StoreError, path: str, data: bytes) -> bool:

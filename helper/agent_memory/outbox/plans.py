@@ -1,0 +1,227 @@
+"""The outbox on disk: one folder per upload, written completely before any network call.
+
+`<state>/outbox/<kind>-<key>/` holds `plan.json` (destination bucket, the objects in upload order with their
+size and sha256, attempts, last error, and what `status` and `search` show) and `objects/<n>`, the exact bytes
+of object n. A plan appears by renaming a finished temporary folder into place, so it is complete or absent.
+
+Nothing here hides damage: a plan whose file does not parse, or whose bytes no longer match their checksum, is
+listed as damaged with its folder and whatever could be read, and its bytes stay where they are.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import time
+from pathlib import Path
+from typing import Any
+
+from .. import names, paths
+from ..clock import new_id, utc_now
+from ..fsutil import write_atomic
+
+FORMAT = 1
+KINDS = ("note", "skill")
+PLAN_FILE = "plan.json"
+_STALE_SECONDS = 24 * 3600  # a temporary folder this old belongs to a process that died before finishing
+_DONE_KEEP_SECONDS = 7 * 24 * 3600
+
+
+class Damaged(Exception):
+    """A plan that cannot be executed as written: unreadable, incomplete, or bytes that changed."""
+
+
+def root() -> Path:
+    """The outbox folder."""
+    return paths.state_dir() / "outbox"
+
+
+def op_name(kind: str, key: str) -> str:
+    """The folder name of one operation: `note-<id>` or `skill-<revision>`."""
+    return f"{kind}-{names.note_id(key) if kind == 'note' else names.revision(key)}"
+
+
+def split(op: str) -> tuple[str, str]:
+    """`(kind, key)` of an operation's folder name."""
+    kind, _, key = op.partition("-")
+    return kind, key
+
+
+def folder(op: str) -> Path:
+    """Where an operation's plan lives (it may not exist)."""
+    return root() / op
+
+
+def sha256(data: bytes) -> str:
+    """Hex SHA-256 of `data`."""
+    import hashlib  # loads OpenSSL: only commands that write or check the outbox pay for it
+
+    return hashlib.sha256(data).hexdigest()
+
+
+def create(kind: str, key: str, bucket: str, objects: list[tuple[str, bytes]], display: dict[str, Any]) -> str:
+    """Persist a new plan atomically and return its operation name; FileExistsError if it exists already."""
+    op = op_name(kind, key)
+    final = folder(op)
+    if final.exists():
+        raise FileExistsError(17, "an upload with this id is already in the outbox", str(final))
+    staging = root() / f".tmp-{op}-{secrets.token_hex(4)}"
+    try:
+        for index, (_path, data) in enumerate(objects):
+            write_atomic(staging / "objects" / str(index), data)
+        plan = {
+            "format": FORMAT,
+            "kind": kind,
+            "id": key,
+            "bucket": bucket,
+            "objects": [{"path": path, "size": len(data), "sha256": sha256(data)} for path, data in objects],
+            "display": display,
+            "queued": utc_now(),
+            "attempts": 0,
+            "last_error": None,
+        }
+        write_atomic(staging / PLAN_FILE, _dump(plan))
+        os.rename(staging, final)  # the plan appears complete or not at all; fails if `final` appeared meanwhile
+    except BaseException:
+        import shutil
+
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return op
+
+
+def load(op: str) -> dict[str, Any] | None:
+    """The plan of `op`, None if there is none; Damaged if its file cannot be used."""
+    try:
+        raw = (folder(op) / PLAN_FILE).read_bytes()
+    except FileNotFoundError:
+        if folder(op).is_dir():
+            raise Damaged(f"{folder(op) / PLAN_FILE} is missing") from None
+        return None
+    try:
+        plan = json.loads(raw.decode("utf-8"))
+    except ValueError as exc:
+        raise Damaged(f"{folder(op) / PLAN_FILE} is not valid JSON ({exc})") from exc
+    problem = _shape_problem(plan, op)
+    if problem:
+        raise Damaged(f"{folder(op) / PLAN_FILE}: {problem}")
+    return plan
+
+
+def _shape_problem(plan: Any, op: str) -> str | None:
+    if not isinstance(plan, dict) or plan.get("format") != FORMAT:
+        return "not a plan this version of agent-memory knows"
+    if plan.get("kind") not in KINDS or op_name(plan["kind"], str(plan.get("id"))) != op:
+        return "its kind and id do not match its folder"
+    objects = plan.get("objects")
+    if not isinstance(plan.get("bucket"), str) or not isinstance(objects, list) or not objects:
+        return "it has no destination"
+    for item in objects:
+        if not (isinstance(item, dict) and isinstance(item.get("path"), str) and isinstance(item.get("sha256"), str)):
+            return "an object has no path or checksum"
+    return None
+
+
+def contents(op: str, plan: dict[str, Any]) -> list[tuple[str, bytes]]:
+    """The exact `(path, bytes)` of every object, in upload order; Damaged if any is missing or changed."""
+    found = []
+    for index, item in enumerate(plan["objects"]):
+        file = folder(op) / "objects" / str(index)
+        try:
+            data = file.read_bytes()
+        except FileNotFoundError:
+            raise Damaged(f"{file} ({item['path']}) is missing") from None
+        if len(data) != item.get("size") or sha256(data) != item["sha256"]:
+            raise Damaged(f"{file} ({item['path']}) no longer matches its checksum")
+        found.append((item["path"], data))
+    return found
+
+
+def record_failure(op: str, plan: dict[str, Any], reason: str, detail: str) -> dict[str, Any]:
+    """Keep the plan, noting one more failed attempt and why (the caller holds its claim)."""
+    plan = {**plan, "attempts": plan.get("attempts", 0) + 1}
+    plan["last_error"] = {"reason": reason, "detail": detail, "at": utc_now()}
+    write_atomic(folder(op) / PLAN_FILE, _dump(plan))
+    return plan
+
+
+def finish(op: str, result: dict[str, Any]) -> None:
+    """Record the confirmed result, then take the plan away (the caller holds its claim).
+
+    The result is written first: a worker that waited for this claim reads it and reports the work done.
+    The folder is renamed away in one step, so that it never looks like a half-removed plan.
+    """
+    write_atomic(_done_file(op), _dump(result))
+    trash = root() / f".trash-{op}-{secrets.token_hex(4)}"
+    os.rename(folder(op), trash)
+    _remove_tree(trash)
+
+
+def done_result(op: str) -> dict[str, Any] | None:
+    """The result recorded when `op` was confirmed (kept for a week), or None."""
+    with contextlib.suppress(OSError, ValueError):
+        value = json.loads(_done_file(op).read_text(encoding="utf-8"))
+        return value if isinstance(value, dict) else None
+    return None
+
+
+def move_aside(op: str) -> Path:
+    """Take a plan out of the outbox, bytes and all, into `<state>/discarded/` (the caller holds its claim)."""
+    target = paths.state_dir() / "discarded" / f"{op}-{new_id()}"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    os.rename(folder(op), target)
+    return target
+
+
+def operations() -> list[str]:
+    """Every operation in the outbox, oldest id first (folders only: a stray file is not a plan)."""
+    base = root()
+    try:
+        entries = list(os.scandir(base))
+    except FileNotFoundError:
+        return []
+    found = []
+    for entry in entries:
+        if entry.name.startswith("."):
+            _tidy(entry)
+        elif entry.name != "done":
+            found.append(entry.name)
+    return sorted(found, key=lambda op: (split(op)[1], op))
+
+
+def _tidy(entry: os.DirEntry) -> None:
+    """Remove what dead processes left: unfinished temporary plans and the remains of finished ones."""
+    if not entry.name.startswith((".tmp-", ".trash-")):
+        return
+    with contextlib.suppress(OSError):
+        if entry.name.startswith(".trash-") or time.time() - entry.stat().st_mtime > _STALE_SECONDS:
+            _remove_tree(Path(entry.path))
+
+
+def prune_done(keep_seconds: float = _DONE_KEEP_SECONDS) -> list[str]:
+    """Forget results older than `keep_seconds`; returns their operations (whose locks may go too)."""
+    done = root() / "done"
+    old = []
+    with contextlib.suppress(FileNotFoundError):
+        for entry in os.scandir(done):
+            with contextlib.suppress(OSError):
+                if time.time() - entry.stat().st_mtime > keep_seconds:
+                    os.unlink(entry.path)
+                    old.append(entry.name.removesuffix(".json"))
+    return old
+
+
+def _done_file(op: str) -> Path:
+    return root() / "done" / f"{op}.json"
+
+
+def _dump(value: dict[str, Any]) -> bytes:
+    return (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def _remove_tree(path: Path) -> None:
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)

@@ -1,0 +1,254 @@
+"""The outbox: every upload is planned on disk first, claimed before it is read, confirmed before it goes away;
+racing workers agree, damaged plans are shown and kept, and 0.1's pending entries are carried over."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import BUCKET, OWNER
+
+HF_BUCKET = f"hf://buckets/{BUCKET}"
+
+
+@pytest.fixture
+def alice(machine, hub):
+    return machine.setup(BUCKET)
+
+
+def outbox(machine) -> Path:
+    return machine.state / "state" / "outbox"
+
+
+def plans(machine) -> list[str]:
+    folder = outbox(machine)
+    return sorted(p.name for p in folder.iterdir() if not p.name.startswith(".") and p.name != "done")
+
+
+def notes_in(hub) -> list[str]:
+    return [p for p in hub.list_paths(BUCKET) if p.startswith("projects/")]
+
+
+def pending_notes(alice, hub, count: int) -> list[str]:
+    hub.fault("batch", "fail", status=500, times=count)
+    ids = [alice.save(f"Pending finding number {i}.").json["id"] for i in range(count)]
+    assert notes_in(hub) == []
+    hub.clear_faults()
+    return ids
+
+
+# -- racing workers -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_four_concurrent_retry_all_all_succeed_and_upload_each_note_once(alice, hub):
+    ids = pending_notes(alice, hub, 6)
+    procs = [alice.popen("save", "--retry-all", "--json") for _ in range(4)]
+    outputs = [(proc.wait(timeout=120), *proc.communicate()) for proc in procs]
+    for code, out, err in outputs:
+        assert code == 0, err.decode()
+        results = json.loads(out)["results"]
+        assert {r["status"] for r in results} == {"saved"}, results
+        assert {r["id"] for r in results} <= set(ids)
+    # every note was reported saved by some worker, and each exists exactly once, written once
+    reported = {r["id"] for _c, out, _e in outputs for r in json.loads(out)["results"]}
+    assert reported == set(ids)
+    assert len(notes_in(hub)) == 6
+    assert all(hub.file_info(BUCKET, path)["writes"] == 1 for path in notes_in(hub))
+    assert plans(alice) == []
+    assert alice.run("status", "--json").json["pending"] == []
+
+
+@pytest.mark.slow
+def test_concurrent_retries_of_one_note_all_report_it_saved(alice, hub):
+    (note_id,) = pending_notes(alice, hub, 1)
+    procs = [alice.popen("save", "--retry", note_id, "--json") for _ in range(4)]
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err.decode()
+        assert json.loads(out)["status"] == "saved"
+    assert hub.file_info(BUCKET, notes_in(hub)[0])["writes"] == 1
+
+
+def test_retry_of_a_note_saved_earlier_reports_it_saved(alice, hub):
+    saved = alice.save("Already shared.").json
+    again = alice.run("save", "--retry", saved["id"], "--json")
+    assert again.code == 0, again.err
+    assert (again.json["status"], again.json["path"]) == ("saved", saved["path"])
+    assert hub.file_info(BUCKET, saved["path"])["writes"] == 1
+
+
+def test_retry_of_a_note_shared_from_another_machine_reports_it_saved(alice, machine_b, hub):
+    other = machine_b.setup(BUCKET)
+    saved = other.save("Saved on the laptop.").json
+    again = alice.run("save", "--retry", saved["id"], "--json")
+    assert again.code == 0, again.err
+    assert again.json["status"] == "saved" and "already in" in again.json["message"]
+
+
+def test_retry_of_an_unknown_note_is_an_error_with_next(alice, hub):
+    result = alice.run("save", "--retry", "20260101-000000-000000-0000000000")
+    assert result.code == 1
+    assert "No pending note" in result.err and "Next: agent-memory pending" in result.err
+
+
+@pytest.mark.slow
+def test_three_concurrent_publish_retries_all_report_it_published(alice, hub, tmp_path):
+    source = tmp_path / "skill"
+    source.mkdir()
+    (source / "SKILL.md").write_text("---\nname: racer\ndescription: Races.\n---\n\nBody.\n")
+    (source / "notes.md").write_text("supporting\n")
+    hub.fault("batch", "fail", status=500)
+    pending = alice.run("publish-skill", str(source), "--json")
+    assert pending.code == 75
+    revision = pending.json["revision"]
+    hub.clear_faults()
+    procs = [alice.popen("publish-skill", "--retry", revision, "--json") for _ in range(3)]
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err.decode()
+        assert json.loads(out)["status"] == "published"
+    assert hub.file_info(BUCKET, f"skills/racer/{revision}/SKILL.md")["writes"] == 1
+    assert alice.run("status", "--json").json["pending_skills"] == []
+
+
+# -- damaged plans ------------------------------------------------------------------------------------------
+
+
+def _one_pending(alice, hub) -> tuple[str, Path]:
+    hub.fault("batch", "fail", status=500)
+    note = alice.save("A note whose plan gets damaged.").json
+    hub.clear_faults()
+    return note["id"], outbox(alice) / f"note-{note['id']}"
+
+
+@pytest.mark.parametrize("damage", ["plan-cut-short", "plan-missing", "bytes-cut-short", "bytes-changed"])
+def test_a_damaged_plan_is_shown_never_skipped_and_its_bytes_are_kept(alice, hub, tmp_path, damage):
+    note_id, folder = _one_pending(alice, hub)
+    original = (folder / "objects" / "0").read_bytes()
+    if damage == "plan-cut-short":
+        plan = folder / "plan.json"
+        plan.write_bytes(plan.read_bytes()[:40])
+    elif damage == "plan-missing":
+        (folder / "plan.json").unlink()
+    elif damage == "bytes-cut-short":
+        (folder / "objects" / "0").write_bytes(original[:10])
+    else:
+        (folder / "objects" / "0").write_bytes(original.replace(b"damaged", b"DAMAGED"))
+    kept = (folder / "objects" / "0").read_bytes()
+
+    status = alice.run("status", "--json").json
+    assert [(d["id"], d["kind"], d["file"]) for d in status["damaged"]] == [(note_id, "note", str(folder))]
+    assert "DAMAGED note " + note_id in alice.run("status").out
+
+    retried = alice.run("save", "--retry-all", "--json")
+    assert retried.code == 1
+    assert note_id in retried.err and "Next: agent-memory pending export" in retried.err
+    assert retried.json["damaged"][0]["id"] == note_id
+    single = alice.run("save", "--retry", note_id)
+    assert single.code == 1 and "damaged" in single.err and f"pending export {note_id}" in single.err
+    assert notes_in(hub) == []  # a damaged plan is never uploaded
+    assert (folder / "objects" / "0").read_bytes() == kept  # nor changed
+
+    exported = alice.run("pending", "export", note_id, "--to", str(tmp_path / "rescued.md"), "--json")
+    assert exported.code == 0, exported.err
+    assert Path(exported.json["written"][0]).read_bytes() == kept
+    discarded = alice.run("pending", "discard", note_id, "--json")
+    assert discarded.code == 0, discarded.err
+    assert (Path(discarded.json["kept"]) / "objects" / "0").read_bytes() == kept
+    assert alice.run("status", "--json").json["damaged"] == []
+    assert alice.run("save", "--retry-all").code == 0
+
+
+def test_pending_lists_exports_and_discards_on_purpose(alice, hub, tmp_path):
+    note_id, folder = _one_pending(alice, hub)
+    listed = alice.run("pending", "--json")
+    assert listed.code == 0
+    assert [n["id"] for n in listed.json["notes"]] == [note_id]
+    assert set(listed.json) == {"notes", "skills", "damaged"}
+    assert note_id in alice.run("pending", "list").out
+
+    target = tmp_path / "exported.md"
+    assert alice.run("pending", "export", note_id, "--to", str(target)).code == 0
+    assert target.read_bytes() == (folder / "objects" / "0").read_bytes()
+    again = alice.run("pending", "export", note_id, "--to", str(target))
+    assert again.code == 2 and "never overwrites" in again.err and "Next:" in again.err
+
+    unknown = alice.run("pending", "discard", "nope")
+    assert unknown.code == 1 and "Next: agent-memory pending" in unknown.err
+    discarded = alice.run("pending", "discard", note_id)
+    assert discarded.code == 0 and "kept in" in discarded.out
+    assert not folder.exists()
+    assert alice.run("pending", "--json").json["notes"] == []
+    assert alice.run("save", "--retry-all", "--json").json == {"results": [], "damaged": []}
+
+
+def test_a_save_killed_before_its_plan_is_complete_leaves_nothing_that_looks_pending(alice, hub):
+    staging = outbox(alice) / ".tmp-note-20260101-000000-000000-0000000000-dead"
+    (staging / "objects").mkdir(parents=True)
+    (staging / "objects" / "0").write_bytes(b"half")
+    assert alice.run("status", "--json").json["pending"] == []
+    assert alice.run("save", "--retry-all", "--json").json == {"results": [], "damaged": []}
+
+
+def test_a_bucket_that_is_gone_keeps_the_note_pending_until_it_is_exported_or_discarded(alice, hub, tmp_path):
+    hub.create_bucket(f"{OWNER}/doomed", private=True)
+    alice.run("config", "set", "bucket", f"{OWNER}/doomed")
+    hub.fault("batch", "fail", status=500)
+    note = alice.save("Written for a bucket that is deleted later.").json
+    hub.clear_faults()
+    hub.delete_bucket(f"{OWNER}/doomed")
+    retried = alice.run("save", "--retry-all", "--json")
+    assert retried.code == 75
+    assert retried.json["results"][0]["status"] == "pending"
+    assert alice.run("pending", "export", note["id"], "--to", str(tmp_path / "n.md")).code == 0
+    assert alice.run("pending", "discard", note["id"]).code == 0
+    assert alice.run("save", "--retry-all").code == 0
+
+
+# -- 0.1's pending entries ----------------------------------------------------------------------------------
+
+
+def test_pending_entries_of_version_0_1_are_carried_over_and_uploaded(alice, hub):
+    state = alice.state / "state"
+    data = b"---\nid: 20260101-000000-000000-00000000aa\ntitle: Old\n---\n\nFrom 0.1.\n"
+    note_id = "20260101-000000-000000-00000000aa"
+    old = state / "pending"
+    old.mkdir(parents=True)
+    entry = {
+        "id": note_id,
+        "bucket": HF_BUCKET,
+        "path": f"projects/demo/notes/{note_id}.md",
+        "project": "demo",
+        "content": data.decode(),
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "queued": "2026-01-01T00:00:00Z",
+        "attempts": 2,
+        "last_error": None,
+        "title": "Old",
+        "kind": "note",
+        "created": "2026-01-01T00:00:00Z",
+        "agent": "codex",
+    }
+    (old / f"{note_id}.json").write_text(json.dumps(entry))
+    (old / "20260101-000000-000000-00000000bb.json").write_text("{not json")
+    snapshot = state / "pending-skills" / "20260101-000000-000000-00000000cc"
+    (snapshot / "files").mkdir(parents=True)
+    (snapshot / "files" / "SKILL.md").write_text("---\nname: oldskill\ndescription: From 0.1.\n---\n")
+    manifest = {"name": "oldskill", "revision": snapshot.name, "bucket": HF_BUCKET, "files": ["SKILL.md"]}
+    (snapshot / "manifest.json").write_text(json.dumps(manifest))
+
+    status = alice.run("status", "--json").json
+    assert [p["id"] for p in status["pending"]] == [note_id]
+    assert [p["revision"] for p in status["pending_skills"]] == [snapshot.name]
+    assert [d["file"] for d in status["damaged"]] == [str(old / "20260101-000000-000000-00000000bb.json")]
+    assert alice.run("search", "from 0.1", "--offline", "--json").json["results"][0]["pending"] is True
+
+    retried = alice.run("pending", "retry", "--json")
+    assert retried.code == 1, retried.err  # the damaged 0.1 entry is named, never skipped
+    assert {r["status"] for r in retried.json["results"]} == {"saved", "published"}
+    assert hub.read_file(BUCKET, f"projects/demo/notes/{note_id}.md") == data
+    assert (old / "20260101-000000-000000-00000000bb.json").exists()

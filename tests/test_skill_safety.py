@@ -1,0 +1,101 @@
+"""What leaves the machine with a skill: never a credential; and what comes back: the executable bit, exactly
+where the publisher had it."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+
+import pytest
+from test_notes import SECRETS
+
+from conftest import BUCKET
+
+
+@pytest.fixture
+def alice(machine, hub):
+    return machine.setup(BUCKET)
+
+
+@pytest.fixture
+def bob(machine_b, hub):
+    return machine_b.setup(BUCKET)
+
+
+def skill_folder(root, name="tools"):
+    folder = root / name
+    (folder / "scripts").mkdir(parents=True)
+    (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: Small tools.\n---\n\nRun scripts/run.sh.\n")
+    (folder / "scripts" / "run.sh").write_text('#!/bin/sh\necho "ran from $0"\n')
+    (folder / "notes.md").write_text("plain\n")
+    return folder
+
+
+@pytest.mark.parametrize("rule", sorted(SECRETS))
+def test_a_skill_carrying_a_credential_is_refused_and_nothing_leaves(alice, hub, tmp_path, rule):
+    folder = skill_folder(tmp_path)
+    (folder / "config.env").write_text(f"# settings\nVALUE={SECRETS[rule]}\n")
+    result = alice.run("publish-skill", str(folder))
+    assert result.code == 5, result.err
+    assert "config.env line 2" in result.err and f"rule {rule}" in result.err
+    assert "Next:" in result.err
+    assert SECRETS[rule].split()[-1] not in result.err + result.out
+    assert hub.list_paths(BUCKET) == []
+    outbox = alice.state / "state" / "outbox"
+    assert not outbox.exists() or [p for p in outbox.iterdir() if not p.name.startswith(".")] == []
+
+
+def test_a_credential_in_skill_md_itself_is_refused(alice, hub, tmp_path):
+    folder = skill_folder(tmp_path)
+    header = "---\nname: tools\ndescription: Small tools.\n---\n\n"
+    (folder / "SKILL.md").write_text(header + f"token {SECRETS['hf-token']}\n")
+    result = alice.run("publish-skill", str(folder))
+    assert result.code == 5 and "SKILL.md line 6" in result.err
+    assert hub.list_paths(BUCKET) == []
+
+
+def test_executable_bits_survive_publish_and_install_and_only_there(alice, bob, hub, tmp_path):
+    folder = skill_folder(tmp_path)
+    os.chmod(folder / "scripts" / "run.sh", 0o755)
+    published = alice.run("publish-skill", str(folder), "--json")
+    assert published.code == 0, published.err
+    revision = published.json["revision"]
+
+    # the revision folder holds exactly the skill's files; the modes sit beside it
+    paths = hub.list_paths(BUCKET)
+    inside = sorted(p for p in paths if p.startswith(f"skills/tools/{revision}/"))
+    assert inside == [f"skills/tools/{revision}/{rel}" for rel in ("SKILL.md", "notes.md", "scripts/run.sh")]
+    modes = json.loads(hub.read_file(BUCKET, f"skills/tools/{revision}.modes.json"))
+    assert modes == {"executable": ["scripts/run.sh"]}
+    modes_info = hub.file_info(BUCKET, f"skills/tools/{revision}.modes.json")
+    assert modes_info["uploadedAt"] <= hub.file_info(BUCKET, f"skills/tools/{revision}/SKILL.md")["uploadedAt"]
+
+    old_umask = os.umask(0o000)  # the install must not inherit a permissive umask
+    try:
+        installed = bob.run("install-skill", "tools", "--revision", revision, "--json")
+    finally:
+        os.umask(old_umask)
+    assert installed.code == 0, installed.err
+    for root in (bob.home / ".agents" / "skills" / "tools", bob.home / ".claude" / "skills" / "tools"):
+        assert stat.S_IMODE((root / "scripts" / "run.sh").stat().st_mode) == 0o755
+        assert stat.S_IMODE((root / "notes.md").stat().st_mode) == 0o644
+        assert stat.S_IMODE((root / "SKILL.md").stat().st_mode) == 0o644
+    script = bob.home / ".agents" / "skills" / "tools" / "scripts" / "run.sh"
+    assert subprocess.run([str(script)], capture_output=True, check=True).stdout.startswith(b"ran from")
+
+
+def test_a_skill_without_executables_publishes_no_modes_object(alice, hub, tmp_path):
+    folder = skill_folder(tmp_path)
+    revision = alice.run("publish-skill", str(folder), "--json").json["revision"]
+    assert f"skills/tools/{revision}.modes.json" not in hub.list_paths(BUCKET)
+
+
+def test_a_modes_object_naming_files_outside_the_revision_is_refused(alice, bob, hub, tmp_path):
+    folder = skill_folder(tmp_path)
+    revision = alice.run("publish-skill", str(folder), "--json").json["revision"]
+    hub.put_file(BUCKET, f"skills/tools/{revision}.modes.json", b'{"executable": ["../../.bashrc"]}')
+    result = bob.run("install-skill", "tools", "--revision", revision)
+    assert result.code == 5 and "modes.json" in result.err
+    assert not (bob.home / ".agents" / "skills" / "tools").exists()
