@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -260,3 +261,19 @@ def test_the_generator_loads_only_the_standard_library_and_its_listed_files() ->
     assert ours == listed
     others = {name.split(".")[0] for name in loaded} - {"agent_memory"}
     assert others <= set(sys.stdlib_module_names) | {"_distutils_hack"}, others - set(sys.stdlib_module_names)
+
+
+def test_a_failed_download_stops_the_commands_with_a_message(tmp_path: Path) -> None:
+    with socket.socket() as closed:  # a port nobody listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    helper = generator.Helper(**{**cases.HELPER, "url": f"http://127.0.0.1:{port}/helper/{HELPER.filename}"})
+    block = generator.script(generator.choices(cases.form(bucket=f"file://{tmp_path}/store")), helper)
+    home = tmp_path / "home"
+    home.mkdir()
+    proc = subprocess.run(
+        ["bash"], input=block, capture_output=True, text=True, cwd=home, env={**os.environ, "HOME": str(home)}
+    )
+    assert proc.returncode == 1
+    assert "Error: could not download the helper.\nNext: check the network" in proc.stderr
+    assert "==> 3/" not in proc.stdout and list(home.iterdir()) == []

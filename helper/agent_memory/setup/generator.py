@@ -1,9 +1,10 @@
 """The Space's setup commands for one machine: the form's answers, validated and quoted for the target shell.
 
 Standard library only (plus `agent_memory.names` and `agent_memory.errors`, which are too): the Space's page
-runs this same file under Pyodide, so the form refuses exactly what the helper refuses, and the tests run it
-under both CPython and Pyodide. The commands download the helper pinned by URL and SHA-256, check the hash
-before installing anything, never ask for a Hugging Face token, and end with `agent-memory bootstrap`.
+runs this same file under Pyodide, so the form refuses what the helper refuses (and, on top, what would not
+survive a paste into a terminal), and the tests run it under both CPython and Pyodide. The commands download
+the helper pinned by URL and SHA-256, check the hash before installing anything, never ask for a Hugging Face
+token, and end with `agent-memory bootstrap`.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from ..errors import AgentMemoryError, UsageError
 OPERATING_SYSTEMS = {"linux": "Linux", "macos": "macOS", "windows": "Windows"}
 INSTALLERS = {"uv": "uv tool", "pipx": "pipx", "venv": "venv + pip"}
 AGENTS = {"both": "Codex and Claude Code", "codex": "Codex", "claude": "Claude Code"}
-FIELDS = ("os", "installer", "agent", "project", "bucket", "hooks", "skills")
 
 # The files the page loads into Pyodide: this module and everything it imports from the package.
 RUNTIME_FILES = (
@@ -131,7 +131,7 @@ def choices(form: dict[str, Any]) -> Choices:
 
 def steps(chosen: Choices, helper: Helper) -> list[Step]:
     """The setup steps for `chosen`, in the order they run."""
-    shell = _PowerShell() if chosen.os == "windows" else _Bash(chosen.os)
+    shell = _shell(chosen)
     found = [
         Step(f"Check the tools this needs: {_tools(chosen)}", shell.check(chosen)),
         Step(
@@ -172,8 +172,7 @@ def bootstrap_args(chosen: Choices, helper: Helper) -> list[str]:
 
 def script(chosen: Choices, helper: Helper) -> str:
     """The block the owner pastes into a terminal: every step, each with its explanation."""
-    shell = _PowerShell() if chosen.os == "windows" else _Bash(chosen.os)
-    return shell.wrap(steps(chosen, helper), helper)
+    return _shell(chosen).wrap(steps(chosen, helper), helper)
 
 
 def from_form(request: str) -> str:
@@ -248,6 +247,10 @@ def _tools(chosen: Choices) -> str:
 # -- shells -------------------------------------------------------------------------------------------------
 
 
+def _shell(chosen: Choices) -> _Bash | _PowerShell:
+    return _PowerShell() if chosen.os == "windows" else _Bash(chosen.os)
+
+
 class _Bash:
     """bash, which also runs the block on macOS: pasted into zsh, the heredoc hands it to bash unchanged."""
 
@@ -295,7 +298,8 @@ class _Bash:
                 "tmp=$(mktemp -d)",
                 "trap 'rm -rf \"$tmp\"' EXIT",
                 f'wheel="$tmp/{helper.filename}"',
-                f'curl -fsSL --retry 2 -o "$wheel" {self.quote(helper.url)}',
+                f'curl -fsSL --retry 2 -o "$wheel" {self.quote(helper.url)} ||',
+                "  fail 'could not download the helper.' 'check the network (curl said why), then run this again'",
             ]
         )
 
@@ -311,20 +315,22 @@ class _Bash:
         )
 
     def install(self, installer: str) -> str:
+        tool = {"uv": "uv", "pipx": "pipx", "venv": "pip"}[installer]
+        failed = f"  fail '{tool} could not install the helper.' 'read its messages above, then run this again'"
         if installer == "uv":
-            return 'uv tool install --force --reinstall "$wheel" </dev/null\nenv_dir="$(uv tool dir)/agent-memory"'
-        if installer == "pipx":
-            return (
-                'pipx install --force "$wheel" </dev/null\n'
-                'env_dir="$(pipx environment --value PIPX_LOCAL_VENVS)/agent-memory"'
-            )
-        return "\n".join(
-            [
+            lines = ['uv tool install --force --reinstall "$wheel" </dev/null ||', failed]
+            lines.append('env_dir="$(uv tool dir)/agent-memory"')
+        elif installer == "pipx":
+            lines = ['pipx install --force "$wheel" </dev/null ||', failed]
+            lines.append('env_dir="$(pipx environment --value PIPX_LOCAL_VENVS)/agent-memory"')
+        else:
+            lines = [
                 'env_dir="${XDG_DATA_HOME:-$HOME/.local/share}/agent-memory/venv"',
-                'python3 -m venv --clear "$env_dir"',
-                '"$env_dir/bin/python" -m pip install --quiet --disable-pip-version-check "$wheel" </dev/null',
+                '{ python3 -m venv --clear "$env_dir" &&',
+                '  "$env_dir/bin/python" -m pip install --quiet --disable-pip-version-check "$wheel" </dev/null; } ||',
+                failed,
             ]
-        )
+        return "\n".join(lines)
 
     def login_check(self) -> str:
         return "\n".join(
@@ -406,7 +412,9 @@ class _PowerShell:
         return "\n".join(
             [
                 f"$wheel = Join-Path $tmp {self.quote(helper.filename)}",
-                f"Invoke-WebRequest -UseBasicParsing -Uri {self.quote(helper.url)} -OutFile $wheel",
+                f"try {{ Invoke-WebRequest -UseBasicParsing -Uri {self.quote(helper.url)} -OutFile $wheel }}",
+                "catch { Fail ('could not download the helper: ' + $_.Exception.Message) "
+                "'check the network, then run this again' }",
             ]
         )
 
