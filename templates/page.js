@@ -36,7 +36,13 @@ function ready() {
 function installWasmFallback() {
   const streaming = WebAssembly.instantiateStreaming?.bind(WebAssembly);
   WebAssembly.instantiateStreaming = async (source, imports) => {
-    const response = await source;
+    let response;
+    try {
+      response = await source;
+    } catch (error) {
+      fail(`Could not download Python's runtime (${error.message}). Reload the page to try again.`);
+      throw error;
+    }
     if (!response.ok) {
       fail(`Could not download ${response.url} (HTTP ${response.status}). Reload the page to try again.`);
       throw new Error(`HTTP ${response.status} for ${response.url}`);

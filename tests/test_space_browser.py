@@ -128,12 +128,20 @@ def test_a_failed_download_is_reported_at_once(chromium: object, served) -> None
         route.fulfill(status=404, body="not here")  # type: ignore[attr-defined]
         return True
 
-    page, _ = open_page(chromium, url, override=missing_wasm)
-    assert wait_until_settled(page) == "error"
-    status = page.locator("#status")
-    assert status.get_attribute("role") == "alert" and status.is_visible()
-    assert "HTTP 404" in status.inner_text() and "pyodide.asm.wasm" in status.inner_text()
-    page.context.close()
+    def broken_connection(route: object) -> bool:
+        if not route.request.url.endswith(".wasm"):  # type: ignore[attr-defined]
+            return False
+        route.abort("connectionreset")  # type: ignore[attr-defined]
+        return True
+
+    for override, message in ((missing_wasm, "HTTP 404"), (broken_connection, "Could not download Python's runtime")):
+        page, _ = open_page(chromium, url, override=override)
+        assert wait_until_settled(page) == "error"
+        status = page.locator("#status")
+        assert status.get_attribute("role") == "alert" and status.is_visible()
+        assert message in status.inner_text(), status.inner_text()
+        assert "bootstrap.md" in page.get_by_label("Setup commands", exact=True).inner_text()
+        page.context.close()
 
 
 def test_a_tampered_generator_file_is_refused(chromium: object, served) -> None:
