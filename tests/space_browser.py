@@ -11,7 +11,11 @@ import subprocess
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
+
+import pytest
+import space_site
 
 CHROMIUM = os.environ.get("SPACE_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -51,25 +55,25 @@ def launch() -> Iterator[object]:
 
 
 def open_page(
-    browser: object,
-    url: str,
-    *,
-    override: Callable[[object], bool] | None = None,
-    **context_options: object,
-) -> tuple[object, Traffic]:
-    """A fresh context and page at `url`: requests off 127.0.0.1 are aborted and recorded; `override(route)`
-    may answer a request itself (returning True)."""
+    browser: object, url: str, *, answer: dict[str, Callable[[Any], None]] | None = None, **context_options: object
+) -> tuple[Any, Traffic]:
+    """A fresh context and page at `url`. Requests off 127.0.0.1 are aborted and recorded; a request whose URL
+    ends with a key of `answer` is answered by that function (given Playwright's route) instead of the server."""
     context = browser.new_context(**context_options)  # type: ignore[attr-defined]
     traffic = Traffic()
 
-    def route(route: object) -> None:
-        request_url = route.request.url  # type: ignore[attr-defined]
+    def route(route: Any) -> None:
+        request_url = route.request.url
         traffic.requests.append(request_url)
-        if urlsplit(request_url).hostname != "127.0.0.1" and not request_url.startswith("data:"):
+        if urlsplit(request_url).hostname != "127.0.0.1":
             traffic.blocked.append(request_url)
-            route.abort()  # type: ignore[attr-defined]
-        elif override is None or not override(route):
-            route.continue_()  # type: ignore[attr-defined]
+            route.abort()
+            return
+        for suffix, handler in (answer or {}).items():
+            if request_url.endswith(suffix):
+                handler(route)
+                return
+        route.continue_()
 
     context.route("**/*", route)
     page = context.new_page()
@@ -77,20 +81,34 @@ def open_page(
     return page, traffic
 
 
-def wait_until_settled(page: object) -> str:
+@pytest.fixture(scope="module", name="chromium")
+def chromium_fixture() -> Iterator[Any]:
+    """One headless Chromium for a test module (import this fixture as `chromium_fixture`)."""
+    with launch() as browser:
+        yield browser
+
+
+@pytest.fixture(scope="module", name="served")
+def served_fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict]]:
+    """The site, built and served by `build.py --serve` for a test module: (its URL, build.py's report)."""
+    with space_site.build_server(tmp_path_factory.mktemp("space") / "site") as (url, report):
+        yield url, report
+
+
+def wait_until_settled(page: Any) -> str:
     """Wait until the page is ready or has failed; its data-state."""
-    page.wait_for_function("document.body.dataset.state !== 'loading'", timeout=READY_TIMEOUT_MS)  # type: ignore[attr-defined]
-    return page.evaluate("document.body.dataset.state")  # type: ignore[attr-defined]
+    page.wait_for_function("document.body.dataset.state !== 'loading'", timeout=READY_TIMEOUT_MS)
+    return page.evaluate("document.body.dataset.state")
 
 
-def fill_form(page: object, values: dict[str, object]) -> str:
+def fill_form(page: Any, values: dict[str, object]) -> str:
     """Fill the form through its visible labels ({label: value}); the commands shown under "Setup commands"."""
     for label, value in values.items():
-        control = page.get_by_label(label, exact=True)  # type: ignore[attr-defined]
+        control = page.get_by_label(label, exact=True)
         if isinstance(value, bool):
             control.set_checked(value)
         elif control.evaluate("e => e.tagName") == "SELECT":
             control.select_option(label=str(value))
         else:
             control.fill(str(value))
-    return page.get_by_label("Setup commands", exact=True).inner_text()  # type: ignore[attr-defined]
+    return page.get_by_label("Setup commands", exact=True).inner_text()

@@ -4,11 +4,10 @@ itself, the form makes commands, the copy button copies them, and loading failur
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from typing import Any
 
 import pytest
-import space_site
-from space_browser import ARTIFACTS, fill_form, launch, open_page, wait_until_settled
+from space_browser import ARTIFACTS, chromium_fixture, fill_form, open_page, served_fixture, wait_until_settled  # noqa: F401
 
 pytestmark = pytest.mark.slow
 
@@ -21,18 +20,6 @@ FORM = {
     "Hooks": False,
     "Extra skills": "",
 }
-
-
-@pytest.fixture(scope="module")
-def chromium() -> Iterator[object]:
-    with launch() as browser:
-        yield browser
-
-
-@pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict]]:
-    with space_site.build_server(tmp_path_factory.mktemp("space") / "site") as (url, report):
-        yield url, report
 
 
 def test_the_page_loads_python_from_its_own_origin_and_makes_the_commands(chromium: object, served) -> None:
@@ -103,15 +90,11 @@ def test_the_copy_button_and_the_keyboard(chromium: object, served) -> None:
 def test_the_page_becomes_ready_when_wasm_is_served_as_octet_stream(chromium: object, served) -> None:
     url, _ = served
 
-    def octet_stream(route: object) -> bool:
-        if not route.request.url.endswith(".wasm"):  # type: ignore[attr-defined]
-            return False
-        response = route.fetch()  # type: ignore[attr-defined]
-        headers = {**response.headers, "content-type": "application/octet-stream"}
-        route.fulfill(response=response, headers=headers)  # type: ignore[attr-defined]
-        return True
+    def octet_stream(route: Any) -> None:
+        response = route.fetch()
+        route.fulfill(response=response, headers={**response.headers, "content-type": "application/octet-stream"})
 
-    page, traffic = open_page(chromium, url, override=octet_stream)
+    page, traffic = open_page(chromium, url, answer={".wasm": octet_stream})
     assert wait_until_settled(page) == "ready", page.inner_text("#status")
     assert page.evaluate("document.body.dataset.wasm") == "buffered"
     assert traffic.blocked == []
@@ -122,20 +105,12 @@ def test_the_page_becomes_ready_when_wasm_is_served_as_octet_stream(chromium: ob
 def test_a_failed_download_is_reported_at_once(chromium: object, served) -> None:
     url, _ = served
 
-    def missing_wasm(route: object) -> bool:
-        if not route.request.url.endswith(".wasm"):  # type: ignore[attr-defined]
-            return False
-        route.fulfill(status=404, body="not here")  # type: ignore[attr-defined]
-        return True
-
-    def broken_connection(route: object) -> bool:
-        if not route.request.url.endswith(".wasm"):  # type: ignore[attr-defined]
-            return False
-        route.abort("connectionreset")  # type: ignore[attr-defined]
-        return True
-
-    for override, message in ((missing_wasm, "HTTP 404"), (broken_connection, "Could not download Python's runtime")):
-        page, _ = open_page(chromium, url, override=override)
+    failures = {
+        "HTTP 404": lambda route: route.fulfill(status=404, body="not here"),
+        "Could not download Python's runtime": lambda route: route.abort("connectionreset"),
+    }
+    for message, failure in failures.items():
+        page, _ = open_page(chromium, url, answer={".wasm": failure})
         assert wait_until_settled(page) == "error"
         status = page.locator("#status")
         assert status.get_attribute("role") == "alert" and status.is_visible()
@@ -147,14 +122,11 @@ def test_a_failed_download_is_reported_at_once(chromium: object, served) -> None
 def test_a_tampered_generator_file_is_refused(chromium: object, served) -> None:
     url, _ = served
 
-    def tampered(route: object) -> bool:
-        if not route.request.url.endswith("/names.py"):  # type: ignore[attr-defined]
-            return False
-        body = route.fetch().body() + b"\nRESERVED_SKILL = 'anything'\n"  # type: ignore[attr-defined]
-        route.fulfill(status=200, body=body, content_type="text/x-python")  # type: ignore[attr-defined]
-        return True
+    def tampered(route: Any) -> None:
+        body = route.fetch().body() + b"\nRESERVED_SKILL = 'anything'\n"
+        route.fulfill(status=200, body=body, content_type="text/x-python")
 
-    page, _ = open_page(chromium, url, override=tampered)
+    page, _ = open_page(chromium, url, answer={"/names.py": tampered})
     assert wait_until_settled(page) == "error"
     assert re.search(r"agent_memory/names\.py has SHA-256 [0-9a-f]{64}, not", page.inner_text("#status"))
     page.context.close()

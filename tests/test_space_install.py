@@ -16,30 +16,17 @@ import shutil
 import subprocess
 import sys
 import zipfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import space_site
-from space_browser import fill_form, launch, open_page, wait_until_settled
+from space_browser import chromium_fixture, fill_form, open_page, served_fixture, wait_until_settled  # noqa: F401
 
 from conftest import BUCKET, OWNER, TOKEN
 
 pytestmark = pytest.mark.slow
 
 VENV = Path(".local/share/agent-memory/venv")  # where the venv installer puts the helper, under HOME
-
-
-@pytest.fixture(scope="module")
-def chromium() -> Iterator[object]:
-    with launch() as browser:
-        yield browser
-
-
-@pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict]]:
-    with space_site.build_server(tmp_path_factory.mktemp("space") / "site") as (url, report):
-        yield url, report
 
 
 @pytest.fixture(scope="module")
