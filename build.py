@@ -369,6 +369,8 @@ def deploy(repo_id: str, inputs: Inputs, out: Path) -> dict[str, Any]:
             commit_message=f"Pages for agent-memory {__version__}, pinned at {revision}",
             delete_patterns="*",  # the Space holds exactly this build (older helpers stay at their revisions)
         )
+    except AgentMemoryError:
+        raise
     except HfHubHTTPError as exc:
         status = exc.response.status_code if exc.response is not None else None
         if status in (401, 403):
@@ -377,15 +379,23 @@ def deploy(repo_id: str, inputs: Inputs, out: Path) -> dict[str, Any]:
                 next_step="run `hf auth login` yourself with a token that can write to it, then deploy again",
                 exit_code=ACCESS,
             ) from exc
-        raise AgentMemoryError(
-            f"Publishing to the Space {repo_id} failed: {exc}", next_step=f"python build.py --deploy {repo_id}"
-        ) from exc
+        raise _publish_failed(repo_id, exc) from exc
+    except Exception as exc:  # no connection, a Space card the Hub refuses...: huggingface_hub says which
+        raise _publish_failed(repo_id, exc) from exc
     return {
         "space": repo_id,
         "helper_revision": revision,
         "pages_revision": pages_commit.oid,
         "helper_url": hf_hub_url(repo_id, f"helper/{inputs.wheel_name}", repo_type="space", revision=revision),
     }
+
+
+def _publish_failed(repo_id: str, exc: Exception) -> AgentMemoryError:
+    detail = str(exc).strip() or type(exc).__name__
+    return AgentMemoryError(
+        f"Publishing to the Space {repo_id} failed: {detail}",
+        next_step=f"python build.py --deploy {repo_id} (what was published stays; it finishes the rest)",
+    )
 
 
 def check_space_id(repo_id: str) -> str:

@@ -2,7 +2,9 @@
 
 Only the routes that `HfApi`'s bucket methods call are served. File bytes never travel over HTTP: the xet
 token routes hand out `local://<dir>` CAS URLs, which hf_xet reads and writes directly on disk (see
-hub_emulator_cas.py for why each token gets its own folder).
+hub_emulator_cas.py for why each token gets its own folder). The Space repository routes that
+`create_repo(repo_type="space")`, `upload_folder` and a pinned `/spaces/.../resolve/REV/PATH` use are served
+by hub_emulator_spaces.py.
 
 Run standalone: `python tests/hub_emulator.py --root DIR [--port N] [--user NAME --token TOK] [--page-size N]`.
 hf_xet picks its log folder ($HF_XET_CACHE/logs, default ~/.cache/huggingface/xet/logs) when imported, so set

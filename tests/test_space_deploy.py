@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import socket
 import subprocess
 import sys
 import urllib.request
@@ -78,7 +79,7 @@ def test_a_failed_pages_commit_is_finished_by_deploying_again(hub, machine: Mach
     proc = deploy(machine, tmp_path / "site")
     assert proc.returncode == 1
     assert f"Error: Publishing to the Space {SPACE} failed" in proc.stderr
-    assert f"Next: python build.py --deploy {SPACE}" in proc.stderr
+    assert f"Next: python build.py --deploy {SPACE} (what was published stays" in proc.stderr
     _, helper_commit = hub.spaces.commits(SPACE)
     hub.clear_faults()
     again = deploy(machine, tmp_path / "site")
@@ -99,3 +100,13 @@ def test_deploy_without_a_login_says_how_to_log_in(hub, machine: Machine, tmp_pa
     wrong = deploy(machine, tmp_path / "site", HF_TOKEN="hf_" + "x" * 34)
     assert wrong.returncode == 4 and "HTTP 401" in wrong.stderr
     assert TOKEN not in proc.stderr + wrong.stderr and "x" * 34 not in wrong.stderr
+
+
+def test_deploy_to_an_unreachable_hub_is_an_error_with_a_next_step(machine: Machine, tmp_path: Path) -> None:
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        endpoint = f"http://127.0.0.1:{closed.getsockname()[1]}"
+    proc = deploy(machine, tmp_path / "site", HF_ENDPOINT=endpoint, HF_TOKEN=TOKEN, HF_HUB_ETAG_TIMEOUT="2")
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.startswith(f"Error: Publishing to the Space {SPACE} failed: ")
+    assert "Traceback" not in proc.stderr and "\nNext: python build.py --deploy" in proc.stderr
