@@ -23,6 +23,7 @@ KEYS = {
     "skill",
     "instructions",
     "hooks",
+    "codex_sandbox",
     "verification",
     "warnings",
 }
@@ -30,6 +31,12 @@ KEYS = {
 
 def bootstrap(machine, *args, env=None):
     return machine.run("bootstrap", "--project", "demo", "--json", *args, env=env)
+
+
+def bootstrap_text(machine, *args):
+    result = machine.run("bootstrap", "--project", "demo", *args)
+    assert result.code == 0, result.err
+    return result.out
 
 
 def skill_tree(folder: Path) -> dict[str, bytes]:
@@ -74,7 +81,7 @@ def test_first_machine(machine, hub):
         text = Path(path).read_text()
         assert text.count(BEGIN) == 1 and text.count(END) == 1
         assert "demo" not in text  # never a project name in the block
-    assert out["hooks"] == {"requested": False, "installed": []}
+    assert out["hooks"] == {"requested": False, "installed": []} and out["codex_sandbox"] is None
     assert out["verification"]["status"] == "verified" and out["warnings"] == []
     assert notes_in(hub, DEFAULT) == [f"projects/demo/notes/{out['verification']['id']}.md"]
     assert "title: Memory setup verification" in hub.read_file(DEFAULT, notes_in(hub, DEFAULT)[0]).decode()
@@ -236,11 +243,13 @@ def test_codex_override_file_is_warned_about(machine, hub):
     assert override.read_text() == "team rules\n"
 
 
-def test_hooks_are_only_touched_when_asked(machine, hub):
+def test_hooks_are_installed_when_asked(machine, hub):
     result = bootstrap(machine, "--hooks")
-    assert result.json["hooks"] == {"requested": True, "installed": []}
-    assert any("Hooks are not available" in w for w in result.json["warnings"])
-    assert not (machine.home / ".codex" / "hooks.json").exists()
+    hooks = result.json["hooks"]
+    assert hooks["requested"] is True
+    assert [(h["agent"], h["state"]) for h in hooks["installed"]] == [("codex", "installed"), ("claude", "installed")]
+    assert (machine.home / ".codex" / "hooks.json").exists() and (machine.home / ".claude" / "settings.json").exists()
+    assert "hooks (codex): installed; Codex will ask you to trust them (/hooks)" in bootstrap_text(machine, "--hooks")
 
 
 def test_one_agent_only(machine, hub):

@@ -206,6 +206,8 @@ def test_status_reports_everything(ready, folder_store):
         "pending_skills",
         "damaged",
         "skills",
+        "hooks",
+        "codex_sandbox",
     }
     assert status["bucket"] == folder_store
     assert status["project"] == {"project": "demo", "root": str(ready.work.resolve())}

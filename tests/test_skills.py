@@ -227,7 +227,7 @@ def test_a_failed_download_leaves_the_installation_intact(alice, hub, tmp_path):
     hub.fault("xet-read-token", "fail", status=403, times=0)
     result = alice.run("install-skill", "db-migrations", "--revision", second, "--replace")
     assert result.code in (1, 4), result.err
-    assert "Nothing was installed or changed" in result.err
+    assert "nothing was installed or changed" in result.err
     assert tree(installed) == before
     assert not list(installed.parent.glob(".agent-memory-*"))
 

@@ -68,7 +68,7 @@ def test_the_wheel_is_the_helper_with_its_core_skill_in_a_fixed_order(tmp_path: 
     packages = [name for name in names if ".dist-info/" not in name]
     assert packages == sorted(packages) and "agent_memory/setup/generator.py" in packages
     assert skill == (space_site.REPO / "skill" / "SKILL.md").read_bytes()
-    assert "agent-memory = agent_memory.cli:main" in entry_points
+    assert re.search(r"^agent-memory = agent_memory\.[a-z.]+:main$", entry_points, re.M), entry_points
     assert {(info.external_attr >> 16) & 0o777 for info in infos} == {0o644}
     assert {info.compress_type for info in infos} == {zipfile.ZIP_STORED}
     assert not any("__pycache__" in name or name.endswith(".pyc") for name in names)

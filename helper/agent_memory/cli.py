@@ -160,8 +160,19 @@ def _declare_bootstrap(p: argparse.ArgumentParser) -> None:
     p.add_argument("--agent", default="both", choices=["codex", "claude", "both"])
     p.add_argument("--skill", action="append", default=[], metavar="NAME@REVISION", help="also install; repeatable")
     hooks = p.add_mutually_exclusive_group()
-    hooks.add_argument("--hooks", dest="hooks", action="store_true", help="install the optional hooks")
+    hooks.add_argument(
+        "--hooks",
+        dest="hooks",
+        action="store_true",
+        help="also install the hooks: a reminder at session start, a retry of pending uploads after each turn",
+    )
     hooks.add_argument("--no-hooks", dest="hooks", action="store_false", help="leave hooks alone (default)")
+    p.add_argument(
+        "--codex-sandbox",
+        action="store_true",
+        help="your consent to let agent-memory save from Codex's workspace-write sandbox: its folders become "
+        "writable and commands may use the network (see: agent-memory codex-sandbox --help)",
+    )
     p.add_argument("--space-revision", metavar="REV", help="the Space revision this helper came from (recorded)")
     p.add_argument("--replace", action="store_true", help="replace a locally modified core skill (a backup is kept)")
     p.set_defaults(handler=_bootstrap)
@@ -171,6 +182,58 @@ def _declare_instructions(parser: argparse.ArgumentParser) -> None:
     p = _with_json(_actions(parser).add_parser("remove", help="remove the agent-memory block, and nothing else"))
     p.add_argument("--agent", default="both", choices=["codex", "claude", "both"])
     p.set_defaults(handler=_instructions_remove)
+
+
+def _declare_hooks(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "The optional hooks: at session start, a short reminder (project, pending uploads, search first); after "
+        "each turn (and at Claude Code's session end), a retry of pending uploads within a few seconds. Codex asks "
+        "you to trust new hooks (/hooks) and skips them until you do."
+    )
+    for p in _each_action(
+        parser,
+        _hooks,
+        install="add the hooks to the agents' hook files (keeping everything else)",
+        remove="take out agent-memory's hooks, and nothing else",
+        status="which hooks are installed, per agent",
+    ):
+        p.add_argument("--agent", default="both", choices=["codex", "claude", "both"])
+
+
+def _each_action(parser: argparse.ArgumentParser, handler: Callable, **summaries: str) -> list[argparse.ArgumentParser]:
+    """One sub-command per action (all with --json and the same handler, which reads `args.action`)."""
+    actions = _actions(parser)
+    found = []
+    for action, summary in summaries.items():
+        p = _with_json(actions.add_parser(action, help=summary))
+        p.set_defaults(handler=handler)
+        found.append(p)
+    return found
+
+
+def _declare_hook(p: argparse.ArgumentParser) -> None:
+    p.usage = "agent-memory hook session-start|stop|session-end --agent codex|claude [--json]"
+    p.description = (
+        "What the hooks run, with the runtime's event JSON on stdin (see: agent-memory hooks). It always exits 0."
+    )
+    p.add_argument("event", choices=["session-start", "stop", "session-end"])
+    p.add_argument("--agent", required=True, choices=["codex", "claude"])
+    _with_json(p).set_defaults(handler=_hook)
+
+
+def _declare_codex_sandbox(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Codex's workspace-write sandbox lets commands write only in the project and temporary folders, with no "
+        "network, so a save fails there. 'allow' adds agent-memory's state and cache folders, the Hugging Face "
+        "caches, and network access for sandboxed commands to Codex's config.toml; 'remove' takes that out again."
+    )
+    _each_action(
+        parser,
+        _codex_sandbox,
+        allow="let agent-memory save from Codex's sandbox (your consent)",
+        remove="take the consent out of Codex's config.toml",
+        status="whether the consent is in Codex's config.toml",
+    )
 
 
 def _declare_pending(parser: argparse.ArgumentParser) -> None:
@@ -208,6 +271,9 @@ _COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
     "pending": ("list, retry, export or discard uploads waiting on this machine", _declare_pending),
     "bootstrap": ("set up this machine: bucket, project, core skill, instructions, verification", _declare_bootstrap),
     "instructions": ("the managed block in the agents' instruction files", _declare_instructions),
+    "hooks": ("install, remove or show the optional agent hooks", _declare_hooks),
+    "hook": ("run by the agents' hooks (reminder, retry)", _declare_hook),
+    "codex-sandbox": ("let agent-memory save from Codex's workspace-write sandbox", _declare_codex_sandbox),
 }
 
 
@@ -397,6 +463,7 @@ def _bootstrap(args: argparse.Namespace) -> Outcome:
         agent=args.agent,
         skill_specs=args.skill,
         hooks=args.hooks,
+        codex_sandbox=args.codex_sandbox,
         space_revision=args.space_revision,
         replace=args.replace,
     )
@@ -409,10 +476,47 @@ def _bootstrap(args: argparse.Namespace) -> Outcome:
         *(f"core skill installed: {path}" for path in result["skill"]["installed"]),
         *(f"core skill kept (modified locally): {path}" for path in result["skill"]["kept"]),
         *(f"instructions: {path}" for path in result["instructions"]),
+        *(f"hooks ({h['agent']}): {h['note']} in {h['file']}" for h in result["hooks"]["installed"]),
+        *_sandbox_lines(result["codex_sandbox"]),
         f"verification: {verification['status']} ({verification['id']})",
     ]
     code = {"verified": OK, "pending": PENDING}.get(verification["status"], ERROR)
     return result, "\n".join(lines), code
+
+
+def _sandbox_lines(sandbox: dict[str, Any] | None) -> list[str]:
+    if not sandbox:
+        return []
+    if sandbox["state"] != "allowed":
+        return [f"codex sandbox: {sandbox['state']} ({sandbox['file']})"]
+    return [
+        f"codex sandbox: allowed in {sandbox['file']}: network access, and writes to " + ", ".join(sandbox["roots"])
+    ]
+
+
+def _hooks(args: argparse.Namespace) -> Outcome:
+    from .setup import hooks
+
+    found = getattr(hooks, args.action)(args.agent)
+    lines = [f"{h['agent']}: {h['note']} ({h['file']})" for h in found]
+    lines += [f"  previous file backed up in {h['backup']}" for h in found if h.get("backup")]
+    return {"agents": found}, "\n".join(lines), OK
+
+
+def _hook(args: argparse.Namespace) -> Outcome:
+    from .hook import main as hook
+
+    raise SystemExit(hook([args.event, "--agent", args.agent, *(["--json"] if args.json else [])]))
+
+
+def _codex_sandbox(args: argparse.Namespace) -> Outcome:
+    from .setup import codex_sandbox
+
+    result = getattr(codex_sandbox, args.action)()
+    lines = _sandbox_lines(result)
+    if args.action == "allow":
+        lines.append("Codex uses it from its next session.")
+    return result, "\n".join(lines), OK
 
 
 def _instructions_remove(args: argparse.Namespace) -> Outcome:
@@ -453,6 +557,8 @@ def _status(args: argparse.Namespace) -> Outcome:
         edited = " (edited locally)" if skill["modified"] else ""
         revision = skill["revision"] or "package"
         lines.append(f"  {skill['agent']}: {skill['name']} @ {revision}{edited} in {skill['path']}")
+    lines += [f"hooks ({h['agent']}): {h['note']}" for h in result["hooks"]]
+    lines += _sandbox_lines(result["codex_sandbox"]) if result["codex_sandbox"]["state"] != "not allowed" else []
     return result, "\n".join(lines), OK
 
 
@@ -533,12 +639,14 @@ def main(argv: list[str] | None = None) -> int:
         code = 130
         _report("Interrupted.", None, code, as_json)
     except OSError as exc:  # the local disk: a full disk, a read-only home, an agent's sandbox
+        from .agents import codex
+
         code = 1
         what = f"{exc.strerror or exc} ({exc.filename})" if exc.filename else str(exc)
         _report(
             f"Cannot use a local file: {what}.",
-            "check that folder's permissions and free space; inside Codex's sandbox, allow agent-memory's folders "
-            "(see the README, section Troubleshooting)",
+            codex.sandbox_next_step(exc)
+            or "check that folder's permissions and free space (see the README, section Troubleshooting)",
             code,
             as_json,
         )

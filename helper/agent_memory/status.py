@@ -9,6 +9,7 @@ from . import config as config_file
 from .errors import NotSetUp
 from .memory.cache import ProjectCache
 from .memory.projects import resolve
+from .setup import codex_sandbox, hooks
 from .skills.installed import installed_skills
 
 
@@ -37,6 +38,8 @@ def status() -> dict[str, Any]:
         ],
         "damaged": waiting["damaged"],
         "skills": installed_skills(),
+        "hooks": hooks.status(),
+        "codex_sandbox": codex_sandbox.status(),
     }
 
 

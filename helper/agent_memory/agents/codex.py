@@ -40,3 +40,44 @@ def override_warning() -> str | None:
         f"Codex ignores {instructions_file()} entirely because {override} exists and is not empty: "
         "move its content into AGENTS.md and delete it, or copy the agent-memory block into it."
     )
+
+
+def hooks_file() -> Path:
+    """The user-level hook file (Codex also reads `[hooks]` in config.toml, where a shape error stops Codex)."""
+    return home() / "hooks.json"
+
+
+def config_file() -> Path:
+    """The user's Codex configuration, where the sandbox consent goes."""
+    return home() / "config.toml"
+
+
+# (event, `agent-memory hook` argument, timeout in seconds). Codex keys its trust by a group's position and by
+# the handler's exact content, so these and the command string must never change between releases (X3).
+HOOKS = (
+    ("SessionStart", "session-start", 10),
+    ("Stop", "stop", 30),
+)
+HOOKS_NOTE = "installed; Codex will ask you to trust them (/hooks)"  # untrusted hooks are skipped in silence (X1)
+
+
+def hook_command(helper: str, event: str) -> str:
+    """The POSIX sh command line of one hook: the helper by absolute path (Codex runs it with `bash -c`)."""
+    return f"{helper} hook {event} --agent codex"
+
+
+def sandbox_next_step(error: OSError) -> str | None:
+    """What to do when Codex's sandbox refused a write of ours, or None if that is not what happened.
+
+    Codex marks the commands it runs (CODEX_THREAD_ID); its workspace-write sandbox refuses writes outside the
+    working folder with EROFS (X7). Only the user can lift that, from outside the sandbox.
+    """
+    import errno
+
+    if not os.environ.get("CODEX_THREAD_ID") or error.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+        return None
+    return (
+        "this runs inside Codex's sandbox, which keeps agent-memory from writing its folders, so the command did not "
+        "complete (a note was not saved). Do not retry: ask the user to run `agent-memory codex-sandbox allow` in "
+        "their own terminal, then to start a new Codex session"
+    )

@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..deadline import Budget
 from ..errors import AgentMemoryError, UsageError
 from ..names import is_id
 from . import legacy, plans
 from .delivery import deliver, peek, result
 from .plans import Damaged
+
+if TYPE_CHECKING:  # deadline loads threading: what only counts or lists (the hooks' reminder) does without it
+    from ..deadline import Budget
 
 __all__ = [
     "Damaged",
@@ -48,6 +50,8 @@ def retry_all(budget: Budget | None = None, kind: str | None = None) -> dict[str
 
     What the budget does not reach stays pending, reported as such.
     """
+    from ..deadline import Budget
+
     budget = budget or Budget()
     legacy.migrate()
     results, damaged = [], []
@@ -202,6 +206,7 @@ def _write_new(path: Path, data: bytes) -> str:
 
 def discard(key: str, budget: Budget | None = None) -> dict[str, Any]:
     """Take an upload out of the outbox on purpose; its plan and bytes move to a folder that is returned."""
+    from ..deadline import Budget
     from . import claims
 
     op = _find(key)

@@ -7,11 +7,13 @@ it land although the answer was lost?".
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..deadline import Budget
 from ..store import StoreError, landed_anyway, open_store
 from . import claims, plans
+
+if TYPE_CHECKING:
+    from ..deadline import Budget
 
 DONE = {"note": "saved", "skill": "published"}
 RETRY = {"note": "agent-memory save --retry {id}", "skill": "agent-memory publish-skill --retry {id}"}

@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import secrets
 import time
 from pathlib import Path
 from typing import Any
@@ -67,7 +66,7 @@ def create(kind: str, key: str, bucket: str, objects: list[tuple[str, bytes]], d
     final = folder(op)
     if final.exists():
         raise FileExistsError(17, "an upload with this id is already in the outbox", str(final))
-    staging = root() / f".tmp-{op}-{secrets.token_hex(4)}"
+    staging = root() / f".tmp-{op}-{os.urandom(4).hex()}"
     try:
         for index, (_path, data) in enumerate(objects):
             write_atomic(staging / "objects" / str(index), data)
@@ -154,7 +153,7 @@ def finish(op: str, result: dict[str, Any]) -> None:
     The folder is renamed away in one step, so that it never looks like a half-removed plan.
     """
     write_atomic(_done_file(op), _dump(result))
-    trash = root() / f".trash-{op}-{secrets.token_hex(4)}"
+    trash = root() / f".trash-{op}-{os.urandom(4).hex()}"
     os.rename(folder(op), trash)
     _remove_tree(trash)
 

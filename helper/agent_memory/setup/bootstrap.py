@@ -13,20 +13,22 @@ import os
 import secrets
 import shlex
 import stat
-import sys
 from pathlib import Path
 from typing import Any
 
 from .. import __version__, agents, names, paths
 from .. import config as config_file
-from ..agents import codex
+from ..agents import claude, codex
 from ..errors import AccessError, AgentMemoryError, UsageError
 from ..fsutil import write_atomic
 from ..memory import notes, projects
 from ..skills.installed import local_changes, read_marker, sha256, skill_roots
 from ..skills.installing import install_files, install_revision
 from ..store import StoreError, folder_path, open_store, parse_bucket
+from . import codex_sandbox as sandbox
+from . import hooks as hook_files
 from . import instructions
+from .command import helper_command
 
 CORE_SKILL_DIR = Path(__file__).parent.parent / "core_skill"
 VERIFICATION_TITLE = "Memory setup verification"
@@ -41,6 +43,7 @@ def bootstrap(
     agent: str = "both",
     skill_specs: list[str] | None = None,
     hooks: bool = False,
+    codex_sandbox: bool = False,
     space_revision: str | None = None,
     replace: bool = False,
 ) -> dict[str, Any]:
@@ -54,6 +57,12 @@ def bootstrap(
         raise UsageError(f"Cannot create the folder store {folder}: its parent folder does not exist.")
     wanted_skills = [names.skill_spec(spec) for spec in skill_specs or []]
     roots = skill_roots(agent)
+    if codex_sandbox and "codex" not in roots:
+        raise UsageError("--codex-sandbox is for Codex, but --agent does not include it.", next_step="add --agent both")
+    if hooks:  # a hook file we would refuse to edit is refused now, before anything is set up
+        hook_files.check(agent)
+    if codex_sandbox:
+        sandbox.check()
     _check_writable(
         [paths.config_dir(), paths.state_dir(), paths.cache_dir(), *roots.values()]
         + [agents.runtime(name).instructions_file().parent for name in roots]
@@ -80,8 +89,12 @@ def bootstrap(
         written.append(str(path))
     if "codex" in roots and (warning := codex.override_warning()):
         warnings.append(warning)
-    if hooks:
-        warnings.append("Hooks are not available in this version of agent-memory: nothing hook-related was installed.")
+    if "claude" in roots and (warning := claude.duplicate_block_warning(instructions.BEGIN)):
+        warnings.append(warning)
+    if "codex" in roots and (problem := _login_shell_problem(helper)):
+        warnings.append(problem)
+    installed_hooks = hook_files.install(agent) if hooks else []
+    consent = sandbox.allow() if codex_sandbox else None
 
     verification, problem = _verify(uri, project)
     if problem:
@@ -94,18 +107,39 @@ def bootstrap(
         "agents": list(roots),
         "skill": skill,
         "instructions": written,
-        "hooks": {"requested": hooks, "installed": []},
+        "hooks": {"requested": hooks, "installed": installed_hooks},
+        "codex_sandbox": consent,
         "verification": verification,
         "warnings": warnings,
     }
 
 
-def helper_command() -> str:
-    """The absolute command that runs this helper (the model's login shell may not have it on PATH)."""
-    script = Path(sys.executable).parent / "agent-memory"
-    if script.is_file() and os.access(script, os.X_OK):
-        return shlex.quote(str(script))
-    return f"{shlex.quote(sys.executable)} -m agent_memory"
+def _login_shell_problem(helper: str) -> str | None:
+    """Why the helper command does not run from a login shell, as Codex runs the model's commands (X6); or None."""
+    import subprocess
+
+    shell = os.environ.get("SHELL") or "/bin/sh"
+    try:
+        proc = subprocess.run(
+            [shell, "-lc", f"{helper} --version"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        detail = f"{shell} -l could not run it ({exc})"
+    else:
+        if proc.returncode == 0 and proc.stdout.startswith("agent-memory "):
+            return None
+        lines = (proc.stderr or proc.stdout).strip().splitlines()
+        detail = f"exit {proc.returncode}" + (f": {lines[-1]}" if lines else "")
+    return (
+        f"Codex runs the model's commands in a login shell, and `{helper} --version` failed there ({detail}), so "
+        f"Codex sessions cannot use memory. Make {shell} -l run it (check ~/.profile, ~/.bash_profile and "
+        f"~/.bashrc), then run: {shell} -lc {shlex.quote(helper + ' --version')}"
+    )
 
 
 def _check_writable(folders: list[Path]) -> None:

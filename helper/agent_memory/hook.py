@@ -1,0 +1,231 @@
+"""`agent-memory hook EVENT --agent codex|claude`: what the agent runtimes run, with the event's JSON on stdin.
+
+- `session-start` prints a short reminder in the one form both runtimes take as model context (Codex fails a
+  SessionStart hook whose JSON lacks `hookEventName`, X4): the project, the uploads still pending, and "search
+  before relying on remembered decisions". After a compaction it also names the project's newest checkpoint
+  (id, title, date and the `read` command), never a note's content. No network.
+- `stop` (every turn) and `session-end` (Claude Code) retry pending uploads within a time budget, then stop and
+  leave the rest pending. They print nothing: Codex fails a Stop hook whose output is not JSON (X5).
+
+A hook never starts a model, never reads the transcript, and never blocks or fails the session: whatever goes
+wrong, it exits 0 with one line on stderr. It runs at every session start and every turn, so its arguments are
+parsed by hand (no argparse), and network libraries load only when something is pending.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+EVENTS = ("session-start", "stop", "session-end")
+RUNTIMES = ("codex", "claude")
+USAGE = "usage: agent-memory hook session-start|stop|session-end --agent codex|claude [--json]"
+BUDGET_VARIABLE = "AGENT_MEMORY_HOOK_BUDGET"
+DEFAULT_BUDGET = 5.0  # seconds for all retries of one Stop; the hooks' own timeout is 30 s
+# Claude Code ends SessionEnd hooks after about 1.5 s unless CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS says more
+SESSION_END_BUDGET = 1.0
+MAX_CONTEXT = 2000  # bytes: far below both runtimes' caps (Codex spills at 2,500 tokens)
+MAX_TITLE = 120
+MAX_PAYLOAD = 1 << 20
+
+
+def main(argv: list[str]) -> int:
+    """Run one hook; always returns 0 (a hook must never fail or block the session)."""
+    try:
+        event, agent, as_json = _parse(argv)
+    except ValueError as exc:
+        if str(exc) == "help":
+            print(USAGE)
+        else:
+            _warn(f"{exc} ({USAGE})")
+        return 0
+    try:
+        payload = _payload()
+        if event == "session-start":
+            context = reminder(payload)
+            result: dict[str, Any] = {"event": event, "agent": agent, "context": context}
+            output = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}}
+        else:
+            result = {"event": event, "agent": agent, **retry(event)}
+            output = None  # Stop output must be empty or JSON of Stop's own schema (X5): say nothing
+            if result["results"] or result["damaged"]:
+                _warn(_retry_summary(result))
+        if as_json:
+            output = result
+        if output is not None:
+            sys.stdout.write(json.dumps(output, ensure_ascii=False) + "\n")
+    except Exception as exc:  # the session goes on whatever happens here
+        if os.environ.get("AGENT_MEMORY_DEBUG") == "1":
+            import traceback
+
+            traceback.print_exc()
+        _warn(f"{event} failed: {type(exc).__name__}: {exc}"[:300])
+    return _exit()
+
+
+def reminder(payload: dict[str, Any]) -> str:
+    """The SessionStart context: most important line first, under MAX_CONTEXT bytes, no note content."""
+    from . import config as config_file
+    from .errors import NotSetUp
+    from .memory.projects import resolve
+    from .setup.command import helper_command
+
+    helper = helper_command()
+    config = config_file.load()
+    bucket = config.get("bucket")
+    if not bucket:
+        return (
+            "agent-memory is not set up on this machine, so this session has no memory. "
+            f"The user can set it up with: {helper} bootstrap --project NAME"
+        )
+    cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else os.getcwd()
+    try:
+        project: str | None = resolve(cwd, config=config)["project"]
+    except NotSetUp as exc:
+        project = None
+        lines = [
+            f"agent-memory: {exc.message} Do not save memory from here. To use memory in this folder, "
+            f"ask the user to run: {helper} {(exc.next_step or '').removeprefix('agent-memory ')}"
+        ]
+    else:
+        lines = [
+            f"agent-memory: this session's memory project is {project}. Search memory before relying on remembered "
+            f"decisions: {helper} search QUERY"
+        ]
+    lines += _pending_lines(helper)
+    if project and payload.get("source") == "compact":  # a fresh session never gets a pointer to earlier work
+        lines += _checkpoint_line(helper, bucket, project)
+    return _fit(lines)
+
+
+def _pending_lines(helper: str) -> list[str]:
+    from . import outbox
+
+    counts = outbox.summary()
+    lines = []
+    waiting = counts["notes"] + counts["skills"]
+    if waiting:
+        lines.append(
+            f"{waiting} upload(s) saved on this machine are not shared yet ({counts['notes']} note(s), "
+            f"{counts['skills']} skill publication(s)); retry them with: {helper} pending retry"
+        )
+    if counts["damaged"]:
+        lines.append(f"{counts['damaged']} pending upload(s) are damaged and need the user: {helper} pending")
+    return lines
+
+
+def _checkpoint_line(helper: str, bucket: str, project: str) -> list[str]:
+    """A pointer to the project's newest checkpoint in the local cache (or pending here), never its content."""
+    from . import outbox
+    from .memory.cache import ProjectCache
+    from .memory.search import search
+
+    pending = outbox.pending_notes(bucket, project)
+    found = search(ProjectCache(bucket, project), "", limit=1, kind="checkpoint", pending_notes=pending)
+    if not found:
+        return []
+    newest = found[0]
+    title = " ".join(newest["title"].split())
+    title = title if len(title) <= MAX_TITLE else title[: MAX_TITLE - 1] + "…"
+    return [
+        f'The context was just compacted. This project\'s newest checkpoint is {newest["id"]} "{title}" '
+        f"({newest['created']}); to pick up from it, read it with: {helper} read {newest['id']}"
+    ]
+
+
+def _fit(lines: list[str]) -> str:
+    """Join the lines, dropping the least important (the last) until the text fits MAX_CONTEXT bytes."""
+    while len(lines) > 1 and len("\n".join(lines).encode()) > MAX_CONTEXT:
+        lines = lines[:-1]
+    text = "\n".join(lines)
+    return text.encode()[:MAX_CONTEXT].decode(errors="ignore")
+
+
+def retry(event: str) -> dict[str, Any]:
+    """Retry pending notes and skill publications within the event's budget: `{"results", "damaged"}`."""
+    from . import outbox
+
+    counts = outbox.summary()
+    if not counts["notes"] and not counts["skills"]:
+        return {"results": [], "damaged": []}  # nothing to do: no network library is loaded
+    from .deadline import Budget
+
+    return outbox.retry_all(Budget(budget_seconds(event)))
+
+
+def _retry_summary(result: dict[str, Any]) -> str:
+    statuses = [item.get("status") for item in result["results"]]
+    shared = len(statuses) - statuses.count("pending")
+    text = f"retried {len(statuses)} pending upload(s): {shared} shared, {statuses.count('pending')} still pending"
+    if result["damaged"]:
+        text += f", {len(result['damaged'])} damaged"
+    return text + ("" if shared == len(statuses) and not result["damaged"] else " (see: agent-memory pending)")
+
+
+def budget_seconds(event: str) -> float:
+    """The time budget for all retries of one hook: `AGENT_MEMORY_HOOK_BUDGET` seconds, default 5."""
+    try:
+        seconds = float(os.environ.get(BUDGET_VARIABLE, DEFAULT_BUDGET))
+    except ValueError:
+        seconds = DEFAULT_BUDGET
+    seconds = seconds if seconds > 0 else DEFAULT_BUDGET
+    if event == "session-end":
+        try:
+            allowed = float(os.environ["CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS"]) / 1000 - 0.5
+        except (KeyError, ValueError):
+            allowed = SESSION_END_BUDGET
+        seconds = min(seconds, max(allowed, SESSION_END_BUDGET))
+    return seconds
+
+
+def _parse(argv: list[str]) -> tuple[str, str, bool]:
+    """`(event, agent, as_json)` from `EVENT --agent NAME [--json]`; ValueError on anything else."""
+    if any(arg in ("-h", "--help") for arg in argv):
+        raise ValueError("help")
+    rest = list(argv)
+    as_json = "--json" in rest
+    rest = [arg for arg in rest if arg != "--json"]
+    agent = None
+    for index, arg in enumerate(rest):
+        if arg.startswith("--agent="):
+            agent = arg.partition("=")[2]
+            del rest[index]
+            break
+        if arg == "--agent" and index + 1 < len(rest):
+            agent = rest[index + 1]
+            del rest[index : index + 2]
+            break
+    if len(rest) != 1 or rest[0] not in EVENTS:
+        raise ValueError(f"unknown hook event {' '.join(rest) or '(none)'}")
+    if agent not in RUNTIMES:
+        raise ValueError(f"--agent must be codex or claude, not {agent}")
+    return rest[0], agent, as_json
+
+
+def _payload() -> dict[str, Any]:
+    """The event JSON on stdin; `{}` when there is none or it is not an object (the hook still does its work)."""
+    if sys.stdin is None or sys.stdin.isatty():  # run by hand in a terminal: do not wait for an event
+        return {}
+    try:
+        raw = sys.stdin.buffer.read(MAX_PAYLOAD)
+        value = json.loads(raw) if raw.strip() else {}
+    except (OSError, ValueError):
+        _warn("the event on stdin is not JSON; carrying on without it")
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _warn(text: str) -> None:
+    print(f"agent-memory hook: {text}", file=sys.stderr)
+
+
+def _exit() -> int:
+    sys.stdout.flush()
+    deadline = sys.modules.get("agent_memory.deadline")
+    if deadline is not None and deadline.abandoned_work():
+        # an upload is still blocked in a thread: do not let the SDK's exit handlers wait for it
+        sys.stderr.flush()
+        os._exit(0)
+    return 0

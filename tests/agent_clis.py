@@ -1,0 +1,209 @@
+"""Run the real agent CLIs from npm (Codex CLI, Claude Code) offline against a scripted model server.
+
+The CLIs come from the repository's `package.json`/`package-lock.json` (installed with `npm ci`, once per test
+session when `node_modules` does not hold the pinned versions). Each run gets the machine's HOME and agent
+folders and an environment built from scratch: nothing of the developer's shell leaks in. Flags, variables
+and pitfalls follow the measurements in the reference "Measured with the real CLIs".
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import shutil
+import signal
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from conftest import TOKEN, Machine
+from model_servers import AnthropicModel, ResponsesModel, ScriptedModel
+
+REPO = Path(__file__).resolve().parent.parent
+NODE_MODULES = REPO / "node_modules"
+PACKAGES = {"codex": "@openai/codex", "claude": "@anthropic-ai/claude-code"}
+# Debian's login PATH for root (/etc/profile): the agent-memory helper is deliberately not on it
+SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+RUN_TIMEOUT = 240  # seconds for one whole CLI run (a helper command inside gets AGENT_MEMORY_TIMEOUT)
+
+
+@functools.cache
+def _installed() -> str | None:
+    """Make sure node_modules holds the pinned CLIs (npm ci once); None, or why the tests must be skipped."""
+    pinned = json.loads((REPO / "package.json").read_text())["dependencies"]
+    if all(_installed_version(package) == pinned[package] for package in PACKAGES.values()):
+        return None
+    npm = shutil.which("npm")
+    if npm is None:
+        return "npm is not installed: the real Codex CLI and Claude Code cannot be installed, so these tests cannot run"
+    proc = subprocess.run(
+        [npm, "ci", "--no-audit", "--no-fund"], cwd=REPO, capture_output=True, text=True, timeout=900, check=False
+    )
+    if proc.returncode != 0:
+        pytest.fail(f"npm ci failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
+    wrong = {p: _installed_version(p) for p in PACKAGES.values() if _installed_version(p) != pinned[p]}
+    if wrong:
+        pytest.fail(f"npm ci did not install the pinned versions: {wrong}")
+    return None
+
+
+def _installed_version(package: str) -> str | None:
+    try:
+        return json.loads((NODE_MODULES / package / "package.json").read_text())["version"]
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def require_clis() -> None:
+    """Install the CLIs on first use in this session, or skip loudly when npm is missing."""
+    reason = _installed()
+    if reason:
+        pytest.skip(reason)
+
+
+def hf_login(machine: Machine) -> None:
+    """What `hf auth login` leaves on a machine: the token in `$HF_HOME/token`, never in the environment.
+
+    Codex hides variables named like *TOKEN* from the model's commands, so a real user's helper finds its
+    credentials in this file.
+    """
+    token_file = Path(machine.env["HF_HOME"]) / "token"
+    token_file.parent.mkdir(parents=True, exist_ok=True)
+    token_file.write_text(TOKEN)
+    token_file.chmod(0o600)
+
+
+@dataclass
+class Run:
+    """One finished CLI run."""
+
+    code: int
+    out: str
+    err: str
+
+
+class AgentCli:
+    """One agent CLI on one machine, wired to a scripted model."""
+
+    name = ""
+    model_class: type[ScriptedModel] = ScriptedModel
+
+    def __init__(self, machine: Machine, model: ScriptedModel) -> None:
+        require_clis()
+        self.machine = machine
+        self.model = model
+        self.binary = NODE_MODULES / ".bin" / self.name
+
+    def env(self) -> dict[str, str]:
+        """The CLI's environment: the machine's agent-memory and Hugging Face variables, no credential."""
+        env = {"PATH": SYSTEM_PATH, "LANG": "C.UTF-8", "TERM": "dumb", "NO_COLOR": "1"}
+        env.update(
+            (key, value)
+            for key, value in self.machine.env.items()
+            if key in self.machine.own_env or (key.startswith(("HF_", "AGENT_MEMORY_")) and key != "HF_TOKEN")
+        )
+        return env
+
+    def argv(self, cwd: Path, extra: Sequence[str]) -> list[str]:
+        raise NotImplementedError
+
+    def run(
+        self, prompt: str, *, cwd: Path | None = None, env: dict[str, str] | None = None, args: Sequence[str] = ()
+    ) -> Run:
+        """Run one non-interactive session with `prompt` and extra CLI `args`, in `cwd` (default: the checkout)."""
+        cwd = cwd or self.machine.work
+        proc = subprocess.Popen(
+            self.argv(cwd, args),
+            cwd=cwd,
+            env={**self.env(), **(env or {})},
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,  # so that a timeout can end the CLI and every process it started
+        )
+        try:
+            out, err = proc.communicate(prompt.encode(), timeout=RUN_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, err = proc.communicate()
+            pytest.fail(f"{self.name} did not finish within {RUN_TIMEOUT} s:\n{err.decode()[-3000:]}")
+        return Run(proc.returncode, out.decode(), err.decode())
+
+
+class Codex(AgentCli):
+    """`codex exec` with a scripted Responses provider declared in `$CODEX_HOME/config.toml`.
+
+    `sandbox` is `bypass` (no sandbox: commands run as the test user), or one of Codex's modes (`read-only`,
+    `workspace-write`). Tests pass `bypass_hook_trust=True` to run hooks no user has trusted yet (X1).
+    """
+
+    name = "codex"
+    model_class = ResponsesModel
+
+    def __init__(
+        self, machine: Machine, model: ScriptedModel, *, sandbox: str = "bypass", bypass_hook_trust: bool = True
+    ) -> None:
+        super().__init__(machine, model)
+        self.sandbox = sandbox
+        self.bypass_hook_trust = bypass_hook_trust
+        self.home = Path(machine.env["CODEX_HOME"])
+        self._declare_provider()
+
+    def _declare_provider(self) -> None:
+        """The user's own Codex configuration, written before agent-memory touches anything."""
+        self.home.mkdir(parents=True, exist_ok=True)
+        config = self.home / "config.toml"
+        if config.exists():
+            return
+        config.write_text(
+            "# the scripted stand-in model; an unknown model name gets classic function tools (X9)\n"
+            'model = "gpt-5.1"\n'
+            'model_provider = "scripted"\n\n'
+            "[model_providers.scripted]\n"
+            'name = "scripted"\n'
+            f'base_url = "{self.model.url}/v1"\n'
+            'wire_api = "responses"\n'
+            'env_key = "SCRIPTED_MODEL_API_KEY"\n'
+        )
+
+    def env(self) -> dict[str, str]:
+        return {**super().env(), "SCRIPTED_MODEL_API_KEY": "scripted-model-key"}
+
+    def argv(self, cwd: Path, extra: Sequence[str]) -> list[str]:
+        argv = [str(self.binary), "exec", "--skip-git-repo-check", "--color", "never", "-C", str(cwd), *extra]
+        if self.sandbox == "bypass":
+            argv.append("--dangerously-bypass-approvals-and-sandbox")
+        else:
+            argv += ["-s", self.sandbox]
+        if self.bypass_hook_trust:
+            argv.append("--dangerously-bypass-hook-trust")
+        return [*argv, "-"]  # the prompt on stdin
+
+
+class Claude(AgentCli):
+    """`claude -p` against a scripted Messages API; as root only `--allowedTools Bash` lets commands run (C1)."""
+
+    name = "claude"
+    model_class = AnthropicModel
+
+    def env(self) -> dict[str, str]:
+        return {
+            **super().env(),
+            "ANTHROPIC_BASE_URL": self.model.url,
+            "ANTHROPIC_API_KEY": "scripted-model-key",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "DISABLE_TELEMETRY": "1",
+            "DISABLE_ERROR_REPORTING": "1",
+        }
+
+    def argv(self, cwd: Path, extra: Sequence[str]) -> list[str]:
+        # the prompt goes on stdin: --allowedTools is variadic and would swallow it
+        return [str(self.binary), "-p", "--output-format", "json", *extra, "--allowedTools", "Bash"]
+
+
+CLIS: dict[str, type[AgentCli]] = {"codex": Codex, "claude": Claude}

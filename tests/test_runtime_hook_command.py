@@ -1,0 +1,256 @@
+"""`agent-memory hook EVENT --agent codex|claude`: the reminder, the compaction pointer and the retry."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import BUCKET
+
+HF_BUCKET = f"hf://buckets/{BUCKET}"
+HELPER = str(Path(sys.executable).parent / "agent-memory")
+SECRET_BODY = "the body of this checkpoint must never reach a reminder: PLUM-42"
+
+
+def hook(machine, event, payload=None, *, agent="codex", cwd=None, env=None, extra=()):
+    stdin = payload if isinstance(payload, str) else json.dumps(payload or {"cwd": str(cwd or machine.work)})
+    return machine.run("hook", event, "--agent", agent, *extra, input=stdin, cwd=cwd, env=env)
+
+
+def context(result) -> str:
+    """The additionalContext of a SessionStart hook's output, checking the envelope both runtimes accept (X4)."""
+    assert result.code == 0 and result.err == "", result.err
+    out = json.loads(result.out)
+    assert list(out) == ["hookSpecificOutput"]
+    assert list(out["hookSpecificOutput"]) == ["hookEventName", "additionalContext"]
+    assert out["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    return out["hookSpecificOutput"]["additionalContext"]
+
+
+@pytest.fixture
+def ready(machine, folder_store):
+    return machine.setup(folder_store)
+
+
+@pytest.fixture
+def alice(machine, hub):
+    return machine.setup(BUCKET)
+
+
+def test_reminder_names_the_project_and_says_to_search_first(ready):
+    text = context(hook(ready, "session-start", {"cwd": str(ready.work), "source": "startup"}))
+    first = text.splitlines()[0]
+    assert "memory project is demo" in first
+    assert "Search memory before relying on remembered decisions" in first
+    assert f"{HELPER} search QUERY" in first  # absolute: the runtime's PATH may not have the helper
+    assert len(text.encode()) < 2048 and len(text.splitlines()) == 1  # nothing pending, no compaction
+
+
+def test_reminder_uses_the_event_cwd_and_reads_stdin_defensively(ready, tmp_path):
+    elsewhere = tmp_path / "unmapped"
+    elsewhere.mkdir()
+    # the event's cwd wins over the process's own
+    text = context(hook(ready, "session-start", {"cwd": str(elsewhere)}, cwd=ready.work))
+    assert "is not mapped to a project" in text and "Do not save memory from here" in text
+    assert f"{HELPER} project map NAME {elsewhere}" in text
+    for garbage in ("", "not json", "[1, 2]", '{"cwd": 42}'):
+        result = hook(ready, "session-start", garbage)
+        assert (
+            result.code == 0
+            and "memory project is demo" in json.loads(result.out)["hookSpecificOutput"]["additionalContext"]
+        )
+
+
+def test_reminder_on_a_machine_that_is_not_set_up(machine):
+    text = context(hook(machine, "session-start"))
+    assert text == (
+        "agent-memory is not set up on this machine, so this session has no memory. "
+        f"The user can set it up with: {HELPER} bootstrap --project NAME"
+    )
+
+
+def test_compaction_points_at_the_newest_checkpoint_never_at_its_content(ready):
+    older = ready.save("# Older\n\nold work", "--kind", "checkpoint", "--title", "Older checkpoint").json
+    ready.save("# A plain note\n\nnot a checkpoint", "--title", "Plain note")
+    newest = ready.save(SECRET_BODY, "--kind", "checkpoint", "--title", "Parser refactor, step 2 of 3").json
+    assert older["status"] == newest["status"] == "saved"
+    ready.run("search", "anything")  # the cache holds the notes
+
+    fresh = context(hook(ready, "session-start", {"cwd": str(ready.work), "source": "startup"}))
+    assert newest["id"] not in fresh and "checkpoint" not in fresh  # a fresh session gets no pointer
+
+    compacted = context(hook(ready, "session-start", {"cwd": str(ready.work), "source": "compact"}, agent="claude"))
+    lines = compacted.splitlines()
+    assert "memory project is demo" in lines[0]
+    created = ready.run("read", newest["id"]).out.split("created: ")[1].split("\n")[0].strip("'\"")
+    assert lines[-1] == (
+        f"The context was just compacted. This project's newest checkpoint is {newest['id']} "
+        f'"Parser refactor, step 2 of 3" ({created}); to pick up from it, read it with: {HELPER} read {newest["id"]}'
+    )
+    assert "PLUM-42" not in compacted and older["id"] not in compacted
+
+
+def test_a_checkpoint_pending_on_this_machine_is_pointed_at_too(alice, hub):
+    hub.fault("batch", "fail", times=0)
+    pending = alice.save("body", "--kind", "checkpoint", "--title", "Saved while offline")
+    assert pending.code == 75, pending.err
+    compacted = context(hook(alice, "session-start", {"cwd": str(alice.work), "source": "compact"}))
+    assert f'{pending.json["id"]} "Saved while offline"' in compacted
+    assert (
+        f"1 upload(s) saved on this machine are not shared yet (1 note(s), 0 skill publication(s)); "
+        f"retry them with: {HELPER} pending retry"
+    ) in compacted.splitlines()
+
+
+def test_a_long_title_keeps_the_reminder_under_2_kb(ready):
+    title = "T" * 190
+    saved = ready.save("body", "--kind", "checkpoint", "--title", title)
+    assert saved.code == 0, saved.err
+    text = context(hook(ready, "session-start", {"cwd": str(ready.work), "source": "compact"}))
+    assert len(text.encode()) <= 2000 and saved.json["id"] in text and "T" * 119 + "…" in text
+
+
+def test_stop_with_nothing_pending_prints_nothing_and_loads_no_heavy_library(ready):
+    result = hook(ready, "stop", {"cwd": str(ready.work), "hook_event_name": "Stop", "stop_hook_active": False})
+    assert (result.code, result.out, result.err) == (0, "", "")
+    for event in ("session-start", "stop"):
+        proc = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "agent_memory", "hook", event, "--agent", "claude"],
+            input=json.dumps({"cwd": str(ready.work)}).encode(),
+            capture_output=True,
+            env=ready.env,
+            cwd=ready.work,
+            check=True,
+        )
+        imported = {line.split("|")[-1].strip() for line in proc.stderr.decode().splitlines() if "|" in line}
+        assert "agent_memory.hook" in imported  # the import log is really there
+        heavy = {
+            "argparse",
+            "huggingface_hub",
+            "hf_xet",
+            "yaml",
+            "_hashlib",
+            "hashlib",
+            "threading",
+            "agent_memory.cli",
+        }
+        assert not imported & heavy, event
+
+
+def test_internal_errors_never_fail_the_session(ready):
+    (ready.state / "config" / "config.json").write_text("{broken")
+    (ready.state / "state").mkdir(parents=True, exist_ok=True)
+    (ready.state / "state" / "outbox").write_text("a file where the outbox folder should be")
+    for event in ("session-start", "stop", "session-end"):
+        result = hook(ready, event)
+        assert result.code == 0 and result.out == ""
+        assert len(result.err.splitlines()) == 1 and result.err.startswith(f"agent-memory hook: {event} failed: ")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["hook"], ["hook", "pre-tool-use", "--agent", "codex"], ["hook", "stop"], ["hook", "stop", "--agent", "cursor"]],
+)
+def test_a_wrong_hook_command_still_exits_0(ready, argv):
+    result = ready.run(*argv, input="{}")
+    assert result.code == 0 and result.out == ""
+    assert result.err.startswith("agent-memory hook: ") and "usage: agent-memory hook" in result.err
+
+
+def test_json_shows_what_the_hook_did(ready):
+    result = hook(ready, "session-start", extra=("--json",))
+    out = json.loads(result.out)
+    assert set(out) == {"event", "agent", "context"} and out["agent"] == "codex"
+    stop = json.loads(hook(ready, "stop", extra=("--json",), agent="claude").out)
+    assert stop == {"event": "stop", "agent": "claude", "results": [], "damaged": []}
+
+
+def test_stop_retries_pending_uploads_once_the_bucket_is_back(alice, hub):
+    hub.fault("batch", "fail", times=0)
+    saved = alice.save("# Finding\n\nThe parser needs a lookahead of 2.", "--title", "Parser lookahead")
+    assert saved.code == 75, saved.err
+    still = hook(alice, "stop", agent="claude")
+    assert (still.code, still.out) == (0, "")
+    assert (
+        still.err
+        == "agent-memory hook: retried 1 pending upload(s): 0 shared, 1 still pending (see: agent-memory pending)\n"
+    )
+
+    hub.clear_faults()
+    result = hook(alice, "stop")
+    assert (result.code, result.out) == (0, "")
+    assert result.err == "agent-memory hook: retried 1 pending upload(s): 1 shared, 0 still pending\n"
+    assert [p for p in hub.list_paths(BUCKET) if "/notes/" in p] == [saved.json["path"]]
+    assert alice.run("pending", "--json").json["notes"] == []
+
+
+@pytest.mark.slow
+def test_retry_stops_at_its_budget_and_leaves_the_rest_pending(alice, hub):
+    hub.fault("batch", "fail", times=0)
+    ids = [alice.save(f"note {n}", "--title", f"Note {n}").json["id"] for n in range(2)]
+    hub.clear_faults()
+    hub.fault("batch", "hang", times=0, seconds=60)
+    started = time.monotonic()
+    result = hook(alice, "stop", env={"AGENT_MEMORY_HOOK_BUDGET": "2", "AGENT_MEMORY_TIMEOUT": "60"})
+    elapsed = time.monotonic() - started
+    assert (result.code, result.out) == (0, "")
+    assert elapsed < 15, elapsed  # the budget, not the 60 s network timeout, bounds the hook
+    assert sorted(n["id"] for n in alice.run("pending", "--json").json["notes"]) == sorted(ids)
+
+    # Claude Code ends SessionEnd hooks after about 1.5 s: that hook keeps to about a second
+    hub.fault("batch", "hang", times=0, seconds=60)
+    started = time.monotonic()
+    assert hook(alice, "session-end", agent="claude", env={"AGENT_MEMORY_HOOK_BUDGET": "30"}).code == 0
+    assert time.monotonic() - started < 10
+
+    hub.clear_faults()
+    assert hook(alice, "stop", agent="claude").code == 0
+    assert alice.run("pending", "--json").json["notes"] == []
+    assert len([p for p in hub.list_paths(BUCKET) if "/notes/" in p]) == 2
+
+
+@pytest.mark.slow
+def test_concurrent_stop_hooks_upload_one_copy_and_a_killed_one_loses_nothing(alice, hub):
+    hub.fault("batch", "fail", times=0)
+    saved = alice.save("shared once", "--title", "Once").json
+    hub.clear_faults()
+    hub.fault("batch", "hang", times=1, seconds=60)
+    victim = alice.popen("hook", "stop", "--agent", "codex", input=b"{}")
+    time.sleep(3)  # it is now blocked in the hanging upload
+    victim.send_signal(signal.SIGKILL)
+    victim.communicate(timeout=30)
+    assert alice.run("pending", "--json").json["notes"][0]["id"] == saved["id"]
+
+    procs = [alice.popen("hook", "stop", "--agent", agent, input=b"{}") for agent in ("codex", "claude") * 2]
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0 and out == b"", err.decode()
+    assert alice.run("pending", "--json").json["notes"] == []
+    notes = [p for p in hub.list_paths(BUCKET) if "/notes/" in p]
+    assert notes == [saved["path"]]
+    assert hub.read_file(BUCKET, saved["path"]).endswith(b"shared once\n")
+
+
+def test_stop_also_finishes_a_pending_skill_publication(alice, hub, tmp_path):
+    skill = tmp_path / "src" / "release-notes"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: release-notes\ndescription: Write release notes.\n---\n\n# Notes\n")
+    hub.fault("batch", "fail", times=0)
+    pending = alice.run("publish-skill", str(skill), "--json")
+    assert pending.code == 75, pending.err
+    text = context(hook(alice, "session-start"))
+    assert "1 upload(s) saved on this machine are not shared yet (0 note(s), 1 skill publication(s))" in text
+
+    hub.clear_faults()
+    result = hook(alice, "stop", agent="claude")
+    assert (result.code, result.out) == (0, "")
+    assert result.err == "agent-memory hook: retried 1 pending upload(s): 1 shared, 0 still pending\n"
+    revision = pending.json["revision"]
+    assert f"skills/release-notes/{revision}/SKILL.md" in hub.list_paths(BUCKET)
+    assert alice.run("pending", "--json").json["skills"] == []

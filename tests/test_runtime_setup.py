@@ -1,0 +1,181 @@
+"""Setting up the runtimes around the hooks: Codex's sandbox consent, the login-shell check, Claude's double load."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+try:
+    import tomllib
+except ImportError:  # Python 3.10
+    import tomli as tomllib
+
+HELPER = str(Path(sys.executable).parent / "agent-memory")
+USER_CONFIG = """# my Codex settings
+model = "gpt-5.1"
+approval_policy = "on-request"
+
+[model_providers.local]
+name = "local"
+base_url = "http://127.0.0.1:9/v1"
+"""
+
+
+def config_toml(machine) -> Path:
+    return machine.home / ".codex" / "config.toml"
+
+
+def sandbox(machine, action):
+    return machine.run("codex-sandbox", action, "--json")
+
+
+def expected_roots(machine) -> list[str]:
+    # the helper's state and cache, the Hugging Face cache and hf_xet's (which the test machines keep apart)
+    return [
+        str(machine.state / "state"),
+        str(machine.state / "cache"),
+        str(machine.home / ".cache" / "huggingface"),
+        str(machine.home / ".cache" / "xet"),
+    ]
+
+
+def test_consent_adds_exactly_the_helpers_folders_and_network_then_comes_out_byte_for_byte(machine):
+    config_toml(machine).parent.mkdir(parents=True)
+    config_toml(machine).write_text(USER_CONFIG)
+    result = sandbox(machine, "allow")
+    assert result.code == 0, result.err
+    assert result.json == {
+        "file": str(config_toml(machine)),
+        "state": "allowed",
+        "roots": expected_roots(machine),
+        "network": True,
+        "changed": True,
+    }
+    for root in expected_roots(machine):
+        assert Path(root).is_dir()  # Codex can only bind folders that exist
+    parsed = tomllib.loads(config_toml(machine).read_text())
+    assert parsed["sandbox_workspace_write"] == {"writable_roots": expected_roots(machine), "network_access": True}
+    assert parsed["model_providers"]["local"]["base_url"] == "http://127.0.0.1:9/v1"  # the user's tables unchanged
+    assert parsed["approval_policy"] == "on-request"
+    assert config_toml(machine).read_text().endswith(USER_CONFIG)
+
+    assert sandbox(machine, "allow").json["changed"] is False
+    assert sandbox(machine, "status").json["state"] == "allowed"
+    assert "codex sandbox: allowed in" in machine.run("status").out
+
+    removed = sandbox(machine, "remove")
+    assert removed.json == {
+        "file": str(config_toml(machine)),
+        "state": "not allowed",
+        "roots": [],
+        "network": False,
+        "changed": True,
+    }
+    assert config_toml(machine).read_text() == USER_CONFIG
+    backups = sorted((machine.state / "state" / "backups" / "codex").iterdir())
+    assert [b.read_text() == USER_CONFIG for b in backups] == [True, False]  # before allow, before remove
+
+
+def test_a_file_that_only_held_the_consent_goes_away_with_it(machine):
+    assert sandbox(machine, "allow").code == 0
+    assert sandbox(machine, "remove").code == 0
+    assert not config_toml(machine).exists()
+    assert sandbox(machine, "remove").json["changed"] is False
+
+
+@pytest.mark.parametrize(
+    "content, error",
+    [
+        ("[sandbox_workspace_write]\nnetwork_access = false\n", "already has its own [sandbox_workspace_write]"),
+        ('sandbox_workspace_write.writable_roots = ["/x"]\n', "already has its own [sandbox_workspace_write]"),
+        ("model = \n", "is not valid TOML"),
+        ("# agent-memory:begin codex-sandbox\nmodel = 'x'\n", "markers do not pair up"),
+    ],
+)
+def test_consent_refuses_a_config_it_cannot_edit_safely(machine, content, error):
+    config_toml(machine).parent.mkdir(parents=True)
+    config_toml(machine).write_text(content)
+    result = machine.run("codex-sandbox", "allow")
+    assert result.code == 1 and error in result.err and "\nNext: " in result.err
+    assert config_toml(machine).read_text() == content
+
+
+def test_moved_state_makes_the_consent_outdated_until_allowed_again(machine, tmp_path):
+    assert sandbox(machine, "allow").code == 0
+    moved = {"AGENT_MEMORY_HOME": str(tmp_path / "moved")}
+    assert machine.run("codex-sandbox", "status", "--json", env=moved).json["state"] == "outdated"
+    assert machine.run("codex-sandbox", "allow", "--json", env=moved).json["state"] == "allowed"
+    assert (
+        str(tmp_path / "moved" / "state")
+        in tomllib.loads(config_toml(machine).read_text())["sandbox_workspace_write"]["writable_roots"]
+    )
+
+
+def test_concurrent_consents_write_one_block(machine):
+    config_toml(machine).parent.mkdir(parents=True)
+    config_toml(machine).write_text(USER_CONFIG)
+    procs = [machine.popen("codex-sandbox", "allow") for _ in range(5)]
+    for proc in procs:
+        _out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, err.decode()
+    text = config_toml(machine).read_text()
+    assert text.count("# agent-memory:begin codex-sandbox") == 1 and text.endswith(USER_CONFIG)
+    tomllib.loads(text)
+
+
+def test_bootstrap_takes_consent_only_when_asked_and_only_for_codex(machine, folder_store):
+    result = machine.run("bootstrap", "--project", "demo", "--bucket", folder_store, "--json")
+    assert result.json["codex_sandbox"] is None and not config_toml(machine).exists()
+    refused = machine.run("bootstrap", "--project", "demo", "--agent", "claude", "--codex-sandbox")
+    assert refused.code == 2 and "--codex-sandbox is for Codex" in refused.err
+    given = machine.run("bootstrap", "--project", "demo", "--codex-sandbox", "--json")
+    assert given.code == 0, given.err
+    assert given.json["codex_sandbox"]["state"] == "allowed"
+    text = machine.run("bootstrap", "--project", "demo", "--codex-sandbox").out
+    assert "codex sandbox: allowed in " + str(config_toml(machine)) + ": network access, and writes to " in text
+
+
+def test_bootstrap_refuses_a_conflicting_codex_config_before_setting_anything_up(machine, folder_store):
+    config_toml(machine).parent.mkdir(parents=True)
+    config_toml(machine).write_text("[sandbox_workspace_write]\nwritable_roots = []\n")
+    result = machine.run("bootstrap", "--project", "demo", "--bucket", folder_store, "--codex-sandbox")
+    assert result.code == 1 and "already has its own" in result.err
+    assert not (machine.state / "config" / "config.json").exists()
+
+
+def test_bootstrap_checks_that_the_helper_runs_from_a_login_shell(machine, folder_store):
+    ok = machine.run("bootstrap", "--project", "demo", "--bucket", folder_store, "--json", env={"SHELL": "/bin/bash"})
+    assert ok.code == 0 and not any("login shell" in w for w in ok.json["warnings"])
+
+    # a login profile that fails, as Codex would meet it when it runs the model's commands (X6)
+    (machine.home / ".bash_profile").write_text("echo 'broken profile' >&2\nexit 7\n")
+    result = machine.run("bootstrap", "--project", "demo", "--json", env={"SHELL": "/bin/bash"})
+    assert result.code == 0
+    warning = next(w for w in result.json["warnings"] if "login shell" in w)
+    assert f"`{HELPER} --version` failed there (exit 7: broken profile)" in warning
+    assert warning.endswith(f"then run: /bin/bash -lc '{HELPER} --version'")
+    claude_only = machine.run(
+        "bootstrap", "--project", "demo", "--agent", "claude", "--json", env={"SHELL": "/bin/bash"}
+    )
+    assert not any("login shell" in w for w in claude_only.json["warnings"])  # Claude Code keeps the caller's PATH
+
+
+def test_bootstrap_reports_a_block_claude_code_would_load_twice(machine, folder_store):
+    default = {"CLAUDE_CONFIG_DIR": str(machine.home / ".claude")}
+    moved = {"CLAUDE_CONFIG_DIR": str(machine.home / ".config" / "claude")}
+    args = ("bootstrap", "--project", "demo", "--bucket", folder_store, "--agent", "claude", "--json")
+    assert machine.run(*args, env=default).json["warnings"] == []
+    warnings = machine.run(*args, env=moved).json["warnings"]
+    stray = machine.home / ".claude" / "CLAUDE.md"
+    assert len(warnings) == 1 and warnings[0].startswith("Claude Code will show the agent-memory block twice")
+    fix = f"CLAUDE_CONFIG_DIR={machine.home / '.claude'} agent-memory instructions remove --agent claude"
+    assert warnings[0].endswith(fix)
+    assert machine.run("instructions", "remove", "--agent", "claude", env=default).code == 0  # the fix it names
+    assert machine.run(*args, env=moved).json["warnings"] == []
+    assert "agent-memory" not in stray.read_text()
+    assert json.loads(machine.run("status", "--json", env=moved).out)["hooks"][1]["file"].startswith(
+        moved["CLAUDE_CONFIG_DIR"]
+    )
