@@ -79,6 +79,8 @@ def machine() -> dict[str, str]:
         "hf_xet": metadata.version("hf_xet"),
         "agent-memory": metadata.version("agent-memory"),
         "ripgrep": _first_line(["rg", "--version"]),
+        "Chromium": _first_line(["/usr/bin/chromium", "--version"]).split(" built")[0],
+        "Node": _first_line(["node", "--version"]),
         "grep": _first_line(["grep", "--version"]),
         "Locale": os.environ.get("LC_ALL") or os.environ.get("LANG") or "unset",
     }
@@ -120,15 +122,38 @@ def write_doc(path: Path, tables: list[Table], info: dict[str, str], *, intro: s
         "",
         f"![Search latency against the number of notes]({plot})",
         "",
-        *(table.markdown() for table in tables),
-        "## Space page",
-        "",
-        "The Space's own figures (page weight, time to interactive, the setup-command generator under Pyodide) "
-        "will be measured with the Space; this is future work.",
-        "",
+        *(table.markdown() for table in tables if not table.title.startswith(SPACE_TABLES)),
+        space_section([t for t in tables if t.title.startswith(SPACE_TABLES)], info),
     ]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines))
+
+
+SPACE_SECTION = "## Space page"
+SPACE_TABLES = "6"  # the page's tables (bench/page.py) have a section of their own
+
+
+def space_section(tables: list[Table], info: dict[str, str]) -> str:
+    """The `## Space page` section: the page's tables and the browser they were measured in."""
+    when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [
+        SPACE_SECTION,
+        "",
+        f"Measured on {when} on the machine above ({info['Chromium']}, Node {info['Node']}); "
+        "`python bench/run.py --only page` measures it again and rewrites this section alone.",
+        "",
+        *(table.markdown() for table in tables),
+    ]
+    return "\n".join(lines)
+
+
+def write_section(path: Path, heading: str, tables: list[Table], info: dict[str, str]) -> None:
+    """Replace the `heading` section of docs/benchmarks.md (up to the next `## `) with these tables."""
+    text = path.read_text()
+    start = text.index(heading + "\n")
+    end = text.find("\n## ", start + len(heading))
+    rest = text[end + 1 :] if end != -1 else ""
+    path.write_text(text[:start] + space_section(tables, info) + ("\n" + rest if rest else ""))
 
 
 def plot_search(path: Path, latencies: dict[str, dict[int, float]]) -> None:

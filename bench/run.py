@@ -31,8 +31,12 @@ except ImportError:  # run with the virtualenv's interpreter, which has the help
 import corpus  # noqa: E402
 import env  # noqa: E402
 import local  # noqa: E402
+import page  # noqa: E402
 import remote  # noqa: E402
 import report  # noqa: E402
+
+CASES = (local.search, local.startup, remote.refresh, remote.save, remote.skills, page.page)
+NO_CORPUS = {page.page}  # cases that need no notes prepared
 
 INTRO = """
 How to reproduce: `python bench/run.py` from the repository root, with the virtualenv that has agent-memory
@@ -52,7 +56,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description="Benchmarks of agent-memory against rg, grep and hf.")
     parser.add_argument("--quick", action="store_true", help="smoke test: small sizes, few runs, no docs")
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder (its path is printed)")
+    parser.add_argument(
+        "--only", choices=[case.__name__ for case in CASES], help="run one comparison (docs: only its own section)"
+    )
     options = parser.parse_args()
+    cases = [case for case in CASES if options.only in (None, case.__name__)]
     corpus.check_tools()
     # start-up must not measure compilation (PYTHONDONTWRITEBYTECODE may be set): compile once, up front
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "helper" / "agent_memory")], check=False)
@@ -68,10 +76,10 @@ def main() -> int:
     )
     tables, failed = [], []
     try:
-        for size in ctx.sizes:
+        for size in ctx.sizes if set(cases) - NO_CORPUS else []:
             _progress(f"preparing {size:,} notes")
             corpus.prepare(ctx, size)
-        for case in (local.search, local.startup, remote.refresh, remote.save, remote.skills):
+        for case in cases:
             _progress(f"running {case.__name__}")
             try:
                 found = case(ctx)
@@ -92,7 +100,12 @@ def main() -> int:
         _progress(f"FAILED: {', '.join(failed)}")
         return 1
     elapsed = time.monotonic() - started
-    if not options.quick:
+    if not options.quick and options.only == "page":
+        report.write_section(REPO / "docs" / "benchmarks.md", report.SPACE_SECTION, tables, report.machine())
+        _progress(f"wrote the {report.SPACE_SECTION} section of docs/benchmarks.md")
+    elif not options.quick and options.only:
+        _progress("--only: docs/benchmarks.md is rewritten by a full run (or --only page), not by one comparison")
+    elif not options.quick:
         report.plot_search(REPO / "docs" / "search-latency.png", ctx.search_latency)
         report.write_doc(
             REPO / "docs" / "benchmarks.md",

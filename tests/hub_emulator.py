@@ -2,7 +2,9 @@
 
 Only the routes that `HfApi`'s bucket methods call are served. File bytes never travel over HTTP: the xet
 token routes hand out `local://<dir>` CAS URLs, which hf_xet reads and writes directly on disk (see
-hub_emulator_cas.py for why each token gets its own folder).
+hub_emulator_cas.py for why each token gets its own folder). The Space repository routes that
+`create_repo(repo_type="space")`, `upload_folder` and a pinned `/spaces/.../resolve/REV/PATH` use are served
+by hub_emulator_spaces.py.
 
 Run standalone: `python tests/hub_emulator.py --root DIR [--port N] [--user NAME --token TOK] [--page-size N]`.
 hf_xet picks its log folder ($HF_XET_CACHE/logs, default ~/.cache/huggingface/xet/logs) when imported, so set
@@ -30,6 +32,8 @@ from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlencode, urlsplit
 
 from hub_emulator_cas import CasStore, local_url, parse_shard_file_sizes, xet_hash_hex
+from hub_emulator_spaces import ENDPOINTS as SPACE_ENDPOINTS
+from hub_emulator_spaces import SpaceRepoError, SpaceRepos
 
 __all__ = ["ENDPOINTS", "FAULT_MODES", "HubEmulator", "main", "parse_shard_file_sizes", "xet_hash_hex"]
 
@@ -43,6 +47,7 @@ ENDPOINTS = (
     "xet-write-token",
     "xet-read-token",
     "resolve",
+    *SPACE_ENDPOINTS,
     "other",
 )
 # "apply-then-*" modes (batch only) apply the batch first: the client cannot tell whether it happened.
@@ -207,6 +212,7 @@ class HubEmulator:
         self._users: dict[str, _User] = {}  # by token
         self._buckets: dict[str, _Bucket] = {}
         self._faults: list[_Fault] = []
+        self.spaces = SpaceRepos(self)
         self._stopping = threading.Event()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -399,6 +405,8 @@ class HubEmulator:
                 return self._xet_token(user, args["bucket_id"], write=False)
             if endpoint == "batch":
                 return self._batch(user, args["bucket_id"], body)
+            if endpoint in SPACE_ENDPOINTS:
+                return self._space(endpoint, method, user, args, query, body)
             with self._lock:
                 bucket = self._visible_bucket(args["bucket_id"], user)
                 if endpoint == "info":
@@ -497,11 +505,32 @@ class HubEmulator:
             return _Response(200, b"", headers)
         return _Response(200, self._cas.read(file.xet_hash, file.size), headers)
 
+    def _space(
+        self,
+        endpoint: str,
+        method: str,
+        user: _User | None,
+        args: dict[str, str],
+        query: dict[str, list[str]],
+        body: bytes,
+    ) -> _Response:
+        try:
+            if endpoint == "space-xet-write-token":
+                self.spaces.writable(user, args["repo_id"])
+                return self._mint_xet_token(write=True)
+            status, payload, headers = self.spaces.handle(endpoint, method, user, args, query, body)
+        except SpaceRepoError as err:
+            return _error(err.status, err.message, err.code)
+        return _Response(status, payload, headers) if isinstance(payload, bytes) else _json(status, payload, headers)
+
     def _xet_token(self, user: _User | None, bucket_id: str, *, write: bool) -> _Response:
         with self._lock:
             self._visible_bucket(bucket_id, user)
             if write:
                 self._require_write(user, bucket_id.split("/")[0])
+        return self._mint_xet_token(write=write)
+
+    def _mint_xet_token(self, *, write: bool) -> _Response:
         expires = int(time.time()) + (WRITE_TOKEN_TTL if write else READ_TOKEN_TTL)
         folder = self._cas.new_write_folder(expires) if write else self._cas.new_read_snapshot(expires)
         cas_url, access_token = local_url(folder), f"xet_{uuid.uuid4().hex}"
@@ -578,6 +607,29 @@ def _route(method: str, path: str) -> tuple[str, dict[str, str]]:
     if len(parts) >= 6 and parts[1] == "buckets" and parts[4] == "resolve" and method in ("GET", "HEAD"):
         namespace, name = unquote(parts[2]), unquote(parts[3])
         return "resolve", {"bucket_id": f"{namespace}/{name}", "path": unquote("/".join(parts[5:]))}
+    return _space_route(method, path, parts)
+
+
+def _space_route(method: str, path: str, parts: list[str]) -> tuple[str, dict[str, str]]:
+    """The Space routes (see hub_emulator_spaces); unknown routes are "other"."""
+    if path == "/api/repos/create" and method == "POST":
+        return "repo-create", {}
+    if path == "/api/validate-yaml" and method == "POST":
+        return "validate-yaml", {}
+    if len(parts) >= 7 and parts[1] == "spaces" and parts[4] == "resolve" and method in ("GET", "HEAD"):
+        args = {"repo_id": f"{unquote(parts[2])}/{unquote(parts[3])}", "revision": unquote(parts[5])}
+        return "space-resolve", {**args, "path": unquote("/".join(parts[6:]))}
+    if len(parts) >= 5 and parts[1] == "api" and parts[2] == "spaces" and parts[3] and parts[4]:
+        args, rest = {"repo_id": f"{unquote(parts[3])}/{unquote(parts[4])}"}, parts[5:]
+        if not rest and method == "GET":
+            return "space-info", args
+        if len(rest) == 2 and method == "GET" and rest[0] == "revision":
+            return "space-info", {**args, "revision": unquote(rest[1])}
+        if len(rest) >= 2 and method == "GET" and rest[0] == "tree":
+            return "space-tree", {**args, "revision": unquote(rest[1]), "path": unquote("/".join(rest[2:]))}
+        actions = {("POST", "preupload"), ("POST", "commit"), ("GET", "xet-write-token")}
+        if len(rest) == 2 and (method, rest[0]) in actions:
+            return f"space-{rest[0]}", {**args, "revision": unquote(rest[1])}
     return "other", {"path": path}
 
 

@@ -43,25 +43,31 @@ def xet_hash_hex(raw: bytes) -> str:
 
 def parse_shard_file_sizes(data: bytes) -> dict[str, int]:
     """Return {xetHash: size} for every file in a xet shard (.mdb); raise ValueError if incomplete."""
+    return {xet_hash: size for xet_hash, (size, _sha256) in parse_shard_files(data).items()}
+
+
+def parse_shard_files(data: bytes) -> dict[str, tuple[int, str | None]]:
+    """Return {xetHash: (size, sha256 or None)} for every file in a xet shard; raise ValueError if incomplete."""
     if not data.startswith(_SHARD_MAGIC):
         raise ValueError("not a xet shard")
-    sizes: dict[str, int] = {}
+    files: dict[str, tuple[int, str | None]] = {}
     offset = _RECORD  # header: 32-byte tag, u64 version, u64 footer size
     while offset + _RECORD <= len(data):
         raw_hash = data[offset : offset + 32]
         flags, entries = struct.unpack_from("<II", data, offset + 32)
         offset += _RECORD
         if raw_hash == _BOOKEND:
-            return sizes
+            return files
         # segment entry: 32-byte xorb hash, u32 flags, u32 unpacked_segment_bytes, u32 chunk start, u32 chunk end
-        sizes[xet_hash_hex(raw_hash)] = sum(
-            struct.unpack_from("<I", data, offset + i * _RECORD + 36)[0] for i in range(entries)
-        )
+        size = sum(struct.unpack_from("<I", data, offset + i * _RECORD + 36)[0] for i in range(entries))
         offset += _RECORD * entries
         if flags & (1 << 31):  # verification entries, one per segment
             offset += _RECORD * entries
-        if flags & (1 << 30):  # one metadata-extension entry
+        sha256 = None
+        if flags & (1 << 30):  # one metadata-extension entry: the file's sha256, stored like a xet hash
+            sha256 = xet_hash_hex(data[offset : offset + 32])
             offset += _RECORD
+        files[xet_hash_hex(raw_hash)] = (size, sha256)
     raise ValueError("shard ends before its bookend (still being written?)")
 
 
@@ -108,6 +114,7 @@ class CasStore:
         self._ids = itertools.count(1)
         self._sizes: dict[str, int] = {EMPTY_HASH: 0}  # hashes the master can reconstruct
         self._staged: dict[str, tuple[Path, int]] = {}  # hash -> (write folder holding it, size)
+        self._by_sha256: dict[str, str] = {}  # sha256 -> xet hash, for repo commits that name files by sha256
         self._parsed_shards: set[Path] = set()
         self._folders: list[tuple[float, Path]] = []  # (token expiry, folder) for write folders and snapshots
 
@@ -194,18 +201,27 @@ class CasStore:
                     errors.update({h: f"could not copy from upload CAS: {err}" for h in folder_hashes})
             return {h: self._sizes[h] for h in hashes if h in self._sizes}, errors
 
+    def xet_hash_of(self, sha256: str) -> str | None:
+        """The xet hash of content a client uploaded with this sha256 (in a shard's metadata), or None."""
+        with self._lock:
+            if sha256 not in self._by_sha256:
+                self._scan_write_folders()
+            return self._by_sha256.get(sha256)
+
     def _scan_write_folders(self) -> None:
         for shard in self._writes.glob("*/xet/xorbs/shards/*.mdb"):
             if shard in self._parsed_shards:
                 continue
             try:
-                sizes = parse_shard_file_sizes(shard.read_bytes())
+                files = parse_shard_files(shard.read_bytes())
             except (OSError, ValueError, struct.error):
                 continue  # half-written by a client still uploading: look again next time
             self._parsed_shards.add(shard)
             folder = shard.parents[3]
-            for xet_hash, size in sizes.items():
+            for xet_hash, (size, sha256) in files.items():
                 self._staged.setdefault(xet_hash, (folder, size))
+                if sha256 is not None:
+                    self._by_sha256.setdefault(sha256, xet_hash)
 
     def _copy_to_master(self, folder: Path, hashes: list[str]) -> None:
         scratch = self._scratch / uuid.uuid4().hex

@@ -1,0 +1,185 @@
+// The Space's form: loads Python (Pyodide) from this site, loads the setup-command generator after checking
+// each file's SHA-256, and turns the form's answers into commands. Every request goes to this page's origin.
+
+const config = JSON.parse(document.getElementById("space-config").textContent);
+const body = document.body;
+const form = document.getElementById("setup-form");
+const output = document.getElementById("setup-commands");
+const copyButton = document.getElementById("copy");
+const copyStatus = document.getElementById("copy-status");
+const statusLine = document.getElementById("status");
+const FIELDS = ["os", "installer", "agent", "project", "bucket", "hooks", "skills"];
+const MODULE_ROOT = "/home/pyodide/space/";
+let generate = null;
+let submitted = false;
+
+function fail(message) {
+  if (body.dataset.state === "error") return;
+  clearTimeout(window.setupWatchdog);
+  body.dataset.state = "error";
+  statusLine.setAttribute("role", "alert");
+  statusLine.textContent = message;
+  output.textContent = "The commands cannot be generated here. bootstrap.md lists the same steps.";
+}
+
+function ready() {
+  clearTimeout(window.setupWatchdog);
+  statusLine.textContent = "Ready: the commands update as you fill in the form.";
+  body.dataset.state = "ready";
+  update();
+  performance.mark("ready"); // read by bench/page.py, with python-ready and generator-ready
+}
+
+// Pyodide compiles its .wasm with instantiateStreaming, which refuses any Content-Type but application/wasm
+// (some static hosts send application/octet-stream), and Pyodide then waits forever instead of failing.
+// Compiling from the downloaded bytes works whatever the type; a failed download is reported at once.
+function installWasmFallback() {
+  const streaming = WebAssembly.instantiateStreaming?.bind(WebAssembly);
+  WebAssembly.instantiateStreaming = async (source, imports) => {
+    let response;
+    try {
+      response = await source;
+    } catch (error) {
+      fail(`Could not download Python's runtime (${error.message}). Reload the page to try again.`);
+      throw error;
+    }
+    if (!response.ok) {
+      fail(`Could not download ${response.url} (HTTP ${response.status}). Reload the page to try again.`);
+      throw new Error(`HTTP ${response.status} for ${response.url}`);
+    }
+    const type = (response.headers.get("Content-Type") || "").split(";")[0].trim().toLowerCase();
+    if (streaming && type === "application/wasm") {
+      body.dataset.wasm = "streaming";
+      return streaming(response, imports);
+    }
+    body.dataset.wasm = "buffered";
+    return WebAssembly.instantiate(await response.arrayBuffer(), imports);
+  };
+}
+
+async function download(path) {
+  const response = await fetch(new URL(path, document.baseURI));
+  if (!response.ok) throw new Error(`Could not download ${path} (HTTP ${response.status}).`);
+  return new Uint8Array(await response.arrayBuffer());
+}
+
+// The generator's files are checked against the SHA-256 that the build wrote into this page before Python
+// may import them (hashlib, inside Pyodide: it works on http://localhost and https alike).
+async function loadGenerator(pyodide) {
+  const entries = Object.entries(config.modules);
+  const contents = await Promise.all(entries.map(([path]) => download(`py/${path}`)));
+  entries.forEach(([path], i) => {
+    const target = MODULE_ROOT + path;
+    pyodide.FS.mkdirTree(target.slice(0, target.lastIndexOf("/")));
+    pyodide.FS.writeFile(target, contents[i]);
+  });
+  const check = pyodide.runPython(`
+import hashlib, pathlib, sys
+def check(root, expected):
+    for path, digest in expected.items():
+        actual = hashlib.sha256(pathlib.Path(root, path).read_bytes()).hexdigest()
+        if actual != digest:
+            return f"{path} has SHA-256 {actual}, not {digest}"
+    sys.path.insert(0, root)
+    return ""
+check`);
+  const problem = check(MODULE_ROOT, pyodide.toPy(config.modules));
+  if (problem) throw new Error(`The generator's files do not match this page (${problem}).`);
+  const fromForm = pyodide.pyimport("agent_memory.setup.generator").from_form;
+  return (request) => JSON.parse(fromForm(JSON.stringify(request)));
+}
+
+function answers() {
+  const values = {};
+  for (const name of FIELDS) {
+    const control = form.elements[name];
+    values[name] = control.type === "checkbox" ? control.checked : control.value;
+  }
+  return values;
+}
+
+function showError(field, message) {
+  const target = document.getElementById(`${field || "form"}-error`) || document.getElementById("form-error");
+  target.textContent = message;
+  if (field && form.elements[field]) form.elements[field].setAttribute("aria-invalid", "true");
+}
+
+function update() {
+  if (!generate) return;
+  for (const name of FIELDS) {
+    document.getElementById(`${name}-error`).textContent = "";
+    form.elements[name].removeAttribute("aria-invalid");
+  }
+  document.getElementById("form-error").textContent = "";
+  copyStatus.textContent = "";
+  const values = answers();
+  if (!values.project.trim() && !submitted) {
+    output.textContent = "Fill in the project name to get the commands.";
+    copyButton.disabled = true;
+    return;
+  }
+  const result = generate({ helper: config.helper, form: values });
+  if (result.ok) {
+    output.textContent = result.script;
+    copyButton.disabled = false;
+  } else {
+    showError(result.field, result.message);
+    output.textContent = "Correct the field marked above to get the commands.";
+    copyButton.disabled = true;
+  }
+}
+
+async function copyCommands() {
+  try {
+    await navigator.clipboard.writeText(output.textContent);
+    copyStatus.textContent = "Copied. Paste them into a terminal opened in your project's folder.";
+  } catch {
+    const range = document.createRange();
+    range.selectNodeContents(output);
+    const selection = window.getSelection();
+    selection.removeAllRanges();
+    selection.addRange(range);
+    copyStatus.textContent = "Your browser did not allow copying: the commands are selected, copy them with Ctrl+C (⌘C on a Mac).";
+  }
+}
+
+function guessOs() {
+  const platform = (navigator.userAgentData?.platform || navigator.userAgent || "").toLowerCase();
+  if (platform.includes("win")) return "windows";
+  if (platform.includes("mac")) return "macos";
+  return "linux";
+}
+
+async function main() {
+  form.elements.os.value = guessOs();
+  const bootstrapLink = document.getElementById("bootstrap-link");
+  bootstrapLink.textContent = new URL("bootstrap.md", document.baseURI).href;
+  form.addEventListener("input", update);
+  form.addEventListener("change", update);
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    submitted = true;
+    update();
+    if (!copyButton.disabled) output.focus();
+  });
+  copyButton.addEventListener("click", copyCommands);
+
+  installWasmFallback();
+  try {
+    const { loadPyodide } = await import(new URL("pyodide/pyodide.mjs", document.baseURI).href);
+    const pyodide = await loadPyodide({
+      indexURL: new URL("pyodide/", document.baseURI).href,
+      stdout: () => {},
+      stderr: (line) => console.warn(line),
+    });
+    performance.mark("python-ready");
+    generate = await loadGenerator(pyodide);
+    performance.mark("generator-ready");
+  } catch (error) {
+    fail(`Python could not start in this page: ${error.message || error}. Reload it; if that does not help, use bootstrap.md.`);
+    return;
+  }
+  ready();
+}
+
+main();

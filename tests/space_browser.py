@@ -1,0 +1,114 @@
+"""Headless Debian Chromium driven by Playwright for the Space tests: local requests only, page state helpers.
+
+Never a downloaded browser: /usr/bin/chromium (Debian's package) through `executable_path`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+import space_site
+
+CHROMIUM = os.environ.get("SPACE_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+READY_TIMEOUT_MS = 60_000  # a loaded machine can take many times the few seconds an idle one needs
+ARTIFACTS = Path(os.environ.get("SPACE_ARTIFACTS", Path(__file__).resolve().parent.parent / "build" / "space"))
+
+
+@dataclass
+class Traffic:
+    """Every request the page made, and those stopped because they would have left 127.0.0.1."""
+
+    requests: list[str] = field(default_factory=list)
+    blocked: list[str] = field(default_factory=list)
+
+
+@contextlib.contextmanager
+def launch() -> Iterator[object]:
+    """Debian's headless Chromium (checked to be the one that runs), driven by Playwright."""
+    from playwright.sync_api import sync_playwright
+
+    assert Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: apt-get install -y chromium"
+    installed = subprocess.run([CHROMIUM, "--version"], capture_output=True, text=True).stdout.split()
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        assert browser.version in installed, (browser.version, installed)
+        yield browser
+        browser.close()
+
+
+def open_page(
+    browser: object, url: str, *, answer: dict[str, Callable[[Any], None]] | None = None, **context_options: object
+) -> tuple[Any, Traffic]:
+    """A fresh context and page at `url`. Requests off 127.0.0.1 are aborted and recorded; a request whose URL
+    ends with a key of `answer` is answered by that function (given Playwright's route) instead of the server."""
+    context = browser.new_context(**context_options)  # type: ignore[attr-defined]
+    traffic = Traffic()
+
+    def route(route: Any) -> None:
+        request_url = route.request.url
+        traffic.requests.append(request_url)
+        if urlsplit(request_url).hostname != "127.0.0.1":
+            traffic.blocked.append(request_url)
+            route.abort()
+            return
+        for suffix, handler in (answer or {}).items():
+            if request_url.endswith(suffix):
+                handler(route)
+                return
+        route.continue_()
+
+    context.route("**/*", route)
+    page = context.new_page()
+    page.goto(url)
+    return page, traffic
+
+
+@pytest.fixture(scope="module", name="chromium")
+def chromium_fixture() -> Iterator[Any]:
+    """One headless Chromium for a test module (import this fixture as `chromium_fixture`)."""
+    with launch() as browser:
+        yield browser
+
+
+@pytest.fixture(scope="module", name="served")
+def served_fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict]]:
+    """The site, built and served by `build.py --serve` for a test module: (its URL, build.py's report)."""
+    with space_site.build_server(tmp_path_factory.mktemp("space") / "site") as (url, report):
+        yield url, report
+
+
+def wait_until_settled(page: Any) -> str:
+    """Wait until the page is ready or has failed; its data-state."""
+    page.wait_for_function("document.body.dataset.state !== 'loading'", timeout=READY_TIMEOUT_MS)
+    return page.evaluate("document.body.dataset.state")
+
+
+def fill_form(page: Any, values: dict[str, object]) -> str:
+    """Fill the form through its visible labels ({label: value}); the commands shown under "Setup commands"."""
+    for label, value in values.items():
+        control = page.get_by_label(label, exact=True)
+        if isinstance(value, bool):
+            control.set_checked(value)
+        elif control.evaluate("e => e.tagName") == "SELECT":
+            control.select_option(label=str(value))
+        else:
+            control.fill(str(value))
+    return page.get_by_label("Setup commands", exact=True).inner_text()

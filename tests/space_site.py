@@ -1,0 +1,121 @@
+"""Helpers for the Space tests: run build.py, serve a built site on 127.0.0.1, copy a checkout to break it."""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+REPO = Path(__file__).resolve().parent.parent
+BUILD = REPO / "build.py"
+SOURCES = ("build.py", "pyproject.toml", "README.md", "package.json", "package-lock.json")
+SOURCE_FOLDERS = ("templates", "helper", "skill")
+
+
+def build(out: Path, *args: str, repo: Path = REPO, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run `build.py --json --out OUT ARGS` (of `repo`) to completion."""
+    return subprocess.run(
+        [sys.executable, str(repo / "build.py"), "--json", "--out", str(out), *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=300,
+    )
+
+
+def built(out: Path, *args: str, env: dict[str, str] | None = None) -> dict:
+    """Build the site into `out`; its JSON report."""
+    proc = build(out, *args, env=env)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def page_config(index_html: str) -> dict:
+    """The JSON the page's script reads from index.html: the helper, and the generator files' hashes."""
+    match = re.search(r'<script type="application/json" id="space-config">(.*?)</script>', index_html)
+    assert match, "index.html has no space-config"
+    return json.loads(html.unescape(match.group(1)))
+
+
+def tree(folder: Path) -> dict[str, bytes]:
+    """Every file under `folder`, by relative path."""
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@contextlib.contextmanager
+def build_server(out: Path, *args: str, env: dict[str, str] | None = None) -> Iterator[tuple[str, dict]]:
+    """`build.py --serve --port 0`: yields (its URL, its JSON report); stopped with SIGTERM at the end.
+
+    Its request log goes to a file beside `out`: a pipe nobody reads would block the server once full."""
+    log = out.parent / f"{out.name}-serve.log"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("w") as stderr:
+        proc = subprocess.Popen(
+            [sys.executable, str(BUILD), "--serve", "--port", "0", "--json", "--out", str(out), *args],
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+            env={**os.environ, **(env or {})},
+        )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line, f"build.py --serve printed nothing: {log.read_text()[-3000:]}"
+        report = json.loads(line)
+        yield report["url"], report
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            assert proc.wait(timeout=10) == 0, log.read_text()[-3000:]
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
+@contextlib.contextmanager
+def serving(folder: Path, server: object | None = None) -> Iterator[str]:
+    """Serve `folder` with build.py's own handler (content types included) on 127.0.0.1; yields its URL."""
+    module = build_module()
+    httpd = server or module.listen(0)
+    httpd.RequestHandlerClass = lambda *a, **kw: module.SiteHandler(*a, directory=str(folder), **kw)
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def build_module() -> ModuleType:
+    """build.py, imported (for its server and handler)."""
+    if str(REPO) not in sys.path:
+        sys.path.append(str(REPO))
+    import build
+
+    return build
+
+
+def copy_checkout(dest: Path, *, node_modules: bool = True) -> Path:
+    """A copy of what build.py reads, to break on purpose; node_modules/pyodide is linked, not copied."""
+    dest.mkdir(parents=True)
+    for name in SOURCES:
+        shutil.copy2(REPO / name, dest / name)
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
+    for folder in SOURCE_FOLDERS:
+        shutil.copytree(REPO / folder, dest / folder, symlinks=True, ignore=ignore)
+    if node_modules:
+        (dest / "node_modules").mkdir()
+        (dest / "node_modules" / "pyodide").symlink_to(REPO / "node_modules" / "pyodide")
+    return dest

@@ -1,0 +1,181 @@
+"""The Space's page in headless Chromium, served by `build.py --serve` on 127.0.0.1: Python loads from the site
+itself, the form makes commands, the copy button copies them, and loading failures are reported."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from space_browser import ARTIFACTS, chromium_fixture, fill_form, open_page, served_fixture, wait_until_settled  # noqa: F401
+
+pytestmark = pytest.mark.slow
+
+FORM = {
+    "Project": "demo",
+    "Bucket": "file:///home/me/agent-memory-store",
+    "Operating system": "Linux",
+    "Installer": "venv + pip",
+    "Agent": "Codex and Claude Code",
+    "Hooks": False,
+    "Extra skills": "",
+}
+
+
+def test_the_page_loads_python_from_its_own_origin_and_makes_the_commands(chromium: object, served) -> None:
+    url, report = served
+    page, traffic = open_page(chromium, url)
+    assert wait_until_settled(page) == "ready", page.inner_text("#status")
+    assert traffic.blocked == []
+    assert all(request.startswith(url) for request in traffic.requests), traffic.requests
+    paths = {request[len(url) :] for request in traffic.requests}
+    assert {"pyodide/pyodide.asm.wasm", "pyodide/python_stdlib.zip", "py/agent_memory/setup/generator.py"} <= paths
+    assert page.evaluate("document.body.dataset.wasm") == "streaming"
+    # the helper's version and hash are on the page, and the agents' page is linked
+    assert page.inner_text("#helper-sha256") == report["sha256"]
+    assert page.inner_text("#helper-version") == f"agent-memory {report['version']}"
+    assert page.get_by_role("link", name=f"{url}bootstrap.md").is_visible()
+
+    commands = fill_form(page, FORM)
+    assert commands.startswith("bash <<'AGENT_MEMORY_SETUP'")
+    assert f'curl -fsSL --retry 2 -o "$wheel" {report["helper_url"]}' in commands
+    assert f'[ "$actual" = {report["sha256"]} ]' in commands
+    assert "--project demo --bucket file:///home/me/agent-memory-store --agent both --no-hooks" in commands
+    assert "--space-revision local" in commands
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.evaluate("document.activeElement.blur()")
+    page.screenshot(path=str(ARTIFACTS / "space-form.png"), full_page=True)
+
+    windows = fill_form(page, {"Operating system": "Windows", "Installer": "uv tool", "Agent": "Codex"})
+    assert windows.startswith("& {") and "uv tool install --force --reinstall $wheel" in windows
+    assert "--bucket 'file:///home/me/agent-memory-store' --agent codex --no-hooks" in windows
+    page.context.close()
+
+
+def test_hostile_input_is_refused_in_the_form_with_a_message(chromium: object, served) -> None:
+    url, _ = served
+    page, _ = open_page(chromium, url)
+    assert wait_until_settled(page) == "ready"
+    fill_form(page, {**FORM, "Project": "demo; rm -rf ~"})
+    assert "Invalid project name" in page.inner_text("#project-error")
+    assert page.get_by_label("Project", exact=True).get_attribute("aria-invalid") == "true"
+    assert "rm -rf" not in page.get_by_label("Setup commands", exact=True).inner_text()
+    assert page.get_by_role("button", name="Copy").is_disabled()
+    fill_form(page, {"Project": "demo", "Extra skills": "tools@r1 $(reboot)@x"})
+    assert page.inner_text("#skills-error") and page.inner_text("#project-error") == ""
+    fill_form(page, {"Extra skills": "tools@r1", "Bucket": "file:///tmp/it's $(here)"})
+    commands = page.get_by_label("Setup commands", exact=True).inner_text()
+    assert "--bucket 'file:///tmp/it'\"'\"'s $(here)'" in commands  # quoted: reaches the helper as typed
+    page.context.close()
+
+
+def test_the_copy_button_and_the_keyboard(chromium: object, served) -> None:
+    url, _ = served
+    page, _ = open_page(chromium, url, permissions=["clipboard-read", "clipboard-write"])
+    assert wait_until_settled(page) == "ready"
+    page.get_by_label("Project", exact=True).focus()
+    page.keyboard.type("my-project")
+    page.keyboard.press("Enter")  # submits the form: the commands get the focus
+    output = page.get_by_label("Setup commands", exact=True)
+    assert page.evaluate("document.activeElement.id") == "setup-commands"
+    page.keyboard.press("Shift+Tab")  # back to the Copy button, in reading order
+    assert page.evaluate("document.activeElement.id") == "copy"
+    page.keyboard.press("Enter")
+    page.wait_for_function("document.getElementById('copy-status').textContent.startsWith('Copied')")
+    assert page.evaluate("navigator.clipboard.readText()") == output.inner_text()
+    assert "--project my-project" in output.inner_text()
+    page.context.close()
+
+
+def test_the_page_becomes_ready_when_wasm_is_served_as_octet_stream(chromium: object, served) -> None:
+    url, _ = served
+
+    def octet_stream(route: Any) -> None:
+        response = route.fetch()
+        route.fulfill(response=response, headers={**response.headers, "content-type": "application/octet-stream"})
+
+    page, traffic = open_page(chromium, url, answer={".wasm": octet_stream})
+    assert wait_until_settled(page) == "ready", page.inner_text("#status")
+    assert page.evaluate("document.body.dataset.wasm") == "buffered"
+    assert traffic.blocked == []
+    assert "--project demo" in fill_form(page, {"Project": "demo"})
+    page.context.close()
+
+
+def test_a_failed_download_is_reported_at_once(chromium: object, served) -> None:
+    url, _ = served
+
+    failures = {
+        "HTTP 404": lambda route: route.fulfill(status=404, body="not here"),
+        "Could not download Python's runtime": lambda route: route.abort("connectionreset"),
+    }
+    for message, failure in failures.items():
+        page, _ = open_page(chromium, url, answer={".wasm": failure})
+        assert wait_until_settled(page) == "error"
+        status = page.locator("#status")
+        assert status.get_attribute("role") == "alert" and status.is_visible()
+        assert message in status.inner_text(), status.inner_text()
+        assert "bootstrap.md" in page.get_by_label("Setup commands", exact=True).inner_text()
+        page.context.close()
+
+
+def test_a_tampered_generator_file_is_refused(chromium: object, served) -> None:
+    url, _ = served
+
+    def tampered(route: Any) -> None:
+        body = route.fetch().body() + b"\nRESERVED_SKILL = 'anything'\n"
+        route.fulfill(status=200, body=body, content_type="text/x-python")
+
+    page, _ = open_page(chromium, url, answer={"/names.py": tampered})
+    assert wait_until_settled(page) == "error"
+    assert re.search(r"agent_memory/names\.py has SHA-256 [0-9a-f]{64}, not", page.inner_text("#status"))
+    page.context.close()
+
+
+def test_a_page_that_never_finishes_loading_gives_up_with_a_message(chromium: object, served) -> None:
+    url, _ = served
+    context = chromium.new_context()
+    context.route("**/python_stdlib.zip", lambda route: None)  # never answered
+    page = context.new_page()
+    page.clock.install()
+    page.goto(url)
+    page.wait_for_function("document.body.dataset.state === 'loading'")
+    page.clock.run_for(95_000)  # past the page's 90-second watchdog
+    assert page.evaluate("document.body.dataset.state") == "error"
+    assert "did not load within 90 seconds" in page.inner_text("#status")
+    context.close()
+
+
+def test_the_page_is_readable_on_a_phone_and_in_dark_mode(chromium: object, served) -> None:
+    url, _ = served
+    for options in ({"viewport": {"width": 360, "height": 740}, "is_mobile": True}, {"color_scheme": "dark"}):
+        page, _ = open_page(chromium, url, **options)
+        assert wait_until_settled(page) == "ready"
+        fill_form(page, {"Project": "demo", "Bucket": "file:///x; rm"})
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+        ratios = page.evaluate(CONTRAST)
+        assert all(ratio >= 4.5 for ratio in ratios.values()), ratios
+        page.context.close()
+
+
+# WCAG contrast of each kind of text against the background it is drawn on
+CONTRAST = """() => {
+  const rgb = (color) => color.match(/[\\d.]+/g).slice(0, 3).map(Number);
+  const luminance = ([r, g, b]) => [r, g, b]
+    .map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; })
+    .reduce((sum, v, i) => sum + v * [0.2126, 0.7152, 0.0722][i], 0);
+  const background = (element) => {
+    for (let e = element; e; e = e.parentElement) {
+      const color = getComputedStyle(e).backgroundColor;
+      if (!color.startsWith("rgba(0, 0, 0, 0)") && color !== "transparent") return color;
+    }
+    return "rgb(255, 255, 255)";
+  };
+  const ratio = (element) => {
+    const [a, b] = [luminance(rgb(getComputedStyle(element).color)), luminance(rgb(background(element)))];
+    return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+  };
+  const selectors = ["h1", ".lead", "label[for=project]", ".hint", "#bucket-error", "#generate", "#setup-commands",
+                     "#status", "a", "#project"];
+  return Object.fromEntries(selectors.map((s) => [s, ratio(document.querySelector(s))]));
+}"""

@@ -1,0 +1,168 @@
+"""The commands the page produces, copied with its Copy button and run for real on a fresh "machine" (a
+temporary HOME): the helper is downloaded from the locally served Space, its hash checked, installed in a
+virtual environment, and bootstrap verifies a note in a folder store, then in the Hub emulator. A tampered
+helper stops the commands before anything is installed.
+
+The helper's dependencies come from a wheelhouse that pip downloads once per module (the only use of the
+network here: PyPI, through pip, as a real install would); the commands themselves run unchanged, with
+PIP_NO_INDEX and PIP_FIND_LINKS in their environment, as behind a company mirror.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+import space_site
+from space_browser import chromium_fixture, fill_form, open_page, served_fixture, wait_until_settled  # noqa: F401
+
+from conftest import BUCKET, OWNER, TOKEN
+
+pytestmark = pytest.mark.slow
+
+VENV = Path(".local/share/agent-memory/venv")  # where the venv installer puts the helper, under HOME
+
+
+@pytest.fixture(scope="module")
+def wheelhouse(served, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    _, report = served
+    folder = tmp_path_factory.mktemp("wheelhouse")
+    wheel = Path(report["site"]) / "helper" / report["wheel"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--quiet", "--only-binary=:all:", "--dest", str(folder), str(wheel)],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    (folder / report["wheel"]).unlink()  # the helper itself must come from the Space, checked
+    return folder
+
+
+def copied_commands(browser: object, url: str, form: dict[str, object]) -> str:
+    """Fill the page's form and press Copy: what the owner would paste."""
+    page, traffic = open_page(browser, url, permissions=["clipboard-read", "clipboard-write"])
+    assert wait_until_settled(page) == "ready"
+    shown = fill_form(page, form)
+    page.get_by_role("button", name="Copy").click()
+    page.wait_for_function("document.getElementById('copy-status').textContent.startsWith('Copied')")
+    copied = page.evaluate("navigator.clipboard.readText()")
+    assert copied == shown and traffic.blocked == []
+    page.context.close()
+    return copied
+
+
+def paste(commands: str, machine: Path, env: dict[str, str], shell: str = "bash") -> subprocess.CompletedProcess:
+    """Run `commands` as a terminal would after a paste: the shell reads them from its input, in the project."""
+    project = machine / "project"
+    project.mkdir(parents=True, exist_ok=True)
+    (machine / "home").mkdir(exist_ok=True)
+    return subprocess.run(
+        [shell],
+        input=commands,
+        cwd=project,
+        env={**env, "HOME": str(machine / "home")},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def install_env(base_env: dict[str, str], wheelhouse: Path) -> dict[str, str]:
+    env = {k: v for k, v in base_env.items() if not k.startswith(("HF_", "AGENT_MEMORY_", "PIP_"))}
+    return {**env, "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(wheelhouse), "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+
+
+FORM = {"Operating system": "Linux", "Installer": "venv + pip", "Agent": "Codex and Claude Code", "Hooks": False}
+
+
+def test_the_copied_linux_commands_install_the_helper_and_verify_a_folder_store(
+    chromium, served, wheelhouse: Path, base_env: dict[str, str], tmp_path: Path
+) -> None:
+    url, report = served
+    store = tmp_path / "store"
+    commands = copied_commands(chromium, url, {**FORM, "Project": "demo", "Bucket": f"file://{store}"})
+    proc = paste(commands, tmp_path, install_env(base_env, wheelhouse))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "==> 3/5 Check its SHA-256 before installing anything" in proc.stdout
+    assert "verification: verified" in proc.stdout
+    helper = tmp_path / "home" / VENV / "bin" / "agent-memory"
+    assert (
+        subprocess.run([helper, "--version"], capture_output=True, text=True).stdout.strip().endswith(report["version"])
+    )
+    notes = list((store / "projects" / "demo" / "notes").glob("setup-*.md"))
+    assert len(notes) == 1
+    config = json.loads((tmp_path / "home" / ".config" / "agent-memory" / "config.json").read_text())
+    assert config["core_skill"]["space_revision"] == "local"
+    assert config["projects"] == {str(tmp_path / "project"): "demo"}
+    assert str(helper) in (tmp_path / "home" / ".codex" / "AGENTS.md").read_text()
+    assert (tmp_path / "home" / ".claude" / "skills" / "agent-memory" / "SKILL.md").is_file()
+    # the installed helper is the pinned wheel's code, file for file
+    installed = subprocess.run(
+        [tmp_path / "home" / VENV / "bin" / "python", "-c", "import agent_memory, sys; print(agent_memory.__file__)"],
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    generator = Path(installed).parent / "setup" / "generator.py"
+    assert generator.read_bytes() == (space_site.REPO / "helper/agent_memory/setup/generator.py").read_bytes()
+
+    # pasting the same commands again is safe: a fresh install, the same verified note
+    again = paste(commands, tmp_path, install_env(base_env, wheelhouse))
+    assert again.returncode == 0, again.stderr
+    assert list((store / "projects" / "demo" / "notes").glob("setup-*.md")) == notes
+
+
+def test_the_copied_commands_check_the_login_then_verify_a_note_in_the_hub(
+    chromium, served, wheelhouse: Path, base_env: dict[str, str], hub, tmp_path: Path
+) -> None:
+    url, _ = served
+    shell = "zsh" if shutil.which("zsh") else "bash"  # pasted into macOS's default shell when it is here
+    commands = copied_commands(chromium, url, {**FORM, "Project": "demo", "Bucket": BUCKET})
+    env = install_env(base_env, wheelhouse)
+
+    no_login = paste(commands, tmp_path, env, shell)
+    assert no_login.returncode == 1
+    hf = tmp_path / "home" / VENV / "bin" / "hf"
+    assert "Error: this machine has no Hugging Face login (HF_TOKEN or hf auth login)." in no_login.stderr
+    assert f'Next: run "{hf}" auth login yourself in this terminal, then run this again' in no_login.stderr
+    assert hf.is_file() and not (tmp_path / "home" / ".config" / "agent-memory").exists()  # bootstrap never ran
+    assert TOKEN not in no_login.stdout + no_login.stderr
+
+    logged_in = paste(commands, tmp_path, {**env, "HF_ENDPOINT": hub.url, "HF_TOKEN": TOKEN}, shell)
+    assert logged_in.returncode == 0, logged_in.stdout + logged_in.stderr
+    assert f"bucket: hf://buckets/{OWNER}/memory" in logged_in.stdout and "verification: verified" in logged_in.stdout
+    notes = [p for p in hub.list_paths(BUCKET) if p.startswith("projects/demo/notes/setup-")]
+    assert len(notes) == 1
+    assert TOKEN not in logged_in.stdout + logged_in.stderr
+    assert TOKEN not in (tmp_path / "home" / ".config" / "agent-memory" / "config.json").read_text()
+
+
+def test_a_tampered_helper_stops_the_commands_before_anything_is_installed(
+    chromium, wheelhouse: Path, base_env: dict[str, str], tmp_path: Path
+) -> None:
+    server = space_site.build_module().listen(0)
+    site = tmp_path / "site"
+    report = space_site.built(site, "--base-url", f"http://127.0.0.1:{server.server_address[1]}/")
+    # a valid wheel with one changed file: only its hash gives it away
+    wheel = site / "helper" / report["wheel"]
+    with zipfile.ZipFile(wheel) as original:
+        members = [(info, original.read(info)) for info in original.infolist()]
+    with zipfile.ZipFile(wheel, "w") as changed:
+        for info, data in members:
+            changed.writestr(info, data + b"\nimport os  # added\n" if info.filename.endswith("cli.py") else data)
+    tampered = wheel.read_bytes()
+    with space_site.serving(site, server) as url:
+        commands = copied_commands(chromium, url, {**FORM, "Project": "demo", "Bucket": f"file://{tmp_path}/store"})
+        proc = paste(commands, tmp_path, install_env(base_env, wheelhouse))
+    assert proc.returncode == 1
+    actual = hashlib.sha256(tampered).hexdigest()
+    assert f"Error: the SHA-256 of the download is {actual}, not {report['sha256']}; nothing was installed." in (
+        proc.stderr
+    )
+    assert "==> 4/" not in proc.stdout
+    assert not (tmp_path / "home" / ".local").exists() and not (tmp_path / "store").exists()

@@ -1,0 +1,62 @@
+"""The same generator cases under real Pyodide (the pinned npm package, in Node, offline): every answer must
+be byte-for-byte the one CPython gives, so everything test_space_generator checks holds in the browser too."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+import space_generator_cases as cases
+
+from agent_memory.setup import generator
+
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
+PYODIDE = REPO / "node_modules" / "pyodide"
+RUNNER = TESTS / "space_pyodide.mjs"
+
+
+def offline_prefix() -> list[str]:
+    """`unshare -n --` where this machine allows a process without network (root, or user namespaces)."""
+    probe = subprocess.run(["unshare", "-n", "--", "true"], capture_output=True)
+    return ["unshare", "-n", "--"] if probe.returncode == 0 else []
+
+
+def run_in_pyodide(python: str, tmp_path: Path) -> dict:
+    """Run `python` (its last expression a string) in Pyodide with the page's files and the shared cases."""
+    assert (PYODIDE / "pyodide.mjs").is_file(), "the npm package pyodide is missing: run `npm ci --no-audit --no-fund`"
+    files = {path: str(REPO / "helper" / path) for path in generator.RUNTIME_FILES}
+    files["space_generator_cases.py"] = str(TESTS / "space_generator_cases.py")
+    request = tmp_path / "pyodide-request.json"
+    request.write_text(json.dumps({"pyodide": str(PYODIDE), "files": files, "python": python}))
+    proc = subprocess.run(
+        [*offline_prefix(), "node", str(RUNNER), str(request)], capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(proc.stdout)
+    assert result["fetches"] == []  # nothing was fetched: not even a try
+    return result
+
+
+@pytest.mark.slow
+def test_pyodide_gives_the_same_answer_as_cpython_to_every_case(tmp_path: Path) -> None:
+    python = (
+        "import json, sys\n"
+        "import space_generator_cases as cases\n"
+        "from agent_memory.setup.generator import from_form\n"
+        "json.dumps({'platform': sys.platform, 'answers': cases.run_all(from_form)})\n"
+    )
+    result = run_in_pyodide(python, tmp_path)
+    assert result["python_version"].startswith("3.14")  # Pyodide's interpreter, not the host's
+    answers = json.loads(result["result"])
+    assert answers["platform"] == "emscripten"
+    expected = cases.run_all(generator.from_form)
+    assert answers["answers"].keys() == expected.keys()
+    different = [case for case in expected if answers["answers"][case] != expected[case]]
+    assert not different, different
+    # and the answers are real ones: scripts for the matrix, refusals for the hostile cases that expect them
+    assert all(json.loads(expected[case])["ok"] for case in cases.matrix())
+    refused = [case for case, (_f, _v, want, _d) in cases.hostile().items() if want == "refused"]
+    assert refused and not any(json.loads(expected[case])["ok"] for case in refused)
