@@ -220,7 +220,10 @@ def render(inputs: Inputs, base_url: str, revision: str) -> dict[str, bytes]:
     }
     bootstrap_md = env.get_template("bootstrap.md").render(context)
     if any("```" in text for _, _, text in examples):
-        raise AgentMemoryError("A generated example contains a Markdown code fence; bootstrap.md would break.")
+        raise AgentMemoryError(
+            "A generated example contains a Markdown code fence; bootstrap.md would break.",
+            next_step="change the example in build.py so that it has no ``` (then build again)",
+        )
     markdown = MarkdownIt("commonmark", {"html": False}).enable("table")
     files = {
         "index.html": env.get_template("index.html").render(context),
@@ -443,7 +446,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(options: argparse.Namespace) -> int | None:
     if options.deploy and (options.serve or options.base_url):
-        raise UsageError("--deploy pins its own URLs: it cannot be combined with --serve or --base-url.")
+        raise UsageError(
+            "--deploy pins its own URLs: it cannot be combined with --serve or --base-url.",
+            next_step="python build.py --deploy OWNER/NAME (alone)",
+        )
     if options.deploy:
         repo_id = check_space_id(options.deploy)
         inputs = gather(source_date_epoch())

@@ -178,12 +178,12 @@ def test_a_name_ending_in_a_newline_is_a_usage_error(machine, folder_store, args
 
 
 def test_an_outbox_id_ending_in_a_newline_is_refused(machine, folder_store):
-    """`pending export|discard` say the id is not in the outbox (exit 1), and never build a path from it."""
+    """`pending export|discard` refuse the id as a usage error (exit 2), and never build a path from it."""
     machine.setup(folder_store)
     before = snapshot(machine)
     for args in (("pending", "export", NOTE_ID + "\n", "--to", "out.md"), ("pending", "discard", NOTE_ID + "\n")):
         result = machine.run(*args)
-        assert result.code == 1 and "Nothing with the id" in result.err and "\nNext: " in result.err
+        assert result.code == 2 and "Invalid id" in result.err and "\nNext: " in result.err
     assert snapshot(machine) == before
 
 
@@ -204,3 +204,11 @@ def test_a_folder_store_with_a_trailing_newline_is_stored_without_it(machine, fo
 
 def tree(folder: Path) -> dict[str, bytes]:
     return {str(p): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize(
+    "value", ["file:///tmp/store\ntouch x", "file:///tmp/st\tore", "file:///tmp/a%0Ab", "alice/me\x7fmory"]
+)
+def test_a_bucket_with_control_characters_inside_is_refused(machine, value):
+    result = machine.run("config", "set", "bucket", value)
+    assert result.code == 2 and "Malformed" in result.err and "\nNext: " in result.err

@@ -87,6 +87,8 @@ def bucket(spec: str) -> str:
     path is made canonical (symlinks resolved) by `store.parse_bucket`.
     """
     spec = spec.strip()
+    if any(ord(char) < 32 or ord(char) == 127 for char in spec):  # before urlsplit, which drops tabs and newlines
+        raise _malformed_bucket(spec)
     if spec.startswith("file:"):
         return _file_uri(spec)
     ident = (spec[len(HUB_SCHEME) :] if spec.startswith(HUB_SCHEME) else spec).rstrip("/")
@@ -107,7 +109,7 @@ def _file_uri(spec: str) -> str:
         or parts.query
         or parts.fragment
         or not path.startswith("/")
-        or any(ord(char) < 32 or ord(char) == 127 for char in path)
+        or any(ord(char) < 32 or ord(char) == 127 for char in path)  # %0A and the like, once unquoted
     ):
         raise UsageError(
             f"Malformed folder store {spec!r}: use an absolute path, as in file:///home/me/agent-memory-store.",

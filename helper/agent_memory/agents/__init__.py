@@ -34,6 +34,11 @@ def selected(agent: str) -> tuple[str, ...]:
     return (agent,)
 
 
+def label(agent: str) -> str:
+    """How people call `--agent`'s choice: "Codex", "Claude Code", or "Codex and Claude Code"."""
+    return " and ".join(runtime(name).LABEL for name in selected(agent))
+
+
 def runtime(name: str) -> ModuleType:
     """The module that knows where runtime `name` keeps its files."""
     return {"codex": codex, "claude": claude}[name]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+LABEL = "Claude Code"
+
 
 def config_dir() -> Path:
     """Claude Code's configuration folder: `$CLAUDE_CONFIG_DIR` if set, else `~/.claude`."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+LABEL = "Codex"
+
 
 def home() -> Path:
     """Codex's home folder: `$CODEX_HOME` if set, else `~/.codex`."""

@@ -1,6 +1,6 @@
 """The Space's setup commands for one machine: the form's answers, validated and quoted for the target shell.
 
-Standard library only (plus `agent_memory.names` and `agent_memory.errors`, which are too): the Space's page
+Standard library only (plus `agent_memory.names`, `errors` and `agents`, which are too): the Space's page
 runs this same file under Pyodide, so the form refuses what the helper refuses (and, on top, what would not
 survive a paste into a terminal), and the tests run it under both CPython and Pyodide. The commands download
 the helper pinned by URL and SHA-256, check the hash before installing anything, never ask for a Hugging Face
@@ -16,16 +16,19 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
-from .. import names
+from .. import agents, names
 from ..errors import AgentMemoryError, UsageError
 
 OPERATING_SYSTEMS = {"linux": "Linux", "macos": "macOS", "windows": "Windows"}
 INSTALLERS = {"uv": "uv tool", "pipx": "pipx", "venv": "venv + pip"}
-AGENTS = {"both": "Codex and Claude Code", "codex": "Codex", "claude": "Claude Code"}
+AGENTS = {choice: agents.label(choice) for choice in ("both", *agents.RUNTIMES)}  # the form lists "both" first
 
 # The files the page loads into Pyodide: this module and everything it imports from the package.
 RUNTIME_FILES = (
     "agent_memory/__init__.py",
+    "agent_memory/agents/__init__.py",
+    "agent_memory/agents/claude.py",
+    "agent_memory/agents/codex.py",
     "agent_memory/errors.py",
     "agent_memory/names.py",
     "agent_memory/setup/__init__.py",
