@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
+from contextlib import suppress
 from typing import Any
 
 from .. import config as config_file
@@ -21,13 +21,15 @@ def read(note_id: str, *, fresh: bool = False) -> dict[str, Any]:
     project = resolve(config=config)["project"]
     cache = ProjectCache(bucket, project)
     path = object_path(project, note_id)
+    damaged = False
     if not fresh:
-        with contextlib.suppress(FileNotFoundError):
-            return _found(note_id, path, cache.note_file(note_id).read_bytes(), "cache")
+        if (data := cache.verified(note_id)) is not None:
+            return _found(note_id, path, data, "cache")
+        damaged = cache.note_file(note_id).exists()  # never shown: the bucket's copy replaces it
         entry = pending.get(note_id)
         if entry is not None and entry["bucket"] == bucket and entry["path"] == path:
             return _found(note_id, path, pending.content(entry), "pending")
-    data = _from_bucket(bucket, path)
+    data = _from_bucket(bucket, path, damaged)
     if data is None and fresh and pending.get(note_id) is not None:
         raise AgentMemoryError(
             f"Note {note_id} is pending on this machine: it is not in the bucket yet.",
@@ -38,12 +40,12 @@ def read(note_id: str, *, fresh: bool = False) -> dict[str, Any]:
             f"No note {note_id} in project {project} of {bucket}.",
             next_step="agent-memory search QUERY (lists matching notes and their ids)",
         )
-    with contextlib.suppress(OSError):
+    with suppress(OSError):  # the cache is a convenience: the note was read all the same
         cache.add({note_id: data})
     return _found(note_id, path, data, "bucket")
 
 
-def _from_bucket(bucket: str, path: str) -> bytes | None:
+def _from_bucket(bucket: str, path: str, damaged: bool) -> bytes | None:
     from ..errors import AccessError
     from ..store import StoreError, open_store
 
@@ -51,10 +53,12 @@ def _from_bucket(bucket: str, path: str) -> bytes | None:
         return open_store(bucket).read(path)
     except StoreError as exc:
         error = AccessError if exc.reason == "auth" else AgentMemoryError
-        raise error(
-            f"Could not read {path} from {bucket}: {exc.detail}.",
-            next_step="agent-memory status (and check the network or credentials)",
-        ) from exc
+        message = f"Could not read {path} from {bucket}: {exc.detail}."
+        if damaged:
+            message = (
+                f"The cached copy of {path} is damaged (not shown), and reading it from {bucket} failed: {exc.detail}."
+            )
+        raise error(message, next_step="agent-memory status (and check the network or credentials)") from exc
 
 
 def _found(note_id: str, path: str, content: bytes, source: str) -> dict[str, Any]:
