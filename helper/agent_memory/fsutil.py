@@ -12,7 +12,10 @@ import json
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # typing is not imported at run time: every command starts through this module
+if TYPE_CHECKING:
+    from typing import Any
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700

@@ -21,7 +21,6 @@ import os
 from binascii import crc32
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TypeVar
 
 from .. import paths
 from ..fsutil import FILE_MODE, append, locked, make_dirs, read_json, try_locked, write_atomic, write_json_atomic
@@ -29,9 +28,14 @@ from ..store import folder_path, hub_id
 from . import pack
 from .notes import utc_now
 
+TYPE_CHECKING = False  # typing is not imported at run time: search and status start through this module
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    R = TypeVar("R")
+
 Checksum = tuple[int, int, "str | None"]  # size, CRC-32, remote hash: a plain tuple, cheap to build 50,000 of
 TAIL = 4 << 20  # more than the longest record (a 1 MiB note, lowercased)
-R = TypeVar("R")
 FEW = 32  # up to this many notes, look their lines up one by one instead of parsing the whole file
 
 

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterator
-from typing import Any
 
 from . import pack
 from .cache import ProjectCache
 from .notes import object_path
 from .pack import HEADER_FIELDS
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up time)
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_MATCHES_PER_NOTE = 3
 MATCH_TEXT_MAX = 200
