@@ -19,7 +19,6 @@ if TYPE_CHECKING:
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
 def make_dirs(folder: Path) -> None:
@@ -90,6 +89,8 @@ def tighten(root: Path) -> None:
     Cheap when there is nothing to do: one stat of the root, whose own mode tells (it is tightened last, so an
     interrupted pass is finished next time).
     """
+    if os.name == "nt":  # access there is a matter of ACLs, which the user's profile folders already restrict
+        return
     try:
         mode = os.lstat(root).st_mode
     except OSError:
@@ -128,7 +129,7 @@ def _chmod(path: str, mode: int | None) -> None:
 def _open_private(path: Path, flags: int) -> int:
     """A file descriptor on `path`, created 0600 (and its folders) if missing."""
     make_dirs(path.parent)
-    return os.open(path, flags | os.O_CREAT | os.O_APPEND | _CLOEXEC, FILE_MODE)
+    return os.open(path, flags | os.O_CREAT | os.O_APPEND, FILE_MODE)  # not inherited by children (PEP 446)
 
 
 @contextlib.contextmanager
