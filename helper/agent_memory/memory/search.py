@@ -6,6 +6,7 @@ An online search refreshes the cache first, which also heals it (see `refresh`).
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 from collections.abc import Iterator
 
@@ -103,7 +104,8 @@ def search(
             }
         )
     if damaged:
-        cache.discard(damaged)
+        with contextlib.suppress(OSError):  # a read-only cache (a sandbox): they stay hidden all the same
+            cache.discard(damaged)
     return results
 
 
