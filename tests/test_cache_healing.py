@@ -196,3 +196,22 @@ def test_a_refresh_killed_at_any_point_leaves_a_cache_that_the_next_one_heals(ma
     cached = {f.name: f.read_bytes() for f in (_project_cache(b) / "notes").glob("*.md")}
     assert cached == {f.name: f.read_bytes() for f in store.rglob("*.md")}
     assert not list(_project_cache(b).glob(".download-*"))
+
+
+@pytest.mark.slow
+def test_a_large_download_cut_short_keeps_its_finished_batches(machine, hub):
+    files = {
+        f"projects/demo/notes/20260101-000000-{i:06d}-00000000bb.md": f"---\ntitle: N{i}\n---\n\nbatch {i}\n".encode()
+        for i in range(1500)
+    }
+    hub.put_files(BUCKET, files)
+    a = machine.setup(BUCKET)
+    hub.fault("xet-read-token", "fail", status=500, after=1, times=0)  # the second batch cannot download
+    cut = a.run("search", "batch", "--json")
+    assert cut.code == 0 and cut.json["sync"]["status"] == "stale"
+    assert len(_cached(a)) == 1000  # the first batch is kept
+    assert len(a.run("search", "batch", "--offline", "--limit", "1000", "--json").json["results"]) == 1000
+    hub.clear_faults()
+    whole = a.run("search", "batch", "--limit", "1000", "--json")
+    assert whole.json["sync"]["status"] == "fresh" and len(whole.json["results"]) == 1000
+    assert _cached(a) == files

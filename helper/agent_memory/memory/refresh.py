@@ -3,9 +3,10 @@
 Every cached note is checked against the listing: its file's size, and the size and hash recorded when it was
 cached (`cache.checksums`); a note that differs, is missing or was never verified is downloaded again. A
 cached copy with no known hash is compared by hashing it the way the listing does, where the store can.
-Downloads land in a staging folder and are moved into the cache only when complete. Cached notes are dropped
-only after a complete, successful listing: a failed or partial one changes nothing. Last, the search pack is
-checked whole and rebuilt if it is torn or disagrees with the notes.
+Downloads land in a staging folder and are moved into the cache only when complete, a batch at a time: when
+the command's time budget runs out during a large download, the next refresh goes on from there. Cached notes
+are dropped only after a complete, successful listing: a failed or partial one drops nothing. Last, the
+search pack is checked whole and rebuilt if it is torn or disagrees with the notes.
 """
 
 from __future__ import annotations
@@ -17,10 +18,11 @@ from ..store import ObjectInfo, Store, StoreError
 from .cache import ProjectCache
 
 _NOTE_FILE = re.compile(r"projects/[^/]+/notes/([^/]+)\.md")
+BATCH = 1000  # notes per download: one request for a few new notes, kept progress for a first fill of thousands
 
 
 def refresh(store: Store, cache: ProjectCache) -> None:
-    """Sync the cache of one project with the bucket; raises StoreError (and then changes nothing)."""
+    """Sync the cache of one project with the bucket; raises StoreError (then what is cached stays cached)."""
     remote: dict[str, ObjectInfo] = {}
     for info in store.list(f"projects/{cache.project}/notes"):
         match = _NOTE_FILE.fullmatch(info.path)
@@ -46,9 +48,9 @@ def _sync(store: Store, cache: ProjectCache, remote: dict[str, ObjectInfo]) -> N
             fetch.append(note_id)  # the object changed in the bucket
         elif checksum is None or (info.hash is not None and checksum[2] is None):
             compare.append(note_id)  # never verified, or saved here before its hash was known
-    fetch += _verify_by_hash(store, cache, {note_id: remote[note_id] for note_id in compare})
-    if fetch:
-        _download(store, cache, {note_id: remote[note_id] for note_id in sorted(fetch)})
+    fetch = sorted(fetch + _verify_by_hash(store, cache, {note_id: remote[note_id] for note_id in compare}))
+    for start in range(0, len(fetch), BATCH):
+        _download(store, cache, {note_id: remote[note_id] for note_id in fetch[start : start + BATCH]})
     gone = (sizes.keys() | known.keys()) - remote.keys()
     if gone:
         cache.drop(gone)

@@ -104,7 +104,7 @@ def search(
             }
         )
     if damaged:
-        with contextlib.suppress(OSError):  # a read-only cache (a sandbox): they stay hidden all the same
+        with contextlib.suppress(OSError):  # a read-only cache (a sandbox): their text is not shown all the same
             cache.discard(damaged)
     return results
 
