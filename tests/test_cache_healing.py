@@ -68,10 +68,13 @@ def _assert_whole(machine, stored) -> None:
     assert _cached(machine) == stored()
 
 
-def test_a_cache_cut_short_is_healed_by_the_next_online_search(shared):
+@pytest.mark.parametrize("pack", ["kept", "lost"])
+def test_a_cache_cut_short_is_healed_by_the_next_online_search(shared, pack):
     _a, b, stored = shared
     for file in (_project_cache(b) / "notes").glob("*.md"):
         os.truncate(file, 10)
+    if pack == "lost":  # rebuilt from the cut files, it would find nothing
+        (_project_cache(b) / "search.pack").unlink()
     _assert_whole(b, stored)
 
 
@@ -215,3 +218,22 @@ def test_a_large_download_cut_short_keeps_its_finished_batches(machine, hub):
     whole = a.run("search", "batch", "--limit", "1000", "--json")
     assert whole.json["sync"]["status"] == "fresh" and len(whole.json["results"]) == 1000
     assert _cached(a) == files
+
+
+def test_search_reads_the_pack_in_blocks_and_finds_every_record(machine, folder_store):
+    """The pack is read a block (1 MiB) at a time: records cut by a block, or longer than one, are found whole."""
+    store = Path(folder_store[len("file://") :]) / "projects" / "demo" / "notes"
+    store.mkdir(parents=True)
+    for index in range(25):  # about 2.5 MiB of pack: records straddle the block boundaries
+        filler = f"filler line {index}\n" * 6000
+        body = f"---\ntitle: Long {index}\n---\n\nneedle-start {index}\n{filler}needle-end {index}\n"
+        (store / f"20260101-000000-{index:06d}-00000000cc.md").write_text(body)
+    ready = machine.setup(folder_store)
+    longest = "x" * (1024 * 1024 - 20) + "\nneedle-end big\n"  # a 1 MiB note: its record outgrows a block
+    assert ready.save(longest).code == 0
+    for args in ((), ("--offline",)):
+        found = ready.run("search", "needle-end", "--limit", "1000", "--json", *args).json["results"]
+        assert len(found) == 26
+        assert all(len(r["matches"]) == 1 and r["matches"][0]["text"].startswith("needle-end") for r in found)
+        assert len(ready.run("search", "needle-start", "--json", "--limit", "1000", *args).json["results"]) == 25
+        assert len(ready.run("search", "--json", "--limit", "1000", *args).json["results"]) == 26

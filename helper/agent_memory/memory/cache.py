@@ -82,33 +82,38 @@ class ProjectCache:
         """What each verified note must be: `{id: (size, crc32, remote hash or None)}`."""
         return _parse_all(_complete(self.checksums))
 
-    def verified(self, note_id: str) -> bytes | None:
-        """The cached note's bytes if they are exactly what was cached from a verified source, else None."""
-        data = self._intact(note_id)
-        if data is None and self.note_file(note_id).exists():
-            with contextlib.suppress(OSError), self._locked():  # a writer may be between the file and its line
-                data = self._intact(note_id)
-        return data
+    def verified(self, note_ids: list[str]) -> dict[str, bytes | None]:
+        """Each cached note's bytes if they are exactly what was cached from a verified source, else None."""
+        found = self._intact(note_ids)
+        if any(data is None and self.note_file(note_id).exists() for note_id, data in found.items()):
+            with contextlib.suppress(OSError), self._locked():  # a writer may be between a file and its line
+                found = self._intact(note_ids)
+        return found
 
-    def _intact(self, note_id: str, expected: Checksum | None = None) -> bytes | None:
-        """The cached bytes if they match `expected` (default: the note's line), else None."""
+    def _intact(self, note_ids: list[str] | set[str]) -> dict[str, bytes | None]:
+        """`{id: bytes or None}`: each cached copy's bytes if they match its line."""
+        known = self._known(note_ids)
+        return {note_id: self._matching(note_id, known.get(note_id)) for note_id in note_ids}
+
+    def _matching(self, note_id: str, expected: Checksum | None) -> bytes | None:
+        """The cached copy's bytes if they have the size and CRC-32 of `expected`, else None."""
         try:
             data = self.note_file(note_id).read_bytes()
         except FileNotFoundError:
             return None
-        expected = expected or self._known({note_id}).get(note_id)
-        return data if expected is not None and len(data) == expected[0] and crc32(data) == expected[1] else None
+        return data if expected is not None and (len(data), crc32(data)) == expected[:2] else None
 
-    def _known(self, note_ids: set[str] | dict[str, object]) -> dict[str, Checksum]:
+    def _known(self, note_ids: list[str] | set[str] | dict[str, object]) -> dict[str, Checksum]:
         """The lines of `note_ids`: looked up one by one when they are few (read and search need one or ten)."""
         data = _complete(self.checksums)
         if len(note_ids) > FEW:
             return _parse_all(data)
-        data = b"\n" + data  # now every line follows a newline, the first one too
         found = {}
         for note_id in note_ids:
-            at = data.rfind(b"\n" + note_id.encode() + b"\t")
-            if at != -1 and (parsed := _parse_line(data[at + 1 : data.find(b"\n", at + 1)])) is not None:
+            key = note_id.encode() + b"\t"
+            at = data.rfind(b"\n" + key)
+            at = at + 1 if at != -1 else 0 if data.startswith(key) else -1  # the last line of the note
+            if at != -1 and (parsed := _parse_line(data[at : data.find(b"\n", at)])) is not None:
                 found[note_id] = parsed[1]
         return found
 
@@ -141,7 +146,7 @@ class ProjectCache:
                 data = source.read_bytes() if isinstance(source, Path) else source
                 checksum = (len(data), crc32(data), remote.get(note_id))
                 current = known.get(note_id)
-                if current is not None and current[:2] == checksum[:2] and self._intact(note_id, current) is not None:
+                if current is not None and current[:2] == checksum[:2] and self._matching(note_id, current) is not None:
                     if checksum[2] is not None and current[2] != checksum[2]:
                         lines.append(_line(note_id, checksum))  # the same bytes, whose remote hash is now known
                     continue  # cached already: notes are immutable
@@ -165,7 +170,7 @@ class ProjectCache:
     def discard(self, note_ids: set[str]) -> None:
         """Remove cached copies found damaged (unless another process has replaced them meanwhile)."""
         with self._locked():
-            damaged = {note_id for note_id in note_ids if self._intact(note_id) is None}
+            damaged = {note_id for note_id, data in self._intact(note_ids).items() if data is None}
             self._forget_locked(damaged)
         self.discarded |= damaged
 
@@ -234,7 +239,7 @@ class ProjectCache:
 
         def records() -> Iterator[bytes]:
             for note_id in sorted(known):
-                data = self._intact(note_id, known[note_id])
+                data = self._matching(note_id, known[note_id])
                 if data is None:
                     damaged.add(note_id)
                 else:

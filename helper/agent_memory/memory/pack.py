@@ -68,22 +68,31 @@ def scan(path: Path, needle: bytes) -> Iterator[bytes]:
         return
 
 
-def _blocks(handle: BufferedReader) -> Iterator[tuple[bytes, int]]:
-    """`(data, end)`: `data[:end]` is whole records; a record cut by the block is carried to the next one."""
-    carry = b""
-    while block := handle.read(BLOCK):
-        data = carry + block
-        end = data.rfind(b"\x00")
+def _blocks(handle: BufferedReader) -> Iterator[tuple[bytearray, int]]:
+    """`(data, end)`: `data[:end]` is whole records; a record cut by the block is carried to the next one.
+
+    One buffer is reused, read into: fresh megabytes for every block would cost more in page faults than the
+    search itself.
+    """
+    data, filled = bytearray(BLOCK), 0
+    while True:
+        if filled == len(data):  # one record longer than the buffer: make room
+            data.extend(bytes(len(data)))
+        with memoryview(data) as free:
+            count = handle.readinto(free[filled:])
+        if not count:
+            break
+        filled += count
+        end = data.rfind(b"\x00", 0, filled)
         if end > 0:
             yield data, end
-            carry = data[end:]
-        else:  # one record longer than a block: keep reading
-            carry = data
-    if carry:
-        yield carry, len(carry)
+            data[: filled - end] = data[end:filled]
+            filled -= end
+    if filled:
+        yield data, filled
 
 
-def _matching(data: bytes, end: int, needle: bytes) -> Iterator[bytes]:
+def _matching(data: bytearray, end: int, needle: bytes) -> Iterator[bytes]:
     pos = data.find(needle, 0, end)
     while pos != -1:
         start = data.rfind(b"\x00", 0, pos)
@@ -100,11 +109,11 @@ def _matching(data: bytes, end: int, needle: bytes) -> Iterator[bytes]:
             continue
         if not _intact(data, start, stop):
             raise Damaged
-        yield data[start + _PREFIX : header_end]
+        yield bytes(data[start + _PREFIX : header_end])
         pos = data.find(needle, stop, end)
 
 
-def _every(data: bytes, end: int) -> Iterator[bytes]:
+def _every(data: bytearray, end: int) -> Iterator[bytes]:
     start = 0
     while start < end:
         stop = data.find(b"\x00", start + 1, end)
@@ -112,11 +121,11 @@ def _every(data: bytes, end: int) -> Iterator[bytes]:
         header_end = data.find(b"\n", start, stop)
         if header_end == -1 or not _intact(data, start, stop):
             raise Damaged
-        yield data[start + _PREFIX : header_end]
+        yield bytes(data[start + _PREFIX : header_end])
         start = stop
 
 
-def _intact(data: bytes, start: int, stop: int) -> bool:
+def _intact(data: bytes | bytearray, start: int, stop: int) -> bool:
     """Whether the record `data[start:stop]` is as long as it says, with the CRC it says."""
     if data[start + 9 : start + 10] != b"\t" or data[start + 18 : start + 19] != b"\t":
         return False

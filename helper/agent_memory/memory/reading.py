@@ -23,7 +23,7 @@ def read(note_id: str, *, fresh: bool = False) -> dict[str, Any]:
     path = object_path(project, note_id)
     damaged = False
     if not fresh:
-        if (data := cache.verified(note_id)) is not None:
+        if (data := cache.verified([note_id])[note_id]) is not None:
             return _found(note_id, path, data, "cache")
         damaged = cache.note_file(note_id).exists()  # never shown: the bucket's copy replaces it
         entry = pending.get(note_id)

@@ -81,15 +81,14 @@ def search(
         key=lambda c: (c.get("created") or "", c["id"]),
         reverse=True,
     )[:limit]
-    damaged = set()
+    copies = cache.verified([found["id"] for found in ranked if not found["pending"]])
+    damaged = {note_id for note_id, data in copies.items() if data is None and cache.note_file(note_id).exists()}
     results = []
     for found in ranked:
         if found["pending"]:
             text = found["entry"]["content"]
         else:
-            data = cache.verified(found["id"])
-            if data is None and cache.note_file(found["id"]).exists():
-                damaged.add(found["id"])
+            data = copies[found["id"]]
             text = data.decode("utf-8", errors="replace") if data is not None else ""
         results.append(
             {
