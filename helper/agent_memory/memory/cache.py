@@ -1,11 +1,11 @@
 """The per-bucket cache: exact copies of the notes, the record of what each copy must be, and a search pack.
 
 Layout, mirroring the bucket: `<cache>/<bucket key>/projects/<project>/notes/<id>.md`. Beside `notes/`:
-- `checksums`: one line per verified note, `id size crc32 remote-hash` separated by tabs (`-` for a remote
-  hash the listing does not give, or that is not known yet). A line is written only from a verified source:
-  a download checked against the listing, or bytes this machine uploaded or read from the bucket, never from
-  the cached file alone. `read` and `search` show a cached note only if it still matches its line, and a
-  refresh compares each line with the listing.
+- `checksums` (see `checksums`): the size and CRC-32 of each verified note, and its hash in the listing. A
+  line is written only from a verified source: a download checked against the listing, bytes this machine
+  uploaded or read from the bucket, or a copy whose hash is the listing's; never from the cached file alone.
+  `read` and `search` show a cached note only if it still matches its line, and a refresh compares each line
+  with the listing.
 - `search.pack` (see `pack`): derived from the verified notes; appended to, and rebuilt whenever it is
   damaged or disagrees with them.
 
@@ -25,7 +25,8 @@ from pathlib import Path
 from .. import paths
 from ..fsutil import FILE_MODE, append, locked, make_dirs, read_json, try_locked, write_atomic, write_json_atomic
 from ..store import folder_path, hub_id
-from . import pack
+from . import checksums, pack
+from .checksums import Checksum
 from .notes import utc_now
 
 TYPE_CHECKING = False  # typing is not imported at run time: search and status start through this module
@@ -34,9 +35,7 @@ if TYPE_CHECKING:
 
     R = TypeVar("R")
 
-Checksum = tuple[int, int, "str | None"]  # size, CRC-32, remote hash: a plain tuple, cheap to build 50,000 of
 TAIL = 4 << 20  # more than the longest record (a 1 MiB note, lowercased)
-FEW = 32  # up to this many notes, look their lines up one by one instead of parsing the whole file
 
 
 def bucket_key(uri: str) -> str:
@@ -59,7 +58,7 @@ class ProjectCache:
         self.dir = paths.cache_dir() / bucket_key(bucket_uri) / "projects" / project
         self.notes = self.dir / "notes"
         self.pack = self.dir / "search.pack"
-        self.checksums = self.dir / "checksums"
+        self.checksum_file = self.dir / "checksums"
         self.discarded: set[str] = set()  # damaged copies removed by this object, to be fetched again
 
     def note_file(self, note_id: str) -> Path:
@@ -80,7 +79,7 @@ class ProjectCache:
 
     def verified_checksums(self) -> dict[str, Checksum]:
         """What each verified note must be: `{id: (size, crc32, remote hash or None)}`."""
-        return _parse_all(_complete(self.checksums))
+        return checksums.read(self.checksum_file)
 
     def verified(self, note_ids: list[str]) -> dict[str, bytes | None]:
         """Each cached note's bytes if they are exactly what was cached from a verified source, else None."""
@@ -92,7 +91,7 @@ class ProjectCache:
 
     def _intact(self, note_ids: list[str] | set[str]) -> dict[str, bytes | None]:
         """`{id: bytes or None}`: each cached copy's bytes if they match its line."""
-        known = self._known(note_ids)
+        known = checksums.read(self.checksum_file, note_ids)
         return {note_id: self._matching(note_id, known.get(note_id)) for note_id in note_ids}
 
     def _matching(self, note_id: str, expected: Checksum | None) -> bytes | None:
@@ -103,26 +102,12 @@ class ProjectCache:
             return None
         return data if expected is not None and (len(data), crc32(data)) == expected[:2] else None
 
-    def _known(self, note_ids: list[str] | set[str] | dict[str, object]) -> dict[str, Checksum]:
-        """The lines of `note_ids`: looked up one by one when they are few (read and search need one or ten)."""
-        data = _complete(self.checksums)
-        if len(note_ids) > FEW:
-            return _parse_all(data)
-        found = {}
-        for note_id in note_ids:
-            key = note_id.encode() + b"\t"
-            at = data.rfind(b"\n" + key)
-            at = at + 1 if at != -1 else 0 if data.startswith(key) else -1  # the last line of the note
-            if at != -1 and (parsed := _parse_line(data[at : data.find(b"\n", at)])) is not None:
-                found[note_id] = parsed[1]
-        return found
-
     def search_pack(self, needle: bytes, consume: Callable[[Iterator[bytes]], R]) -> R:
         """`consume(headers)` of the pack records whose text contains `needle` (see `pack.scan`).
 
         A pack found torn or missing is checked again and repaired under the lock, and read there once more.
         """
-        if self.pack.exists() or not self.checksums.exists():
+        if self.pack.exists() or not self.checksum_file.exists():
             with contextlib.suppress(pack.Damaged):
                 return consume(pack.scan(self.pack, needle))
         with self._locked():
@@ -139,7 +124,7 @@ class ProjectCache:
         """
         remote = remote or {}
         with self._locked():
-            known = self._known(notes)
+            known = checksums.read(self.checksum_file, notes)
             lines, added, replaced = [], [], False
             for note_id, source in notes.items():
                 target = self.note_file(note_id)
@@ -148,11 +133,11 @@ class ProjectCache:
                 current = known.get(note_id)
                 if current is not None and current[:2] == checksum[:2] and self._matching(note_id, current) is not None:
                     if checksum[2] is not None and current[2] != checksum[2]:
-                        lines.append(_line(note_id, checksum))  # the same bytes, whose remote hash is now known
+                        lines.append(checksums.line(note_id, checksum))  # same bytes, remote hash now known
                     continue  # cached already: notes are immutable
                 replaced = replaced or current is not None or target.exists()
                 self._place(target, source, data)
-                lines.append(_line(note_id, checksum))
+                lines.append(checksums.line(note_id, checksum))
                 added.append(note_id)
             if lines:
                 self._record(lines)
@@ -206,11 +191,11 @@ class ProjectCache:
 
     def _record(self, lines: list[bytes]) -> None:
         """Append checksum lines; after a torn line (a crash mid-append) the file is rewritten whole first."""
-        if _ends_torn(self.checksums):
-            kept = [_line(note_id, checksum) for note_id, checksum in self.verified_checksums().items()]
-            write_atomic(self.checksums, b"".join(kept + lines))
+        if checksums.ends_torn(self.checksum_file):
+            kept = [checksums.line(note_id, checksum) for note_id, checksum in self.verified_checksums().items()]
+            write_atomic(self.checksum_file, b"".join(kept + lines))
         else:
-            append(self.checksums, lines)
+            append(self.checksum_file, lines)
 
     def _forget_locked(self, note_ids: set[str]) -> None:
         if not note_ids:
@@ -219,7 +204,7 @@ class ProjectCache:
             with contextlib.suppress(FileNotFoundError):
                 self.note_file(note_id).unlink()
         kept = {key: value for key, value in self.verified_checksums().items() if key not in note_ids}
-        write_atomic(self.checksums, b"".join(_line(note_id, checksum) for note_id, checksum in kept.items()))
+        write_atomic(self.checksum_file, b"".join(checksums.line(note_id, value) for note_id, value in kept.items()))
 
     def _pack_appendable(self) -> bool:
         """Whether the pack exists and ends with a whole record (an append cut by a crash would not)."""
@@ -288,49 +273,3 @@ class ProjectCache:
                 yield folder
             finally:
                 shutil.rmtree(folder, ignore_errors=True)
-
-
-def _line(note_id: str, checksum: Checksum) -> bytes:
-    size, crc, remote = checksum
-    return f"{note_id}\t{size}\t{crc:08x}\t{remote or '-'}\n".encode()
-
-
-def _parse_line(line: bytes) -> tuple[str, Checksum] | None:
-    """`(id, checksum)` of one line, or None if it is not a well-formed one."""
-    parts = line.split(b"\t")
-    if len(parts) != 4 or not parts[1].isdigit() or len(parts[2]) != 8 or not parts[0] or not parts[3]:
-        return None
-    try:
-        crc = int(parts[2], 16)
-        note_id, remote = parts[0].decode("ascii"), parts[3].decode("ascii")
-    except ValueError:
-        return None
-    return note_id, (int(parts[1]), crc, None if remote == "-" else remote)
-
-
-def _parse_all(data: bytes) -> dict[str, Checksum]:
-    found = {}
-    for line in data.split(b"\n")[:-1]:
-        if (parsed := _parse_line(line)) is not None:
-            found[parsed[0]] = parsed[1]  # a later line wins: a replaced copy, or a remote hash learnt later
-    return found
-
-
-def _complete(file: Path) -> bytes:
-    """The lines of `file` that end with a newline (a torn last line is left out)."""
-    try:
-        data = file.read_bytes()
-    except FileNotFoundError:
-        return b""
-    return data[: data.rfind(b"\n") + 1]
-
-
-def _ends_torn(file: Path) -> bool:
-    try:
-        with open(file, "rb") as handle:
-            if handle.seek(0, os.SEEK_END) == 0:
-                return False
-            handle.seek(-1, os.SEEK_END)
-            return handle.read(1) != b"\n"
-    except FileNotFoundError:
-        return False

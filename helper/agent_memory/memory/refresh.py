@@ -1,7 +1,7 @@
 """Bring a project's cache up to date with the bucket, and heal it: the listing is the truth.
 
 Every cached note is checked against the listing: its file's size, and the size and hash recorded when it was
-cached (`cache.checksums`); a note that differs, is missing or was never verified is downloaded again. A
+cached (`checksums`); a note that differs, is missing or was never verified is downloaded again. A
 cached copy with no known hash is compared by hashing it the way the listing does, where the store can.
 Downloads land in a staging folder and are moved into the cache only when complete, a batch at a time: when
 the command's time budget runs out during a large download, the next refresh goes on from there. Cached notes
