@@ -6,6 +6,7 @@ matches, same files), fails loudly if not, and returns its tables.
 
 from __future__ import annotations
 
+import json
 import shutil
 import time
 from collections import Counter
@@ -87,7 +88,7 @@ def prepare(ctx: Context, size: int) -> Corpus:
     ctx.emulator.put_files(bucket, files)
     machine = Machine(ctx.root / f"notes-{size}", hub_env(ctx.emulator)).setup(bucket, data.PROJECT)
     hf_dir = machine.root / "hf-copy"
-    fill = timed(lambda: machine.agent_memory("search", data.QUERY))
+    fill = timed(lambda: _fill(machine, size))
     hf_fill = timed(lambda: machine.run([HF, "buckets", "sync", remote_notes(bucket), str(hf_dir)]))
     corpus = Corpus(size, bucket, files, machine, fill, hf_dir, hf_fill)
     cached = {file.name for file in corpus.notes_dir.iterdir()}
@@ -95,6 +96,14 @@ def prepare(ctx: Context, size: int) -> Corpus:
         raise RuntimeError(f"the cache of {size} notes does not hold exactly the bucket's notes")
     ctx.corpora[size] = corpus
     return corpus
+
+
+def _fill(machine: Machine, size: int) -> None:
+    """One online search fills the cache (setup, not a target: no time budget may cut it short)."""
+    argv = machine.argv("search", "--json", data.QUERY)
+    sync = json.loads(machine.run(argv, env={"AGENT_MEMORY_TIMEOUT": "3600"}).stdout)["sync"]
+    if sync["status"] != "fresh":
+        raise RuntimeError(f"filling the cache of {size} notes failed: {sync['reason']}: {sync['detail']}")
 
 
 def check_tools() -> None:

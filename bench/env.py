@@ -61,9 +61,13 @@ class Machine:
         """The command line of `agent-memory ARGS...`."""
         return [AGENT_MEMORY, *args]
 
-    def run(self, argv: list[str], *, ok: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess[bytes]:
-        """Run a command on this machine (in its checkout); fail loudly on an unexpected exit code."""
-        proc = subprocess.run(argv, cwd=self.work, env=self.env, capture_output=True, stdin=subprocess.DEVNULL)
+    def run(
+        self, argv: list[str], *, ok: tuple[int, ...] = (0,), env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[bytes]:
+        """Run a command on this machine (in its checkout), with `env` added; fail loudly on an unexpected exit
+        code."""
+        environment = {**self.env, **(env or {})}
+        proc = subprocess.run(argv, cwd=self.work, env=environment, capture_output=True, stdin=subprocess.DEVNULL)
         if proc.returncode not in ok:
             raise RuntimeError(
                 f"{' '.join(argv)} exited {proc.returncode}\nstdout: {proc.stdout.decode()[-2000:]}\n"

@@ -1,49 +1,61 @@
 """The `agent-memory` command line: parse arguments, call the domain modules, render their results.
 
 Nothing else lives here. Data goes to stdout (one JSON object with `--json`), everything else to stderr.
-Domain modules are imported inside the handlers so that each command loads only what it uses.
+Domain modules are imported inside the handlers so that each command loads only what it uses, and the hot
+commands (see `_HOT`) are parsed without argparse, whose import alone costs as much as the interpreter's
+start-up: agents and their hooks run them on every session start and every turn.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
-from collections.abc import Callable
-from typing import Any
 
 from . import __version__
 from .errors import OK, PENDING, AgentMemoryError, UsageError
 
-Outcome = tuple[dict[str, Any], str, int]  # JSON object, human text, exit code
+TYPE_CHECKING = False  # typing itself is not imported: it is on the start-up path of every command
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable
+    from typing import Any
+
+    Outcome = tuple[dict[str, Any], str, int]  # JSON object, human text, exit code
+    Handler = Callable[[argparse.Namespace], Outcome]
 
 
-class _Formatter(argparse.HelpFormatter):
-    """argparse builds a formatter for every argument it declares, and asks shutil for the terminal width each
-    time: importing shutil alone costs more start-up time than all of agent-memory's own modules."""
+def _parser_class() -> type[argparse.ArgumentParser]:
+    """argparse, imported only for cold commands, --help and usage errors, with our formatter and errors."""
+    import argparse
 
-    def __init__(self, prog: str) -> None:
-        try:
-            width = int(os.environ["COLUMNS"])
-        except (KeyError, ValueError):
+    class Formatter(argparse.HelpFormatter):
+        """argparse builds a formatter for every argument it declares, and asks shutil for the terminal width
+        each time: importing shutil alone costs more start-up time than all of agent-memory's own modules."""
+
+        def __init__(self, prog: str) -> None:
             try:
-                width = os.get_terminal_size().columns
-            except OSError:
-                width = 80
-        super().__init__(prog, width=width - 2)
+                width = int(os.environ["COLUMNS"])
+            except (KeyError, ValueError):
+                try:
+                    width = os.get_terminal_size().columns
+                except OSError:
+                    width = 80
+            super().__init__(prog, width=width - 2)
 
+    class Parser(argparse.ArgumentParser):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, formatter_class=Formatter, **kwargs)
 
-class _Parser(argparse.ArgumentParser):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, formatter_class=_Formatter, **kwargs)
+        def error(self, message: str) -> None:  # type: ignore[override]
+            raise UsageError(f"{message}.", next_step=f"{self.prog} --help")
 
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(f"{message}.", next_step=f"{self.prog} --help")
+    return Parser
 
 
 def _build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser; with `command`, only that command's arguments are declared (the others cost start-up time)."""
+    _Parser = _parser_class()
     parser = _Parser(prog="agent-memory", description="Portable memory and skills for coding agents.")
     parser.add_argument("--version", action="version", version=f"agent-memory {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -55,13 +67,72 @@ def _build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+_JSON = {"action": "store_true", "help": "print one JSON object on stdout"}
+
+
 def _with_json(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    parser.add_argument("--json", **_JSON)
     return parser
 
 
+class _Light:
+    """A hot command's arguments, declared once in argparse's own terms, and parsed by hand on the hot path.
+
+    The hand parser knows flags (`store_true`), options that take one value (`type` or `choices`) and one
+    optional positional (`nargs="?"`). Anything else on the command line (--help, an abbreviation, `--`, a
+    mistake) is left to argparse, so help and usage errors read exactly as for every other command.
+    """
+
+    def __init__(self, *arguments: tuple[str, dict[str, Any]]) -> None:
+        self.arguments = arguments
+
+    def declare(self, parser: argparse.ArgumentParser) -> None:
+        """Declare the arguments to argparse (for --help and usage errors)."""
+        for name, options in self.arguments:
+            parser.add_argument(name, **options)
+
+    def parse(self, argv: list[str]) -> Any:
+        """The parsed arguments (a namespace, as argparse would give), or None to let argparse parse them."""
+        from types import SimpleNamespace
+
+        values: dict[str, Any] = {}
+        named: dict[str, dict[str, Any]] = {}
+        free = []
+        for name, options in self.arguments:
+            flag = options.get("action") == "store_true"
+            values[name.lstrip("-").replace("-", "_")] = options.get("default", False if flag else None)
+            if name.startswith("-"):
+                named[name] = options
+            else:
+                free.append(name)
+        tokens = iter(argv)
+        for token in tokens:
+            name, equals, raw = token.partition("=")
+            options = named.get(name)
+            if options is None:
+                if token.startswith("-") or not free:
+                    return None
+                values[free.pop(0)] = token
+            elif options.get("action") == "store_true":
+                if equals:
+                    return None
+                values[name[2:].replace("-", "_")] = True
+            else:
+                raw = raw if equals else next(tokens, None)
+                if raw is None or raw.startswith("-"):
+                    return None
+                try:
+                    value = options.get("type", str)(raw)
+                except ValueError:
+                    return None
+                if value not in options.get("choices", (value,)):
+                    return None
+                values[name[2:].replace("-", "_")] = value
+        return SimpleNamespace(**values)
+
+
 def _actions(parser: argparse.ArgumentParser) -> argparse._SubParsersAction:
-    actions = parser.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", parser_class=type(parser))
     actions.required = True
     return actions
 
@@ -113,13 +184,18 @@ def _declare_save(p: argparse.ArgumentParser) -> None:
     p.set_defaults(handler=_save)
 
 
+_SEARCH = _Light(
+    ("--json", _JSON),
+    ("query", {"nargs": "?", "default": "", "help": "literal text, case-insensitive; empty lists recent notes"}),
+    ("--limit", {"type": int, "default": 10}),
+    ("--kind", {"choices": ["note", "checkpoint"]}),
+    ("--offline", {"action": "store_true", "help": "search the local cache only (no network)"}),
+    ("--skills", {"action": "store_true", "help": "search published skill revisions instead of notes"}),
+)
+
+
 def _declare_search(p: argparse.ArgumentParser) -> None:
-    _with_json(p)
-    p.add_argument("query", nargs="?", default="", help="literal text, case-insensitive; empty lists recent notes")
-    p.add_argument("--limit", type=int, default=10)
-    p.add_argument("--kind", choices=["note", "checkpoint"])
-    p.add_argument("--offline", action="store_true", help="search the local cache only (no network)")
-    p.add_argument("--skills", action="store_true", help="search published skill revisions instead of notes")
+    _SEARCH.declare(p)
     p.set_defaults(handler=_search)
 
 
@@ -151,8 +227,12 @@ def _declare_install_skill(p: argparse.ArgumentParser) -> None:
     p.set_defaults(handler=_install_skill)
 
 
+_STATUS = _Light(("--json", _JSON))
+
+
 def _declare_status(p: argparse.ArgumentParser) -> None:
-    _with_json(p).set_defaults(handler=_status)
+    _STATUS.declare(p)
+    p.set_defaults(handler=_status)
 
 
 def _declare_bootstrap(p: argparse.ArgumentParser) -> None:
@@ -252,7 +332,7 @@ def _declare_pending(parser: argparse.ArgumentParser) -> None:
         "until the bucket confirms it."
     )
     _with_json(parser).set_defaults(handler=_pending_list)
-    actions = parser.add_subparsers(dest="action", metavar="[ACTION]", parser_class=_Parser)
+    actions = parser.add_subparsers(dest="action", metavar="[ACTION]", parser_class=type(parser))
     _with_json(actions.add_parser("list", help="list what waits, and what is damaged (the default)")).set_defaults(
         handler=_pending_list
     )
@@ -632,6 +712,22 @@ def _pending_discard(args: argparse.Namespace) -> Outcome:
 
 # -- entry point -------------------------------------------------------------------------------------------
 
+# The hot commands, parsed without argparse. To add one: declare its arguments as a `_Light`, use its `declare`
+# in the command's `_declare_...` function, and add it here with its handler.
+_HOT: dict[str, tuple[_Light, Handler]] = {
+    "search": (_SEARCH, _search),
+    "status": (_STATUS, _status),
+}
+
+
+def _parse(argv: list[str]) -> Any:
+    """The arguments: by hand for a hot command, else (and for its --help or any usage error) by argparse."""
+    hot = _HOT.get(argv[0]) if argv else None
+    if hot is not None and (args := hot[0].parse(argv[1:])) is not None:
+        args.command, args.handler = argv[0], hot[1]
+        return args
+    return _build_parser(argv[0] if argv and argv[0] in _COMMANDS else None).parse_args(argv)
+
 
 def _notice(text: str) -> None:
     print(text, file=sys.stderr)
@@ -654,9 +750,10 @@ def main(argv: list[str] | None = None) -> int:
     as_json = "--json" in argv
     try:
         _require_utf8(argv)
-        args = _build_parser(argv[0] if argv and argv[0] in _COMMANDS else None).parse_args(argv)
+        args = _parse(argv)
         as_json = args.json
-        handler: Callable[[argparse.Namespace], Outcome] = args.handler
+        _private_state()
+        handler: Handler = args.handler
         result, text, code = handler(args)
         _emit(result, text, as_json)
     except AgentMemoryError as exc:
@@ -703,6 +800,15 @@ def _require_utf8(argv: list[str]) -> None:
                 next_step="give it again in UTF-8 (convert text with iconv -t UTF-8; rename a file or folder whose "
                 "name is not UTF-8)",
             ) from None
+
+
+def _private_state() -> None:
+    """Make the local state owner-only if an earlier version left it open (a stat per root when it is not)."""
+    from . import paths
+    from .fsutil import tighten
+
+    for root in paths.roots():
+        tighten(root)
 
 
 def _report(message: str, next_step: str, code: int, as_json: bool) -> None:

@@ -57,6 +57,11 @@ def state_dir() -> Path:
     return _xdg("XDG_STATE_HOME", ".local/state")
 
 
+def roots() -> tuple[Path, Path, Path]:
+    """The config, cache and state roots: everything below them is the helper's own, and private."""
+    return config_dir(), cache_dir(), state_dir()
+
+
 def config_file() -> Path:
     """The machine's configuration: bucket, project mappings, installed core skill."""
     return config_dir() / "config.json"

@@ -1,25 +1,41 @@
-"""The per-bucket cache: exact copies of the notes, and a search pack derived from them.
+"""The per-bucket cache: exact copies of the notes, the record of what each copy must be, and a search pack.
 
-Layout, mirroring the bucket: `<cache>/<bucket key>/projects/<project>/notes/<id>.md`. Beside `notes/`,
-`search.pack` holds one record per note: a NUL byte, a header line (id, created, kind, agent, title, separated
-by tabs), then the note's lowercased text. Offline search reads that one file instead of thousands of small
-ones, which keeps it close to ripgrep's speed. The Markdown files stay the source of truth: the pack is
-appended to under a lock, and rebuilt atomically from them whenever the two disagree.
+Layout, mirroring the bucket: `<cache>/<bucket key>/projects/<project>/notes/<id>.md`. Beside `notes/`:
+- `checksums` (see `checksums`): the size and CRC-32 of each verified note, and its hash in the listing. A
+  line is written only from a verified source: a download checked against the listing, bytes this machine
+  uploaded or read from the bucket, or a copy whose hash is the listing's; never from the cached file alone.
+  `read` and `search` show a cached note only if it still matches its line, and a refresh compares each line
+  with the listing.
+- `search.pack` (see `pack`): derived from the verified notes; appended to, and rebuilt whenever it is
+  damaged or disagrees with them.
+
+The cache is only a cache: a note that is damaged or unverified here is never shown, it is fetched again.
+Writers hold the project's lock; readers take it only when what they read looks wrong (a writer may be
+halfway), and check again.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+from binascii import crc32
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 from .. import paths
 from ..clock import utc_now
-from ..fsutil import locked, read_json, write_atomic, write_json_atomic
+from ..fsutil import FILE_MODE, append, locked, make_dirs, read_json, try_locked, write_atomic, write_json_atomic
 from ..store import folder_path, hub_id
+from . import checksums, pack
+from .checksums import Checksum
 
-HEADER_FIELDS = ("id", "created", "kind", "agent", "title")
+TYPE_CHECKING = False  # typing is not imported at run time: search and status start through this module
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    R = TypeVar("R")
+
+TAIL = 4 << 20  # more than the longest record (a 1 MiB note, lowercased)
 
 
 def bucket_key(uri: str) -> str:
@@ -27,29 +43,11 @@ def bucket_key(uri: str) -> str:
     if (ident := hub_id(uri)) is not None:
         return "hf--" + ident.replace("/", "--")
     import re
-    from binascii import crc32  # not hashlib: loading OpenSSL would slow down every search
 
     folder = str(folder_path(uri))
     # readable (the last two folder names) and distinct (a checksum of the whole path)
     slug = re.sub(r"[^A-Za-z0-9._-]", "_", "-".join(folder.strip("/").split("/")[-2:]))[:60]
     return f"file--{slug}--{crc32(folder.encode()):08x}"
-
-
-def record(note_id: str, data: bytes) -> bytes:
-    """The pack record of one note."""
-    from .notes import parse
-
-    meta, _body = parse(data)
-    values = {"id": note_id, **{key: meta.get(key) for key in HEADER_FIELDS[1:]}}
-    header = "\t".join(_one_line(values[key]) for key in HEADER_FIELDS)
-    text = data.decode("utf-8", errors="replace").lower().replace("\x00", " ")
-    return b"\x00" + header.encode() + b"\n" + text.encode() + b"\n"
-
-
-def _one_line(value: Any) -> str:
-    if hasattr(value, "strftime"):  # an unquoted timestamp in a note written by another tool
-        value = value.strftime("%Y-%m-%dT%H:%M:%SZ")
-    return " ".join(str(value if value is not None else "").split())
 
 
 class ProjectCache:
@@ -60,80 +58,183 @@ class ProjectCache:
         self.dir = paths.cache_dir() / bucket_key(bucket_uri) / "projects" / project
         self.notes = self.dir / "notes"
         self.pack = self.dir / "search.pack"
+        self.checksum_file = self.dir / "checksums"
+        self.discarded: set[str] = set()  # damaged copies removed by this object, to be fetched again
 
     def note_file(self, note_id: str) -> Path:
         """Where the cached copy of a note is (it may not exist)."""
         return self.notes / f"{note_id}.md"
 
-    def ids(self) -> set[str]:
-        """Ids of the notes cached completely (temporary downloads live elsewhere)."""
-        if not self.notes.is_dir():
-            return set()
-        return {name[:-3] for name in os.listdir(self.notes) if name.endswith(".md") and not name.startswith(".")}
+    # -- reading ------------------------------------------------------------------------------------------
 
-    def staging(self) -> Path:
-        """A fresh folder on the cache's filesystem for downloads that are not complete yet."""
-        import tempfile
+    def sizes(self) -> dict[str, int]:
+        """The size of every cached note file (temporary downloads live elsewhere)."""
+        found = {}
+        with contextlib.suppress(FileNotFoundError), os.scandir(self.notes) as entries:
+            for entry in entries:
+                if entry.name.endswith(".md") and not entry.name.startswith("."):
+                    with contextlib.suppress(FileNotFoundError):  # dropped meanwhile
+                        found[entry.name[:-3]] = entry.stat().st_size
+        return found
 
-        self.dir.mkdir(parents=True, exist_ok=True)
-        return Path(tempfile.mkdtemp(prefix=".download-", dir=self.dir))
+    def verified_checksums(self) -> dict[str, Checksum]:
+        """What each verified note must be: `{id: (size, crc32, remote hash or None)}`."""
+        return checksums.read(self.checksum_file)
 
-    def add(self, notes: dict[str, bytes | Path]) -> None:
-        """Put complete notes (bytes, or downloaded files on this filesystem) into the cache and the pack."""
-        with locked(self.dir / ".lock"):
-            added = []
+    def verified(self, note_ids: list[str]) -> dict[str, bytes | None]:
+        """Each cached note's bytes if they are exactly what was cached from a verified source, else None."""
+        found = self._intact(note_ids)
+        if any(data is None and self.note_file(note_id).exists() for note_id, data in found.items()):
+            with contextlib.suppress(OSError), self._locked():  # a writer may be between a file and its line
+                found = self._intact(note_ids)
+        return found
+
+    def _intact(self, note_ids: list[str] | set[str]) -> dict[str, bytes | None]:
+        """`{id: bytes or None}`: each cached copy's bytes if they match its line."""
+        known = checksums.read(self.checksum_file, note_ids)
+        return {note_id: self._matching(note_id, known.get(note_id)) for note_id in note_ids}
+
+    def _matching(self, note_id: str, expected: Checksum | None) -> bytes | None:
+        """The cached copy's bytes if they have the size and CRC-32 of `expected`, else None."""
+        try:
+            data = self.note_file(note_id).read_bytes()
+        except FileNotFoundError:
+            return None
+        return data if expected is not None and (len(data), crc32(data)) == expected[:2] else None
+
+    def search_pack(self, needle: bytes, consume: Callable[[Iterator[bytes]], R]) -> R:
+        """`consume(headers)` of the pack records whose text contains `needle` (see `pack.scan`).
+
+        A pack found torn or missing is checked again and repaired under the lock, and read there once more.
+        """
+        if self.pack.exists() or not self.checksum_file.exists():
+            with contextlib.suppress(pack.Damaged):
+                return consume(pack.scan(self.pack, needle))
+        with self._locked():
+            self._repair_locked()
+            return consume(pack.scan(self.pack, needle))
+
+    # -- writing ------------------------------------------------------------------------------------------
+
+    def add(self, notes: dict[str, bytes | Path], remote: dict[str, str | None] | None = None) -> None:
+        """Put notes from a verified source into the cache (bytes, or files on this filesystem, moved in).
+
+        A copy that is already there and intact is kept; a damaged one is replaced. `remote` gives the hashes
+        the listing showed for them, when it shows any.
+        """
+        remote = remote or {}
+        with self._locked():
+            known = checksums.read(self.checksum_file, notes)
+            lines, added, replaced = [], [], False
             for note_id, source in notes.items():
                 target = self.note_file(note_id)
-                if target.exists():  # another process cached it meanwhile: notes are immutable
-                    continue
-                if isinstance(source, Path):
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    os.replace(source, target)
-                else:
-                    write_atomic(target, source)
+                data = source.read_bytes() if isinstance(source, Path) else source
+                checksum = (len(data), crc32(data), remote.get(note_id))
+                current = known.get(note_id)
+                if current is not None and current[:2] == checksum[:2] and self._matching(note_id, current) is not None:
+                    if checksum[2] is not None and current[2] != checksum[2]:
+                        lines.append(checksums.line(note_id, checksum))  # same bytes, remote hash now known
+                    continue  # cached already: notes are immutable
+                replaced = replaced or current is not None or target.exists()
+                self._place(target, source, data)
+                lines.append(checksums.line(note_id, checksum))
                 added.append(note_id)
-            if not self.pack.exists():
-                self._rebuild_locked()  # covers the new notes too
+            if lines:
+                self._record(lines)
+            if replaced or (added and not self._pack_appendable()):
+                self._rebuild_locked()  # a replaced note's old record must go; a torn pack is rebuilt
             elif added:
-                records = b"".join(record(note_id, self.note_file(note_id).read_bytes()) for note_id in added)
-                with open(self.pack, "ab") as handle:
-                    handle.write(records)
+                append(self.pack, (pack.record(note_id, self.note_file(note_id).read_bytes()) for note_id in added))
 
     def drop(self, note_ids: set[str]) -> None:
         """Remove notes that the bucket no longer lists, and rebuild the pack without them."""
-        with locked(self.dir / ".lock"):
-            for note_id in note_ids:
-                with contextlib.suppress(FileNotFoundError):
-                    self.note_file(note_id).unlink()
+        with self._locked():
+            self._forget_locked(note_ids)
             self._rebuild_locked()
 
-    def pack_ids(self) -> set[str]:
-        """Ids that the pack has records for."""
-        data = self.pack.read_bytes() if self.pack.exists() else b""
-        return {chunk[: chunk.find(b"\t")].decode() for chunk in data.split(b"\x00")[1:]}
+    def discard(self, note_ids: set[str]) -> None:
+        """Remove cached copies found damaged (unless another process has replaced them meanwhile)."""
+        with self._locked():
+            damaged = {note_id for note_id, data in self._intact(note_ids).items() if data is None}
+            self._forget_locked(damaged)
+        self.discarded |= damaged
 
-    def repair(self, cached: set[str] | None = None) -> None:
-        """Rebuild the pack if it does not describe exactly the cached notes (e.g. after a crash mid-append).
+    def _repair_locked(self) -> None:
+        """Rebuild the pack if it is missing or damaged."""
+        with contextlib.suppress(pack.Damaged):
+            if self.pack.exists():
+                for _header in pack.scan(self.pack, b""):
+                    pass
+                return
+        self._rebuild_locked()
 
-        `cached` saves listing the notes folder again when the caller knows what it holds.
-        """
-        if self.pack_ids() != (self.ids() if cached is None else cached):
-            with locked(self.dir / ".lock"):
+    def check_pack(self) -> None:
+        """Rebuild the pack unless every record is intact and they describe exactly the verified notes."""
+        try:
+            ids = [pack.record_id(header) for header in pack.scan(self.pack, b"")]
+        except pack.Damaged:
+            ids = None
+        if ids is None or len(ids) != len(set(ids)) or set(ids) != self.verified_checksums().keys():
+            with self._locked():
                 self._rebuild_locked()
 
-    def _rebuild_locked(self) -> None:
-        records = [record(note_id, self.note_file(note_id).read_bytes()) for note_id in sorted(self.ids())]
-        write_atomic(self.pack, b"".join(records))
+    def _locked(self) -> contextlib.AbstractContextManager[None]:
+        return locked(self.dir / ".lock")
 
-    def read_pack(self) -> bytes:
-        """The search pack, rebuilt first if it is missing while notes are cached."""
+    def _place(self, target: Path, source: bytes | Path, data: bytes) -> None:
+        if not isinstance(source, Path):
+            write_atomic(target, data)
+        elif source != target:  # a download: made private, then moved in whole
+            os.chmod(source, FILE_MODE)
+            make_dirs(target.parent)
+            os.replace(source, target)
+
+    def _record(self, lines: list[bytes]) -> None:
+        """Append checksum lines; after a torn line (a crash mid-append) the file is rewritten whole first."""
+        if checksums.ends_torn(self.checksum_file):
+            kept = [checksums.line(note_id, checksum) for note_id, checksum in self.verified_checksums().items()]
+            write_atomic(self.checksum_file, b"".join(kept + lines))
+        else:
+            append(self.checksum_file, lines)
+
+    def _forget_locked(self, note_ids: set[str]) -> None:
+        if not note_ids:
+            return
+        for note_id in note_ids:
+            with contextlib.suppress(FileNotFoundError):
+                self.note_file(note_id).unlink()
+        kept = {key: value for key, value in self.verified_checksums().items() if key not in note_ids}
+        write_atomic(self.checksum_file, b"".join(checksums.line(note_id, value) for note_id, value in kept.items()))
+
+    def _pack_appendable(self) -> bool:
+        """Whether the pack exists and ends with a whole record (an append cut by a crash would not)."""
         try:
-            return self.pack.read_bytes()
+            with open(self.pack, "rb") as handle:
+                size = handle.seek(0, os.SEEK_END)
+                handle.seek(max(0, size - TAIL))
+                tail = handle.read()
         except FileNotFoundError:
-            if not self.ids():
-                return b""
-        self.repair()
-        return self.pack.read_bytes()
+            return False
+        return not tail or pack.ends_whole(tail)
+
+    def _rebuild_locked(self) -> None:
+        """Write the pack again from the verified notes; copies that no longer match their line are removed."""
+        known = self.verified_checksums()
+        damaged = set()
+
+        def records() -> Iterator[bytes]:
+            for note_id in sorted(known):
+                data = self._matching(note_id, known[note_id])
+                if data is None:
+                    damaged.add(note_id)
+                else:
+                    yield pack.record(note_id, data)
+
+        write_atomic(self.pack, records())
+        self._forget_locked(damaged)
+        self.discarded |= damaged
+
+    # -- refresh bookkeeping ------------------------------------------------------------------------------
 
     def record_refresh(self) -> None:
         """Remember when the cache last matched a complete listing of the bucket."""
@@ -145,8 +246,30 @@ class ProjectCache:
             return (read_json(self.dir / "refresh.json", {}) or {}).get("last_success")
         return None
 
-    def discard_staging(self, folder: Path) -> None:
-        """Remove a staging folder and whatever incomplete downloads it holds."""
+    def sweep(self) -> None:
+        """Remove the download folders of killed processes (a folder in use is locked by its process)."""
         import shutil
 
-        shutil.rmtree(folder, ignore_errors=True)
+        leftovers = list(self.dir.glob(".download-*"))
+        if leftovers:
+            with self._locked():
+                for folder in leftovers:
+                    with try_locked(folder / ".lock") as unused:
+                        if unused:
+                            shutil.rmtree(folder, ignore_errors=True)
+
+    @contextlib.contextmanager
+    def staging(self) -> Iterator[Path]:
+        """A fresh folder on the cache's filesystem for downloads that are not complete yet, removed after use."""
+        import shutil
+        import tempfile
+
+        with contextlib.ExitStack() as stack:
+            with self._locked():  # never while `sweep` runs: it would find the folder unlocked
+                make_dirs(self.dir)
+                folder = Path(tempfile.mkdtemp(prefix=".download-", dir=self.dir))
+                stack.enter_context(locked(folder / ".lock"))
+            try:
+                yield folder
+            finally:
+                shutil.rmtree(folder, ignore_errors=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
+from contextlib import suppress
 from typing import Any
 
 from .. import config as config_file
@@ -22,13 +22,15 @@ def read(note_id: str, *, fresh: bool = False, project: str | None = None) -> di
     project = project or resolve(config=config)["project"]
     cache = ProjectCache(bucket, project)
     path = object_path(project, note_id)
+    damaged = False
     if not fresh:
-        with contextlib.suppress(FileNotFoundError):
-            return _found(note_id, path, cache.note_file(note_id).read_bytes(), "cache")
+        if (data := cache.verified([note_id])[note_id]) is not None:
+            return _found(note_id, path, data, "cache")
+        damaged = cache.note_file(note_id).exists()  # never shown: the bucket's copy replaces it
         waiting = _pending(note_id)
         if waiting is not None and waiting[0]["bucket"] == bucket and waiting[0]["objects"][-1]["path"] == path:
             return _found(note_id, path, waiting[1], "pending")
-    data = _from_bucket(bucket, path)
+    data = _from_bucket(bucket, path, damaged)
     if data is None and fresh and _pending(note_id) is not None:
         raise AgentMemoryError(
             f"Note {note_id} is pending on this machine: it is not in the bucket yet.",
@@ -39,7 +41,7 @@ def read(note_id: str, *, fresh: bool = False, project: str | None = None) -> di
             f"No note {note_id} in project {project} of {bucket}.",
             next_step="agent-memory search QUERY (lists matching notes and their ids)",
         )
-    with contextlib.suppress(OSError):
+    with suppress(OSError):  # the cache is a convenience: the note was read all the same
         cache.add({note_id: data})
     return _found(note_id, path, data, "bucket")
 
@@ -51,18 +53,16 @@ def _pending(note_id: str) -> tuple[dict[str, Any], bytes] | None:
         raise outbox.damaged_error(note_id, str(exc)) from exc
 
 
-def _from_bucket(bucket: str, path: str) -> bytes | None:
-    from ..errors import AccessError
-    from ..store import StoreError, open_store
+def _from_bucket(bucket: str, path: str, damaged: bool) -> bytes | None:
+    from ..store import StoreError, open_store, user_error
 
     try:
         return open_store(bucket).read(path)
     except StoreError as exc:
-        error = AccessError if exc.reason == "auth" else AgentMemoryError
-        raise error(
-            f"Could not read {path} from {bucket}: {exc.detail}.",
-            next_step="agent-memory status (and check the network or credentials)",
-        ) from exc
+        what = f"Could not read {path} from {bucket}"
+        if damaged:
+            what = f"The cached copy of {path} is damaged (not shown), and reading it from {bucket} failed"
+        raise user_error(exc, what, "agent-memory status (then check the network or credentials it names)") from exc
 
 
 def _found(note_id: str, path: str, content: bytes, source: str) -> dict[str, Any]:

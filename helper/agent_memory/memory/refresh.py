@@ -1,7 +1,12 @@
-"""Bring a project's cache up to date with the bucket: list, download only what is missing, drop what is gone.
+"""Bring a project's cache up to date with the bucket, and heal it: the listing is the truth.
 
-Downloads land in a staging folder and are moved into the cache only when complete. Cached notes are
-dropped only after a complete, successful listing: a failed or partial one changes nothing.
+Every cached note is checked against the listing: its file's size, and the size and hash recorded when it was
+cached (`checksums`); a note that differs, is missing or was never verified is downloaded again. A
+cached copy with no known hash is compared by hashing it the way the listing does, where the store can.
+Downloads land in a staging folder and are moved into the cache only when complete, a batch at a time: when
+the command's time budget runs out during a large download, the next refresh goes on from there. Cached notes
+are dropped only after a complete, successful listing: a failed or partial one drops nothing. Last, the
+search pack is checked whole and rebuilt if it is torn or disagrees with the notes.
 """
 
 from __future__ import annotations
@@ -9,36 +14,70 @@ from __future__ import annotations
 import re
 
 from .. import names
-from ..store import Store, StoreError
+from ..store import ObjectInfo, Store, StoreError
 from .cache import ProjectCache
 
 _NOTE_FILE = re.compile(r"projects/[^/]+/notes/([^/]+)\.md")
+BATCH = 1000  # notes per download: one request for a few new notes, kept progress for a first fill of thousands
 
 
 def refresh(store: Store, cache: ProjectCache) -> None:
-    """Sync the cache of one project with the bucket; raises StoreError (and then changes nothing)."""
-    remote = {}
+    """Sync the cache of one project with the bucket; raises StoreError (then what is cached stays cached)."""
+    remote: dict[str, ObjectInfo] = {}
     for info in store.list(f"projects/{cache.project}/notes"):
         match = _NOTE_FILE.fullmatch(info.path)
         if match and names.is_id(match.group(1)):
             remote[match.group(1)] = info
-    cached = cache.ids()
-    new_ids = sorted(remote.keys() - cached)
-    if new_ids:
-        staging = cache.staging()
-        try:
-            store.fetch([remote[note_id] for note_id in new_ids], staging)
-            complete = {}
-            for note_id in new_ids:
-                file = staging / remote[note_id].path
-                if not file.is_file() or file.stat().st_size != remote[note_id].size:
-                    raise StoreError("error", f"incomplete download of {remote[note_id].path}")
-                complete[note_id] = file
-            cache.add(complete)
-        finally:
-            cache.discard_staging(staging)
-    gone = cached - remote.keys()
+    cache.sweep()
+    for _attempt in range(2):  # a second pass fetches the copies that rebuilding the pack found damaged
+        cache.discarded.clear()
+        _sync(store, cache, remote)
+        if not cache.discarded:
+            break
+    cache.record_refresh()
+
+
+def _sync(store: Store, cache: ProjectCache, remote: dict[str, ObjectInfo]) -> None:
+    sizes, known = cache.sizes(), cache.verified_checksums()
+    fetch, compare = [], []
+    for note_id, info in remote.items():
+        size, checksum = sizes.get(note_id), known.get(note_id)
+        if size != info.size or (checksum is not None and checksum[0] != size):
+            fetch.append(note_id)  # missing, cut short, or not what was cached
+        elif info.hash is not None and checksum is not None and checksum[2] not in (None, info.hash):
+            fetch.append(note_id)  # the object changed in the bucket
+        elif checksum is None or (info.hash is not None and checksum[2] is None):
+            compare.append(note_id)  # never verified, or saved here before its hash was known
+    fetch = sorted(fetch + _verify_by_hash(store, cache, {note_id: remote[note_id] for note_id in compare}))
+    for start in range(0, len(fetch), BATCH):
+        _download(store, cache, {note_id: remote[note_id] for note_id in fetch[start : start + BATCH]})
+    gone = (sizes.keys() | known.keys()) - remote.keys()
     if gone:
         cache.drop(gone)
-    cache.repair(cached=set(remote))
-    cache.record_refresh()
+    cache.check_pack()
+
+
+def _verify_by_hash(store: Store, cache: ProjectCache, infos: dict[str, ObjectInfo]) -> list[str]:
+    """Record the cached copies whose hash is the listing's; the ids of the others, to download."""
+    if not infos:
+        return []
+    files = [cache.note_file(note_id) for note_id in infos]
+    try:
+        hashes = store.hashes(files)
+    except OSError:  # a copy vanished meanwhile: download them all
+        return list(infos)
+    same = {note_id for (note_id, info), got in zip(infos.items(), hashes, strict=True) if got and got == info.hash}
+    cache.add({note_id: cache.note_file(note_id) for note_id in same}, remote={i: infos[i].hash for i in same})
+    return [note_id for note_id in infos if note_id not in same]
+
+
+def _download(store: Store, cache: ProjectCache, infos: dict[str, ObjectInfo]) -> None:
+    with cache.staging() as staging:
+        store.fetch(list(infos.values()), staging)
+        complete = {}
+        for note_id, info in infos.items():
+            file = staging / info.path
+            if not file.is_file() or file.stat().st_size != info.size:
+                raise StoreError("error", f"incomplete download of {info.path}")
+            complete[note_id] = file
+        cache.add(complete, remote={note_id: info.hash for note_id, info in infos.items()})

@@ -1,37 +1,26 @@
 """Case-insensitive literal search over a project's cache pack and its pending notes, most recent first.
 
 Kept free of network and YAML imports: `search --offline` must start about as fast as the interpreter.
+An online search refreshes the cache first, which also heals it (see `refresh`).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+import heapq
+from collections.abc import Iterator
 
-from .cache import HEADER_FIELDS, ProjectCache
+from . import pack
+from .cache import ProjectCache
 from .notes import object_path
+from .pack import HEADER_FIELDS
+
+TYPE_CHECKING = False  # typing is not imported at run time (start-up time)
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_MATCHES_PER_NOTE = 3
 MATCH_TEXT_MAX = 200
-
-
-def _headers_matching(pack: bytes, needle: bytes) -> list[bytes]:
-    """Header lines of the pack records whose text contains `needle` (all records if it is empty)."""
-    if not needle:
-        return [chunk[: chunk.find(b"\n")] for chunk in pack.split(b"\x00")[1:]]
-    headers = []
-    pos = pack.find(needle)
-    while pos != -1:
-        start = pack.rfind(b"\x00", 0, pos)
-        header_end = pack.find(b"\n", start)
-        if pos <= header_end:  # inside a header (id, agent...): search that record's text instead
-            pos = pack.find(needle, header_end + 1)
-            continue
-        headers.append(pack[start + 1 : header_end])
-        next_record = pack.find(b"\x00", pos)
-        if next_record == -1:
-            break
-        pos = pack.find(needle, next_record)
-    return headers
 
 
 def matching_lines(text: str, query: str) -> list[dict[str, Any]]:
@@ -75,29 +64,32 @@ def search(
     kind: str | None,
     pending_notes: list[dict[str, Any]],
 ) -> list[dict[str, Any]]:
-    """Results for `query`: cached notes, then pending entries of the same project (see `outbox`)."""
-    candidates: dict[str, dict[str, Any]] = {}
-    for header in _headers_matching(cache.read_pack(), query.lower().encode("utf-8")):
-        fields = dict(zip(HEADER_FIELDS, header.decode("utf-8", errors="replace").split("\t"), strict=False))
-        candidates[fields["id"]] = {**fields, "pending": False}
-    for entry in pending_notes:
-        if entry["id"] in candidates or query.lower() not in entry["content"].lower():
-            continue
-        fields = {key: entry.get(key) or "" for key in HEADER_FIELDS}
-        candidates[entry["id"]] = {**fields, "pending": True, "content": entry["content"]}
+    """Results for `query`: cached notes, then pending entries of the same project (see `outbox`).
+
+    One pass over the pack, keeping only the best `limit` candidates. A cached copy that fails its check is
+    shown without matching lines and removed from the cache (`cache.discarded`), to be fetched again.
+    """
+    wanted = query.lower()
+    pending = {entry["id"]: entry for entry in pending_notes if wanted in entry["content"].lower()}
+    best, seen = cache.search_pack(wanted.encode("utf-8"), lambda headers: _best(headers, limit, kind, pending))
+    candidates = [{**fields, "pending": False} for _created, _id, _n, fields in best]
+    for note_id, entry in pending.items():
+        if note_id not in seen:  # once uploaded and cached, the note is shown from the cache
+            candidates.append({**{key: entry.get(key) or "" for key in HEADER_FIELDS}, "pending": True, "entry": entry})
     ranked = sorted(
-        (c for c in candidates.values() if kind is None or c.get("kind") == kind),
+        (c for c in candidates if kind is None or c.get("kind") == kind),
         key=lambda c: (c.get("created") or "", c["id"]),
         reverse=True,
     )[:limit]
+    copies = cache.verified([found["id"] for found in ranked if not found["pending"]])
+    damaged = {note_id for note_id, data in copies.items() if data is None and cache.note_file(note_id).exists()}
     results = []
     for found in ranked:
-        text = found.pop("content", None)
-        if text is None:
-            try:
-                text = cache.note_file(found["id"]).read_text(encoding="utf-8", errors="replace")
-            except FileNotFoundError:
-                text = ""
+        if found["pending"]:
+            text = found["entry"]["content"]
+        else:
+            data = copies[found["id"]]
+            text = data.decode("utf-8", errors="replace") if data is not None else ""
         results.append(
             {
                 "id": found["id"],
@@ -110,7 +102,31 @@ def search(
                 "matches": matching_lines(text, query),
             }
         )
+    if damaged:
+        with contextlib.suppress(OSError):  # a read-only cache (a sandbox): their text is not shown all the same
+            cache.discard(damaged)
     return results
+
+
+def _best(
+    headers: Iterator[bytes], limit: int, kind: str | None, pending: dict[str, Any]
+) -> tuple[list[tuple[str, str, int, dict[str, str]]], set[str]]:
+    """The `limit` newest matching records of `kind` (a heap, so memory stays bounded), and which pending ids
+    the pack holds."""
+    best: list[tuple[str, str, int, dict[str, str]]] = []
+    seen = set()
+    for count, header in enumerate(headers):
+        fields = pack.fields(header)
+        if fields["id"] in pending:
+            seen.add(fields["id"])
+        if kind is not None and fields.get("kind") != kind:
+            continue
+        item = (fields.get("created", ""), fields["id"], count, fields)
+        if len(best) < limit:
+            heapq.heappush(best, item)
+        elif item[:2] > best[0][:2]:
+            heapq.heapreplace(best, item)
+    return best, seen
 
 
 def search_project(
@@ -131,14 +147,12 @@ def search_project(
     else:
         sync = _refresh(bucket, cache)
     mine = outbox.pending_notes(bucket, project)
+    results = search(cache, query, limit=limit, kind=kind, pending_notes=mine)
+    if cache.discarded and not offline and sync["status"] == "fresh":
+        sync = _refresh(bucket, cache)  # fetch the damaged copies just found, and show them as they are
+        results = search(cache, query, limit=limit, kind=kind, pending_notes=mine)
     waiting = outbox.summary()["notes"]
-    return {
-        "project": project,
-        "query": query,
-        "results": search(cache, query, limit=limit, kind=kind, pending_notes=mine),
-        "sync": sync,
-        "pending": waiting,
-    }
+    return {"project": project, "query": query, "results": results, "sync": sync, "pending": waiting}
 
 
 def _refresh(bucket: str, cache: ProjectCache) -> dict[str, Any]:

@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from ..fsutil import make_dirs
 from . import plans
 
 _POLL_SECONDS = 0.05
@@ -33,7 +34,7 @@ def claimed(op: str, wait_seconds: float) -> Iterator[bool]:
         yield True
         return
     path = _lock_file(op)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_dirs(path.parent)
     end = time.monotonic() + wait_seconds
     while True:
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)

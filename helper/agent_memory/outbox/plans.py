@@ -19,7 +19,7 @@ from typing import Any
 
 from .. import names, paths
 from ..clock import new_id, utc_now
-from ..fsutil import write_atomic
+from ..fsutil import make_dirs, write_atomic
 
 FORMAT = 1
 KINDS = ("note", "skill")
@@ -169,7 +169,7 @@ def done_result(op: str) -> dict[str, Any] | None:
 def move_aside(op: str) -> Path:
     """Take a plan out of the outbox, bytes and all, into `<state>/discarded/` (the caller holds its claim)."""
     target = paths.state_dir() / "discarded" / f"{op}-{new_id()}"
-    target.parent.mkdir(parents=True, exist_ok=True)
+    make_dirs(target.parent)
     os.rename(folder(op), target)
     return target
 

@@ -19,7 +19,7 @@ from .. import config as config_file
 from .. import names, paths
 from ..clock import new_id, utc_now
 from ..errors import AgentMemoryError, ContentRefused
-from ..fsutil import write_atomic
+from ..fsutil import make_dirs, make_private, write_atomic
 from ..store import StoreError, UnsafeObject, open_store, user_error
 from . import format as skills
 from .installed import folder_files, local_changes, read_marker, sha256, skill_roots
@@ -83,7 +83,7 @@ def _download(bucket: str, name: str, revision: str) -> tuple[dict[str, bytes], 
     skills.check_collisions(relative, _another(name))
     if len(listing) > skills.FILES_MAX or sum(info.size for info in listing) > skills.TOTAL_MAX:
         raise ContentRefused(f"{name}@{revision} is larger than a skill may be.", next_step=_another(name))
-    paths.state_dir().mkdir(parents=True, exist_ok=True)
+    make_dirs(paths.state_dir())
     with tempfile.TemporaryDirectory(prefix="skill-download-", dir=paths.state_dir()) as tmp:
         try:
             store.fetch(listing, Path(tmp))
@@ -222,13 +222,14 @@ def backups_dir() -> Path:
 def _back_up(name: str, existing: dict[str, Path]) -> Path:
     stamp = new_id()
     backup = backups_dir() / f"{name}-{stamp}"
+    make_dirs(backup)
     for agent, dest in existing.items():
         # symlinks are copied as links: the backup holds exactly what was there, local edits included
         if dest.is_dir() and not dest.is_symlink():
             shutil.copytree(dest, backup / agent, symlinks=True)
         else:
-            (backup / agent).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(dest, backup / agent, follow_symlinks=False)
+    make_private(backup)  # copies keep the skill's ordinary modes: under our state root, they must not
     return backup
 
 

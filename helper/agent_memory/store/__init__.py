@@ -17,13 +17,15 @@ from ..names import FILE_SCHEME, HUB_SCHEME
 
 
 class ObjectInfo:
-    """One object in a store: its path, its size in bytes, and a backend handle that saves a lookup."""
+    """One object in a store: its path, its size in bytes, its content hash when the listing gives one (see
+    `Store.hashes`), and a backend handle that saves a lookup."""
 
-    __slots__ = ("path", "size", "ref")  # a plain class: dataclasses would slow every command's start-up
+    __slots__ = ("path", "size", "hash", "ref")  # a plain class: dataclasses would slow every command's start-up
 
-    def __init__(self, path: str, size: int, ref: object = None) -> None:
+    def __init__(self, path: str, size: int, ref: object = None, hash: str | None = None) -> None:
         self.path = path
         self.size = size
+        self.hash = hash
         self.ref = ref
 
     def __repr__(self) -> str:
@@ -85,6 +87,14 @@ class Store(ABC):
     @abstractmethod
     def read(self, path: str) -> bytes | None:
         """The bytes at `path`, straight from the store, or None if there is no such object."""
+
+    def hashes(self, files: list[Path]) -> list[str | None]:
+        """For each local file, the hash that `list` would give an object with its bytes (None: no such hash).
+
+        A folder store's listing gives none: hashing would read every object on every refresh, which is the
+        cost a cache exists to avoid. Its objects are written once, by an exclusive link, and never rewritten.
+        """
+        return [None] * len(files)
 
 
 def user_error(failure: StoreError, what: str, next_step: str) -> AgentMemoryError:

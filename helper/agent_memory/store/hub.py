@@ -139,7 +139,7 @@ class HubStore(Store):
             # the Hub matches the prefix as text ("notes" also lists "notes2/"), and recursive listings
             # include folder entries (BucketFolder): keep only the files inside the folder
             return [
-                ObjectInfo(entry.path, entry.size, ref=entry)
+                ObjectInfo(entry.path, entry.size, ref=entry, hash=entry.xet_hash)
                 for entry in entries
                 if isinstance(entry, huggingface_hub.BucketFile) and entry.path.startswith(folder + "/")
             ]
@@ -165,6 +165,13 @@ class HubStore(Store):
         if remote.size != len(data) or remote.xet_hash != _xet_hash(data):
             raise ObjectConflict(path)
         return True
+
+    def hashes(self, files: list[Path]) -> list[str | None]:
+        import hf_xet
+
+        if not files:
+            return []
+        return [info.hash for info in hf_xet.hash_files([str(file) for file in files])]
 
     def read(self, path: str) -> bytes | None:
         remote = self._stat(path)

@@ -13,6 +13,7 @@ import secrets
 import shutil
 from pathlib import Path
 
+from ..fsutil import make_dirs
 from . import ObjectConflict, ObjectInfo, Store, StoreError, UnsafeObject
 
 TMP_PREFIX = ".tmp-"
@@ -98,7 +99,7 @@ class FolderStore(Store):
                 if source.is_symlink() or not source.is_file():  # never follow a link out of the store
                     raise UnsafeObject(info.path)
                 target = dest / info.path
-                target.parent.mkdir(parents=True, exist_ok=True)
+                make_dirs(target.parent)  # owner-only when `dest` is in the cache
                 shutil.copyfile(source, target)
 
     def holds(self, path: str, data: bytes) -> bool:

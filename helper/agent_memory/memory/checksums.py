@@ -1,0 +1,74 @@
+"""The checksums file of a project's cache: what each cached note must be, recorded from a verified source.
+
+One line per note, `id size crc32 remote-hash` separated by tabs (`-` for a remote hash that the listing does
+not give, or that is not known yet). Lines are appended under the cache's lock and the last line of a note
+wins (a replaced copy, or a remote hash learnt later). A line torn by a crash in the middle of an append is
+ignored, and the next writer rewrites the file whole before it appends.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+Checksum = tuple[int, int, "str | None"]  # size, CRC-32, remote hash: a plain tuple, cheap to build 50,000 of
+FEW = 32  # up to this many notes, look their lines up one by one instead of parsing the whole file
+
+
+def line(note_id: str, checksum: Checksum) -> bytes:
+    """The line that records `checksum` for a note."""
+    size, crc, remote = checksum
+    return f"{note_id}\t{size}\t{crc:08x}\t{remote or '-'}\n".encode()
+
+
+def read(file: Path, note_ids: list[str] | set[str] | dict[str, object] | None = None) -> dict[str, Checksum]:
+    """The checksums of `note_ids` (of every note when None) that `file` records."""
+    data = _complete(file)
+    if note_ids is None or len(note_ids) > FEW:
+        found = {}
+        for each in data.split(b"\n")[:-1]:
+            if (parsed := _parse(each)) is not None:
+                found[parsed[0]] = parsed[1]
+        return found if note_ids is None else {key: found[key] for key in note_ids if key in found}
+    found = {}
+    for note_id in note_ids:  # read and search need one or ten: no need to parse thousands of lines
+        key = note_id.encode() + b"\t"
+        at = data.rfind(b"\n" + key)
+        at = at + 1 if at != -1 else 0 if data.startswith(key) else -1  # the note's last line
+        if at != -1 and (parsed := _parse(data[at : data.find(b"\n", at)])) is not None:
+            found[note_id] = parsed[1]
+    return found
+
+
+def ends_torn(file: Path) -> bool:
+    """Whether the file's last line is incomplete (an append cut by a crash)."""
+    try:
+        with open(file, "rb") as handle:
+            if handle.seek(0, os.SEEK_END) == 0:
+                return False
+            handle.seek(-1, os.SEEK_END)
+            return handle.read(1) != b"\n"
+    except FileNotFoundError:
+        return False
+
+
+def _parse(text: bytes) -> tuple[str, Checksum] | None:
+    """`(id, checksum)` of one line, or None if it is not a well-formed one."""
+    parts = text.split(b"\t")
+    if len(parts) != 4 or not parts[1].isdigit() or len(parts[2]) != 8 or not parts[0] or not parts[3]:
+        return None
+    try:
+        crc = int(parts[2], 16)
+        note_id, remote = parts[0].decode("ascii"), parts[3].decode("ascii")
+    except ValueError:
+        return None
+    return note_id, (int(parts[1]), crc, None if remote == "-" else remote)
+
+
+def _complete(file: Path) -> bytes:
+    """The lines of `file` that end with a newline (a torn last line is left out)."""
+    try:
+        data = file.read_bytes()
+    except FileNotFoundError:
+        return b""
+    return data[: data.rfind(b"\n") + 1]

@@ -1,0 +1,142 @@
+"""The search pack of a project's cache: one self-checking record per verified note, read in one pass.
+
+A record is a NUL byte, the length and the CRC-32 of the rest of the record (8 hex digits each, each followed
+by a tab), then a header line (id, created, kind, agent, title, separated by tabs) and the note's lowercased
+text, each ending with a newline. NUL appears nowhere else, so a record runs from its NUL to the next one: a
+torn append (a crash in the middle of a write) leaves a record shorter than its length says, and damage
+changes its CRC. Searching one file instead of thousands of small ones keeps search close to ripgrep's speed;
+it is read in blocks, so memory stays bounded whatever the number of notes.
+"""
+
+from __future__ import annotations
+
+from binascii import crc32  # not zlib or hashlib: this module is on the start-up path of every search
+from collections.abc import Iterator
+from io import BufferedReader
+from pathlib import Path
+
+HEADER_FIELDS = ("id", "created", "kind", "agent", "title")
+BLOCK = 1 << 20
+_PREFIX = 19  # NUL, length, tab, CRC, tab
+
+
+class Damaged(Exception):
+    """The pack holds a torn or damaged record: rebuild it."""
+
+
+def record(note_id: str, data: bytes) -> bytes:
+    """The pack record of one note."""
+    from .notes import parse
+
+    meta, _body = parse(data)
+    values = {"id": note_id, **{key: meta.get(key) for key in HEADER_FIELDS[1:]}}
+    header = "\t".join(_one_line(values[key]) for key in HEADER_FIELDS)
+    text = data.decode("utf-8", errors="replace").lower().replace("\x00", " ")
+    rest = header.encode() + b"\n" + text.encode() + b"\n"
+    return b"\x00%08x\t%08x\t" % (len(rest), crc32(rest)) + rest
+
+
+def _one_line(value: object) -> str:
+    if hasattr(value, "strftime"):  # an unquoted timestamp in a note written by another tool
+        value = value.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return " ".join(str(value if value is not None else "").replace("\x00", " ").split())
+
+
+def fields(header: bytes) -> dict[str, str]:
+    """A record's header as `{"id", "created", "kind", "agent", "title"}`."""
+    return dict(zip(HEADER_FIELDS, header.decode("utf-8", errors="replace").split("\t"), strict=False))
+
+
+def record_id(header: bytes) -> str:
+    """The note id of a record's header."""
+    return header[: header.find(b"\t")].decode("utf-8", errors="replace")
+
+
+def scan(path: Path, needle: bytes) -> Iterator[bytes]:
+    """Header lines of the records whose text contains `needle` (every record if it is empty), in file order.
+
+    Each record returned is checked, and so is the last one of every block, which is where a torn append
+    would be: Damaged is raised when a check fails. A missing pack has no records.
+    """
+    try:
+        with open(path, "rb") as handle:
+            for data, end in _blocks(handle):
+                if data[:1] != b"\x00" or not _intact(data, data.rfind(b"\x00", 0, end), end):
+                    raise Damaged
+                yield from _matching(data, end, needle) if needle else _every(data, end)
+    except FileNotFoundError:
+        return
+
+
+def _blocks(handle: BufferedReader) -> Iterator[tuple[bytearray, int]]:
+    """`(data, end)`: `data[:end]` is whole records; a record cut by the block is carried to the next one.
+
+    One buffer is reused, read into: fresh megabytes for every block would cost more in page faults than the
+    search itself.
+    """
+    data, filled = bytearray(BLOCK), 0
+    while True:
+        if filled == len(data):  # one record longer than the buffer: make room
+            data.extend(bytes(len(data)))
+        with memoryview(data) as free:
+            count = handle.readinto(free[filled:])
+        if not count:
+            break
+        filled += count
+        end = data.rfind(b"\x00", 0, filled)
+        if end > 0:
+            yield data, end
+            data[: filled - end] = data[end:filled]
+            filled -= end
+    if filled:
+        yield data, filled
+
+
+def _matching(data: bytearray, end: int, needle: bytes) -> Iterator[bytes]:
+    pos = data.find(needle, 0, end)
+    while pos != -1:
+        start = data.rfind(b"\x00", 0, pos)
+        header_end = data.find(b"\n", start, end)
+        stop = data.find(b"\x00", pos, end)
+        stop = end if stop == -1 else stop
+        if header_end == -1:
+            raise Damaged
+        if pos <= header_end:  # inside the header (id, agent...): look in that record's text instead
+            following = data.find(b"\x00", start + 1, end)
+            if following != -1 and following < header_end:
+                raise Damaged  # a record without its header line
+            pos = data.find(needle, header_end + 1, end)
+            continue
+        if not _intact(data, start, stop):
+            raise Damaged
+        yield bytes(data[start + _PREFIX : header_end])
+        pos = data.find(needle, stop, end)
+
+
+def _every(data: bytearray, end: int) -> Iterator[bytes]:
+    start = 0
+    while start < end:
+        stop = data.find(b"\x00", start + 1, end)
+        stop = end if stop == -1 else stop
+        header_end = data.find(b"\n", start, stop)
+        if header_end == -1 or not _intact(data, start, stop):
+            raise Damaged
+        yield bytes(data[start + _PREFIX : header_end])
+        start = stop
+
+
+def _intact(data: bytes | bytearray, start: int, stop: int) -> bool:
+    """Whether the record `data[start:stop]` is as long as it says, with the CRC it says."""
+    if data[start + 9 : start + 10] != b"\t" or data[start + 18 : start + 19] != b"\t":
+        return False
+    try:
+        length, crc = int(data[start + 1 : start + 9], 16), int(data[start + 10 : start + 18], 16)
+    except ValueError:
+        return False
+    return stop - start - _PREFIX == length and crc32(memoryview(data)[start + _PREFIX : stop]) == crc
+
+
+def ends_whole(tail: bytes) -> bool:
+    """Whether `tail`, the end of a pack, ends with a whole record."""
+    start = tail.rfind(b"\x00")
+    return start != -1 and _intact(tail, start, len(tail))
