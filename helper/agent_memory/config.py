@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from typing import Any
 
 from . import paths
 from .errors import AgentMemoryError, NotSetUp
 from .fsutil import locked, read_json, write_json_atomic
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def load() -> dict[str, Any]:

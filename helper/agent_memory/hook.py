@@ -17,7 +17,10 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
+if TYPE_CHECKING:
+    from typing import Any
 
 EVENTS = ("session-start", "stop", "session-end")
 USAGE = "usage: agent-memory hook session-start|stop|session-end --agent codex|claude [--json]"

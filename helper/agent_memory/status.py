@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from . import __version__, outbox, paths
 from . import config as config_file
 from .errors import NotSetUp
@@ -11,6 +9,10 @@ from .memory.cache import ProjectCache
 from .memory.projects import resolve
 from .setup import codex_sandbox, hooks
 from .skills.installed import installed_skills
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def status() -> dict[str, Any]:

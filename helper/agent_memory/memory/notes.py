@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from ..errors import ContentRefused, UsageError
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_BYTES = 1024 * 1024
 KINDS = ("note", "checkpoint")

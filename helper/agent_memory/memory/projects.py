@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 from .. import config as config_file
 from .. import names
 from ..errors import AgentMemoryError, NotSetUp, UsageError
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def canonical(directory: str | os.PathLike[str]) -> Path:

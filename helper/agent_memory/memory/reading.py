@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from contextlib import suppress
-from typing import Any
 
 from .. import config as config_file
 from .. import names, outbox
@@ -11,6 +10,10 @@ from ..errors import AgentMemoryError
 from .cache import ProjectCache
 from .notes import object_path
 from .projects import resolve
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def read(note_id: str, *, fresh: bool = False, project: str | None = None) -> dict[str, Any]:

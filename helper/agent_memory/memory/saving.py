@@ -7,7 +7,6 @@ network call, and the plan goes away only when the bucket has confirmed the note
 from __future__ import annotations
 
 import contextlib
-from typing import Any
 
 from .. import agents, names, outbox
 from .. import config as config_file
@@ -18,6 +17,10 @@ from ..store import check_private
 from . import notes
 from .cache import ProjectCache
 from .projects import resolve
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
+if TYPE_CHECKING:
+    from typing import Any
 
 TAG_MAX = 64
 SOURCE_MAX = 500

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from ..errors import AgentMemoryError, UsageError
 from ..names import is_id
 from . import legacy, plans
 from .delivery import deliver, peek, result
 from .plans import Damaged
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
+if TYPE_CHECKING:
+    from typing import Any
 
 if TYPE_CHECKING:  # deadline loads threading: what only counts or lists (the hooks' reminder) does without it
     from ..deadline import Budget

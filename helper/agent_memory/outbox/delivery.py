@@ -7,12 +7,13 @@ it land although the answer was lost?".
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from ..store import StoreError, landed_anyway, open_store
 from . import claims, plans
 
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
 if TYPE_CHECKING:
+    from typing import Any
+
     from ..deadline import Budget
 
 DONE = {"note": "saved", "skill": "published"}

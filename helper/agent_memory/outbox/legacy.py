@@ -11,11 +11,14 @@ from __future__ import annotations
 import contextlib
 import json
 from pathlib import Path
-from typing import Any
 
 from .. import paths
 from ..fsutil import locked
 from . import plans
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
+if TYPE_CHECKING:
+    from typing import Any
 
 SKILL_FILE = "SKILL.md"
 

@@ -15,11 +15,14 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any
 
 from .. import names, paths
 from ..clock import new_id, utc_now
 from ..fsutil import make_dirs, write_atomic
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
+if TYPE_CHECKING:
+    from typing import Any
 
 FORMAT = 1
 KINDS = ("note", "skill")

@@ -13,7 +13,6 @@ import os
 import secrets
 import shlex
 from pathlib import Path
-from typing import Any
 
 from .. import __version__, agents, names, paths
 from .. import config as config_file
@@ -27,6 +26,10 @@ from . import codex_sandbox as sandbox
 from . import hooks as hook_files
 from . import instructions
 from .command import helper_command
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
+if TYPE_CHECKING:
+    from typing import Any
 
 CORE_SKILL_DIR = Path(__file__).parent.parent / "core_skill"
 VERIFICATION_TITLE = "Memory setup verification"

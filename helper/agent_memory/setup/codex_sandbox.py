@@ -17,13 +17,16 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import Any
 
 from .. import paths
 from ..agents import codex
 from ..errors import AgentMemoryError
 from ..fsutil import locked, write_atomic
 from .backups import back_up
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
+if TYPE_CHECKING:
+    from typing import Any
 
 BEGIN = "# agent-memory:begin codex-sandbox"
 END = "# agent-memory:end codex-sandbox"

@@ -14,13 +14,16 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 from .. import agents, paths
 from ..errors import AgentMemoryError
 from ..fsutil import locked, write_atomic
 from .backups import back_up
 from .command import helper_command
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def hooks_file(runtime: str) -> Path:

@@ -13,10 +13,13 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import Any
 
 from ..errors import AgentMemoryError
 from ..fsutil import write_atomic
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
+if TYPE_CHECKING:
+    from typing import Any
 
 BEGIN = "<!-- agent-memory:begin -->"
 END = "<!-- agent-memory:end -->"

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 from .. import config as config_file
 from .. import names, paths
@@ -18,6 +17,10 @@ from ..fsutil import read_json, write_json_atomic
 from ..memory.cache import bucket_key
 from ..store import ObjectInfo, StoreError, open_store, user_error
 from . import format as skills
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
+if TYPE_CHECKING:
+    from typing import Any
 
 _REVISION_FILE = re.compile(r"skills/([^/]+)/([^/]+)/(.+)", re.DOTALL)
 

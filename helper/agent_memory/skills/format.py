@@ -10,11 +10,14 @@ from __future__ import annotations
 import re
 import unicodedata
 from pathlib import Path
-from typing import Any
 
 from .. import names
 from ..errors import AgentMemoryError, ContentRefused, UsageError
 from ..memory import notes
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
+if TYPE_CHECKING:
+    from typing import Any
 
 SKILL_FILE = "SKILL.md"
 MARKER = ".agent-memory-skill.json"

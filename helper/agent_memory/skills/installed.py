@@ -8,10 +8,13 @@ from __future__ import annotations
 import contextlib
 import json
 from pathlib import Path
-from typing import Any
 
 from .. import agents
 from . import format as skills
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def skill_roots(agent: str) -> dict[str, Path]:

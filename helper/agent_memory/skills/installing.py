@@ -13,7 +13,6 @@ import secrets
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
 
 from .. import config as config_file
 from .. import names, paths
@@ -23,6 +22,10 @@ from ..fsutil import make_dirs, make_private, write_atomic
 from ..store import StoreError, UnsafeObject, open_store, user_error
 from . import format as skills
 from .installed import folder_files, local_changes, read_marker, sha256, skill_roots
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def install_revision(

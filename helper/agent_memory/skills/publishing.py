@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from .. import config as config_file
 from .. import guard, names, outbox
@@ -17,6 +16,10 @@ from ..deadline import Budget
 from ..errors import AgentMemoryError, ContentRefused
 from ..store import check_private
 from . import format as skills
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def publish(folder: str, name: str | None = None) -> dict[str, Any]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
 
 # hf_xet reads its configuration when it is first loaded. Its defaults retry an unreachable Hub for
 # 77 s; two quick attempts are enough for notes of a few KiB. Progress bars would clutter agents' output.
@@ -30,6 +29,10 @@ from huggingface_hub.utils._http import hf_request_event_hook  # noqa: E402
 from ..deadline import Budget, DeadlineExceeded  # noqa: E402
 from ..guard import redact  # noqa: E402
 from . import ObjectConflict, ObjectInfo, Store, StoreError  # noqa: E402
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class _Unreachable(Exception):
