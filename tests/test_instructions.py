@@ -11,7 +11,7 @@ import pytest
 
 from agent_memory.agents import RUNTIMES, claude, codex
 from agent_memory.errors import AgentMemoryError
-from agent_memory.setup import instructions
+from agent_memory.setup import agent_files, instructions
 from agent_memory.setup.instructions import BEGIN, END, remove, render_block, upsert
 
 HELPER = "/usr/local/bin/agent-memory"
@@ -289,13 +289,13 @@ def test_writes_are_atomic_and_keep_the_permission_bits(tmp_path, monkeypatch):
     target.chmod(0o640)
     inode = target.stat().st_ino
     calls = []
-    real_write_atomic = instructions.write_atomic
+    real_write_atomic = agent_files.write_atomic
 
     def recording(path, data, *, mode=None):
         calls.append((path, mode))
         real_write_atomic(path, data, mode=mode)
 
-    monkeypatch.setattr(instructions, "write_atomic", recording)
+    monkeypatch.setattr(agent_files, "write_atomic", recording)
     upsert(target, HELPER)
     assert calls == [(target, 0o640)]
     assert stat.S_IMODE(target.stat().st_mode) == 0o640

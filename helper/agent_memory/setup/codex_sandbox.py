@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 from pathlib import Path
 
 from .. import paths
 from ..agents import codex
 from ..errors import AgentMemoryError
-from ..fsutil import locked, write_atomic
-from .backups import back_up
+from ..fsutil import locked
+from .agent_files import back_up, read_text, write_text
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
 if TYPE_CHECKING:
@@ -62,7 +61,7 @@ def render_block(roots: list[Path]) -> str:
 def check() -> str:
     """Codex's config.toml without our block, if we can add the block to it; AgentMemoryError if we cannot."""
     path = codex.config_file()
-    rest = _without_block(_read(path), path)
+    rest = _without_block(read_text(path) or "", path)
     if KEY in _parse(rest, path):
         roots = ", ".join(json.dumps(str(root)) for root in writable_roots())
         raise AgentMemoryError(
@@ -76,7 +75,7 @@ def allow() -> dict[str, Any]:
     """Add (or bring up to date) the consent block; the status afterwards, with `changed`."""
     path = codex.config_file()
     with locked(paths.state_dir() / "codex-sandbox.lock"):
-        text = _read(path)
+        text = read_text(path) or ""
         rest = check()
         roots = writable_roots()
         for root in roots:  # Codex can only bind folders that exist
@@ -86,7 +85,7 @@ def allow() -> dict[str, Any]:
         changed = updated != text
         if changed:
             back_up(path, "codex")
-            _write(path, updated)
+            write_text(path, updated)
     return {**status(), "changed": changed}
 
 
@@ -94,13 +93,13 @@ def remove() -> dict[str, Any]:
     """Take the consent block out, and nothing else; the status afterwards, with `changed`."""
     path = codex.config_file()
     with locked(paths.state_dir() / "codex-sandbox.lock"):
-        text = _read(path)
+        text = read_text(path) or ""
         rest = _without_block(text, path)
         changed = rest != text
         if changed:
             back_up(path, "codex")
             if rest or path.is_symlink():
-                _write(path, rest)
+                write_text(path, rest)
             else:  # the file held only our block: leave no empty file behind
                 path.unlink()
     return {**status(), "changed": changed}
@@ -110,7 +109,7 @@ def status() -> dict[str, Any]:
     """`{"file", "state": "allowed"|"outdated"|"not allowed", "roots", "network"}` of the consent block."""
     path = codex.config_file()
     try:
-        text = _read(path)
+        text = read_text(path) or ""
         _without_block(text, path)
     except AgentMemoryError:
         return {"file": str(path), "state": "unreadable", "roots": [], "network": False}
@@ -128,20 +127,6 @@ def _roots_in(text: str) -> list[Path]:
     except AgentMemoryError:
         return []
     return [Path(root) for root in block.get(KEY, {}).get("writable_roots", [])]
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        return ""
-    except UnicodeDecodeError as exc:
-        raise AgentMemoryError(f"{path} is not valid UTF-8; nothing was changed.", next_step=f"fix {path}") from exc
-    except OSError as exc:
-        raise AgentMemoryError(
-            f"Cannot read {path}: {exc.strerror}; nothing was changed.",
-            next_step=f"make {path} readable by you, then run the command again",
-        ) from exc
 
 
 def _without_block(text: str, path: Path) -> str:
@@ -169,19 +154,4 @@ def _parse(text: str, path: Path) -> dict[str, Any]:
         raise AgentMemoryError(
             f"{path} is not valid TOML ({exc}); nothing was changed.",
             next_step=f"fix {path} (Codex cannot start with it either), then run the command again",
-        ) from exc
-
-
-def _write(path: Path, text: str) -> None:
-    target = Path(os.path.realpath(path))  # write through a symlink instead of replacing it
-    try:
-        mode = stat.S_IMODE(target.stat().st_mode)
-    except FileNotFoundError:
-        mode = 0o600
-    try:
-        write_atomic(target, text.encode("utf-8"), mode=mode)
-    except OSError as exc:
-        raise AgentMemoryError(
-            f"Cannot write {path}: {exc.strerror}; it was not changed.",
-            next_step=f"make {path} and its folder writable by you, then run the command again",
         ) from exc

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from .. import agents, paths
 from ..errors import AgentMemoryError
-from ..fsutil import locked, write_atomic
-from .backups import back_up
+from ..fsutil import locked
+from .agent_files import back_up, read_text, write_text
 from .command import helper_command
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
@@ -83,7 +83,7 @@ def _edit(runtime: str, change: Any) -> dict[str, Any]:
         if changed:
             backup = back_up(target, runtime)
             if after:
-                _write(target, after, existed=backup is not None)
+                write_text(target, json.dumps(after, indent=2, ensure_ascii=False) + "\n")
             else:  # nothing but our hooks was ever in it: leave no empty file behind
                 target.unlink()
     return {**_status(runtime, after), "changed": changed, "backup": backup}
@@ -173,18 +173,10 @@ def _status(runtime: str, settings: dict[str, Any]) -> dict[str, Any]:
 
 def _load(path: Path) -> dict[str, Any]:
     """The file's JSON object (`{}` if it does not exist); refuses anything we could not merge into safely."""
+    text = read_text(path) or ""
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return {}
-    except OSError as exc:
-        raise AgentMemoryError(
-            f"Cannot read {path}: {exc.strerror}; nothing was changed.",
-            next_step=f"make {path} readable by you, then run the command again",
-        ) from exc
-    try:
-        settings = json.loads(raw.decode("utf-8")) if raw.strip() else {}
-    except ValueError as exc:  # UnicodeDecodeError is a ValueError too
+        settings = json.loads(text) if text.strip() else {}
+    except ValueError as exc:
         raise _refused(path, f"it is not valid JSON ({exc})") from exc
     if not isinstance(settings, dict):
         raise _refused(path, "it does not hold a JSON object")
@@ -204,14 +196,3 @@ def _refused(path: Path, why: str) -> AgentMemoryError:
         f"{path} cannot be edited safely: {why}. Nothing was changed.",
         next_step=f"fix {path} by hand (it must be a JSON object with a 'hooks' object), then run the command again",
     )
-
-
-def _write(path: Path, settings: dict[str, Any], *, existed: bool) -> None:
-    mode = (path.stat().st_mode & 0o777) if existed else 0o600
-    try:
-        write_atomic(path, (json.dumps(settings, indent=2, ensure_ascii=False) + "\n").encode("utf-8"), mode=mode)
-    except OSError as exc:
-        raise AgentMemoryError(
-            f"Cannot write {path}: {exc.strerror}; it was not changed.",
-            next_step=f"make {path} and its folder writable by you, then run the command again",
-        ) from exc

@@ -11,11 +11,10 @@ in the configuration: its `remove` takes no separator (upsert added none) and de
 from __future__ import annotations
 
 import os
-import stat
 from pathlib import Path
 
 from ..errors import AgentMemoryError
-from ..fsutil import write_atomic
+from .agent_files import read_text, write_text
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
 if TYPE_CHECKING:
@@ -54,7 +53,7 @@ def render_block(helper: str) -> str:
 def upsert(path: Path, helper: str) -> bool:
     """Ensure `path` holds exactly one block with the current text; True if the file changed."""
     target = _real(path)
-    text = _read(target)
+    text = read_text(target)
     newline = _newline(text or "")
     block = render_block(helper).replace("\n", newline)
     if text is None or text == "":
@@ -75,7 +74,7 @@ def upsert(path: Path, helper: str) -> bool:
             updated = text + newline + newline + block
     if updated == text:
         return False  # nothing to do: no write, the mtime stays
-    _write(target, updated)
+    write_text(target, updated)
     return True
 
 
@@ -86,7 +85,7 @@ def remove(path: Path, *, created: bool = False) -> bool:
     Otherwise an emptied file stays in place: the user or the runtime may expect it there.
     """
     target = _real(path)
-    text = _read(target)
+    text = read_text(target)
     if not text:
         return False
     spans = _blocks(text, path)
@@ -98,7 +97,7 @@ def remove(path: Path, *, created: bool = False) -> bool:
     if created and not text:
         _delete(target)
     else:
-        _write(target, text)
+        write_text(target, text)
     return True
 
 
@@ -133,25 +132,6 @@ def remove_blocks(files: list[Path]) -> dict[str, list[str]]:
 def _real(path: Path) -> Path:
     # Write through a symlink (dotfiles repositories link these files) instead of replacing the link
     return Path(os.path.realpath(path))
-
-
-def _read(path: Path) -> str | None:
-    """The file's text, None if it does not exist; refuses anything we could not write back unchanged."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise AgentMemoryError(
-            f"Cannot read {path}: {exc.strerror}.", next_step=f"make {path} readable by you, then run the command again"
-        ) from exc
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise AgentMemoryError(
-            f"{path} is not valid UTF-8 (invalid byte at offset {exc.start}); agent-memory will not edit it.",
-            next_step=f"fix the file's encoding by hand (save it as UTF-8), or add the block to {path} yourself",
-        ) from exc
 
 
 def _newline(text: str) -> str:
@@ -229,18 +209,4 @@ def _delete(path: Path) -> None:
         raise AgentMemoryError(
             f"Cannot delete {path}: {exc.strerror}.",
             next_step=f"make the folder of {path} writable by you, then run the command again",
-        ) from exc
-
-
-def _write(path: Path, text: str) -> None:
-    try:
-        mode: int | None = stat.S_IMODE(path.stat().st_mode)
-    except FileNotFoundError:
-        mode = None  # a new file: the temporary file's owner-only mode suits a private instruction file
-    try:
-        write_atomic(path, text.encode("utf-8"), mode=mode)
-    except OSError as exc:
-        raise AgentMemoryError(
-            f"Cannot write {path}: {exc.strerror}.",
-            next_step=f"make {path} and its folder writable by you, then run the command again",
         ) from exc
