@@ -8,10 +8,7 @@ and pitfalls follow the measurements in the reference "Measured with the real CL
 
 from __future__ import annotations
 
-import functools
-import json
 import os
-import shutil
 import signal
 import subprocess
 from collections.abc import Sequence
@@ -22,47 +19,12 @@ import pytest
 
 from conftest import TOKEN, Machine
 from model_servers import AnthropicModel, ResponsesModel, ScriptedModel
+from tools import NODE_MODULES, require_npm_packages
 
 REPO = Path(__file__).resolve().parent.parent
-NODE_MODULES = REPO / "node_modules"
-PACKAGES = {"codex": "@openai/codex", "claude": "@anthropic-ai/claude-code"}
 # Debian's login PATH for root (/etc/profile): the agent-memory helper is deliberately not on it
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 RUN_TIMEOUT = 240  # seconds for one whole CLI run (a helper command inside gets AGENT_MEMORY_TIMEOUT)
-
-
-@functools.cache
-def _installed() -> str | None:
-    """Make sure node_modules holds the pinned CLIs (npm ci once); None, or why the tests must be skipped."""
-    pinned = json.loads((REPO / "package.json").read_text())["dependencies"]
-    if all(_installed_version(package) == pinned[package] for package in PACKAGES.values()):
-        return None
-    npm = shutil.which("npm")
-    if npm is None:
-        return "npm is not installed: the real Codex CLI and Claude Code cannot be installed, so these tests cannot run"
-    proc = subprocess.run(
-        [npm, "ci", "--no-audit", "--no-fund"], cwd=REPO, capture_output=True, text=True, timeout=900, check=False
-    )
-    if proc.returncode != 0:
-        pytest.fail(f"npm ci failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
-    wrong = {p: _installed_version(p) for p in PACKAGES.values() if _installed_version(p) != pinned[p]}
-    if wrong:
-        pytest.fail(f"npm ci did not install the pinned versions: {wrong}")
-    return None
-
-
-def _installed_version(package: str) -> str | None:
-    try:
-        return json.loads((NODE_MODULES / package / "package.json").read_text())["version"]
-    except (OSError, ValueError, KeyError):
-        return None
-
-
-def require_clis() -> None:
-    """Install the CLIs on first use in this session, or skip loudly when npm is missing."""
-    reason = _installed()
-    if reason:
-        pytest.skip(reason)
 
 
 def hf_login(machine: Machine) -> None:
@@ -93,7 +55,7 @@ class AgentCli:
     model_class: type[ScriptedModel] = ScriptedModel
 
     def __init__(self, machine: Machine, model: ScriptedModel) -> None:
-        require_clis()
+        require_npm_packages()
         self.machine = machine
         self.model = model
         self.binary = NODE_MODULES / ".bin" / self.name

@@ -17,7 +17,8 @@ from urllib.parse import urlsplit
 import pytest
 import space_site
 
-CHROMIUM = os.environ.get("SPACE_CHROMIUM", "/usr/bin/chromium")
+from tools import CHROMIUM, require_chromium
+
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -45,7 +46,7 @@ def launch() -> Iterator[object]:
     """Debian's headless Chromium (checked to be the one that runs), driven by Playwright."""
     from playwright.sync_api import sync_playwright
 
-    assert Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: apt-get install -y chromium"
+    require_chromium()
     installed = subprocess.run([CHROMIUM, "--version"], capture_output=True, text=True).stdout.split()
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)

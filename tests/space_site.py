@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
+from tools import require_npm_packages
+
 REPO = Path(__file__).resolve().parent.parent
 BUILD = REPO / "build.py"
 SOURCES = ("build.py", "pyproject.toml", "README.md", "package.json", "package-lock.json")
@@ -24,6 +26,7 @@ SOURCE_FOLDERS = ("templates", "helper", "skill")
 
 def build(out: Path, *args: str, repo: Path = REPO, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """Run `build.py --json --out OUT ARGS` (of `repo`) to completion."""
+    require_npm_packages()  # build.py copies Pyodide from node_modules
     return subprocess.run(
         [sys.executable, str(repo / "build.py"), "--json", "--out", str(out), *args],
         capture_output=True,

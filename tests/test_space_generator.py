@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import socket
 import subprocess
 import sys
@@ -22,6 +21,7 @@ import space_generator_cases as cases
 from agent_memory import agents, names
 from agent_memory.errors import UsageError
 from agent_memory.setup import generator
+from tools import available
 
 HELPER = generator.Helper(**cases.HELPER)
 PS_QUOTES = "'\u2018\u2019\u201a\u201b"
@@ -47,10 +47,10 @@ def bash_check(block: str, tmp_path: Path) -> None:
     for text in (block, heredoc_body(block)):
         proc = subprocess.run(["bash", "-n"], input=text, capture_output=True, text=True)
         assert proc.returncode == 0, proc.stderr
-    if shutil.which("zsh"):
+    if available("zsh"):
         proc = subprocess.run(["zsh", "-n"], input=block, capture_output=True, text=True)
         assert proc.returncode == 0, proc.stderr
-    if shutil.which("shellcheck"):
+    if available("shellcheck"):
         script = tmp_path / "setup.sh"
         script.write_text("#!/bin/bash\n" + heredoc_body(block))
         proc = subprocess.run(

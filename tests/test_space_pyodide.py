@@ -11,6 +11,7 @@ import pytest
 import space_generator_cases as cases
 
 from agent_memory.setup import generator
+from tools import require_npm_packages
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
@@ -26,7 +27,7 @@ def offline_prefix() -> list[str]:
 
 def run_in_pyodide(python: str, tmp_path: Path) -> dict:
     """Run `python` (its last expression a string) in Pyodide with the page's files and the shared cases."""
-    assert (PYODIDE / "pyodide.mjs").is_file(), "the npm package pyodide is missing: run `npm ci --no-audit --no-fund`"
+    require_npm_packages()
     files = {path: str(REPO / "helper" / path) for path in generator.RUNTIME_FILES}
     files["space_generator_cases.py"] = str(TESTS / "space_generator_cases.py")
     request = tmp_path / "pyodide-request.json"

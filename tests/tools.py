@@ -1,0 +1,80 @@
+"""Tools some tests need beyond Python: the npm packages pinned in package.json (the real agent CLIs, Pyodide)
+and Debian's chromium, zsh and shellcheck.
+
+npm packages are installed with `npm ci` on first use. A missing tool skips the tests that need it, loudly, with
+the command that installs it; in CI (`AGENT_MEMORY_TESTS_COMPLETE=1`, set by `.ci/run`, which installs
+everything) a missing tool fails them instead, so that no test can quietly stop running.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+NODE_MODULES = REPO / "node_modules"
+CHROMIUM = os.environ.get("SPACE_CHROMIUM", "/usr/bin/chromium")  # Debian's package
+
+
+def missing(reason: str) -> None:
+    """Skip the test for a missing tool, or fail it when the run must be complete (CI)."""
+    if os.environ.get("AGENT_MEMORY_TESTS_COMPLETE") == "1":
+        pytest.fail(f"{reason} (AGENT_MEMORY_TESTS_COMPLETE=1: every test must run)")
+    pytest.skip(reason)
+
+
+def require_npm_packages() -> None:
+    """The npm packages pinned in package.json, installed with `npm ci` once per session if needed."""
+    reason = _npm_ci()
+    if reason:
+        missing(reason)
+
+
+def require_chromium() -> None:
+    """Debian's chromium (never a downloaded browser)."""
+    if not Path(CHROMIUM).exists():
+        missing(f"{CHROMIUM} is missing: apt-get install -y chromium")
+
+
+def available(name: str) -> bool:
+    """Whether a command is on PATH, for a check that adds to a test (zsh -n, shellcheck); in CI it must be."""
+    if shutil.which(name) is not None:
+        return True
+    if os.environ.get("AGENT_MEMORY_TESTS_COMPLETE") == "1":
+        pytest.fail(
+            f"{name} is missing: apt-get install -y {name} (AGENT_MEMORY_TESTS_COMPLETE=1: every check must run)"
+        )
+    return False
+
+
+@functools.cache
+def _npm_ci() -> str | None:
+    pinned = json.loads((REPO / "package.json").read_text())["dependencies"]
+    if all(installed_version(package) == version for package, version in pinned.items()):
+        return None
+    npm = shutil.which("npm")
+    if npm is None:
+        return "npm is not installed, so the pinned npm packages (the agent CLIs, Pyodide) cannot be installed"
+    proc = subprocess.run(
+        [npm, "ci", "--no-audit", "--no-fund"], cwd=REPO, capture_output=True, text=True, timeout=900, check=False
+    )
+    if proc.returncode != 0:
+        pytest.fail(f"npm ci failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
+    wrong = {p: installed_version(p) for p, v in pinned.items() if installed_version(p) != v}
+    if wrong:
+        pytest.fail(f"npm ci did not install the pinned versions: {wrong}")
+    return None
+
+
+def installed_version(package: str) -> str | None:
+    """The version of an npm package in node_modules, None if it is not there."""
+    try:
+        return json.loads((NODE_MODULES / package / "package.json").read_text())["version"]
+    except (OSError, ValueError, KeyError):
+        return None
