@@ -168,8 +168,8 @@ def startup(ctx: Context) -> list[Table]:
             f"Medians of {ctx.runs * 4} alternating runs after three warm-up rounds; bytecode compiled beforehand. "
             "The last three rows are references without a target: a command parsed by argparse (`--version`), "
             "and the cost of importing the standard modules that the hot path still uses.",
-            "`search` and `status` are parsed by hand, without argparse (see `_HOT` in `cli.py`), and the hook "
-            "commands are routed before any parser (`entry.py`). What is left is "
+            "`search` and `status` are parsed by hand, without argparse (see `_HOT` in `cli/__init__.py`), and "
+            "the hook commands are routed before any parser (`entry.py`). What is left is "
             "mostly the standard library (the last row): the console script pip writes imports `re` (with "
             "`enum`), reading `config.json` needs `json`, and `pathlib` (every path of the helper) brings "
             "`urllib.parse` and `ipaddress` in Python 3.11. `typing` is never imported at run time. The helper's "

@@ -78,6 +78,7 @@ def install_env(base_env: dict[str, str], wheelhouse: Path) -> dict[str, str]:
     return {**env, "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(wheelhouse), "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
 
 
+_TAMPERED = "agent_memory/cli/__init__.py"  # the wheel member given one extra line
 FORM = {"Operating system": "Linux", "Installer": "venv + pip", "Agent": "Codex and Claude Code", "Hooks": False}
 
 
@@ -150,12 +151,14 @@ def test_a_tampered_helper_stops_the_commands_before_anything_is_installed(
     report = space_site.built(site, "--base-url", f"http://127.0.0.1:{server.server_address[1]}/")
     # a valid wheel with one changed file: only its hash gives it away
     wheel = site / "helper" / report["wheel"]
+    report_bytes = wheel.read_bytes()
     with zipfile.ZipFile(wheel) as original:
         members = [(info, original.read(info)) for info in original.infolist()]
     with zipfile.ZipFile(wheel, "w") as changed:
         for info, data in members:
-            changed.writestr(info, data + b"\nimport os  # added\n" if info.filename.endswith("cli.py") else data)
+            changed.writestr(info, data + b"\nimport os  # added\n" if info.filename == _TAMPERED else data)
     tampered = wheel.read_bytes()
+    assert _TAMPERED in {info.filename for info, _ in members} and tampered != report_bytes
     with space_site.serving(site, server) as url:
         commands = copied_commands(chromium, url, {**FORM, "Project": "demo", "Bucket": f"file://{tmp_path}/store"})
         proc = paste(commands, tmp_path, install_env(base_env, wheelhouse))

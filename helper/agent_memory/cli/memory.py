@@ -1,0 +1,315 @@
+"""The memory commands: project, config, save, search, read, status and pending (declarations and handlers)."""
+
+from __future__ import annotations
+
+import sys
+
+from ..errors import OK, PENDING, UsageError
+from .common import JSON, Light, notice, subcommands, sync_outcome, with_json
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
+if TYPE_CHECKING:
+    import argparse
+    from typing import Any
+
+    from .common import Outcome
+
+
+def declare_project(parser: argparse.ArgumentParser) -> None:
+    actions = subcommands(parser)
+    p = with_json(actions.add_parser("map", help="map DIR (default: here) to project NAME"))
+    p.add_argument("name")
+    p.add_argument("dir", nargs="?")
+    p.set_defaults(handler=project_map)
+    with_json(actions.add_parser("show", help="the project of the current directory")).set_defaults(
+        handler=project_show
+    )
+
+
+def declare_config(parser: argparse.ArgumentParser) -> None:
+    actions = subcommands(parser)
+    p = with_json(actions.add_parser("set", help="set a setting (bucket)"))
+    p.add_argument("key", choices=["bucket"])
+    p.add_argument("value", help="owner/name, hf://buckets/owner/name or file:///absolute/path")
+    p.set_defaults(handler=config_set)
+    with_json(actions.add_parser("show", help="print the settings")).set_defaults(handler=config_show)
+
+
+def declare_save(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Save a Markdown note to the bucket. It is kept locally first; if the upload fails it stays "
+        "pending (exit 75) until `agent-memory save --retry ID` confirms it."
+    )
+    with_json(p)
+    p.add_argument("--title", help="default: the first heading, else the first line")
+    p.add_argument("--kind", default="note", choices=["note", "checkpoint"])
+    p.add_argument("--tag", action="append", default=[], help="repeatable")
+    p.add_argument("--source", action="append", default=[], help="a file, URL or commit the note rests on; repeatable")
+    p.add_argument("--corrects", metavar="NOTE_ID", help="the id of the note this one corrects")
+    p.add_argument("--agent", help="default: $AGENT_MEMORY_AGENT, else the calling runtime, else unknown")
+    p.add_argument("--file", metavar="PATH", help="read the body from PATH ('-' for stdin)")
+    retry = p.add_mutually_exclusive_group()
+    retry.add_argument("--retry", metavar="NOTE_ID", help="upload a pending note again (same id, bytes, path)")
+    retry.add_argument("--retry-all", action="store_true", help="retry every pending note")
+    p.set_defaults(handler=save)
+
+
+SEARCH = Light(
+    ("--json", JSON),
+    ("query", {"nargs": "?", "default": "", "help": "literal text, case-insensitive; empty lists recent notes"}),
+    ("--limit", {"type": int, "default": 10}),
+    ("--kind", {"choices": ["note", "checkpoint"]}),
+    ("--offline", {"action": "store_true", "help": "search the local cache only (no network)"}),
+    ("--skills", {"action": "store_true", "help": "search published skill revisions instead of notes"}),
+)
+
+
+def declare_search(p: argparse.ArgumentParser) -> None:
+    SEARCH.declare(p)
+    p.set_defaults(handler=search)
+
+
+def declare_read(p: argparse.ArgumentParser) -> None:
+    p.usage = "agent-memory read NOTE_ID [--fresh] | agent-memory read --skill NAME --revision REV [FILE]"
+    with_json(p)
+    p.add_argument("target", nargs="?", metavar="NOTE_ID|FILE")
+    p.add_argument("--fresh", action="store_true", help="read it from the bucket, bypassing the cache")
+    p.add_argument("--skill", metavar="NAME", help="read a file of a published skill revision")
+    p.add_argument("--revision", metavar="REV")
+    p.set_defaults(handler=read)
+
+
+STATUS = Light(("--json", JSON))
+
+
+def declare_status(p: argparse.ArgumentParser) -> None:
+    STATUS.declare(p)
+    p.set_defaults(handler=status)
+
+
+def declare_pending(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Uploads waiting on this machine (notes and skill publications): each is kept, with its exact bytes, "
+        "until the bucket confirms it."
+    )
+    with_json(parser).set_defaults(handler=pending_list)
+    actions = parser.add_subparsers(dest="action", metavar="[ACTION]", parser_class=type(parser))
+    with_json(actions.add_parser("list", help="list what waits, and what is damaged (the default)")).set_defaults(
+        handler=pending_list
+    )
+    p = with_json(actions.add_parser("retry", help="retry every pending note and publication now"))
+    p.set_defaults(handler=pending_retry)
+    p = with_json(actions.add_parser("export", help="write the exact bytes of a pending upload to a new file"))
+    p.add_argument("id", metavar="ID", help="a note id or skill revision")
+    p.add_argument("--to", required=True, metavar="PATH", help="a new file (a note) or folder (a skill)")
+    p.set_defaults(handler=pending_export)
+    p = with_json(
+        actions.add_parser("discard", help="stop retrying an upload; its plan and bytes are kept in a folder")
+    )
+    p.add_argument("id", metavar="ID", help="a note id or skill revision")
+    p.set_defaults(handler=pending_discard)
+
+
+def project_map(args: argparse.Namespace) -> Outcome:
+    from ..memory.projects import map_directory
+
+    result = map_directory(args.name, args.dir)
+    return result, f"Mapped {result['root']} to project {result['project']}.", OK
+
+
+def project_show(args: argparse.Namespace) -> Outcome:
+    from ..memory.projects import resolve
+
+    result = resolve()
+    return result, f"project: {result['project']}\nroot: {result['root']}", OK
+
+
+def config_set(args: argparse.Namespace) -> Outcome:
+    from .. import config
+    from ..store import check_private, parse_bucket
+
+    bucket = parse_bucket(args.value)
+    check_private(bucket)
+    config.update(bucket=bucket)
+    return {"bucket": bucket}, f"bucket: {bucket}", OK
+
+
+def config_show(args: argparse.Namespace) -> Outcome:
+    from .. import config, paths
+
+    values = config.load()
+    result = {"config_file": str(paths.config_file()), **values}
+    lines = [f"config file: {result['config_file']}", f"bucket: {values.get('bucket') or '(not set)'}"]
+    lines += [f"project {name}: {root}" for root, name in sorted(values.get("projects", {}).items())]
+    return result, "\n".join(lines), OK
+
+
+def save(args: argparse.Namespace) -> Outcome:
+    from ..memory import saving
+
+    if args.retry_all:
+        from .. import outbox
+
+        return retried(outbox.retry_all(kind="note"))
+    if args.retry:
+        result = saving.retry(args.retry)
+    else:
+        result = saving.save(
+            read_body(args.file),
+            title=args.title,
+            kind=args.kind,
+            tags=args.tag,
+            sources=args.source,
+            corrects=args.corrects,
+            agent=args.agent,
+        )
+    return result, result["message"], PENDING if result["status"] == "pending" else OK
+
+
+def retried(result: dict[str, Any]) -> Outcome:
+    """Render a retry of several uploads: exit 1 if any is damaged, else 75 if any is still pending."""
+    from ..errors import ERROR
+
+    lines = [r.get("message") or f"Published {r['name']} revision {r['revision']}." for r in result["results"]]
+    for item in result["damaged"]:
+        notice(
+            f"Error: the pending {item['kind']} {item['id']} is damaged and was not uploaded: {item['problem']}\n"
+            f"Next: agent-memory pending export {item['id']} --to PATH, or agent-memory pending discard {item['id']}"
+        )
+    still_pending = any(r["status"] == "pending" for r in result["results"])
+    code = ERROR if result["damaged"] else PENDING if still_pending else OK
+    return result, "\n".join(lines) or ("Nothing is pending." if not result["damaged"] else ""), code
+
+
+def read_body(file: str | None) -> bytes:
+    if file and file != "-":
+        try:
+            with open(file, "rb") as handle:
+                return handle.read()
+        except OSError as exc:
+            raise UsageError(
+                f"Cannot read {file}: {exc.strerror}.",
+                next_step="agent-memory save --file PATH with a file that exists and that you can read",
+            ) from exc
+    if file is None and sys.stdin.isatty():
+        raise UsageError(
+            "No note body: pass --file PATH or pipe the text on stdin.",
+            next_step="agent-memory save --title T --file NOTE.md",
+        )
+    return sys.stdin.buffer.read()
+
+
+def search(args: argparse.Namespace) -> Outcome:
+    from ..memory.search import search_project
+
+    if not 1 <= args.limit <= 1000:
+        raise UsageError("--limit must be between 1 and 1000.", next_step="agent-memory search QUERY --limit 10")
+    if "\x00" in args.query:
+        raise UsageError("The query cannot contain NUL characters.", next_step="agent-memory search TEXT (plain text)")
+    if args.skills:
+        from .skills import search_skills
+
+        return search_skills(args)
+    result = search_project(args.query, limit=args.limit, kind=args.kind, offline=args.offline)
+    lines = []
+    for found in result["results"]:
+        flag = "  [pending: not shared yet]" if found["pending"] else ""
+        lines.append(f"{found['id']}  {found['created']}  {found['kind']}  {found['title']}{flag}")
+        lines += [f"    {m['line']}: {m['text']}" for m in found["matches"]]
+    if not lines:
+        lines.append("No matching notes." if args.query else "No notes yet.")
+    if result["pending"]:
+        notice(f"{result['pending']} note(s) are pending upload: run agent-memory save --retry-all.")
+    return result, "\n".join(lines), sync_outcome(result["sync"])
+
+
+def read(args: argparse.Namespace) -> Outcome:
+    from ..memory.reading import read
+
+    if args.skill or args.revision:
+        from .skills import read_skill
+
+        return read_skill(args)
+    if not args.target:
+        raise UsageError("Which note? Give its id.", next_step="agent-memory search QUERY (lists ids)")
+    found = read(args.target, fresh=args.fresh)
+    content = found["content"]
+    result = {**found, "content": content.decode("utf-8", errors="replace")}
+    return result, content, OK  # type: ignore[return-value]  (bytes: printed exactly)
+
+
+def status(args: argparse.Namespace) -> Outcome:
+    from ..status import status
+
+    result = status()
+    project = result["project"]
+    lines = [
+        f"agent-memory {result['version']}",
+        f"config file: {result['config_file']}",
+        f"bucket: {result['bucket'] or '(not set: run agent-memory bootstrap)'}",
+        f"project: {project['project'] + ' (' + project['root'] + ')' if project else result['project_error']}",
+        f"last refresh: {result['last_refresh'] or 'never'}",
+        f"pending uploads: {len(result['pending'])}",
+    ]
+    for entry in result["pending"]:
+        error = entry["last_error"] or {}
+        lines.append(
+            f"  {entry['id']} -> {entry['bucket']}/{entry['path']}, {entry['age_seconds']} s old, "
+            f"{entry['attempts']} attempt(s), last error: {error.get('reason', '-')}: {error.get('detail', '-')}"
+        )
+    for manifest in result["pending_skills"]:
+        lines.append(f"  skill {manifest['name']} revision {manifest['revision']}: publication pending")
+    for item in result["damaged"]:
+        lines.append(f"  DAMAGED {item['kind']} {item['id']}: {item['problem']} (see agent-memory pending)")
+    lines.append(f"installed skills: {len(result['skills'])}")
+    for skill in result["skills"]:
+        edited = " (edited locally)" if skill["modified"] else ""
+        revision = skill["revision"] or "package"
+        lines.append(f"  {skill['agent']}: {skill['name']} @ {revision}{edited} in {skill['path']}")
+    lines += [f"hooks ({h['agent']}): {h['note']}" for h in result["hooks"]]
+    from .setup import sandbox_lines
+
+    lines += sandbox_lines(result["codex_sandbox"]) if result["codex_sandbox"]["state"] != "not allowed" else []
+    return result, "\n".join(lines), OK
+
+
+def pending_list(args: argparse.Namespace) -> Outcome:
+    from .. import outbox
+
+    result = outbox.entries()
+    lines = []
+    for entry in result["notes"]:
+        error = (entry["last_error"] or {}).get("detail") or "not tried yet"
+        lines.append(f"note {entry['id']} -> {entry['bucket']}/{entry['path']} ({entry['attempts']} attempts: {error})")
+    for entry in result["skills"]:
+        error = (entry["last_error"] or {}).get("detail") or "not tried yet"
+        lines.append(f"skill {entry['name']} revision {entry['revision']} -> {entry['bucket']} ({error})")
+    for item in result["damaged"]:
+        lines.append(f"DAMAGED {item['kind']} {item['id']}: {item['problem']} (kept in {item['file']})")
+    if result["damaged"]:
+        notice("Damaged uploads are never retried: export their bytes (pending export ID --to PATH), then discard.")
+    return result, "\n".join(lines) or "Nothing is pending.", OK
+
+
+def pending_retry(args: argparse.Namespace) -> Outcome:
+    from .. import outbox
+
+    return retried(outbox.retry_all())
+
+
+def pending_export(args: argparse.Namespace) -> Outcome:
+    from .. import outbox
+
+    written = outbox.export(args.id, args.to)
+    return {"id": args.id, "written": written}, "\n".join(f"Wrote {path}" for path in written), OK
+
+
+def pending_discard(args: argparse.Namespace) -> Outcome:
+    from .. import outbox
+
+    result = outbox.discard(args.id)
+    text = (
+        f"Discarded the pending {result['kind']} {args.id}: it will not be uploaded. "
+        f"Its plan and exact bytes are kept in {result['kept']}."
+    )
+    return result, text, OK

@@ -1,0 +1,174 @@
+"""The setup commands: bootstrap, instructions, hooks, hook and codex-sandbox (declarations and handlers)."""
+
+from __future__ import annotations
+
+from ..errors import OK, PENDING
+from .common import agent_option, each_action, notice, subcommands, with_json
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
+if TYPE_CHECKING:
+    import argparse
+    from typing import Any
+
+    from .common import Outcome
+
+
+def declare_bootstrap(p: argparse.ArgumentParser) -> None:
+    p.description = "Set up (or repair) this machine. Safe to run again: it only adds what is missing."
+    with_json(p)
+    p.add_argument("--project", required=True, help="the project name for --dir")
+    p.add_argument(
+        "--bucket",
+        help="owner/name, hf://buckets/owner/name or file:///path "
+        "(default: the configured one, else <your user>/agent-memory, created private)",
+    )
+    p.add_argument("--dir", help="the directory to map to the project (default: here)")
+    agent_option(p)
+    p.add_argument("--skill", action="append", default=[], metavar="NAME@REVISION", help="also install; repeatable")
+    hooks = p.add_mutually_exclusive_group()
+    hooks.add_argument(
+        "--hooks",
+        dest="hooks",
+        action="store_true",
+        help="also install the hooks: a reminder at session start, a retry of pending uploads after each turn",
+    )
+    hooks.add_argument("--no-hooks", dest="hooks", action="store_false", help="leave hooks alone (default)")
+    p.add_argument(
+        "--codex-sandbox",
+        action="store_true",
+        help="your consent to let agent-memory save from Codex's workspace-write sandbox: its folders become "
+        "writable and commands may use the network (see: agent-memory codex-sandbox --help)",
+    )
+    p.add_argument("--space-revision", metavar="REV", help="the Space revision this helper came from (recorded)")
+    p.add_argument("--replace", action="store_true", help="replace a locally modified core skill (a backup is kept)")
+    p.set_defaults(handler=bootstrap)
+
+
+def declare_instructions(parser: argparse.ArgumentParser) -> None:
+    p = with_json(subcommands(parser).add_parser("remove", help="remove the agent-memory block, and nothing else"))
+    agent_option(p)
+    p.set_defaults(handler=instructions_remove)
+
+
+def declare_hooks(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "The optional hooks: at session start, a short reminder (project, pending uploads, search first); after "
+        "each turn (and at Claude Code's session end), a retry of pending uploads within a few seconds. Codex asks "
+        "you to trust new hooks (/hooks) and skips them until you do."
+    )
+    for p in each_action(
+        parser,
+        hooks,
+        install="add the hooks to the agents' hook files (keeping everything else)",
+        remove="take out agent-memory's hooks, and nothing else",
+        status="which hooks are installed, per agent",
+    ):
+        agent_option(p)
+
+
+def declare_hook(p: argparse.ArgumentParser) -> None:
+    p.usage = "agent-memory hook session-start|stop|session-end --agent codex|claude [--json]"
+    p.description = (
+        "What the hooks run, with the runtime's event JSON on stdin (see: agent-memory hooks). It always exits 0."
+    )
+    p.add_argument("event", choices=["session-start", "stop", "session-end"])
+    from ..agents import RUNTIMES
+
+    p.add_argument("--agent", required=True, choices=RUNTIMES)
+    with_json(p).set_defaults(handler=hook)
+
+
+def declare_codex_sandbox(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Codex's workspace-write sandbox lets commands write only in the project and temporary folders, with no "
+        "network, so a save fails there. 'allow' adds agent-memory's state and cache folders, the Hugging Face "
+        "caches, and network access for sandboxed commands to Codex's config.toml; 'remove' takes that out again."
+    )
+    each_action(
+        parser,
+        codex_sandbox,
+        allow="let agent-memory save from Codex's sandbox (your consent)",
+        remove="take the consent out of Codex's config.toml",
+        status="whether the consent is in Codex's config.toml",
+    )
+
+
+def bootstrap(args: argparse.Namespace) -> Outcome:
+    from ..errors import ERROR
+    from ..setup.bootstrap import bootstrap
+
+    result = bootstrap(
+        args.project,
+        bucket=args.bucket,
+        directory=args.dir,
+        agent=args.agent,
+        skill_specs=args.skill,
+        hooks=args.hooks,
+        codex_sandbox=args.codex_sandbox,
+        space_revision=args.space_revision,
+        replace=args.replace,
+    )
+    verification = result["verification"]
+    for warning in result["warnings"]:
+        notice(f"Warning: {warning}")
+    lines = [
+        f"bucket: {result['bucket']}" + (" (created, private)" if result["bucket_created"] else ""),
+        f"project: {result['project']} -> {result['root']}",
+        *(f"core skill installed: {path}" for path in result["skill"]["installed"]),
+        *(f"core skill kept (modified locally): {path}" for path in result["skill"]["kept"]),
+        *(f"instructions: {path}" for path in result["instructions"]),
+        *(f"hooks ({h['agent']}): {h['note']} in {h['file']}" for h in result["hooks"]["installed"]),
+        *sandbox_lines(result["codex_sandbox"]),
+        f"verification: {verification['status']} ({verification['id']})",
+    ]
+    code = {"verified": OK, "pending": PENDING}.get(verification["status"], ERROR)
+    return result, "\n".join(lines), code
+
+
+def sandbox_lines(sandbox: dict[str, Any] | None) -> list[str]:
+    if not sandbox:
+        return []
+    if sandbox["state"] != "allowed":
+        return [f"codex sandbox: {sandbox['state']} ({sandbox['file']})"]
+    return [
+        f"codex sandbox: allowed in {sandbox['file']}: network access, and writes to " + ", ".join(sandbox["roots"])
+    ]
+
+
+def hooks(args: argparse.Namespace) -> Outcome:
+    from ..setup import hooks
+
+    found = getattr(hooks, args.action)(args.agent)
+    lines = [f"{h['agent']}: {h['note']} ({h['file']})" for h in found]
+    lines += [f"  previous file backed up in {h['backup']}" for h in found if h.get("backup")]
+    return {"agents": found}, "\n".join(lines), OK
+
+
+def hook(args: argparse.Namespace) -> Outcome:
+    from ..hook import main as hook
+
+    raise SystemExit(hook([args.event, "--agent", args.agent, *(["--json"] if args.json else [])]))
+
+
+def codex_sandbox(args: argparse.Namespace) -> Outcome:
+    from ..setup import codex_sandbox
+
+    result = getattr(codex_sandbox, args.action)()
+    lines = sandbox_lines(result)
+    if args.action == "allow":
+        lines.append("Codex uses it from its next session.")
+    return result, "\n".join(lines), OK
+
+
+def instructions_remove(args: argparse.Namespace) -> Outcome:
+    from .. import agents
+    from ..setup import instructions
+
+    files = [agents.runtime(name).instructions_file() for name in agents.selected(args.agent)]
+    result = instructions.remove_blocks(files)
+    deleted = " and the file itself (bootstrap had created it; nothing else was in it)"
+    lines = [
+        f"Removed the agent-memory block from {path}" + (deleted if path in result["deleted"] else "")
+        for path in result["removed"]
+    ]
+    return result, "\n".join(lines) or "No block to remove.", OK
