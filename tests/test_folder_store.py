@@ -85,6 +85,14 @@ def test_an_unreachable_folder_keeps_the_note_pending_until_retry(ready, folder_
     assert list(_objects(folder_store)) == [note["path"]]
     assert ready.run("status", "--json").json["pending"] == []
 
+    # it has left the outbox, and is in the cache: offline, search and read still find it
+    os.rename(root, root + ".away")
+    offline = ready.run("search", "atomically", "--offline", "--json")
+    assert [(r["id"], r["pending"]) for r in offline.json["results"]] == [(note["id"], False)]
+    read = ready.run("read", note["id"], "--json")
+    assert read.code == 0, read.err
+    assert read.json["source"] == "cache"
+
 
 def test_offline_search_makes_no_store_access(ready, folder_store):
     ready.save("alpha note")

@@ -6,8 +6,6 @@ network call, and the plan goes away only when the bucket has confirmed the note
 
 from __future__ import annotations
 
-import contextlib
-
 from .. import agents, names, outbox
 from .. import config as config_file
 from ..clock import new_id, utc_now
@@ -81,9 +79,6 @@ def save(
             f"Note {note_id} was discarded from the outbox before it was uploaded.",
             next_step="agent-memory save again, with the same text",
         )
-    if result["status"] == "saved":
-        with contextlib.suppress(OSError):  # the cache is a convenience: a failure here must not fail the save
-            ProjectCache(bucket, project).add({note_id: data})
     return result
 
 

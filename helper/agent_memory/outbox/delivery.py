@@ -7,6 +7,8 @@ it land although the answer was lost?".
 
 from __future__ import annotations
 
+import contextlib
+
 from ..store import StoreError, landed_anyway, open_store
 from . import claims, plans
 
@@ -59,7 +61,20 @@ def _execute(
     done = result(plan, DONE[plan["kind"]])
     plans.finish(op, done)
     claims.forget(plans.prune_done())
+    if plan["kind"] == "note":
+        _keep_in_cache(plan, last_data)
     return done
+
+
+def _keep_in_cache(plan: dict[str, Any], data: bytes) -> None:
+    """Put a delivered note in the project's cache: it has left the outbox, and offline search must still find
+    it before the next online refresh. The cache is a convenience, so a failure here fails nothing."""
+    from ..memory.cache import ProjectCache
+
+    project = (plan.get("display") or {}).get("project")
+    if project:
+        with contextlib.suppress(OSError):
+            ProjectCache(plan["bucket"], project).add({plan["id"]: data})
 
 
 def peek(op: str) -> dict[str, Any] | None:
