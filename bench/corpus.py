@@ -6,6 +6,7 @@ matches, same files), fails loudly if not, and returns its tables.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 import time
@@ -106,8 +107,13 @@ def _fill(machine: Machine, size: int) -> None:
         raise RuntimeError(f"filling the cache of {size} notes failed: {sync['reason']}: {sync['detail']}")
 
 
-def check_tools() -> None:
-    """Fail early, and clearly, if a baseline tool is missing."""
+def check_tools(plot: bool) -> None:
+    """Fail early, and clearly, if a baseline tool (or, with `plot`, matplotlib) is missing."""
+    if plot and importlib.util.find_spec("matplotlib") is None:  # found missing at the end, it loses the run
+        raise SystemExit(
+            "matplotlib is not installed; a full run draws docs/search-latency.png with it.\n"
+            "Next: .venv/bin/pip install matplotlib"
+        )
     for tool in ("rg", "grep"):
         if shutil.which(tool) is None:
             raise SystemExit(f"{tool} is not installed (ripgrep: apt-get install ripgrep)")

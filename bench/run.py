@@ -61,7 +61,7 @@ def main() -> int:
     )
     options = parser.parse_args()
     cases = [case for case in CASES if options.only in (None, case.__name__)]
-    corpus.check_tools()
+    corpus.check_tools(plot=not options.quick and not options.only)
     # start-up must not measure compilation (PYTHONDONTWRITEBYTECODE may be set): compile once, up front
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "helper" / "agent_memory")], check=False)
 
