@@ -214,7 +214,7 @@ def test_a_bucket_that_is_gone_keeps_the_note_pending_until_it_is_exported_or_di
 # -- 0.1's pending entries ----------------------------------------------------------------------------------
 
 
-def test_pending_entries_of_version_0_1_are_carried_over_and_uploaded(alice, hub):
+def test_pending_entries_of_version_0_1_are_carried_over_and_uploaded(alice, hub, tmp_path):
     state = alice.state / "state"
     data = b"---\nid: 20260101-000000-000000-00000000aa\ntitle: Old\n---\n\nFrom 0.1.\n"
     note_id = "20260101-000000-000000-00000000aa"
@@ -253,4 +253,16 @@ def test_pending_entries_of_version_0_1_are_carried_over_and_uploaded(alice, hub
     assert retried.code == 1, retried.err  # the damaged 0.1 entry is named, never skipped
     assert {r["status"] for r in retried.json["results"]} == {"saved", "published"}
     assert hub.read_file(BUCKET, f"projects/demo/notes/{note_id}.md") == data
-    assert (old / "20260101-000000-000000-00000000bb.json").exists()
+    damaged = old / "20260101-000000-000000-00000000bb.json"
+    assert damaged.exists()
+
+    # the damaged one is exported as it is, then discarded with its bytes kept: nothing waits any more
+    exported = alice.run("pending", "export", damaged.stem, "--to", str(tmp_path / "old.json"), "--json")
+    assert exported.code == 0, exported.err
+    assert (tmp_path / "old.json").read_bytes() == b"{not json"
+    discarded = alice.run("pending", "discard", damaged.stem, "--json")
+    assert discarded.code == 0, discarded.err
+    assert Path(discarded.json["kept"]).read_bytes() == b"{not json" and not damaged.exists()
+    assert alice.run("status", "--json").json["damaged"] == []
+    assert alice.run("pending", "retry").code == 0
+    assert not old.exists()

@@ -152,8 +152,9 @@ def pending_note(note_id: str) -> tuple[dict[str, Any], bytes] | None:
     return plan, plans.contents(op, plan)[0][1]
 
 
-def _find(key: str) -> str:
-    """The operation of a note id or skill revision in the outbox, else an error saying how to list them."""
+def _find(key: str) -> str | Path:
+    """The operation of a note id or skill revision in the outbox, or the file or folder of a 0.1 entry that
+    could not be carried over (damaged), else an error saying how to list them."""
     if not is_id(key):
         raise UsageError(
             f"Invalid id {key!r}: a note id or skill revision.", next_step="agent-memory pending (lists them)"
@@ -161,6 +162,9 @@ def _find(key: str) -> str:
     for kind in plans.KINDS:
         if plans.folder(op := f"{kind}-{key}").is_dir():
             return op
+    old = legacy.leftover(key)
+    if old is not None:
+        return old
     raise AgentMemoryError(
         f"Nothing with the id {key!r} is waiting in the outbox.", next_step="agent-memory pending (lists what waits)"
     )
@@ -170,9 +174,12 @@ def export(key: str, destination: str) -> list[str]:
     """Write the exact bytes of a pending upload, never over an existing file; the paths written.
 
     A note goes to the file `destination`; a skill publication into the folder `destination`, each object at its
-    bucket path. A damaged plan still gives every object file that exists, named by its number.
+    bucket path. A damaged plan still gives every object file that exists, named by its number; a damaged 0.1
+    entry, its file (the note's text is inside, in JSON) or its folder's files, as they are.
     """
     op = _find(key)
+    if isinstance(op, Path):
+        return _export_leftover(op, Path(destination).expanduser())
     objects = plans.folder(op) / "objects"
     try:
         plan = plans.load(op)
@@ -201,6 +208,13 @@ def export(key: str, destination: str) -> list[str]:
     return written
 
 
+def _export_leftover(old: Path, target: Path) -> list[str]:
+    if old.is_file():
+        return [_write_new(target, old.read_bytes())]
+    files = sorted(file for file in old.rglob("*") if file.is_file())
+    return [_write_new(target / file.relative_to(old), file.read_bytes()) for file in files]
+
+
 def _write_new(path: Path, data: bytes) -> str:
     """Write a file that must not exist yet: an export never overwrites anything."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -220,6 +234,9 @@ def discard(key: str, budget: Budget | None = None) -> dict[str, Any]:
     from . import claims
 
     op = _find(key)
+    if isinstance(op, Path):  # a damaged 0.1 entry: nothing uploads it
+        kind, kept = legacy.discard(op)
+        return {"id": key, "kind": kind, "kept": str(kept)}
     with claims.claimed(op, (budget or Budget()).remaining()) as ours:
         if not ours:
             raise AgentMemoryError(
@@ -230,7 +247,7 @@ def discard(key: str, budget: Budget | None = None) -> dict[str, Any]:
             raise AgentMemoryError(
                 f"{key} left the outbox meanwhile (it was uploaded or discarded).", next_step="agent-memory pending"
             )
-        kept = plans.move_aside(op)
+        kept = plans.move_aside(plans.folder(op), op)
     return {"id": key, "kind": plans.split(op)[0], "kept": str(kept)}
 
 

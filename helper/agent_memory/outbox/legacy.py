@@ -31,11 +31,15 @@ def _skills_dir() -> Path:
     return paths.state_dir() / "pending-skills"
 
 
+def _lock() -> Path:
+    return plans.root() / ".locks" / "legacy.lock"
+
+
 def migrate() -> None:
     """Move every intact 0.1 entry into the outbox (cheap when there is none: two stat calls)."""
     if not _notes_dir().is_dir() and not _skills_dir().is_dir():
         return
-    with locked(plans.root() / ".locks" / "legacy.lock"):
+    with locked(_lock()):
         for file in sorted(_notes_dir().glob("*.json")) if _notes_dir().is_dir() else []:
             with contextlib.suppress(ValueError, KeyError, TypeError, OSError):
                 _move_note(file)
@@ -75,6 +79,21 @@ def _move_skill(folder: Path) -> None:
 def _create(kind: str, key: str, bucket: str, objects: list[tuple[str, bytes]], display: dict[str, Any]) -> None:
     if not plans.folder(plans.op_name(kind, key)).exists():  # moved already by a run that died before cleaning up
         plans.create(kind, key, bucket, objects, display)
+
+
+def leftover(key: str) -> Path | None:
+    """The file or folder of the 0.1 entry `key` that could not be moved, if there is one."""
+    for candidate in (_notes_dir() / f"{key}.json", _skills_dir() / key):
+        if candidate.exists():
+            return candidate
+    return None
+
+
+def discard(old: Path) -> tuple[str, Path]:
+    """Move a 0.1 entry that could not be carried over into `<state>/discarded/`; its kind and new place."""
+    kind = "note" if old.parent == _notes_dir() else "skill"
+    with locked(_lock()):  # not while a migration reads it
+        return kind, plans.move_aside(old, f"{kind}-{old.name.removesuffix('.json')}-0.1")
 
 
 def leftovers() -> list[dict[str, Any]]:

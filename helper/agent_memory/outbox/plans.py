@@ -169,11 +169,12 @@ def done_result(op: str) -> dict[str, Any] | None:
     return None
 
 
-def move_aside(op: str) -> Path:
-    """Take a plan out of the outbox, bytes and all, into `<state>/discarded/` (the caller holds its claim)."""
-    target = paths.state_dir() / "discarded" / f"{op}-{new_id()}"
+def move_aside(source: Path, name: str) -> Path:
+    """Take a plan (or a 0.1 entry) out of the outbox, bytes and all, into `<state>/discarded/`, where it is
+    named `name` and a fresh id; the caller holds its claim."""
+    target = paths.state_dir() / "discarded" / f"{name}-{new_id()}"
     make_dirs(target.parent)
-    os.rename(folder(op), target)
+    os.rename(source, target)
     return target
 
 
