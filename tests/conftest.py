@@ -173,3 +173,21 @@ def hub(tmp_path: Path, base_env: dict[str, str]):
     base_env.update({"HF_ENDPOINT": emulator.url, "HF_TOKEN": TOKEN})
     yield emulator
     emulator.stop()
+
+
+@pytest.fixture
+def alice(machine: Machine, hub) -> Machine:
+    """Machine A set up on the emulated bucket alice/memory."""
+    return machine.setup(BUCKET)
+
+
+@pytest.fixture
+def bob(machine_b: Machine, hub) -> Machine:
+    """Machine B set up on the same bucket."""
+    return machine_b.setup(BUCKET)
+
+
+@pytest.fixture
+def ready(machine: Machine, folder_store: str) -> Machine:
+    """Machine A set up on a `file://` folder store."""
+    return machine.setup(folder_store)

@@ -8,11 +8,6 @@ import os
 import pytest
 
 
-@pytest.fixture
-def ready(machine, folder_store):
-    return machine.setup(folder_store)
-
-
 def _objects(folder_store):
     root = folder_store[len("file://") :]
     found = {}

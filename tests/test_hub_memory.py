@@ -13,11 +13,6 @@ HF_BUCKET = f"hf://buckets/{BUCKET}"
 
 
 @pytest.fixture
-def alice(machine, hub):
-    return machine.setup(BUCKET)
-
-
-@pytest.fixture
 def alice_laptop(machine_b, hub, tmp_path):
     # another checkout path, mapped to the same project name
     machine_b.work = machine_b.root / "elsewhere" / "repo"

@@ -14,11 +14,6 @@ from conftest import BUCKET, OWNER
 HF_BUCKET = f"hf://buckets/{BUCKET}"
 
 
-@pytest.fixture
-def alice(machine, hub):
-    return machine.setup(BUCKET)
-
-
 def outbox(machine) -> Path:
     return machine.state / "state" / "outbox"
 
@@ -266,3 +261,19 @@ def test_pending_entries_of_version_0_1_are_carried_over_and_uploaded(alice, hub
     assert alice.run("status", "--json").json["damaged"] == []
     assert alice.run("pending", "retry").code == 0
     assert not old.exists()
+
+
+def test_two_concurrent_discards_of_a_damaged_0_1_entry_move_it_once(alice):
+    old = alice.state / "state" / "pending"
+    old.mkdir(parents=True)
+    damaged = old / "20260101-000000-000000-00000000dd.json"
+    damaged.write_bytes(b'{"id": "cut sh')
+    procs = [alice.popen("pending", "discard", damaged.stem, "--json") for _ in range(2)]
+    outcomes = sorted((proc.wait(timeout=60), proc.stdout.read().decode()) for proc in procs)
+    assert [code for code, _ in outcomes] == [0, 1], outcomes
+    late = json.loads(outcomes[1][1])  # it found the entry gone, either before or after waiting for the first
+    assert "discarded meanwhile" in late["error"] or "Nothing with the id" in late["error"], late
+    assert late["next"] == "agent-memory pending" or late["next"].startswith("agent-memory pending ")
+    assert Path(json.loads(outcomes[0][1])["kept"]).read_bytes() == b'{"id": "cut sh'
+    assert not damaged.exists()
+

@@ -33,16 +33,6 @@ def context(result) -> str:
     return out["hookSpecificOutput"]["additionalContext"]
 
 
-@pytest.fixture
-def ready(machine, folder_store):
-    return machine.setup(folder_store)
-
-
-@pytest.fixture
-def alice(machine, hub):
-    return machine.setup(BUCKET)
-
-
 def test_reminder_names_the_project_and_says_to_search_first(ready):
     text = context(hook(ready, "session-start", {"cwd": str(ready.work), "source": "startup"}))
     first = text.splitlines()[0]

@@ -14,16 +14,6 @@ from test_notes import SECRETS
 from conftest import BUCKET
 
 
-@pytest.fixture
-def alice(machine, hub):
-    return machine.setup(BUCKET)
-
-
-@pytest.fixture
-def bob(machine_b, hub):
-    return machine_b.setup(BUCKET)
-
-
 def skill_folder(root, name="tools"):
     folder = root / name
     (folder / "scripts").mkdir(parents=True)

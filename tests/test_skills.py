@@ -44,16 +44,6 @@ def every_file(root: Path) -> set[str]:
     return {p.relative_to(root).as_posix() for p in root.rglob("*")}
 
 
-@pytest.fixture
-def alice(machine, hub):
-    return machine.setup(BUCKET)
-
-
-@pytest.fixture
-def bob(machine_b, hub):
-    return machine_b.setup(BUCKET)
-
-
 def publish(machine, folder, *args):
     return machine.run("publish-skill", str(folder), "--json", *args)
 

@@ -19,8 +19,8 @@ RESERVED_SKILL = "agent-memory"  # the core skill comes only from the installed 
 HUB_SCHEME = "hf://buckets/"
 FILE_SCHEME = "file://"
 
-_PROJECT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
-_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+_PROJECT = re.compile(rf"[A-Za-z0-9][A-Za-z0-9._-]{{0,{PROJECT_MAX - 1}}}")
+_ID = re.compile(rf"[A-Za-z0-9][A-Za-z0-9._-]{{0,{ID_MAX - 1}}}")
 _SKILL = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 # hub namespaces and names: letters, digits, '-', '_', '.'; no leading/trailing separator, no '--' or '..'
 _HUB_PART = re.compile(r"(?!.*(?:--|\.\.))[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9])?")

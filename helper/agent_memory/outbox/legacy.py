@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 from .. import paths
+from ..errors import AgentMemoryError
 from ..fsutil import locked
 from . import plans
 
@@ -92,7 +93,11 @@ def leftover(key: str) -> Path | None:
 def discard(old: Path) -> tuple[str, Path]:
     """Move a 0.1 entry that could not be carried over into `<state>/discarded/`; its kind and new place."""
     kind = "note" if old.parent == _notes_dir() else "skill"
-    with locked(_lock()):  # not while a migration reads it
+    with locked(_lock()):  # not while a migration reads it, nor beside another discard
+        if not old.exists():
+            raise AgentMemoryError(
+                f"{old} was discarded meanwhile by another agent-memory process.", next_step="agent-memory pending"
+            )
         return kind, plans.move_aside(old, f"{kind}-{old.name.removesuffix('.json')}-0.1")
 
 
