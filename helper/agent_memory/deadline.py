@@ -2,7 +2,7 @@
 
 The SDK's HTTP client has no timeout and hf_xet retries on its own, so the bound must come from outside:
 the call runs in a daemon thread and the command stops waiting when the budget is spent. A thread that
-is still blocked is abandoned; `cli` then ends the process with os._exit so that the SDK's exit handlers
+is still blocked is abandoned; `entry` then ends the process with os._exit so that the SDK's exit handlers
 cannot wait for it.
 """
 

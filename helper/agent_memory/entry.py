@@ -15,7 +15,20 @@ def main() -> int:
     if argv[:1] == ["hook"]:
         from .hook import main as hook
 
-        return hook(argv[1:])
+        return _exit(hook(argv[1:]))
     from .cli import main as cli
 
-    return cli(argv)
+    return _exit(cli(argv))
+
+
+def _exit(code: int) -> int:
+    """`code`, or the end of the process right here if a network call is still blocked in a thread: the SDK's
+    exit handlers could wait for it, and neither an agent nor its hook may be kept waiting."""
+    sys.stdout.flush()
+    deadline = sys.modules.get("agent_memory.deadline")  # not loaded: no network call was made
+    if deadline is not None and deadline.abandoned_work():
+        import os
+
+        sys.stderr.flush()
+        os._exit(code)
+    return code

@@ -64,7 +64,8 @@ def main(argv: list[str]) -> int:
 
             traceback.print_exc()
         _warn(f"{event} failed: {type(exc).__name__}: {exc}"[:300])
-    return _exit()
+    sys.stdout.flush()
+    return 0
 
 
 def reminder(payload: dict[str, Any]) -> str:
@@ -223,13 +224,3 @@ def _payload() -> dict[str, Any]:
 
 def _warn(text: str) -> None:
     print(f"agent-memory hook: {text}", file=sys.stderr)
-
-
-def _exit() -> int:
-    sys.stdout.flush()
-    deadline = sys.modules.get("agent_memory.deadline")
-    if deadline is not None and deadline.abandoned_work():
-        # an upload is still blocked in a thread: do not let the SDK's exit handlers wait for it
-        sys.stderr.flush()
-        os._exit(0)
-    return 0

@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
             raise
         code = 1
         _report(f"Unexpected {type(exc).__name__}: {exc}", "rerun with AGENT_MEMORY_DEBUG=1 and report it", 1, as_json)
-    return _exit(code)
+    return code
 
 
 def _require_utf8(argv: list[str]) -> None:
@@ -165,13 +165,3 @@ def _report(message: str, next_step: str, code: int, as_json: bool) -> None:
     if as_json:
         _emit({"error": message, "next": next_step, "exit_code": code}, "", True)
     print(f"Error: {message}\nNext: {next_step}", file=sys.stderr)
-
-
-def _exit(code: int) -> int:
-    deadline = sys.modules.get("agent_memory.deadline")  # not loaded: no network call was made
-    if deadline is not None and deadline.abandoned_work():
-        # a network call is still blocked in a thread: skip the SDK's exit handlers, which could wait for it
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
-    return code
