@@ -276,4 +276,3 @@ def test_two_concurrent_discards_of_a_damaged_0_1_entry_move_it_once(alice):
     assert late["next"] == "agent-memory pending" or late["next"].startswith("agent-memory pending ")
     assert Path(json.loads(outcomes[0][1])["kept"]).read_bytes() == b'{"id": "cut sh'
     assert not damaged.exists()
-
