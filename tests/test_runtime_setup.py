@@ -140,6 +140,20 @@ def test_marker_text_in_the_users_strings_and_arrays_is_theirs(machine):
     assert config_toml(machine).read_text() == USER_MARKER_TEXT
 
 
+def test_lines_are_counted_as_toml_counts_them(machine):
+    """A comment above the block may hold U+2028 or U+0085, which TOML allows and Python's splitlines splits at."""
+    config_toml(machine).parent.mkdir(parents=True)
+    assert sandbox(machine, "allow").code == 0
+    above = f'# mine \u2028 and \x85 too\nnote = """\n\n{END}\n"""\n'
+    below = 'title = "a\u2029b"\n'
+    content = above + config_toml(machine).read_text() + below
+    config_toml(machine).write_text(content)
+    assert sandbox(machine, "status").json["state"] == "allowed"
+    removed = sandbox(machine, "remove")
+    assert removed.code == 0, removed.err
+    assert config_toml(machine).read_text() == above + below
+
+
 def test_a_block_that_holds_settings_of_the_users_is_not_taken_out(machine):
     config_toml(machine).parent.mkdir(parents=True)
     assert sandbox(machine, "allow").code == 0

@@ -124,7 +124,7 @@ def status() -> dict[str, Any]:
 
 def _without_block(text: str, path: Path) -> str:
     """`text` without our block (lines BEGIN to END)."""
-    lines = text.splitlines(keepends=True)
+    lines = _lines(text)
     marks = _marker_lines(text, path)
     if not marks:
         return text
@@ -134,13 +134,13 @@ def _without_block(text: str, path: Path) -> str:
 def _block(text: str, path: Path) -> str | None:
     """Our block's text, markers included; None if there is none."""
     marks = _marker_lines(text, path)
-    return "".join(text.splitlines(keepends=True)[marks[0] : marks[1] + 1]) if marks else None
+    return "".join(_lines(text)[marks[0] : marks[1] + 1]) if marks else None
 
 
 def _marker_lines(text: str, path: Path) -> tuple[int, int] | None:
     """The line numbers (from 0) of our BEGIN and END markers, None if there are none; refuses markers that do not
     pair up, or a block that holds settings of the user's (taking it out would take theirs too)."""
-    lines = text.splitlines(keepends=True)
+    lines = _lines(text)
     marks = [i for i in _top_level_lines(text) if i < len(lines) and lines[i].strip() in (BEGIN, END)]
     if not marks:
         return None
@@ -153,6 +153,13 @@ def _marker_lines(text: str, path: Path) -> tuple[int, int] | None:
     if inside is None or set(inside) - {KEY}:
         raise _malformed(path, "it holds more than agent-memory's settings")
     return marks[0], marks[1]
+
+
+def _lines(text: str) -> list[str]:
+    """The text's lines with their endings: split at LF only, as TOML (and `_top_level_lines`) count lines, not at
+    the other separators `str.splitlines` knows, which may stand in a user's comment or string."""
+    lines = text.split("\n")
+    return [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
 
 
 def _malformed(path: Path, why: str) -> AgentMemoryError:
