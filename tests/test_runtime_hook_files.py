@@ -433,3 +433,20 @@ def test_a_duplicate_group_of_ours_is_taken_out_without_moving_the_users(machine
     assert hooks(machine, "install", "--agent", "codex").code == 0
     stop = json.loads(codex_file(machine).read_text())["hooks"]["Stop"]
     assert stop == [our_group("codex", "Stop"), {"hooks": []}, theirs]
+
+
+def test_concurrent_installs_and_removes_give_back_the_users_bytes(machine):
+    originals = {
+        "claude": write_json(claude_file(machine), USER_CLAUDE_SETTINGS),
+        "codex": write_json(codex_file(machine), USER_CODEX_HOOKS),
+    }
+    procs = [machine.popen("hooks", action) for action in ("install", "remove") * 4]
+    for proc in procs:
+        _out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err.decode()
+    for runtime, original in originals.items():  # installed or not, never half of one and half of the other
+        installed = json.dumps(with_ours(json.loads(original), runtime), indent=4).encode()
+        assert hook_file(machine, runtime).read_bytes() in (original, installed)
+    assert hooks(machine, "remove").code == 0
+    for runtime, original in originals.items():
+        assert hook_file(machine, runtime).read_bytes() == original
