@@ -8,9 +8,12 @@ and pitfalls follow the measurements in the reference "Measured with the real CL
 
 from __future__ import annotations
 
+import json
 import os
+import queue
 import signal
 import subprocess
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -144,6 +147,80 @@ class Codex(AgentCli):
         if self.bypass_hook_trust:
             argv.append("--dangerously-bypass-hook-trust")
         return [*argv, "-"]  # the prompt on stdin
+
+
+class CodexAppServer:
+    """`codex app-server` on one machine: Codex's own view of the hooks it found and whether it trusts them (X2).
+
+    JSON-RPC on stdio, one object a line. `hooks(cwd)` is `hooks/list`: each hook's `key`
+    (`<hooks.json>:<event>:<group>:<handler>`), `command`, `currentHash` and `trustStatus`. `trust(hook)` writes
+    `[hooks.state."<key>"] trusted_hash` into config.toml through `config/batchWrite`, as trusting it in /hooks does.
+    """
+
+    def __init__(self, machine: Machine) -> None:
+        require_npm_packages()
+        env = {"PATH": SYSTEM_PATH, "LANG": "C.UTF-8", "TERM": "dumb", "NO_COLOR": "1", **machine.own_env}
+        self.proc = subprocess.Popen(
+            [str(NODE_MODULES / ".bin" / "codex"), "app-server"],
+            cwd=machine.work,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        self.lines: queue.Queue[bytes] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+        self.next_id = 0
+        self.request("initialize", {"clientInfo": {"name": "agent-memory-tests", "version": "0"}})
+        self._send({"jsonrpc": "2.0", "method": "initialized"})
+
+    def __enter__(self) -> CodexAppServer:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(timeout=30)
+
+    def request(self, method: str, params: dict) -> dict:
+        """One request's result; fails the test on an error answer or no answer within a minute."""
+        self.next_id += 1
+        self._send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        while True:
+            try:
+                message = json.loads(self.lines.get(timeout=60))
+            except queue.Empty:
+                pytest.fail(f"codex app-server did not answer {method} within 60 s")
+            if message.get("id") == self.next_id:
+                if "error" in message:
+                    pytest.fail(f"codex app-server refused {method}: {message['error']}")
+                return message["result"]
+
+    def hooks(self, cwd: Path) -> list[dict]:
+        """The hooks Codex finds for a session in `cwd`, after checking it reported no warning or error."""
+        (found,) = self.request("hooks/list", {"cwds": [str(cwd)]})["data"]
+        assert found["warnings"] == [] and found["errors"] == [], found
+        return found["hooks"]
+
+    def trust(self, hook: dict) -> None:
+        """Trust `hook` (an entry of `hooks`) as it is now."""
+        value = {hook["key"]: {"trusted_hash": hook["currentHash"]}}
+        edit = {"keyPath": "hooks.state", "mergeStrategy": "upsert", "value": value}
+        assert self.request("config/batchWrite", {"edits": [edit]})["status"] == "ok"
+
+    def _send(self, message: dict) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write((json.dumps(message) + "\n").encode())
+        self.proc.stdin.flush()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put(line)
 
 
 class Claude(AgentCli):

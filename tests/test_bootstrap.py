@@ -22,6 +22,7 @@ KEYS = {
     "agents",
     "skill",
     "instructions",
+    "backups",
     "hooks",
     "codex_sandbox",
     "verification",
@@ -81,6 +82,7 @@ def test_first_machine(machine, hub):
         text = Path(path).read_text()
         assert text.count(BEGIN) == 1 and text.count(END) == 1
         assert "demo" not in text  # never a project name in the block
+    assert out["backups"] == []  # both instruction files were created: there was nothing to back up
     assert out["hooks"] == {"requested": False, "installed": []} and out["codex_sandbox"] is None
     assert out["verification"]["status"] == "verified" and out["warnings"] == []
     assert notes_in(hub, DEFAULT) == [f"projects/demo/notes/{out['verification']['id']}.md"]
@@ -217,22 +219,32 @@ def test_instruction_files_keep_every_byte_outside_the_block(machine, hub):
     agents_md.parent.mkdir(parents=True)
     before = b"# My rules\r\n\r\nBe terse.\r\n\r\n"
     after = b"\r\n\r\n## More rules\r\nNo trailing newline"
-    agents_md.write_bytes(before + f"{BEGIN}\r\n- an old block\r\n{END}".encode() + after)
-    assert bootstrap(machine).code == 0
+    original = before + f"{BEGIN}\r\n- an old block\r\n{END}".encode() + after
+    agents_md.write_bytes(original)
+    result = bootstrap(machine)
+    assert result.code == 0, result.err
+    (backup,) = result.json["backups"]
+    assert (
+        Path(backup).read_bytes() == original and Path(backup).parent == machine.state / "state" / "backups" / "codex"
+    )
     data = agents_md.read_bytes()
     assert data.startswith(before) and data.endswith(after)
     block = data[len(before) : len(data) - len(after)].decode()
     assert block.startswith(BEGIN) and block.endswith(END) and "an old block" not in block
     assert "\r\n" in block and "\n" not in block.replace("\r\n", "")
 
+    updated = agents_md.read_bytes()
     removed = machine.run("instructions", "remove", "--agent", "codex", "--json")
-    assert removed.json == {"removed": [str(agents_md)], "deleted": []}
+    assert removed.json == {"removed": [str(agents_md)], "deleted": [], "backups": removed.json["backups"]}
+    assert [Path(b).read_bytes() for b in removed.json["backups"]] == [updated]
     # the block goes, with the blank line that separated it; the user's text stays as it was
     assert agents_md.read_bytes() == before + after[len(b"\r\n\r\n") :]
     claude_md = str(machine.home / ".claude" / "CLAUDE.md")  # bootstrap created it: it goes too
-    assert machine.run("instructions", "remove", "--json").json == {"removed": [claude_md], "deleted": [claude_md]}
-    assert not Path(claude_md).exists()
-    assert machine.run("instructions", "remove", "--json").json == {"removed": [], "deleted": []}
+    created = Path(claude_md).read_bytes()
+    removed = machine.run("instructions", "remove", "--json").json
+    assert removed == {"removed": [claude_md], "deleted": [claude_md], "backups": removed["backups"]}
+    assert not Path(claude_md).exists() and Path(removed["backups"][0]).read_bytes() == created
+    assert machine.run("instructions", "remove", "--json").json == {"removed": [], "deleted": [], "backups": []}
 
 
 def test_instructions_remove_undoes_exactly_what_bootstrap_did(machine, tmp_path):
@@ -265,13 +277,108 @@ def test_instructions_remove_undoes_exactly_what_bootstrap_did(machine, tmp_path
     assert claude_md.read_text() == "My Claude rules.\n\n\nMore.\n"
 
 
+USER_AGENTS_MD = f"""# My rules
+
+The agent-memory block looks like this:
+
+```markdown
+{BEGIN}
+- an example, not the real block
+{END}
+```
+
+Or, indented:
+
+    {BEGIN}
+    {END}
+"""
+USER_CLAUDE_MD = f"""Notes
+
+~~~~ text
+{BEGIN}
+~~~
+still code: a shorter fence does not close a longer one
+~~~~~
+
+\t{END}
+- the end"""  # no final newline
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"], ids=["LF", "CRLF"])
+def test_marker_examples_in_code_stay_the_users_text(machine, tmp_path, newline):
+    files = {
+        machine.home / ".codex" / "AGENTS.md": USER_AGENTS_MD.replace("\n", newline).encode(),
+        machine.home / ".claude" / "CLAUDE.md": USER_CLAUDE_MD.replace("\n", newline).encode(),
+    }
+    for path, original in files.items():
+        path.parent.mkdir(parents=True)
+        path.write_bytes(original)
+
+    result = bootstrap(machine, "--bucket", f"file://{tmp_path / 'store'}")
+    assert result.code == 0, result.err
+    assert sorted(Path(b).read_bytes() for b in result.json["backups"]) == sorted(files.values())
+    text = bootstrap_text(machine)  # nothing left to change: no backup line
+    assert "previous file backed up" not in text
+    for path, original in files.items():
+        data = path.read_bytes()
+        # the user's code blocks untouched, the real block after them and outside them
+        assert data.startswith(original) and data.count(BEGIN.encode()) == original.count(BEGIN.encode()) + 1
+        added = data[len(original) :].decode()
+        assert added.lstrip("\r\n").startswith(BEGIN) and added.rstrip("\r\n").endswith(END)
+        assert "\n" not in added.replace(newline, "")  # the file's own line ending
+
+    with_blocks = {path: path.read_bytes() for path in files}
+    removed = machine.run("instructions", "remove")
+    assert removed.code == 0, removed.err
+    for path, original in files.items():
+        assert path.read_bytes() == original  # byte for byte
+    backups = [line.removeprefix("  previous file backed up in ") for line in removed.out.splitlines()[2:]]
+    assert sorted(Path(b).read_bytes() for b in backups) == sorted(with_blocks.values())
+    again = [line for line in bootstrap_text(machine).splitlines() if line.startswith("previous file backed up in ")]
+    assert sorted(Path(line.split(" in ", 1)[1]).read_bytes() for line in again) == sorted(files.values())
+
+
+@pytest.mark.slow
+def test_concurrent_bootstraps_and_removes_keep_the_users_file(machine, tmp_path):
+    agents_md = machine.home / ".codex" / "AGENTS.md"
+    agents_md.parent.mkdir(parents=True)
+    original = USER_AGENTS_MD.encode()
+    agents_md.write_bytes(original)
+    store = f"file://{tmp_path / 'store'}"
+    assert bootstrap(machine, "--bucket", store, "--agent", "codex").code == 0
+    with_block = agents_md.read_bytes()
+    procs = [machine.popen("bootstrap", "--project", "demo", "--agent", "codex") for _ in range(3)]
+    procs += [machine.popen("instructions", "remove", "--agent", "codex") for _ in range(3)]
+    for proc in procs:
+        _out, err = proc.communicate(timeout=240)
+        assert proc.returncode == 0, err.decode()
+    assert agents_md.read_bytes() in (original, with_block)  # one block or none, never two, never a torn file
+    for backup in (machine.state / "state" / "backups" / "codex").iterdir():
+        assert backup.read_bytes() in (original, with_block)
+    assert machine.run("instructions", "remove").code == 0
+    assert agents_md.read_bytes() == original
+
+
+def test_bootstrap_refuses_an_instruction_file_that_ends_in_open_code_before_setting_anything_up(machine, tmp_path):
+    agents_md = machine.home / ".codex" / "AGENTS.md"
+    agents_md.parent.mkdir(parents=True)
+    agents_md.write_bytes(b"# Rules\n\n```sh\nmake test\n")
+    result = machine.run("bootstrap", "--project", "demo", "--bucket", f"file://{tmp_path / 'store'}")
+    assert result.code == 1
+    assert "ends inside a code block that is never closed (the ``` on line 3)" in result.err
+    assert f"Next: close that code block: add a line ``` at the end of {agents_md}, then run" in result.err
+    assert agents_md.read_bytes() == b"# Rules\n\n```sh\nmake test\n"
+    assert not (tmp_path / "store").exists() and not (machine.state / "config" / "config.json").exists()
+    assert not (machine.home / ".claude" / "CLAUDE.md").exists()
+
+
 def test_an_instruction_file_that_existed_empty_is_kept(machine, tmp_path):
     claude_md = machine.home / ".claude" / "CLAUDE.md"
     claude_md.parent.mkdir(parents=True)
     claude_md.write_bytes(b"")
     assert bootstrap(machine, "--bucket", f"file://{tmp_path / 'store'}", "--agent", "claude").code == 0
     result = machine.run("instructions", "remove", "--json")
-    assert result.json == {"removed": [str(claude_md)], "deleted": []}
+    assert result.json == {"removed": [str(claude_md)], "deleted": [], "backups": result.json["backups"]}
     assert claude_md.exists() and claude_md.read_bytes() == b""
 
 

@@ -12,10 +12,20 @@ import pytest
 from agent_memory.agents import RUNTIMES, claude, codex
 from agent_memory.errors import AgentMemoryError
 from agent_memory.setup import agent_files, instructions
-from agent_memory.setup.instructions import BEGIN, END, remove, render_block, upsert
+from agent_memory.setup.instructions import BEGIN, END, render_block
 
 HELPER = "/usr/local/bin/agent-memory"
 OTHER_HELPER = "/opt/agent-memory/bin/agent-memory"
+
+
+def upsert(path: Path, helper: str) -> bool:
+    """Whether `instructions.upsert` changed the file."""
+    return instructions.upsert(path, helper, runtime="codex")["changed"]
+
+
+def remove(path: Path, *, created: bool = False) -> bool:
+    """Whether `instructions.remove` changed the file."""
+    return instructions.remove(path, runtime="codex", created=created)["changed"]
 
 
 def block(helper: str = HELPER, newline: str = "\n") -> str:
@@ -253,7 +263,7 @@ def test_duplicate_current_blocks_are_still_collapsed(tmp_path):
     ],
 )
 def test_malformed_markers_change_nothing(tmp_path, content):
-    target = write(tmp_path / "AGENTS.md", content)
+    target = write(tmp_path / "codex" / "AGENTS.md", content)
     mtime = age(target)
     for action in (lambda: upsert(target, HELPER), lambda: remove(target)):
         with pytest.raises(AgentMemoryError) as raised:
@@ -261,7 +271,7 @@ def test_malformed_markers_change_nothing(tmp_path, content):
         message = raised.value.message + " " + (raised.value.next_step or "")
         assert str(target) in message and "by hand" in message and "marker" in message
         assert target.read_text() == content and target.stat().st_mtime_ns == mtime
-    assert [p.name for p in tmp_path.iterdir()] == ["AGENTS.md"]
+    assert [p.name for p in target.parent.iterdir()] == ["AGENTS.md"]
 
 
 def test_a_file_that_is_not_utf8_is_refused(tmp_path):
@@ -285,7 +295,7 @@ def test_a_utf8_bom_and_non_ascii_text_survive(tmp_path):
 
 
 def test_writes_are_atomic_and_keep_the_permission_bits(tmp_path, monkeypatch):
-    target = write(tmp_path / "AGENTS.md", "mine\n")
+    target = write(tmp_path / "codex" / "AGENTS.md", "mine\n")
     target.chmod(0o640)
     inode = target.stat().st_ino
     calls = []
@@ -297,12 +307,13 @@ def test_writes_are_atomic_and_keep_the_permission_bits(tmp_path, monkeypatch):
 
     monkeypatch.setattr(agent_files, "write_atomic", recording)
     upsert(target, HELPER)
-    assert calls == [(target, 0o640)]
+    (backup, backup_mode), written = calls
+    assert written == (target, 0o640) and backup_mode == 0o600 and backup.read_text() == "mine\n"
     assert stat.S_IMODE(target.stat().st_mode) == 0o640
     assert target.stat().st_ino != inode  # replaced, not rewritten in place
     remove(target)
     assert stat.S_IMODE(target.stat().st_mode) == 0o640
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["AGENTS.md"]  # no temporary file left behind
+    assert sorted(p.name for p in target.parent.iterdir()) == ["AGENTS.md"]  # no temporary file left behind
 
 
 def test_a_symlinked_file_is_edited_through_the_link(tmp_path):
@@ -472,3 +483,149 @@ def test_created_files_are_deleted_through_the_symlink_target(tmp_path):
     assert real.is_file() and link.is_symlink()
     assert remove(link, created=True) is True
     assert not real.exists() and link.is_symlink()  # back to how it was: the link is the user's
+
+
+# -- markers inside code are the user's text ------------------------------------------------------------------
+
+B, E = BEGIN, END
+
+
+@pytest.mark.parametrize(
+    "content, is_block",
+    [
+        (f"```\n{B}\nexample\n{E}\n```\n", False),
+        (f"~~~ markdown\n{B}\n{E}\n~~~\n", False),
+        (f"````\n```\n{B}\n{E}\n```\n````\n", False),  # a shorter fence inside does not close a longer one
+        (f"```\n~~~\n{B}\n{E}\n```\n", False),  # nor does a fence of the other character
+        (f"   ```\n{B}\n{E}\n   ```  \n", False),  # up to 3 spaces of indentation, blanks after the closing fence
+        (f"```\n{B}\n```\n{E}\n", None),  # the begin marker is in code: the end marker alone is malformed
+        (f"    ```\n{B}\n{E}\n    ```\n", True),  # indented 4: indented code, not a fence
+        (f"\t```\n{B}\n{E}\n", True),  # a tab is 4 columns
+        (f"``` `x`\n{B}\n{E}\n", True),  # a backtick in the info string: inline code, not a fence
+        (f"~~~ `x`\n{B}\n{E}\n~~~\n", False),  # which a tilde fence allows
+        (f"```\n```\n{B}\n{E}\n", True),  # closed before the markers
+        (f"text\n\n    {B}\n    {E}\n", False),  # indented code
+        (f"- item\n\n    {B}\n    {E}\n", False),  # a list's text: indented 4 or more is never a marker
+        (f"\t{B}\n\t{E}\n", False),
+        (f"  \t{B}\n{E}\n", None),  # spaces then a tab: 4 columns
+        (f"   {B}\n   {E}\n", True),  # 3 spaces: still a marker line
+        (f"```\r\n{B}\r\n{E}\r\n```\r\n", False),
+    ],
+)
+def test_markers_count_only_outside_code(tmp_path, content, is_block):
+    target = write(tmp_path / "codex" / "AGENTS.md", content)
+    if is_block is None:
+        with pytest.raises(AgentMemoryError, match="malformed"):
+            upsert(target, HELPER)
+        assert text_of(target) == content
+        return
+    assert upsert(target, HELPER) is True
+    text = text_of(target)
+    if is_block:  # replaced in place: one block
+        assert text.count(BEGIN) == 1
+    else:  # the user's text as it was, the block after it
+        newline = "\r\n" if "\r\n" in content else "\n"
+        assert text == content + newline + block(newline=newline) + newline
+    assert remove(target) is True
+    if not is_block:
+        assert text_of(target) == content
+
+
+@pytest.mark.parametrize(
+    "content, line, fence",
+    [
+        (f"# Rules\n\n```\n{B}\n{E}\n", 3, "```"),
+        ("a\n~~~~~ never closed\n~~~\n", 2, "~~~~~"),
+        ("```\n``` closing fences take no info string\n", 1, "```"),
+    ],
+)
+def test_a_file_that_ends_inside_a_code_block_is_refused(tmp_path, content, line, fence):
+    target = write(tmp_path / "codex" / "AGENTS.md", content)
+    mtime = age(target)
+    with pytest.raises(AgentMemoryError) as raised:
+        upsert(target, HELPER)
+    assert raised.value.message == (
+        f"{target} ends inside a code block that is never closed (the {fence} on line {line}), so the "
+        "agent-memory block cannot be added after it. Nothing was changed."
+    )
+    assert (
+        raised.value.next_step
+        == f"close that code block: add a line {fence} at the end of {target}, then run the command again"
+    )
+    with pytest.raises(AgentMemoryError):
+        instructions.check(target)
+    assert text_of(target) == content and target.stat().st_mtime_ns == mtime
+    # a block of ours before the open code block is updated in place as usual
+    write(target, f"{B}\nold\n{E}\n" + content)
+    assert upsert(target, HELPER) is True and text_of(target) == block() + "\n" + content
+
+
+_FENCED_PIECES = (
+    "```",
+    "```python",
+    "````",
+    "~~~",
+    "~~~~ text",
+    "   ```",
+    "    ```",
+    "\t~~~",
+    "``` `x`",
+    BEGIN,
+    END,
+    f"  {BEGIN}",
+    f"    {END}",
+    f"\t{BEGIN}",
+    "",
+    "code",
+    "- item",
+)
+
+
+def _fenced_document(rng: random.Random) -> str:
+    """User text whose markers all sit in code: fenced blocks (always closed) and indented lines."""
+    lines = []
+    for _ in range(rng.randint(1, 6)):
+        kind = rng.choice(("text", "fenced", "indented"))
+        if kind == "text":
+            lines.append(rng.choice(("Be terse.", "", "- item", "# Heading", "`" + BEGIN + "`", "~~ x", "`` y")))
+        elif kind == "fenced":
+            char, length = rng.choice("`~"), rng.randint(3, 5)
+            lines.append(" " * rng.randint(0, 3) + char * length + rng.choice(("", "md", " text")))
+            inner = [rng.choice(_FENCED_PIECES) for _ in range(rng.randint(0, 5))]
+            lines += [p for p in inner if not p.lstrip(" ").startswith(char * length)]  # nothing that would close it
+            lines.append(" " * rng.randint(0, 3) + char * rng.randint(length, length + 2) + rng.choice(("", "  ")))
+        else:
+            lines += ["", rng.choice(("    ", "\t", "     ")) + rng.choice((BEGIN, END, "code"))]
+    newline = rng.choice(("\n", "\r\n"))
+    return newline.join(lines) + rng.choice((newline, ""))
+
+
+def test_upsert_then_remove_gives_back_files_with_markers_in_code(tmp_path):
+    rng = random.Random(20261202)
+    for number in range(400):
+        original = _fenced_document(rng)
+        target = write(tmp_path / f"case{number}" / "AGENTS.md", original)
+        assert upsert(target, HELPER) is True, repr(original)
+        text = text_of(target)
+        assert text.startswith(original), repr(original)  # appended: the user's bytes are untouched
+        spans, open_fence = instructions._scan(text, target)
+        assert len(spans) == 1 and spans[0][0] > len(original) - 1 and open_fence is None, repr(original)
+        assert upsert(target, HELPER) is False, repr(original)
+        assert remove(target) is True, repr(original)
+        assert target.read_bytes() == original.encode(), repr(original)
+
+
+def test_every_change_keeps_a_backup_of_the_previous_file(tmp_path):
+    target = write(tmp_path / "claude" / "CLAUDE.md", "mine\r\n")
+    added = instructions.upsert(target, HELPER, runtime="claude")
+    backup = Path(added["backup"])
+    assert added["changed"] is True and backup.read_bytes() == b"mine\r\n"
+    assert backup.parent.name == "claude" and backup.parent.parent.name == "backups"
+    assert stat.S_IMODE(backup.stat().st_mode) == 0o600 and stat.S_IMODE(backup.parent.stat().st_mode) == 0o700
+    with_block = target.read_bytes()
+    assert instructions.upsert(target, HELPER, runtime="claude") == {"changed": False, "backup": None}
+    removed = instructions.remove(target, runtime="claude")
+    assert removed["changed"] is True and Path(removed["backup"]).read_bytes() == with_block
+    assert sorted(p.name for p in backup.parent.iterdir()) == sorted([backup.name, Path(removed["backup"]).name])
+    assert instructions.remove(target, runtime="claude") == {"changed": False, "backup": None}
+    assert instructions.upsert(tmp_path / "new" / "CLAUDE.md", HELPER, runtime="claude")["backup"] is None

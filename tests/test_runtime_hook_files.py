@@ -11,6 +11,7 @@ import pytest
 
 HELPER = str(Path(sys.executable).parent / "agent-memory")  # the console script beside the tests' interpreter
 ENTRY_KEYS = {"agent", "file", "state", "events", "note", "changed", "backup"}
+OWN = "installed (your own entry)"
 
 USER_CLAUDE_SETTINGS = {
     "model": "opus",
@@ -133,6 +134,9 @@ def test_one_runtime_only(machine):
         b'{"hooks": {"Stop": {"hooks": []}}}',
         b'{"hooks": {"Stop": [1]}}',
         b"\xff\xfe",
+        b'{\n  "model": "opus",\n  "hooks": {\n    "Stop": [\n      {"hooks": [',  # cut short
+        b'{"hooks": {}, "limit": NaN}',
+        b"[" * 100_000 + b"]" * 100_000,
     ],
 )
 def test_a_file_we_cannot_merge_into_is_refused_and_nothing_changes(machine, content):
@@ -166,13 +170,17 @@ def test_a_moved_helper_is_updated_in_place_not_installed_twice(machine):
     assert stop == [{"hooks": [ours("codex", "stop", 30)]}, {"hooks": [{"command": "x"}]}]
 
 
-def test_remove_takes_only_our_handlers_out_of_a_shared_group(machine):
+def test_our_handler_in_a_group_of_the_users_is_their_own_entry(machine):
+    """Install only ever appends a group of its own, so a handler of ours inside the user's group is theirs."""
     mixed = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "mine"}, ours("claude", "stop", 30)]}]}}
-    write_json(claude_file(machine), mixed)
-    assert hooks(machine, "remove", "--agent", "claude").code == 0
-    assert json.loads(claude_file(machine).read_text()) == {
-        "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "mine"}]}]}
-    }
+    original = write_json(claude_file(machine), mixed)
+    removed = hooks(machine, "remove", "--agent", "claude").json["agents"][0]
+    assert removed["changed"] is False and claude_file(machine).read_bytes() == original
+    assert removed["events"]["Stop"] == "installed (your own entry)"
+    installed = hooks(machine, "install", "--agent", "claude").json["agents"][0]
+    assert installed["state"] == "installed"
+    assert installed["events"] == {"SessionStart": "installed", "Stop": OWN, "SessionEnd": "installed"}
+    assert json.loads(claude_file(machine).read_text())["hooks"]["Stop"] == mixed["hooks"]["Stop"]  # not twice
 
 
 def test_a_symlinked_settings_file_is_written_through(machine, tmp_path):
@@ -234,3 +242,211 @@ def test_hook_commands_are_posix_sh_and_byte_stable(machine):
     for command in commands:
         assert command.startswith(HELPER + " hook ") and os.path.isabs(command.split()[0])
         assert not any(c in command for c in "$`\"'[]{}&|;<>*?~")
+
+
+# -- the user's own entries and the file's own layout ---------------------------------------------------------
+
+EVENTS = {"codex": ("SessionStart", "Stop"), "claude": ("SessionStart", "Stop", "SessionEnd")}
+ARGUMENTS = {"SessionStart": ("session-start", 10), "Stop": ("stop", 30), "SessionEnd": ("session-end", 5)}
+
+
+def hook_file(machine, runtime: str) -> Path:
+    return codex_file(machine) if runtime == "codex" else claude_file(machine)
+
+
+def own_entry(runtime: str, event: str, **fields) -> dict:
+    """The user's own handler running our exact command, with fields of their own (a longer timeout)."""
+    return {"type": "command", "command": f"{HELPER} hook {ARGUMENTS[event][0]} --agent {runtime}", **fields}
+
+
+def our_group(runtime: str, event: str) -> dict:
+    return {"hooks": [ours(runtime, event=ARGUMENTS[event][0], timeout=ARGUMENTS[event][1])]}
+
+
+def with_ours(settings: dict, runtime: str) -> dict:
+    """`settings` as install should leave them: a group of ours appended to each event, new events last."""
+    expected = json.loads(json.dumps(settings))
+    for event in EVENTS[runtime]:
+        expected.setdefault("hooks", {}).setdefault(event, []).append(our_group(runtime, event))
+    return expected
+
+
+def aged(path: Path) -> int:
+    os.utime(path, ns=(1_000_000_000, 1_000_000_000))
+    return path.stat().st_mtime_ns
+
+
+@pytest.mark.parametrize("runtime", ["codex", "claude"])
+def test_the_users_own_entry_with_our_command_is_left_alone_and_counted_as_installed(machine, runtime):
+    path = hook_file(machine, runtime)
+    settings = {"hooks": {e: [{"hooks": [own_entry(runtime, e, timeout=99)]}] for e in EVENTS[runtime]}}
+    original = write_json(path, settings)
+    mtime = aged(path)
+    for action in ("install", "status", "remove", "install"):
+        entry = hooks(machine, action, "--agent", runtime).json["agents"][0]
+        assert path.read_bytes() == original and path.stat().st_mtime_ns == mtime, action  # not even rewritten
+        assert entry["state"] == "installed" and set(entry["events"].values()) == {OWN}, action
+        assert entry.get("changed", False) is False and entry.get("backup") is None
+        assert (
+            f"{' and '.join(EVENTS[runtime])} are your own entries, which agent-memory never changes" in entry["note"]
+        )
+    assert not (machine.state / "state" / "backups").exists()
+    assert "are your own entries, which agent-memory never changes or removes" in machine.run("hooks", "status").out
+
+
+@pytest.mark.parametrize("runtime", ["codex", "claude"])
+def test_install_adds_only_the_events_the_users_own_entries_do_not_cover(machine, runtime):
+    path = hook_file(machine, runtime)
+    own_stop = {"matcher": "", "hooks": [own_entry(runtime, "Stop", timeout=99, statusMessage="saving")]}
+    settings = {"hooks": {"Stop": [own_stop]}}
+    original = write_json(path, settings)
+    entry = hooks(machine, "install", "--agent", runtime).json["agents"][0]
+    assert entry["changed"] is True and Path(entry["backup"]).read_bytes() == original
+    assert entry["events"]["Stop"] == OWN and entry["state"] == "installed"
+    installed = json.loads(path.read_text())
+    assert installed["hooks"]["Stop"] == [own_stop]  # no second group of ours: the hook would run twice
+    assert installed["hooks"]["SessionStart"] == [our_group(runtime, "SessionStart")]
+    assert "Stop is your own entry, which agent-memory never changes or removes" in entry["note"]
+
+    removed = hooks(machine, "remove", "--agent", runtime).json["agents"][0]
+    assert path.read_bytes() == original
+    assert removed["events"]["Stop"] == OWN and removed["events"]["SessionStart"] == "missing"
+
+
+def test_a_group_of_ours_beside_the_users_own_entry_goes_without_moving_theirs(machine):
+    own_stop = {"hooks": [own_entry("codex", "Stop", timeout=99)]}
+    write_json(codex_file(machine), {"hooks": {"Stop": [our_group("codex", "Stop"), own_stop]}})
+    assert hooks(machine, "install", "--agent", "codex").code == 0
+    # theirs runs our hook already: ours would run it twice, and theirs keeps index 1 (and Codex's trust in it)
+    assert json.loads(codex_file(machine).read_text())["hooks"]["Stop"] == [{"hooks": []}, own_stop]
+
+
+def test_the_users_own_entry_running_another_helper_is_reported_not_changed(machine):
+    old = {"type": "command", "command": "/old/venv/bin/agent-memory hook stop --agent codex", "timeout": 99}
+    write_json(codex_file(machine), {"hooks": {"Stop": [{"hooks": [old]}]}})
+    entry = hooks(machine, "install", "--agent", "codex").json["agents"][0]
+    installed = json.loads(codex_file(machine).read_text())
+    assert installed["hooks"]["Stop"] == [{"hooks": [old]}]  # neither changed nor joined by a second Stop hook
+    assert entry["state"] == "incomplete" and entry["events"] == {
+        "SessionStart": "installed",
+        "Stop": "outdated (your own entry)",
+    }
+    assert entry["note"].endswith(
+        "Stop is your own entry, which agent-memory never changes or removes; "
+        f"change the command of your Stop entry to {HELPER} hook stop --agent codex"
+    )
+    assert hooks(machine, "remove", "--agent", "codex").code == 0
+    assert json.loads(codex_file(machine).read_text()) == {"hooks": {"Stop": [{"hooks": [old]}]}}
+
+
+@pytest.mark.parametrize("indent", [2, 4, "\t"], ids=["2-spaces", "4-spaces", "tabs"])
+@pytest.mark.parametrize("runtime", ["codex", "claude"])
+def test_install_and_remove_keep_the_files_key_order_and_indentation(machine, runtime, indent):
+    path = hook_file(machine, runtime)
+    settings = {  # keys in the user's order, not sorted; the hooks in the middle
+        "zeta": {"b": 1, "a": [1, 2]},
+        "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]},
+        "alpha": "caf\u00e9",
+    }
+    original = (json.dumps(settings, indent=indent, ensure_ascii=False) + "\n").encode()
+    path.parent.mkdir(parents=True)
+    path.write_bytes(original)
+
+    assert hooks(machine, "install", "--agent", runtime).code == 0
+    # exactly the user's layout, as if they had written our groups themselves
+    assert path.read_text() == json.dumps(with_ours(settings, runtime), indent=indent, ensure_ascii=False) + "\n"
+    mtime = aged(path)
+    assert hooks(machine, "install", "--agent", runtime).json["agents"][0]["changed"] is False
+    assert path.stat().st_mtime_ns == mtime  # nothing to change: not rewritten
+    assert hooks(machine, "remove", "--agent", runtime).code == 0
+    assert path.read_bytes() == original
+
+
+@pytest.mark.parametrize("runtime", ["codex", "claude"])
+def test_a_hand_written_file_keeps_every_byte_install_did_not_add(machine, runtime):
+    path = hook_file(machine, runtime)
+    original = (
+        b'{\r\n    "model": "opus",   "env": {"NAME": "caf\\u00e9", "PATH_X": "a\\/b"},\r\n'
+        b'    "permissions": {"allow": ["Bash(git status)", "Read"]},\r\n'
+        b'    "hooks": {\r\n'
+        b'        "Stop": [ {"hooks": [{"type": "command", "command": "notify-send done"}]} ]\r\n'
+        b'    },\r\n    "ratio": 1.50\r\n}'  # no final newline
+    )
+    path.parent.mkdir(parents=True)
+    path.write_bytes(original)
+    assert hooks(machine, "install", "--agent", runtime).code == 0
+    data = path.read_bytes()
+    assert json.loads(data) == with_ours(json.loads(original), runtime)
+    for kept in (b'"caf\\u00e9"', b'"a\\/b"', b'["Bash(git status)", "Read"]', b'"ratio": 1.50\r\n}', b"   "):
+        assert kept in data
+    assert not data.endswith(b"\n") and b"\n" not in data.replace(b"\r\n", b"")
+    # the user's one-line array gets our group on the same line, joined the way theirs are
+    stop_line = next(line for line in data.split(b"\r\n") if b'"Stop"' in line)
+    assert stop_line.startswith(b'        "Stop": [ {"hooks": [{"type": "command", "command": "notify-send done"}]}, {')
+    assert hooks(machine, "remove", "--agent", runtime).code == 0
+    assert path.read_bytes() == original
+
+
+def test_a_file_on_one_line_stays_on_one_line(machine):
+    original = b'{"model":"opus","hooks":{"Stop":[{"hooks":[{"type":"command","command":"x"}]}]}}\n'
+    claude_file(machine).parent.mkdir(parents=True)
+    claude_file(machine).write_bytes(original)
+    assert hooks(machine, "install", "--agent", "claude").code == 0
+    data = claude_file(machine).read_bytes()
+    assert data.count(b"\n") == 1 and b": " not in data and b", " not in data
+    assert json.loads(data) == with_ours(json.loads(original), "claude")
+    assert hooks(machine, "remove", "--agent", "claude").code == 0
+    assert claude_file(machine).read_bytes() == original
+
+
+def test_codex_remove_keeps_the_index_of_every_group_after_ours(machine):
+    """Codex keys trust by group index (X3): a group of ours taken out before the user's leaves a placeholder."""
+    assert hooks(machine, "install").code == 0
+    theirs = {"hooks": [{"type": "command", "command": "echo later"}]}
+    for path in (codex_file(machine), claude_file(machine)):
+        settings = json.loads(path.read_text())
+        for groups in settings["hooks"].values():
+            groups.append(theirs)  # added by the user after install: behind ours
+        write_json(path, settings)
+
+    assert hooks(machine, "remove").code == 0
+    codex = json.loads(codex_file(machine).read_text())["hooks"]
+    assert codex == {"SessionStart": [{"hooks": []}, theirs], "Stop": [{"hooks": []}, theirs]}
+    claude = json.loads(claude_file(machine).read_text())["hooks"]
+    assert claude == {event: [theirs] for event in EVENTS["claude"]}  # no trust by position there: gone entirely
+
+    # installed again: appended after the user's group, and taken out from the end without a placeholder
+    assert hooks(machine, "install", "--agent", "codex").code == 0
+    assert json.loads(codex_file(machine).read_text())["hooks"]["Stop"] == [
+        {"hooks": []},
+        theirs,
+        our_group("codex", "Stop"),
+    ]
+    assert hooks(machine, "remove", "--agent", "codex").code == 0
+    assert json.loads(codex_file(machine).read_text())["hooks"] == codex
+
+
+def test_a_duplicate_group_of_ours_is_taken_out_without_moving_the_users(machine):
+    theirs = {"hooks": [{"type": "command", "command": "echo later"}]}
+    moved = {"hooks": [{"type": "command", "command": "/old/agent-memory hook stop --agent codex", "timeout": 30}]}
+    write_json(codex_file(machine), {"hooks": {"Stop": [moved, our_group("codex", "Stop"), theirs]}})
+    assert hooks(machine, "install", "--agent", "codex").code == 0
+    stop = json.loads(codex_file(machine).read_text())["hooks"]["Stop"]
+    assert stop == [our_group("codex", "Stop"), {"hooks": []}, theirs]
+
+
+def test_concurrent_installs_and_removes_give_back_the_users_bytes(machine):
+    originals = {
+        "claude": write_json(claude_file(machine), USER_CLAUDE_SETTINGS),
+        "codex": write_json(codex_file(machine), USER_CODEX_HOOKS),
+    }
+    procs = [machine.popen("hooks", action) for action in ("install", "remove") * 4]
+    for proc in procs:
+        _out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err.decode()
+    for runtime, original in originals.items():  # installed or not, never half of one and half of the other
+        installed = json.dumps(with_ours(json.loads(original), runtime), indent=4).encode()
+        assert hook_file(machine, runtime).read_bytes() in (original, installed)
+    assert hooks(machine, "remove").code == 0
+    for runtime, original in originals.items():
+        assert hook_file(machine, runtime).read_bytes() == original

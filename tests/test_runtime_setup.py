@@ -14,6 +14,8 @@ except ImportError:  # Python 3.10
     import tomli as tomllib
 
 HELPER = str(Path(sys.executable).parent / "agent-memory")
+BEGIN = "# agent-memory:begin codex-sandbox"
+END = "# agent-memory:end codex-sandbox"
 USER_CONFIG = """# my Codex settings
 model = "gpt-5.1"
 approval_policy = "on-request"
@@ -47,13 +49,16 @@ def test_consent_adds_exactly_the_helpers_folders_and_network_then_comes_out_byt
     config_toml(machine).write_text(USER_CONFIG)
     result = sandbox(machine, "allow")
     assert result.code == 0, result.err
-    assert result.json == {
+    allowed = result.json
+    backup = allowed.pop("backup")
+    assert allowed == {
         "file": str(config_toml(machine)),
         "state": "allowed",
         "roots": expected_roots(machine),
         "network": True,
         "changed": True,
     }
+    assert Path(backup).read_text() == USER_CONFIG and Path(backup).is_relative_to(machine.state / "state" / "backups")
     for root in expected_roots(machine):
         assert Path(root).is_dir()  # Codex can only bind folders that exist
     parsed = tomllib.loads(config_toml(machine).read_text())
@@ -62,7 +67,8 @@ def test_consent_adds_exactly_the_helpers_folders_and_network_then_comes_out_byt
     assert parsed["approval_policy"] == "on-request"
     assert config_toml(machine).read_text().endswith(USER_CONFIG)
 
-    assert sandbox(machine, "allow").json["changed"] is False
+    unchanged = sandbox(machine, "allow").json
+    assert unchanged["changed"] is False and unchanged["backup"] is None
     assert sandbox(machine, "status").json["state"] == "allowed"
     assert "codex sandbox: allowed in" in machine.run("status").out
 
@@ -73,17 +79,92 @@ def test_consent_adds_exactly_the_helpers_folders_and_network_then_comes_out_byt
         "roots": [],
         "network": False,
         "changed": True,
+        "backup": removed.json["backup"],
     }
+    assert Path(removed.json["backup"]).read_text().endswith(USER_CONFIG)  # the file with the consent block
     assert config_toml(machine).read_text() == USER_CONFIG
     backups = sorted((machine.state / "state" / "backups" / "codex").iterdir())
     assert [b.read_text() == USER_CONFIG for b in backups] == [True, False]  # before allow, before remove
 
 
 def test_a_file_that_only_held_the_consent_goes_away_with_it(machine):
-    assert sandbox(machine, "allow").code == 0
-    assert sandbox(machine, "remove").code == 0
+    assert sandbox(machine, "allow").json["backup"] is None  # there was no file to back up
+    held = config_toml(machine).read_text()
+    removed = machine.run("codex-sandbox", "remove")
+    assert removed.code == 0, removed.err
     assert not config_toml(machine).exists()
+    (line,) = [line for line in removed.out.splitlines() if line.startswith("  previous file backed up in ")]
+    assert Path(line.removeprefix("  previous file backed up in ")).read_text() == held
     assert sandbox(machine, "remove").json["changed"] is False
+
+
+USER_MARKER_TEXT = f"""# my Codex settings
+model = "gpt-5.1"
+developer_instructions = \"\"\"
+An example of the consent block, kept in a string:
+{BEGIN}
+sandbox_workspace_write.network_access = false
+{END}
+\"\"\"
+literal = '''
+  {BEGIN}'''
+escaped = \"\"\"a \\\"\"\"
+{END}
+\"\"\"\"
+
+[profiles.quiet]
+notify = [
+  {BEGIN}
+  "notify-send",
+]
+"""
+
+
+def test_marker_text_in_the_users_strings_and_arrays_is_theirs(machine):
+    config_toml(machine).parent.mkdir(parents=True)
+    config_toml(machine).write_text(USER_MARKER_TEXT)
+    before = tomllib.loads(USER_MARKER_TEXT)
+    assert sandbox(machine, "status").json["state"] == "not allowed"
+
+    allowed = sandbox(machine, "allow")
+    assert allowed.code == 0, allowed.err
+    assert allowed.json["state"] == "allowed" and allowed.json["roots"] == expected_roots(machine)
+    text = config_toml(machine).read_text()
+    assert text.endswith(USER_MARKER_TEXT) and text.count(BEGIN) == USER_MARKER_TEXT.count(BEGIN) + 1
+    parsed = tomllib.loads(text)
+    assert {k: v for k, v in parsed.items() if k != "sandbox_workspace_write"} == before  # their strings intact
+    assert sandbox(machine, "allow").json["changed"] is False
+
+    removed = sandbox(machine, "remove")
+    assert removed.code == 0, removed.err
+    assert config_toml(machine).read_text() == USER_MARKER_TEXT
+
+
+def test_lines_are_counted_as_toml_counts_them(machine):
+    """A comment above the block may hold U+2028 or U+0085, which TOML allows and Python's splitlines splits at."""
+    config_toml(machine).parent.mkdir(parents=True)
+    assert sandbox(machine, "allow").code == 0
+    above = f'# mine \u2028 and \x85 too\nnote = """\n\n{END}\n"""\n'
+    below = 'title = "a\u2029b"\n'
+    content = above + config_toml(machine).read_text() + below
+    config_toml(machine).write_text(content)
+    assert sandbox(machine, "status").json["state"] == "allowed"
+    removed = sandbox(machine, "remove")
+    assert removed.code == 0, removed.err
+    assert config_toml(machine).read_text() == above + below
+
+
+def test_a_block_that_holds_settings_of_the_users_is_not_taken_out(machine):
+    config_toml(machine).parent.mkdir(parents=True)
+    assert sandbox(machine, "allow").code == 0
+    lines = config_toml(machine).read_text().splitlines(keepends=True)
+    content = "".join([*lines[:-1], 'model = "mine"\n', lines[-1]])  # the user wrote a line inside our block
+    config_toml(machine).write_text(content)
+    for action in ("allow", "remove"):
+        result = machine.run("codex-sandbox", action)
+        assert result.code == 1 and "holds more than agent-memory's settings" in result.err, result.err
+        assert "\nNext: remove the lines from" in result.err
+        assert config_toml(machine).read_text() == content
 
 
 @pytest.mark.parametrize(

@@ -37,6 +37,7 @@ HOOKS = (
     ("SessionEnd", "session-end", 5),
 )
 HOOKS_NOTE = "installed; new Claude Code sessions run them"
+TRUST_BY_POSITION = False  # user hooks run with no trust step: a group taken out goes entirely
 
 
 def hook_command(helper: str, event: str) -> str:

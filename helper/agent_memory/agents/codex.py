@@ -62,6 +62,9 @@ HOOKS = (
     ("Stop", "stop", 30),
 )
 HOOKS_NOTE = "installed; Codex will ask you to trust them (/hooks)"  # untrusted hooks are skipped in silence (X1)
+# Codex keys a hook's trust by its group's index in hooks.json (X3): a group taken out before others is left
+# as an empty placeholder, so that the user's later groups keep their keys and stay trusted.
+TRUST_BY_POSITION = True
 
 
 def hook_command(helper: str, event: str) -> str:

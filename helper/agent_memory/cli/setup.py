@@ -119,6 +119,7 @@ def bootstrap(args: argparse.Namespace) -> Outcome:
         *(f"instructions: {path}" for path in result["instructions"]),
         *(f"hooks ({h['agent']}): {h['note']} in {h['file']}" for h in result["hooks"]["installed"]),
         *sandbox_lines(result["codex_sandbox"]),
+        *(f"previous file backed up in {backup}" for backup in result["backups"]),
         f"verification: {verification['status']} ({verification['id']})",
     ]
     code = {"verified": OK, "pending": PENDING}.get(verification["status"], ERROR)
@@ -155,6 +156,8 @@ def codex_sandbox(args: argparse.Namespace) -> Outcome:
 
     result = getattr(codex_sandbox, args.action)()
     lines = sandbox_lines(result)
+    if result.get("backup"):
+        lines.append(f"  previous file backed up in {result['backup']}")
     if args.action == "allow":
         lines.append("Codex uses it from its next session.")
     return result, "\n".join(lines), OK
@@ -164,11 +167,12 @@ def instructions_remove(args: argparse.Namespace) -> Outcome:
     from .. import agents
     from ..setup import instructions
 
-    files = [agents.runtime(name).instructions_file() for name in agents.selected(args.agent)]
+    files = {name: agents.runtime(name).instructions_file() for name in agents.selected(args.agent)}
     result = instructions.remove_blocks(files)
     deleted = " and the file itself (bootstrap had created it; nothing else was in it)"
     lines = [
         f"Removed the agent-memory block from {path}" + (deleted if path in result["deleted"] else "")
         for path in result["removed"]
     ]
+    lines += [f"  previous file backed up in {backup}" for backup in result["backups"]]
     return result, "\n".join(lines) or "No block to remove.", OK

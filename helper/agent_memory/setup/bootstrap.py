@@ -62,6 +62,8 @@ def bootstrap(
         hook_files.check(agent)
     if codex_sandbox:
         sandbox.check()
+    for name in roots:  # an instruction file the block cannot go into is refused now, before anything is set up
+        instructions.check(agents.runtime(name).instructions_file())
     _check_writable(
         [paths.config_dir(), paths.state_dir(), paths.cache_dir(), *roots.values()]
         + [agents.runtime(name).instructions_file().parent for name in roots]
@@ -74,12 +76,13 @@ def bootstrap(
         _install_shared_skill(uri, name, revision, agent, warnings)
 
     helper = helper_command()
-    written, made = [], []
+    written, made, backups = [], [], []
     for name in roots:
         path = agents.runtime(name).instructions_file()
         if not path.exists():
             made.append(str(path))
-        instructions.upsert(path, helper)
+        if backup := instructions.upsert(path, helper, runtime=name)["backup"]:
+            backups.append(backup)
         written.append(str(path))
         if warning := agents.runtime(name).instructions_warning(instructions.BEGIN):
             warnings.append(warning)
@@ -87,6 +90,9 @@ def bootstrap(
         warnings.append(problem)
     installed_hooks = hook_files.install(agent) if hooks else []
     consent = sandbox.allow() if codex_sandbox else None
+    backups += [h["backup"] for h in installed_hooks if h["backup"]]
+    if consent and consent["backup"]:
+        backups.append(consent["backup"])
 
     with config_file.editing() as config:  # the one write, once everything it records is in place
         config["bucket"] = uri
@@ -107,6 +113,7 @@ def bootstrap(
         "agents": list(roots),
         "skill": skill,
         "instructions": written,
+        "backups": backups,
         "hooks": {"requested": hooks, "installed": installed_hooks},
         "codex_sandbox": consent,
         "verification": verification,

@@ -7,14 +7,16 @@ consent we add both to `$CODEX_HOME/config.toml`, for exactly the folders the he
 its state and cache folders, and the Hugging Face and hf_xet caches.
 
 The settings sit in a marked block at the top of the file, as dotted keys: at the top they belong to the root
-table whatever tables follow, and the block comes out again byte for byte. A config.toml that does not parse,
-or that sets `sandbox_workspace_write` itself, is left alone: we say what to add instead.
+table whatever tables follow, and the block comes out again byte for byte. A marker is only a comment line of its
+own at the top level: the same text inside a multi-line string or array is the user's. A config.toml that does not
+parse, or that sets `sandbox_workspace_write` itself, is left alone: we say what to add instead.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 from .. import paths
@@ -83,10 +85,10 @@ def allow() -> dict[str, Any]:
         updated = render_block(roots) + rest
         _parse(updated, path)  # never write a file that would stop Codex from starting
         changed = updated != text
+        backup = back_up(path, "codex") if changed else None
         if changed:
-            back_up(path, "codex")
             write_text(path, updated)
-    return {**status(), "changed": changed}
+    return {**status(), "changed": changed, "backup": backup}
 
 
 def remove() -> dict[str, Any]:
@@ -96,13 +98,13 @@ def remove() -> dict[str, Any]:
         text = read_text(path) or ""
         rest = _without_block(text, path)
         changed = rest != text
+        backup = back_up(path, "codex") if changed else None
         if changed:
-            back_up(path, "codex")
             if rest or path.is_symlink():
                 write_text(path, rest)
             else:  # the file held only our block: leave no empty file behind
                 path.unlink()
-    return {**status(), "changed": changed}
+    return {**status(), "changed": changed, "backup": backup}
 
 
 def status() -> dict[str, Any]:
@@ -110,37 +112,124 @@ def status() -> dict[str, Any]:
     path = codex.config_file()
     try:
         text = read_text(path) or ""
-        _without_block(text, path)
+        block = _block(text, path)
     except AgentMemoryError:
         return {"file": str(path), "state": "unreadable", "roots": [], "network": False}
-    if BEGIN not in text:
+    if block is None:
         return {"file": str(path), "state": "not allowed", "roots": [], "network": False}
-    granted = _roots_in(text)
+    granted = [Path(root) for root in _parse(block, path).get(KEY, {}).get("writable_roots", [])]
     state = "allowed" if granted == writable_roots() else "outdated"
     return {"file": str(path), "state": state, "roots": [str(root) for root in granted], "network": True}
 
 
-def _roots_in(text: str) -> list[Path]:
-    start, stop = text.find(BEGIN), text.find(END)
-    try:
-        block = _parse(text[start:stop], codex.config_file())
-    except AgentMemoryError:
-        return []
-    return [Path(root) for root in block.get(KEY, {}).get("writable_roots", [])]
-
-
 def _without_block(text: str, path: Path) -> str:
-    """`text` without our block (lines BEGIN to END); an unmatched marker is refused."""
-    lines = text.splitlines(keepends=True)
-    marks = [i for i, line in enumerate(lines) if line.strip() in (BEGIN, END)]
+    """`text` without our block (lines BEGIN to END)."""
+    lines = _lines(text)
+    marks = _marker_lines(text, path)
     if not marks:
         return text
-    if len(marks) != 2 or lines[marks[0]].strip() != BEGIN or lines[marks[1]].strip() != END:
-        raise AgentMemoryError(
-            f"The agent-memory block in {path} is malformed (its markers do not pair up). Nothing was changed.",
-            next_step=f"remove the lines from '{BEGIN}' to '{END}' in {path} by hand, then run the command again",
-        )
     return "".join(lines[: marks[0]] + lines[marks[1] + 1 :])
+
+
+def _block(text: str, path: Path) -> str | None:
+    """Our block's text, markers included; None if there is none."""
+    marks = _marker_lines(text, path)
+    return "".join(_lines(text)[marks[0] : marks[1] + 1]) if marks else None
+
+
+def _marker_lines(text: str, path: Path) -> tuple[int, int] | None:
+    """The line numbers (from 0) of our BEGIN and END markers, None if there are none; refuses markers that do not
+    pair up, or a block that holds settings of the user's (taking it out would take theirs too)."""
+    lines = _lines(text)
+    marks = [i for i in _top_level_lines(text) if i < len(lines) and lines[i].strip() in (BEGIN, END)]
+    if not marks:
+        return None
+    if len(marks) != 2 or lines[marks[0]].strip() != BEGIN or lines[marks[1]].strip() != END:
+        raise _malformed(path, "its markers do not pair up")
+    try:
+        inside = _parse("".join(lines[marks[0] : marks[1] + 1]), path)
+    except AgentMemoryError:
+        inside = None
+    if inside is None or set(inside) - {KEY}:
+        raise _malformed(path, "it holds more than agent-memory's settings")
+    return marks[0], marks[1]
+
+
+def _lines(text: str) -> list[str]:
+    """The text's lines with their endings: split at LF only, as TOML (and `_top_level_lines`) count lines, not at
+    the other separators `str.splitlines` knows, which may stand in a user's comment or string."""
+    lines = text.split("\n")
+    return [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
+
+
+def _malformed(path: Path, why: str) -> AgentMemoryError:
+    return AgentMemoryError(
+        f"The agent-memory block in {path} is malformed ({why}). Nothing was changed.",
+        next_step=f"remove the lines from '{BEGIN}' to '{END}' in {path} by hand, then run the command again",
+    )
+
+
+# Where a string or a bracket starts, a comment starts, or a line ends: all that decides what a line is in
+_SIGNIFICANT = re.compile(r"""[\n#"'\[\]{}]""")
+_BASIC_STRING_END = re.compile(r'(?:[^"\\\n]|\\.)*"?')
+
+
+def _top_level_lines(text: str) -> list[int]:
+    """The numbers (from 0) of the lines that start outside any string, array or inline table: the only lines
+    where a comment is a comment of the file's top level, as TOML reads it.
+
+    One pass, no recursion: strings are skipped whole (a multi-line one across lines), brackets after a key are
+    counted, and a `[table]` header (a bracket that starts a line at the top level) is not.
+    """
+    found, line, depth, header = [0], 0, 0, False
+    pos = 0
+    while match := _SIGNIFICANT.search(text, pos):
+        char, at = match.group(), match.start()
+        pos = at + 1
+        if char == "\n":
+            line += 1
+            header = False
+            if depth == 0:
+                found.append(line)
+        elif char == "#":
+            pos = _line_end(text, at)  # the newline itself is seen next
+        elif text.startswith(char * 3, at):
+            pos = _multiline_string_end(text, at + 3, char)
+            line += text.count("\n", at, pos)
+        elif char == '"':
+            pos = _BASIC_STRING_END.match(text, pos).end()  # type: ignore[union-attr]  # matches the empty string
+        elif char == "'":
+            end = _line_end(text, at + 1, stop="'")
+            pos = end + 1 if text.startswith("'", end) else end  # an unclosed one ends with its line
+        elif char == "[" and depth == 0 and not text[text.rfind("\n", 0, at) + 1 : at].strip():
+            header = True
+        elif not header:
+            depth = depth + 1 if char in "[{" else max(depth - 1, 0)
+    return found
+
+
+def _line_end(text: str, pos: int, stop: str = "") -> int:
+    """The position of the next newline (or of `stop`, whichever comes first) from `pos`, else the text's end."""
+    ends = [i for i in (text.find("\n", pos), text.find(stop, pos) if stop else -1) if i != -1]
+    return min(ends) if ends else len(text)
+
+
+def _multiline_string_end(text: str, pos: int, quote: str) -> int:
+    """Where the multi-line string whose content starts at `pos` ends, its closing quotes included (a basic one,
+    `\"\"\"`, has escapes; up to two more quotes right before the closing three belong to its content)."""
+    delimiter = quote * 3
+    while (close := text.find(delimiter, pos)) != -1:
+        backslashes = 0
+        while quote == '"' and text[close - 1 - backslashes] == "\\":
+            backslashes += 1
+        if backslashes % 2:
+            pos = close + 1
+            continue
+        end = close + 3
+        while end < len(text) and end - close < 5 and text[end] == quote:
+            end += 1
+        return end
+    return len(text)
 
 
 def _parse(text: str, path: Path) -> dict[str, Any]:

@@ -2,16 +2,23 @@
 
 Codex reads `$CODEX_HOME/hooks.json`, Claude Code `$CLAUDE_CONFIG_DIR/settings.json`; both hold
 `{"hooks": {EVENT: [{"hooks": [{"type": "command", "command": ..., "timeout": ...}]}]}}`. The file belongs to the
-user: it is parsed, our handlers are merged in, and it is written back atomically with every other key and hook
-kept, after a backup outside the agent's folders. Our groups are appended after the user's and never moved,
-because Codex keys its trust by position (X3). A file that does not parse is refused and left as it is.
-Our handlers are recognised by their command (`... agent-memory ... hook EVENT --agent RUNTIME`), so a helper
-that moved is updated in place rather than installed twice.
+user: the edit changes only the bytes it must (key order, indentation and everything else stay as they were), a
+file with nothing to change is not written at all, and a backup outside the agent's folders comes first. A file
+that does not parse is refused and left as it is.
+
+What install writes, and so all that remove takes out, has exactly one shape: a group `{"hooks": [HANDLER]}`
+holding `{"type": "command", "command": "... agent-memory ... hook EVENT --agent RUNTIME", "timeout": N}` with
+the timeout of that event. Any other entry that runs our hook command is the user's own: it is never changed or
+removed, and one that runs the current command counts as installed (and keeps us from adding a second). A group
+of ours whose helper moved is updated in place rather than installed twice.
+
+Our groups are appended after the user's, never inserted before them, because Codex keys its trust by a group's
+position (X3); for the same reason a group of ours taken out from before another group is left as an empty
+placeholder `{"hooks": []}`, which Codex accepts, so the user's later groups keep their keys and their trust.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -20,10 +27,21 @@ from ..errors import AgentMemoryError
 from ..fsutil import locked
 from .agent_files import back_up, read_text, write_text
 from .command import helper_command
+from .json_edits import Document
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
 if TYPE_CHECKING:
+    from types import ModuleType
     from typing import Any
+
+INSTALLED, OWN, OUTDATED, OWN_OUTDATED, MISSING = (
+    "installed",
+    "installed (your own entry)",
+    "outdated",
+    "outdated (your own entry)",
+    "missing",
+)
+PLACEHOLDER: dict[str, Any] = {"hooks": []}
 
 
 def hooks_file(runtime: str) -> Path:
@@ -38,7 +56,7 @@ def install(agent: str = "both") -> list[dict[str, Any]]:
 
 
 def remove(agent: str = "both") -> list[dict[str, Any]]:
-    """Take out only our handlers (and groups or events they leave empty); each runtime's status afterwards."""
+    """Take out only what install wrote (and events it leaves empty); each runtime's status afterwards."""
     check(agent)
     return [_edit(runtime, _remove_from) for runtime in agents.selected(agent)]
 
@@ -54,7 +72,7 @@ def status(agent: str = "both") -> list[dict[str, Any]]:
     found = []
     for runtime in agents.selected(agent):
         try:
-            found.append(_status(runtime, _load(hooks_file(runtime))))
+            found.append(_status(runtime, _load(hooks_file(runtime)).value))
         except AgentMemoryError as exc:
             found.append(
                 {
@@ -75,61 +93,86 @@ def _edit(runtime: str, change: Any) -> dict[str, Any]:
     path = hooks_file(runtime)
     target = Path(os.path.realpath(path))  # dotfile repositories link these files: write through the link
     with locked(paths.state_dir() / "hooks.lock"):  # two installs at once must not lose each other's change
-        before = _load(target)
-        after = json.loads(json.dumps(before))
-        change(runtime, after)
-        changed = after != before
+        document = _load(target)
+        before = document.text
+        change(runtime, document)
+        changed = document.text != before
         backup = None
         if changed:
+            if not document.consistent():  # never write what we did not mean: the user's file stays as it is
+                raise _refused(path, "agent-memory could not edit it without changing something else")
             backup = back_up(target, runtime)
-            if after:
-                write_text(target, json.dumps(after, indent=2, ensure_ascii=False) + "\n")
-            else:  # nothing but our hooks was ever in it: leave no empty file behind
+            if document.value:
+                write_text(target, document.text)
+            elif target.exists():  # nothing but our hooks was ever in it: leave no empty file behind
                 target.unlink()
-    return {**_status(runtime, after), "changed": changed, "backup": backup}
+    return {**_status(runtime, document.value), "changed": changed, "backup": backup}
 
 
-def _install_into(runtime: str, settings: dict[str, Any]) -> None:
+def _install_into(runtime: str, document: Document) -> None:
     module = agents.runtime(runtime)
     helper = helper_command()
-    events = settings.setdefault("hooks", {})
     for event, argument, timeout in module.HOOKS:
-        handler = {"type": "command", "command": module.hook_command(helper, argument), "timeout": timeout}
-        groups = events.setdefault(event, [])
-        mine = [(group, h) for group in groups for h in _handlers(group) if _is_ours(h, runtime, argument)]
-        if not mine:
-            groups.append({"hooks": [handler]})  # appended: never shift the index of a group the user trusted
+        wanted = _handler(module, helper, argument, timeout)
+        groups = _groups(document.value, event)
+        ours = _our_groups(groups, runtime, argument, timeout)
+        own = _own_commands(groups, runtime, argument, timeout)
+        if wanted["command"] in own:
+            keep = None  # the user's own entry runs it already: a group of ours would run it twice
+        elif ours:
+            keep = ours[0]
+            if groups[keep]["hooks"][0]["command"] != wanted["command"]:  # the helper moved
+                document.replace(("hooks", event, keep, "hooks", 0, "command"), wanted["command"])
+        elif own:
+            continue  # the user's own entry runs another helper: theirs to change, and status says so
+        else:
+            _append(document, event, {"hooks": [wanted]})
             continue
-        first_group, first = mine[0]
-        first_group["hooks"] = [handler if h is first else h for h in first_group["hooks"]]  # the helper moved
-        events[event] = _without(groups, [h for _group, h in mine[1:]])
+        for index in reversed(ours):  # from the last, so that the indexes of those before stay valid
+            if index != keep:
+                _take_out(document, module, event, index)
 
 
-def _remove_from(runtime: str, settings: dict[str, Any]) -> None:
-    events = settings.get("hooks")
-    if not events:
+def _remove_from(runtime: str, document: Document) -> None:
+    module = agents.runtime(runtime)
+    for event, argument, timeout in module.HOOKS:
+        for index in reversed(_our_groups(_groups(document.value, event), runtime, argument, timeout)):
+            _take_out(document, module, event, index)
+
+
+def _append(document: Document, event: str, group: dict[str, Any]) -> None:
+    """Add `group` after every group of `event`, creating the event (and the hooks object) if missing."""
+    if "hooks" not in document.value:
+        document.insert((), {event: [group]}, key="hooks")
+    elif event not in document.value["hooks"]:
+        document.insert(("hooks",), [group], key=event)
+    else:
+        document.insert(("hooks", event), group)  # appended: never shift the index of a group the user trusted
+
+
+def _take_out(document: Document, module: ModuleType, event: str, index: int) -> None:
+    """Take out our group at `index`; where later groups' trust hangs on their index, leave a placeholder."""
+    groups = document.value["hooks"][event]
+    if module.TRUST_BY_POSITION and index < len(groups) - 1:
+        document.replace(("hooks", event, index), PLACEHOLDER)
         return
-    for event, argument, _timeout in agents.runtime(runtime).HOOKS:
-        groups = events.get(event) or []
-        mine = [h for group in groups for h in _handlers(group) if _is_ours(h, runtime, argument)]
-        if mine:
-            events[event] = _without(groups, mine)
-            if not events[event]:
-                del events[event]
-                if not events:  # emptied by us: the user had nothing else there
-                    del settings["hooks"]
+    document.delete(("hooks", event, index))
+    if not document.value["hooks"][event]:  # emptied by us: the user had nothing else there
+        document.delete(("hooks", event))
+        if not document.value["hooks"]:
+            document.delete(("hooks",))
 
 
-def _without(groups: list[dict[str, Any]], handlers: list[Any]) -> list[dict[str, Any]]:
-    """`groups` without these handlers (by identity); a group that held nothing else goes too."""
-    kept = []
-    for group in groups:
-        rest = [h for h in _handlers(group) if not any(h is gone for gone in handlers)]
-        if len(rest) == len(_handlers(group)):
-            kept.append(group)
-        elif rest:
-            kept.append({**group, "hooks": rest})
-    return kept
+# -- recognising entries ------------------------------------------------------------------------------------
+
+
+def _handler(module: ModuleType, helper: str, argument: str, timeout: int) -> dict[str, Any]:
+    """The one handler install writes for an event."""
+    return {"type": "command", "command": module.hook_command(helper, argument), "timeout": timeout}
+
+
+def _groups(settings: dict[str, Any], event: str) -> list[dict[str, Any]]:
+    return (settings.get("hooks") or {}).get(event) or []
 
 
 def _handlers(group: dict[str, Any]) -> list[Any]:
@@ -137,7 +180,8 @@ def _handlers(group: dict[str, Any]) -> list[Any]:
     return handlers if isinstance(handlers, list) else []
 
 
-def _is_ours(handler: Any, runtime: str, argument: str) -> bool:
+def _runs_our_hook(handler: Any, runtime: str, argument: str) -> bool:
+    """Whether `handler` runs `agent-memory hook ARGUMENT --agent RUNTIME`, from whichever helper."""
     if not isinstance(handler, dict):
         return False
     command = handler.get("command")
@@ -148,36 +192,91 @@ def _is_ours(handler: Any, runtime: str, argument: str) -> bool:
     )
 
 
+def _is_our_group(group: dict[str, Any], runtime: str, argument: str, timeout: int) -> bool:
+    """Whether `group` has exactly the shape install writes (any helper path): only such a group is ours."""
+    handlers = _handlers(group)
+    if set(group) != {"hooks"} or len(handlers) != 1 or not _runs_our_hook(handlers[0], runtime, argument):
+        return False
+    handler = handlers[0]
+    return (
+        set(handler) == {"type", "command", "timeout"}
+        and handler["type"] == "command"
+        and type(handler["timeout"]) is int
+        and handler["timeout"] == timeout
+    )
+
+
+def _our_groups(groups: list[dict[str, Any]], runtime: str, argument: str, timeout: int) -> list[int]:
+    return [i for i, group in enumerate(groups) if _is_our_group(group, runtime, argument, timeout)]
+
+
+def _own_commands(groups: list[dict[str, Any]], runtime: str, argument: str, timeout: int) -> list[str]:
+    """The commands of the user's own entries that run our hook: any handler of it outside a group of ours."""
+    return [
+        handler["command"]
+        for group in groups
+        if not _is_our_group(group, runtime, argument, timeout)
+        for handler in _handlers(group)
+        if _runs_our_hook(handler, runtime, argument)
+    ]
+
+
 # -- reading and reporting -----------------------------------------------------------------------------------
 
 
 def _status(runtime: str, settings: dict[str, Any]) -> dict[str, Any]:
     module = agents.runtime(runtime)
     helper = helper_command()
+    file = hooks_file(runtime)
     events: dict[str, str] = {}
-    groups_by_event = settings.get("hooks") or {}
     for event, argument, timeout in module.HOOKS:
-        handlers = [h for g in groups_by_event.get(event, []) for h in _handlers(g) if _is_ours(h, runtime, argument)]
-        wanted = {"type": "command", "command": module.hook_command(helper, argument), "timeout": timeout}
-        events[event] = "missing" if not handlers else "installed" if wanted in handlers else "outdated"
+        command = module.hook_command(helper, argument)
+        groups = _groups(settings, event)
+        ours = [groups[i]["hooks"][0]["command"] for i in _our_groups(groups, runtime, argument, timeout)]
+        own = _own_commands(groups, runtime, argument, timeout)
+        if command in ours:
+            events[event] = INSTALLED
+        elif command in own:
+            events[event] = OWN
+        elif ours:
+            events[event] = OUTDATED
+        else:
+            events[event] = OWN_OUTDATED if own else MISSING
     states = set(events.values())
-    if states == {"installed"}:
+    if states <= {INSTALLED, OWN}:
         state, note = "installed", module.HOOKS_NOTE
-    elif states == {"missing"}:
+    elif states == {MISSING}:
         state, note = "not installed", f"not installed (agent-memory hooks install --agent {runtime})"
-    else:
+    elif states & {MISSING, OUTDATED}:
         state = "incomplete"
         note = f"some hooks are missing or call another helper (agent-memory hooks install --agent {runtime})"
-    return {"agent": runtime, "file": str(hooks_file(runtime)), "state": state, "events": events, "note": note}
+    else:
+        state, note = "incomplete", "some of your own hook entries call another helper"
+    if own := [event for event, found in events.items() if found in (OWN, OWN_OUTDATED)]:
+        note += "; " + _own_note(own)
+    for event, argument, _timeout in module.HOOKS:
+        if events[event] == OWN_OUTDATED:
+            note += f"; change the command of your {event} entry to {module.hook_command(helper, argument)}"
+    return {"agent": runtime, "file": str(file), "state": state, "events": events, "note": note}
 
 
-def _load(path: Path) -> dict[str, Any]:
+def _own_note(events: list[str]) -> str:
+    """That the user's own entries are theirs: agent-memory leaves them as they are, install and remove alike."""
+    if len(events) == 1:
+        return f"{events[0]} is your own entry, which agent-memory never changes or removes"
+    return f"{' and '.join(events)} are your own entries, which agent-memory never changes or removes"
+
+
+def _load(path: Path) -> Document:
     """The file's JSON object (`{}` if it does not exist); refuses anything we could not merge into safely."""
     text = read_text(path) or ""
     try:
-        settings = json.loads(text) if text.strip() else {}
+        document = Document(text)
     except ValueError as exc:
         raise _refused(path, f"it is not valid JSON ({exc})") from exc
+    except RecursionError as exc:
+        raise _refused(path, "it is nested too deeply") from exc
+    settings = document.value
     if not isinstance(settings, dict):
         raise _refused(path, "it does not hold a JSON object")
     events = settings.get("hooks", {})
@@ -188,7 +287,7 @@ def _load(path: Path) -> dict[str, Any]:
             raise _refused(path, f'"hooks.{event}" is not a list of groups')
         if any("hooks" in g and not isinstance(g["hooks"], list) for g in groups):
             raise _refused(path, f'a group in "hooks.{event}" has "hooks" that is not a list')
-    return settings
+    return document
 
 
 def _refused(path: Path, why: str) -> AgentMemoryError:

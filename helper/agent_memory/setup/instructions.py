@@ -3,6 +3,9 @@
 The block sits between two marker lines. Everything outside it belongs to the user and is preserved byte for
 byte: `upsert` then `remove` gives back the original file exactly. That is why an appended block keeps the
 file's line endings and its final-newline status, and why `remove` takes back only the separator `upsert` added.
+A marker line counts only where Markdown would read it as one: outside fenced code blocks, and indented less
+than four columns, so a user's example of the markers inside code is their text, never our block. Every change
+is backed up first, outside the agent's folders.
 
 A file that bootstrap created holds nothing of the user's but what they added since, so bootstrap records it
 in the configuration: its `remove` takes no separator (upsert added none) and deletes the file if it is left empty.
@@ -11,10 +14,13 @@ in the configuration: its `remove` takes no separator (upsert added none) and de
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
+from .. import paths
 from ..errors import AgentMemoryError
-from .agent_files import read_text, write_text
+from ..fsutil import locked
+from .agent_files import back_up, read_text, write_text
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
 if TYPE_CHECKING:
@@ -50,55 +56,73 @@ def render_block(helper: str) -> str:
     )
 
 
-def upsert(path: Path, helper: str) -> bool:
-    """Ensure `path` holds exactly one block with the current text; True if the file changed."""
+def upsert(path: Path, helper: str, *, runtime: str) -> dict[str, Any]:
+    """Ensure `path` holds exactly one block with the current text: `{"changed", "backup"}` (the previous file's
+    copy, None if nothing changed or there was no file)."""
     target = _real(path)
-    text = read_text(target)
-    newline = _newline(text or "")
-    block = render_block(helper).replace("\n", newline)
-    if text is None or text == "":
-        updated = block + newline
-    else:
-        spans = _blocks(text, path)
-        if spans:
-            first_start, first_stop = spans[0]
-            updated = text
-            for start, stop in reversed(spans[1:]):  # later copies first, so earlier offsets stay valid
-                updated = _cut(updated, start, stop, newline, separator=True)
-            updated = updated[:first_start] + block + updated[first_stop:]
-        elif text.endswith("\n"):
-            updated = text + newline + block + newline
-        else:
-            # No final newline: end the last line, add the blank separator, and leave the file without a final
-            # newline as it was, so that `remove` can tell this case apart from a file that had one.
-            updated = text + newline + newline + block
-    if updated == text:
-        return False  # nothing to do: no write, the mtime stays
-    write_text(target, updated)
-    return True
+    with locked(paths.state_dir() / "instructions.lock"):  # a bootstrap and a remove at once lose neither
+        text = read_text(target)
+        updated = _with_block(text or "", helper, path)
+        if updated == text:
+            return {"changed": False, "backup": None}  # nothing to do: no write, the mtime stays
+        backup = back_up(target, runtime)
+        write_text(target, updated)
+    return {"changed": True, "backup": backup}
 
 
-def remove(path: Path, *, created: bool = False) -> bool:
-    """Remove the block and the separator `upsert` added, nothing else; True if something was removed.
+def remove(path: Path, *, runtime: str, created: bool = False) -> dict[str, Any]:
+    """Remove the block and the separator `upsert` added, nothing else: `{"changed", "backup"}`.
 
     `created`: upsert created the file (so it added no separator); if nothing is left, the file goes too.
     Otherwise an emptied file stays in place: the user or the runtime may expect it there.
     """
     target = _real(path)
-    text = read_text(target)
-    if not text:
-        return False
-    spans = _blocks(text, path)
-    if not spans:
-        return False
+    with locked(paths.state_dir() / "instructions.lock"):
+        text = read_text(target)
+        spans = _scan(text, path)[0] if text else []
+        if not text or not spans:
+            return {"changed": False, "backup": None}
+        newline = _newline(text)
+        for start, stop in reversed(spans):
+            text = _cut(text, start, stop, newline, separator=not created)
+        backup = back_up(target, runtime)
+        if created and not text:
+            _delete(target)
+        else:
+            write_text(target, text)
+    return {"changed": True, "backup": backup}
+
+
+def check(path: Path) -> None:
+    """Refuse now (AgentMemoryError, nothing changed) if the block could not be added to `path` or updated in it."""
+    _with_block(read_text(_real(path)) or "", "agent-memory", path)
+
+
+def _with_block(text: str, helper: str, path: Path) -> str:
+    """`text` holding exactly one block with the current text, everything else as it was."""
     newline = _newline(text)
-    for start, stop in reversed(spans):
-        text = _cut(text, start, stop, newline, separator=not created)
-    if created and not text:
-        _delete(target)
-    else:
-        write_text(target, text)
-    return True
+    block = render_block(helper).replace("\n", newline)
+    if text == "":
+        return block + newline
+    spans, open_fence = _scan(text, path)
+    if spans:
+        first_start, first_stop = spans[0]
+        updated = text
+        for start, stop in reversed(spans[1:]):  # later copies first, so earlier offsets stay valid
+            updated = _cut(updated, start, stop, newline, separator=True)
+        return updated[:first_start] + block + updated[first_stop:]
+    if open_fence:  # appended, the block would be inside the user's code block, where no agent reads it as ours
+        line, fence = open_fence
+        raise AgentMemoryError(
+            f"{path} ends inside a code block that is never closed (the {fence} on line {line}), so the "
+            "agent-memory block cannot be added after it. Nothing was changed.",
+            next_step=f"close that code block: add a line {fence} at the end of {path}, then run the command again",
+        )
+    if text.endswith("\n"):
+        return text + newline + block + newline
+    # No final newline: end the last line, add the blank separator, and leave the file without a final newline
+    # as it was, so that `remove` can tell this case apart from a file that had one.
+    return text + newline + newline + block
 
 
 CREATED = "instructions_created"  # configuration key: the instruction files that bootstrap created
@@ -109,24 +133,27 @@ def record_created(config: dict[str, Any], created: list[str]) -> None:
     config[CREATED] = sorted(set(config.get(CREATED) or []) | set(created))
 
 
-def remove_blocks(files: list[Path]) -> dict[str, list[str]]:
-    """Remove the block from each file, and the files bootstrap created that are then empty: `{"removed", "deleted"}`.
+def remove_blocks(files: dict[str, Path]) -> dict[str, list[str]]:
+    """Remove the block from each runtime's file, and the files bootstrap created that are then empty:
+    `{"removed", "deleted", "backups"}`.
 
     The record of a file goes with its block: from then on the file is the user's alone.
     """
     from .. import config as config_file
 
     recorded = set(config_file.load().get(CREATED) or [])
-    removed, deleted = [], []
-    for path in files:
-        if remove(path, created=str(path) in recorded):
+    removed, deleted, backups = [], [], []
+    for runtime, path in files.items():
+        result = remove(path, runtime=runtime, created=str(path) in recorded)
+        if result["changed"]:
             removed.append(str(path))
+            backups.append(result["backup"])
             if not path.exists():
                 deleted.append(str(path))
     if recorded & set(removed):
         with config_file.editing() as config:
             config[CREATED] = [p for p in config.get(CREATED) or [] if p not in removed]
-    return {"removed": removed, "deleted": deleted}
+    return {"removed": removed, "deleted": deleted, "backups": backups}
 
 
 def _real(path: Path) -> Path:
@@ -143,23 +170,39 @@ def _newline(text: str) -> str:
     return "\r\n" if first > 0 and text[first - 1] == "\r" else "\n"
 
 
-def _blocks(text: str, path: Path) -> list[tuple[int, int]]:
-    """Each block's span: from the start of its BEGIN line to the end of its END line, line ending excluded.
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")  # CommonMark: at most 3 spaces of indentation (a tab is 4)
+_CLOSING_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})[ \t]*")
 
-    A marker counts only as a line of its own, so prose or code that quotes a marker is left alone.
+
+def _scan(text: str, path: Path) -> tuple[list[tuple[int, int]], tuple[int, str] | None]:
+    """Each block's span, from the start of its BEGIN line to the end of its END line (line ending excluded), and
+    the code block the file ends in, if one is never closed (`(line number, fence)`).
+
+    A marker counts only as a line of its own, outside fenced code and indented less than four columns (deeper, it
+    is indented code or a list's text): prose or code that quotes a marker is left alone. A fence follows
+    CommonMark: ``` or ~~~ (three or more) indented at most three spaces, closed by a line of the same character
+    at least as long; one never closed runs to the end of the file.
     """
     spans: list[tuple[int, int]] = []
     start: int | None = None
-    pos = 0
+    fence: tuple[int, str] | None = None
+    pos = number = 0
     while pos < len(text):
         newline_at = text.find("\n", pos)
         end = len(text) if newline_at == -1 else newline_at + 1
-        line = text[pos:end].strip()
-        if line == BEGIN:
+        line = text[pos:end].rstrip("\r\n")
+        number += 1
+        if fence is not None:
+            closing = _CLOSING_FENCE.fullmatch(line)
+            if closing and closing.group(1)[0] == fence[1][0] and len(closing.group(1)) >= len(fence[1]):
+                fence = None
+        elif (opening := _FENCE.match(line)) and not (opening.group(1)[0] == "`" and "`" in opening.group(2)):
+            fence = (number, opening.group(1))
+        elif _columns(line) < 4 and line.strip() == BEGIN:
             if start is not None:
                 raise _malformed(path, "a begin marker follows another begin marker without an end marker")
             start = pos
-        elif line == END:
+        elif _columns(line) < 4 and line.strip() == END:
             if start is None:
                 raise _malformed(path, "an end marker comes before any begin marker")
             content_end = end
@@ -170,7 +213,20 @@ def _blocks(text: str, path: Path) -> list[tuple[int, int]]:
         pos = end
     if start is not None:
         raise _malformed(path, "a begin marker has no end marker")
-    return spans
+    return spans, fence
+
+
+def _columns(line: str) -> int:
+    """How far the line's text is indented, in columns (tab stops every four, as in CommonMark)."""
+    columns = 0
+    for char in line:
+        if char == " ":
+            columns += 1
+        elif char == "\t":
+            columns += 4 - columns % 4
+        else:
+            break
+    return columns
 
 
 def _malformed(path: Path, detail: str) -> AgentMemoryError:
