@@ -213,8 +213,12 @@ def search(args: argparse.Namespace) -> Outcome:
     result = search_project(args.query, limit=args.limit, kind=args.kind, offline=args.offline)
     lines = []
     for found in result["results"]:
-        flag = "  [pending: not shared yet]" if found["pending"] else ""
-        lines.append(f"{found['id']}  {found['created']}  {found['kind']}  {found['title']}{flag}")
+        if found["damaged"]:
+            lines.append(f"{found['id']}  DAMAGED: {found['damaged']} (its fields are not shown)")
+        else:
+            origin = f"{found['agent'] or 'unknown'}@{found['machine'] or 'unknown'}"
+            flag = "  [pending: not shared yet]" if found["pending"] else ""
+            lines.append(f"{found['id']}  {found['created']}  {found['kind']}  {origin}  {found['title']}{flag}")
         lines += [f"    {m['line']}: {m['text']}" for m in found["matches"]]
     if not lines:
         lines.append("No matching notes." if args.query else "No notes yet.")
@@ -261,6 +265,9 @@ def status(args: argparse.Namespace) -> Outcome:
         lines.append(f"  skill {manifest['name']} revision {manifest['revision']}: publication pending")
     for item in result["damaged"]:
         lines.append(f"  DAMAGED {item['kind']} {item['id']}: {item['problem']} (see agent-memory pending)")
+    if result["damaged_notes"]:
+        lines.append(f"damaged notes (searched as text, their fields not shown): {len(result['damaged_notes'])}")
+        lines += [f"  DAMAGED note {item['id']}: {item['problem']}" for item in result["damaged_notes"]]
     lines.append(f"installed skills: {len(result['skills'])}")
     for skill in result["skills"]:
         edited = " (edited locally)" if skill["modified"] else ""
