@@ -390,3 +390,28 @@ def test_the_hook_and_search_stay_light(ready):
         )
         imported = {line.split("|")[-1].strip() for line in proc.stderr.decode().splitlines() if "|" in line}
         assert "agent_memory.display" in imported and "yaml" not in imported, args
+
+
+def test_store_errors_paths_and_messages_are_shown_display_safe(machine, tmp_path):
+    """Errors quote paths and the store's own words: the pending message, the stale notice, `pending`, `status`
+    and every `Error:` line are display-safe too."""
+    gone = tmp_path / "drive\u202e\x9b"  # a folder store on a drive that is not mounted
+    assert machine.run("config", "set", "bucket", f"file://{gone}").code == 0
+    assert machine.run("project", "map", "demo").code == 0
+    runs = {
+        "save": machine.save("# Kept\n\nkept while the drive is away"),
+        "search": machine.run("search", "kept"),
+        "pending": machine.run("pending"),
+        "pending --json": machine.run("pending", "--json"),
+        "status": machine.run("status"),
+        "save --file": machine.run("save", "--file", str(tmp_path / f"missing{HOSTILE}.md")),
+        "save --file --json": machine.run("save", "--json", "--file", str(tmp_path / f"missing{HOSTILE}.md")),
+    }
+    assert runs["save"].code == 75 and runs["save --file"].code == 2
+    for name, result in runs.items():
+        no_raw_controls(result.out, result.err)
+        shown = [result.err, *(strings(result.json) if result.out.startswith("{") else [result.out])]
+        no_raw_controls(*shown)
+        assert any("drive\\u202e\\u009b" in text for text in shown) or name.startswith("save --file"), name
+    assert f"missing{SHOWN}" in runs["save --file"].err
+    assert f"missing{SHOWN}" in runs["save --file --json"].json["error"]

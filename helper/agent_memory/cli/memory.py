@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+from ..display import safe_tree
 from ..errors import OK, PENDING, UsageError
 from .common import JSON, Light, notice, subcommands, sync_outcome, with_json
 
@@ -163,6 +164,7 @@ def save(args: argparse.Namespace) -> Outcome:
             corrects=args.corrects,
             agent=args.agent,
         )
+    result = safe_tree(result)  # a pending note's message carries the store's error
     return result, result["message"], PENDING if result["status"] == "pending" else OK
 
 
@@ -170,6 +172,7 @@ def retried(result: dict[str, Any]) -> Outcome:
     """Render a retry of several uploads: exit 1 if any is damaged, else 75 if any is still pending."""
     from ..errors import ERROR
 
+    result = safe_tree(result)  # store errors and damage reports carry outside text
     lines = [r.get("message") or f"Published {r['name']} revision {r['revision']}." for r in result["results"]]
     for item in result["damaged"]:
         notice(
@@ -283,7 +286,7 @@ def status(args: argparse.Namespace) -> Outcome:
 def pending_list(args: argparse.Namespace) -> Outcome:
     from .. import outbox
 
-    result = outbox.entries()
+    result = safe_tree(outbox.entries())  # store errors carry outside text
     lines = []
     for entry in result["notes"]:
         error = (entry["last_error"] or {}).get("detail") or "not tried yet"
