@@ -303,6 +303,8 @@ def test_notes_record_their_machine_and_search_shows_where_each_came_from(ready)
         ready, old, note("title: Old one\nkind: note\ncreated: '2020-01-01T00:00:00Z'\nagent: claude", "origin test")
     )
     found = ready.run("search", "origin test", "--json").json["results"]
+    keys = {"id", "title", "kind", "created", "agent", "machine", "damaged", "path", "pending", "matches"}
+    assert all(set(result) == keys for result in found)
     assert [(r["id"], r["agent"], r["machine"]) for r in found] == [
         (there["id"], "unknown", "alice-laptop"),
         (here["id"], "codex", host),

@@ -146,6 +146,21 @@ def test_frontmatter_that_cannot_be_used_makes_a_damaged_note(front, problem):
     assert values == {} and found is not None and problem in found
 
 
+@pytest.mark.parametrize("front", [BOMB, "a: &x [1, *x]\n" + VALID])
+def test_the_pure_python_parser_refuses_aliases_too(monkeypatch, front):
+    import yaml
+
+    monkeypatch.delattr(yaml, "CSafeLoader", raising=False)  # a machine without libyaml
+    assert notes.fields("x", f"---\n{front}\n---\n".encode()) == (
+        {},
+        "the frontmatter uses YAML aliases, which notes never need",
+    )
+    assert notes.fields("x", f"---\n{VALID}\n---\n".encode())[1] is None
+    assert notes.fields("x", ("---\nd: " + "[" * 5000 + "\n---\n").encode())[1].startswith(
+        "the frontmatter is not valid"
+    )
+
+
 def test_an_alias_bomb_is_refused_before_anything_is_expanded():
     import time
 
