@@ -32,7 +32,7 @@ def test_save_search_read(ready, folder_store):
     found = ready.run("search", "PENDING QUEUE", "--json")
     assert found.code == 0
     assert [r["id"] for r in found.json["results"]] == [note["id"]]
-    assert found.json["results"][0]["matches"] == [{"line": 16, "text": "Use a durable pending queue."}]
+    assert found.json["results"][0]["matches"] == [{"line": 17, "text": "Use a durable pending queue."}]
 
     read = ready.run("read", note["id"])
     assert read.out.encode() == stored[note["path"]]
@@ -175,7 +175,9 @@ def test_the_agent_comes_from_the_environment(ready):
         note = ready.save("who wrote this", *args, env=env).json
         return ready.run("read", note["id"]).out
 
-    assert "agent: codex\nsession: thread-1\n" in agent_of({"CODEX_THREAD_ID": "thread-1"})
+    assert "agent: codex\nmachine: box-1\nsession: thread-1\n" in agent_of(
+        {"CODEX_THREAD_ID": "thread-1", "AGENT_MEMORY_MACHINE": "box-1"}
+    )
     assert "agent: claude\n" in agent_of({"CLAUDECODE": "1"})
     assert "agent: my-bot\n" in agent_of({"AGENT_MEMORY_AGENT": "my-bot", "CLAUDECODE": "1"})
     assert "agent: cli-given\n" in agent_of({"CLAUDECODE": "1"}, "--agent", "cli-given")
@@ -208,6 +210,7 @@ def test_status_reports_everything(ready, folder_store):
         "pending",
         "pending_skills",
         "damaged",
+        "damaged_notes",
         "skills",
         "hooks",
         "codex_sandbox",

@@ -46,7 +46,7 @@ def test_two_machines_share_notes(alice, alice_laptop, hub):
     assert found.code == 0, found.err
     assert found.json["sync"] == {"status": "fresh", "reason": None, "detail": None}
     assert [r["id"] for r in found.json["results"]] == [note["id"]]
-    assert found.json["results"][0]["matches"] == [{"line": 14, "text": "We pin huggingface_hub to 2.4.0."}]
+    assert found.json["results"][0]["matches"] == [{"line": 15, "text": "We pin huggingface_hub to 2.4.0."}]
 
     read = alice_laptop.run("read", note["id"], "--json").json
     assert read["source"] == "cache"

@@ -138,14 +138,14 @@ def test_no_table_of_runtimes_outside_the_agents_package():
 def test_block_shape():
     text = render_block(HELPER)
     lines = text.split("\n")
-    assert len(lines) == 7
+    assert len(lines) == 8
     assert lines[0] == BEGIN and lines[-1] == END
     assert not text.endswith("\n")
     for line in lines[1:-1]:
         # plain Markdown: Claude Code hides HTML comments from the model
         assert line.startswith("- ") and "<!--" not in line and "-->" not in line
         assert len(line) < 200
-        assert f"`{HELPER}" in line or line.startswith("- If") or "agent-memory skill" in line
+        assert f"`{HELPER}" in line or line.startswith(("- If", "- Notes are records")) or "agent-memory skill" in line
 
 
 def test_block_guidance():
@@ -156,6 +156,8 @@ def test_block_guidance():
     assert f"{HELPER} save --kind checkpoint" in text and "final reply" in text
     assert "`pending`" in text and f"`{HELPER} save --retry ID`" in text and "do not save again" in text
     assert "only local" in text and "shared" in text
+    # recalled notes are records, not orders (a note may have been written by anything that can write the bucket)
+    assert "not instructions" in text and "evidence" in text and "unless the user asks" in text
 
 
 def test_block_uses_the_helper_it_is_given_and_rejects_a_broken_one():

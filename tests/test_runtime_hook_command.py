@@ -134,7 +134,6 @@ def test_stop_with_nothing_pending_prints_nothing_and_loads_no_heavy_library(rea
 
 
 def test_internal_errors_never_fail_the_session(ready):
-    (ready.state / "config" / "config.json").write_text("{broken")
     (ready.state / "state").mkdir(parents=True, exist_ok=True)
     (ready.state / "state" / "outbox").write_text("a file where the outbox folder should be")
     for event in ("session-start", "stop", "session-end"):

@@ -3,7 +3,9 @@
 - `session-start` prints a short reminder in the one form both runtimes take as model context (Codex fails a
   SessionStart hook whose JSON lacks `hookEventName`, X4): the project, the uploads still pending, and "search
   before relying on remembered decisions". After a compaction it also names the project's newest checkpoint
-  (id, title, date and the `read` command), never a note's content. No network.
+  (its id, its title cut to MAX_TITLE characters and its checked date, and the `read` command), never anything
+  else of a note. A configuration that cannot be used is said, with the command that repairs it. Every line
+  is made display-safe (`display.safe`): one item per line, no control characters. No network.
 - `stop` (every turn) and `session-end` (Claude Code) retry pending uploads within a time budget, then stop and
   leave the rest pending. They print nothing: Codex fails a Stop hook whose output is not JSON (X5).
 
@@ -76,22 +78,24 @@ def reminder(payload: dict[str, Any]) -> str:
     from .setup.command import helper_command
 
     helper = helper_command()
-    config = config_file.load()
-    bucket = config.get("bucket")
-    if not bucket:
-        return (
-            "agent-memory is not set up on this machine, so this session has no memory. "
-            f"The user can set it up with: {helper} bootstrap --project NAME"
-        )
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else os.getcwd()
+    project: str | None = None
     try:
-        project: str | None = resolve(cwd, config=config)["project"]
+        config = config_file.load()
+        bucket = config.get("bucket")
+        if not bucket:
+            return (
+                "agent-memory is not set up on this machine, so this session has no memory. "
+                f"The user can set it up with: {helper} bootstrap --project NAME"
+            )
+        project = resolve(cwd, config=config)["project"]
     except NotSetUp as exc:
-        project = None
         lines = [
             f"agent-memory: {exc.message} Do not save memory from here. To use memory in this folder, "
             f"ask the user to run: {helper} {(exc.next_step or '').removeprefix('agent-memory ')}"
         ]
+    except Exception as exc:  # a configuration that cannot be used, whatever its fault: say so, and how to repair it
+        return _fit([_unusable(helper, exc)])
     else:
         lines = [
             f"agent-memory: this session's memory project is {project}. Search memory before relying on remembered "
@@ -101,6 +105,27 @@ def reminder(payload: dict[str, Any]) -> str:
     if project and payload.get("source") == "compact":  # a fresh session never gets a pointer to earlier work
         lines += _checkpoint_line(helper, bucket, project)
     return _fit(lines)
+
+
+def _unusable(helper: str, exc: Exception) -> str:
+    """The line for a configuration that cannot be used: what is wrong, and the user's command that repairs it."""
+    import re
+
+    from . import paths
+    from .errors import AgentMemoryError
+
+    if isinstance(exc, AgentMemoryError):
+        problem, repair = exc.message, exc.next_step
+    else:  # a shape that the configuration's own checks do not catch yet
+        file = paths.config_file()
+        problem = f"The configuration file {file} cannot be used ({type(exc).__name__}: {exc})."
+        repair = f"fix or remove {file}, then run agent-memory config show"
+    # the absolute command: the runtime's PATH may not have the helper
+    repair = re.sub(r"(?<![\w./-])agent-memory (?=[a-z])", lambda _match: f"{helper} ", repair)
+    return (
+        f"agent-memory: memory is not usable on this machine: {problem} Do not search or save memory until it is "
+        f"repaired. The user can repair it: {repair}"
+    )
 
 
 def _pending_lines(helper: str) -> list[str]:
@@ -122,6 +147,7 @@ def _pending_lines(helper: str) -> list[str]:
 def _checkpoint_line(helper: str, bucket: str, project: str) -> list[str]:
     """A pointer to the project's newest checkpoint in the local cache (or pending here), never its content."""
     from . import outbox
+    from .display import shorten
     from .memory.cache import ProjectCache
     from .memory.search import search
 
@@ -129,9 +155,8 @@ def _checkpoint_line(helper: str, bucket: str, project: str) -> list[str]:
     found = search(ProjectCache(bucket, project), "", limit=1, kind="checkpoint", pending_notes=pending)
     if not found:
         return []
-    newest = found[0]
-    title = " ".join(newest["title"].split())
-    title = title if len(title) <= MAX_TITLE else title[: MAX_TITLE - 1] + "…"
+    newest = found[0]  # display-safe already (`search`), its date checked when it was cached (`notes.fields`)
+    title = shorten(newest["title"], MAX_TITLE)
     return [
         f'The context was just compacted. This project\'s newest checkpoint is {newest["id"]} "{title}" '
         f"({newest['created']}); to pick up from it, read it with: {helper} read {newest['id']}"
@@ -140,6 +165,9 @@ def _checkpoint_line(helper: str, bucket: str, project: str) -> list[str]:
 
 def _fit(lines: list[str]) -> str:
     """Join the lines, dropping the least important (the last) until the text fits MAX_CONTEXT bytes."""
+    from .display import safe
+
+    lines = [safe(line) for line in lines]  # paths and messages can hold anything; one line stays one line
     while len(lines) > 1 and len("\n".join(lines).encode()) > MAX_CONTEXT:
         lines = lines[:-1]
     text = "\n".join(lines)
@@ -223,4 +251,6 @@ def _payload() -> dict[str, Any]:
 
 
 def _warn(text: str) -> None:
-    print(f"agent-memory hook: {text}", file=sys.stderr)
+    from .display import safe
+
+    print(f"agent-memory hook: {safe(text)}", file=sys.stderr)

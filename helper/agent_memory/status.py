@@ -1,9 +1,11 @@
-"""What `agent-memory status` reports: configuration, project, pending uploads, last refresh, installed skills."""
+"""What `agent-memory status` reports: configuration, project, pending uploads, last refresh, damaged notes, installed
+skills."""
 
 from __future__ import annotations
 
 from . import __version__, outbox, paths
 from . import config as config_file
+from .display import safe_tree
 from .errors import NotSetUp
 from .memory.cache import ProjectCache
 from .memory.projects import resolve
@@ -12,6 +14,7 @@ from .skills.installed import installed_skills
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
 
@@ -24,25 +27,41 @@ def status() -> dict[str, Any]:
         project_error = None
     except NotSetUp as exc:
         project, project_error = None, f"{exc.message} Next: {exc.next_step}"
-    last_refresh = ProjectCache(bucket, project["project"]).last_refresh() if bucket and project else None
+    cache = ProjectCache(bucket, project["project"]) if bucket and project else None
     waiting = outbox.entries()
-    return {
+    result = {
         "version": __version__,
         "config_file": str(paths.config_file()),
         "bucket": bucket,
         "project": project,
         "project_error": project_error,
-        "last_refresh": last_refresh,
+        "last_refresh": cache.last_refresh() if cache else None,
         "pending": [_pending_summary(entry) for entry in waiting["notes"]],
         "pending_skills": [
             {key: entry[key] for key in ("name", "revision", "bucket", "attempts", "last_error")}
             for entry in waiting["skills"]
         ],
         "damaged": waiting["damaged"],
+        "damaged_notes": _damaged_notes(cache) if cache else [],
         "skills": installed_skills(),
         "hooks": hooks.status(),
         "codex_sandbox": codex_sandbox.status(),
     }
+    return safe_tree(result)  # notes' problems, store errors and paths reach people and models alike
+
+
+def _damaged_notes(cache: ProjectCache) -> list[dict[str, str]]:
+    """The cached notes of the project whose fields cannot be used, as `{"id", "problem"}` (see `notes.fields`)."""
+    from .memory import pack
+
+    def damaged(headers: Iterator[bytes]) -> list[dict[str, str]]:
+        found = (pack.fields(header) for header in headers)
+        return [{"id": f["id"], "problem": f["problem"]} for f in found if f.get("problem")]
+
+    try:
+        return cache.search_pack(b"", damaged)
+    except OSError:  # a damaged pack that a read-only cache (a sandbox) cannot rebuild: the next search will
+        return []
 
 
 def _pending_summary(entry: dict[str, Any]) -> dict[str, Any]:

@@ -159,9 +159,10 @@ def _private_state() -> None:
 
 
 def _report(message: str, next_step: str, code: int, as_json: bool) -> None:
+    from ..display import safe
     from ..guard import redact
 
-    message = redact(message)
+    message, next_step = safe(redact(message)), safe(next_step)  # store errors and paths carry outside text
     if as_json:
         _emit({"error": message, "next": next_step, "exit_code": code}, "", True)
     print(f"Error: {message}\nNext: {next_step}", file=sys.stderr)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+from ..display import safe_tree
 from ..errors import OK, PENDING, UsageError
 from .common import JSON, Light, notice, subcommands, sync_outcome, with_json
 
@@ -163,6 +164,7 @@ def save(args: argparse.Namespace) -> Outcome:
             corrects=args.corrects,
             agent=args.agent,
         )
+    result = safe_tree(result)  # a pending note's message carries the store's error
     return result, result["message"], PENDING if result["status"] == "pending" else OK
 
 
@@ -170,6 +172,7 @@ def retried(result: dict[str, Any]) -> Outcome:
     """Render a retry of several uploads: exit 1 if any is damaged, else 75 if any is still pending."""
     from ..errors import ERROR
 
+    result = safe_tree(result)  # store errors and damage reports carry outside text
     lines = [r.get("message") or f"Published {r['name']} revision {r['revision']}." for r in result["results"]]
     for item in result["damaged"]:
         notice(
@@ -213,8 +216,12 @@ def search(args: argparse.Namespace) -> Outcome:
     result = search_project(args.query, limit=args.limit, kind=args.kind, offline=args.offline)
     lines = []
     for found in result["results"]:
-        flag = "  [pending: not shared yet]" if found["pending"] else ""
-        lines.append(f"{found['id']}  {found['created']}  {found['kind']}  {found['title']}{flag}")
+        if found["damaged"]:
+            lines.append(f"{found['id']}  DAMAGED: {found['damaged']} (its fields are not shown)")
+        else:
+            origin = f"{found['agent'] or 'unknown'}@{found['machine'] or 'unknown'}"
+            flag = "  [pending: not shared yet]" if found["pending"] else ""
+            lines.append(f"{found['id']}  {found['created']}  {found['kind']}  {origin}  {found['title']}{flag}")
         lines += [f"    {m['line']}: {m['text']}" for m in found["matches"]]
     if not lines:
         lines.append("No matching notes." if args.query else "No notes yet.")
@@ -261,6 +268,9 @@ def status(args: argparse.Namespace) -> Outcome:
         lines.append(f"  skill {manifest['name']} revision {manifest['revision']}: publication pending")
     for item in result["damaged"]:
         lines.append(f"  DAMAGED {item['kind']} {item['id']}: {item['problem']} (see agent-memory pending)")
+    if result["damaged_notes"]:
+        lines.append(f"damaged notes (searched as text, their fields not shown): {len(result['damaged_notes'])}")
+        lines += [f"  DAMAGED note {item['id']}: {item['problem']}" for item in result["damaged_notes"]]
     lines.append(f"installed skills: {len(result['skills'])}")
     for skill in result["skills"]:
         edited = " (edited locally)" if skill["modified"] else ""
@@ -276,7 +286,7 @@ def status(args: argparse.Namespace) -> Outcome:
 def pending_list(args: argparse.Namespace) -> Outcome:
     from .. import outbox
 
-    result = outbox.entries()
+    result = safe_tree(outbox.entries())  # store errors carry outside text
     lines = []
     for entry in result["notes"]:
         error = (entry["last_error"] or {}).get("detail") or "not tried yet"

@@ -1,4 +1,10 @@
-"""The note format: paths, titles, YAML frontmatter, and the checks a note must pass before it is stored."""
+"""The note format: paths, titles, YAML frontmatter, and the checks a note must pass before it is stored or shown.
+
+A note's frontmatter comes from outside (any machine or tool that can write to the bucket), so it is data read
+with bounded cost: at most FRONTMATTER_MAX characters, no YAML anchors or aliases (nothing is ever expanded),
+bounded nesting, and only known fields of known types and sizes are used. A note that fails is damaged: it is
+searched as text, never trusted for its fields, and listed by id in `status`.
+"""
 
 from __future__ import annotations
 
@@ -12,10 +18,25 @@ if TYPE_CHECKING:
 
 MAX_BYTES = 1024 * 1024
 KINDS = ("note", "checkpoint")
-TITLE_MAX = 120
+TITLE_MAX = 120  # a derived title; one given with --title may have twice as many characters
+NAME_MAX = 64  # agent and machine names
+TAG_MAX = 64
+TAGS_MAX = 100
+SOURCE_MAX = 500
+SOURCES_MAX = 100
+SESSION_MAX = 200
+FRONTMATTER_MAX = 128 * 1024  # characters: the most that notes saved within the limits above can need
+DEPTH_MAX = 8  # nested lists and mappings in the frontmatter (a note uses 2, a SKILL.md a few more)
+FUTURE_SLACK = 24 * 3600  # seconds a note's `created` may be ahead of this machine's clock
 
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
-_ORDER = ("id", "title", "kind", "project", "created", "agent", "session", "sources", "tags", "corrects")
+_FENCE = re.compile(r"^---[ \t\r]*$", re.MULTILINE)
+_ORDER = ("id", "title", "kind", "project", "created", "agent", "machine", "session", "sources", "tags", "corrects")
+_STAMP = re.compile(r"(\d{4})-(\d\d)-(\d\d)[Tt ](\d\d):(\d\d):(\d\d)(?:\.\d{1,9})?(?:([Zz])|([+-])(\d\d):(\d\d))")
+
+
+class Malformed(Exception):
+    """A note's frontmatter that cannot be used; the message says why, in our words (never quoting the note)."""
 
 
 def object_path(project: str, note_id: str) -> str:
@@ -65,8 +86,13 @@ def single_line(value: str, what: str, limit: int, option: str) -> str:
             f"The {what} is longer than {limit} characters.",
             next_step=f"shorten {option} to at most {limit} characters (details belong in the body)",
         )
-    if any(ord(char) < 32 or ord(char) == 127 for char in value):
-        raise UsageError(f"The {what} contains control characters.", next_step=f"give {option} as plain text")
+    from ..display import is_safe
+
+    if not is_safe(value):
+        raise UsageError(
+            f"The {what} contains control characters (or bidirectional controls).",
+            next_step=f"give {option} as plain text",
+        )
     return value
 
 
@@ -114,18 +140,166 @@ def render(meta: dict[str, Any], body: str) -> bytes:
 
 
 def parse(data: bytes) -> tuple[dict[str, Any], str]:
-    """Frontmatter and body of a note file; a file without valid frontmatter has empty metadata."""
+    """Frontmatter and body of a note or SKILL.md file; a file without usable frontmatter has empty metadata."""
+    text = data.decode("utf-8", errors="replace")
+    try:
+        return split(text)
+    except Malformed:
+        return {}, text
+
+
+def split(text: str) -> tuple[dict[str, Any], str]:
+    """The frontmatter (a mapping of plain data, parsed with bounded cost) and the body; Malformed if it has none
+    or it is not usable."""
+    if not (text.startswith("---\n") or text.startswith("---\r\n")):
+        raise Malformed("no frontmatter")
+    start = 4 if text.startswith("---\n") else 5
+    end = _FENCE.search(text, start)
+    if end is None:
+        raise Malformed("the frontmatter has no closing --- line")
+    if end.start() - start > FRONTMATTER_MAX:  # bounded before the YAML parser sees any of it
+        raise Malformed(f"the frontmatter is longer than {FRONTMATTER_MAX} characters")
+    meta = _plain_yaml(text[start : end.start()])
+    if not isinstance(meta, dict):
+        raise Malformed("the frontmatter is not a mapping of fields")
+    return meta, text[end.end() :].lstrip("\r\n")
+
+
+def _plain_yaml(text: str) -> Any:
+    """The YAML document in `text` as plain data, refusing anchors and aliases before anything is constructed.
+
+    The composer resolves an alias to the node it names (no copy), so composing costs what the text does; an
+    alias shows up as a node met twice, and is refused there. Only then is the node tree turned into values,
+    which therefore cannot be larger than the text.
+    """
     import yaml
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser is ten times faster
-    text = data.decode("utf-8", errors="replace")
-    if text.startswith("---\n") or text.startswith("---\r\n"):
-        end = re.search(r"^---\s*$", text[4:], flags=re.MULTILINE)
-        if end:
-            try:
-                meta = yaml.load(text[4 : 4 + end.start()], Loader=loader)  # a safe loader: plain data only
-            except yaml.YAMLError:
-                meta = None
-            if isinstance(meta, dict):
-                return meta, text[4 + end.end() :].lstrip("\r\n")
-    return {}, text
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)  # libyaml's parser is ten times faster
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_tree(node)
+        return loader.construct_document(node)
+    except (yaml.YAMLError, ValueError, OverflowError, RecursionError) as exc:
+        # ValueError: an integer of more digits than Python converts; RecursionError: the pure-Python composer
+        raise Malformed(f"the frontmatter is not valid YAML ({type(exc).__name__})") from None
+    finally:
+        loader.dispose()
+
+
+def _check_tree(root: Any) -> None:
+    """Malformed if a node is reached twice (an alias) or lists and mappings nest deeper than DEPTH_MAX."""
+    seen = {id(root)}
+    stack = [(root, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node.value, str):
+            continue
+        if depth == DEPTH_MAX:
+            raise Malformed(f"the frontmatter nests lists or mappings deeper than {DEPTH_MAX} levels")
+        for item in node.value:
+            for child in item if isinstance(item, tuple) else (item,):  # a mapping's items are (key, value) pairs
+                if id(child) in seen:
+                    raise Malformed("the frontmatter uses YAML aliases, which notes never need")
+                seen.add(id(child))
+                stack.append((child, depth + 1))
+
+
+def fields(note_id: str, data: bytes) -> tuple[dict[str, str], str | None]:
+    """`(fields, None)`: a note's known fields, checked, each as one line of text ("" when absent); or
+    `({}, problem)` for a damaged note."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return {}, "the note is not UTF-8 text"
+    try:
+        meta, _body = split(text.removeprefix("\ufeff"))
+        return _known(note_id, meta), None
+    except Malformed as exc:
+        return {}, str(exc)
+
+
+def _known(note_id: str, meta: dict[str, Any]) -> dict[str, str]:
+    if meta.get("id", note_id) != note_id:
+        raise Malformed("its id field is not the id in its file name")
+    kind = meta.get("kind")
+    if kind not in KINDS:
+        raise Malformed(f"kind is not one of {', '.join(KINDS)}")
+    corrects = _text(meta, "corrects", 128)
+    from ..names import is_id
+
+    if corrects and not is_id(corrects):
+        raise Malformed("corrects is not a note id")
+    _list(meta, "tags", TAGS_MAX, TAG_MAX)
+    _list(meta, "sources", SOURCES_MAX, SOURCE_MAX)
+    _text(meta, "session", SESSION_MAX)
+    from ..names import PROJECT_MAX
+
+    _text(meta, "project", PROJECT_MAX)
+    return {
+        "created": _created(meta.get("created")),
+        "kind": kind,
+        "title": _text(meta, "title", TITLE_MAX * 2, required=True),
+        "agent": _text(meta, "agent", NAME_MAX),
+        "machine": _text(meta, "machine", NAME_MAX),
+    }
+
+
+def _text(meta: dict[str, Any], key: str, limit: int, *, required: bool = False) -> str:
+    """Field `key` as one line: a string of at most `limit` characters (or absent, unless `required`)."""
+    value = meta.get(key)
+    if value is None and not required:
+        return ""
+    if not isinstance(value, str):
+        raise Malformed(f"{key} is {'missing' if value is None else 'not text'}")
+    if len(value) > limit:
+        raise Malformed(f"{key} is longer than {limit} characters")
+    line = " ".join(value.split())
+    if required and not line:
+        raise Malformed(f"{key} is empty")
+    return line
+
+
+def _list(meta: dict[str, Any], key: str, count: int, limit: int) -> None:
+    value = meta.get(key)
+    if value is None:
+        return
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise Malformed(f"{key} is not a list of text")
+    if len(value) > count:
+        raise Malformed(f"{key} has more than {count} items")
+    if any(len(item) > limit for item in value):
+        raise Malformed(f"an item of {key} is longer than {limit} characters")
+
+
+def _created(value: Any) -> str:
+    """`created` as `YYYY-MM-DDTHH:MM:SSZ` (UTC), from an ISO 8601 time with its offset; Malformed otherwise.
+
+    A time in the future (beyond clock skew) is refused too: notes rank by it, and such a note would always
+    come first.
+    """
+    from datetime import date, datetime, timedelta, timezone
+
+    if isinstance(value, datetime):  # unquoted in the YAML; without an offset, YAML means UTC
+        stamp = value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
+    elif isinstance(value, str) and (match := _STAMP.fullmatch(value)):
+        year, month, day, hour, minute, second, utc, sign, off_hours, off_minutes = match.groups()
+        offset = timedelta(0) if utc else timedelta(hours=int(off_hours), minutes=int(off_minutes))
+        try:
+            zone = timezone(-offset if sign == "-" else offset)
+            stamp = datetime(int(year), int(month), int(day), int(hour), int(minute), int(second), tzinfo=zone)
+        except ValueError:
+            raise Malformed("created is not a valid date and time") from None
+    else:
+        what = "missing" if value is None else "a date without a time" if isinstance(value, date) else "not a time"
+        raise Malformed(f"created is {what} (expected a time like 2026-01-02T03:04:05Z)")
+    try:
+        stamp = stamp.astimezone(timezone.utc)
+    except OverflowError:  # near year 1 or 9999
+        raise Malformed("created is not a valid date and time") from None
+    if stamp.year < 1970:
+        raise Malformed("created is before 1970")
+    if stamp > datetime.now(timezone.utc) + timedelta(seconds=FUTURE_SLACK):
+        raise Malformed("created is in the future")
+    return f"{stamp.year:04d}-{stamp:%m-%dT%H:%M:%S}Z"

@@ -1,11 +1,14 @@
 """The search pack of a project's cache: one self-checking record per verified note, read in one pass.
 
 A record is a NUL byte, the length and the CRC-32 of the rest of the record (8 hex digits each, each followed
-by a tab), then a header line (id, created, kind, agent, title, separated by tabs) and the note's lowercased
-text, each ending with a newline. NUL appears nowhere else, so a record runs from its NUL to the next one: a
-torn append (a crash in the middle of a write) leaves a record shorter than its length says, and damage
-changes its CRC. Searching one file instead of thousands of small ones keeps search close to ripgrep's speed;
-it is read in blocks, so memory stays bounded whatever the number of notes.
+by a tab), then a header line (id, created, kind, agent, title, machine, problem, separated by tabs) and the
+note's lowercased text, each ending with a newline. The header holds a note's fields as checked by
+`notes.fields`; a damaged note has only its id and its problem there, so it ranks after every valid note. A
+record with another number of fields (written by an earlier version) counts as damage: the pack is rebuilt.
+NUL appears nowhere else, so a record runs from its NUL to the next one: a torn append (a crash in the middle
+of a write) leaves a record shorter than its length says, and damage changes its CRC. Searching one file
+instead of thousands of small ones keeps search close to ripgrep's speed; it is read in blocks, so memory stays
+bounded whatever the number of notes.
 """
 
 from __future__ import annotations
@@ -15,9 +18,10 @@ from collections.abc import Iterator
 from io import BufferedReader
 from pathlib import Path
 
-HEADER_FIELDS = ("id", "created", "kind", "agent", "title")
+HEADER_FIELDS = ("id", "created", "kind", "agent", "title", "machine", "problem")
 BLOCK = 1 << 20
 _PREFIX = 19  # NUL, length, tab, CRC, tab
+_TABS = len(HEADER_FIELDS) - 1
 
 
 class Damaged(Exception):
@@ -26,24 +30,22 @@ class Damaged(Exception):
 
 def record(note_id: str, data: bytes) -> bytes:
     """The pack record of one note."""
-    from .notes import parse
+    from .notes import fields
 
-    meta, _body = parse(data)
-    values = {"id": note_id, **{key: meta.get(key) for key in HEADER_FIELDS[1:]}}
-    header = "\t".join(_one_line(values[key]) for key in HEADER_FIELDS)
+    values, problem = fields(note_id, data)
+    values = {**values, "id": note_id, "problem": problem or ""}
+    header = "\t".join(_one_line(values.get(key, "")) for key in HEADER_FIELDS)
     text = data.decode("utf-8", errors="replace").lower().replace("\x00", " ")
     rest = header.encode() + b"\n" + text.encode() + b"\n"
     return b"\x00%08x\t%08x\t" % (len(rest), crc32(rest)) + rest
 
 
-def _one_line(value: object) -> str:
-    if hasattr(value, "strftime"):  # an unquoted timestamp in a note written by another tool
-        value = value.strftime("%Y-%m-%dT%H:%M:%SZ")
-    return " ".join(str(value if value is not None else "").replace("\x00", " ").split())
+def _one_line(value: str) -> str:
+    return " ".join(value.replace("\x00", " ").split())
 
 
 def fields(header: bytes) -> dict[str, str]:
-    """A record's header as `{"id", "created", "kind", "agent", "title"}`."""
+    """A record's header as a dict of HEADER_FIELDS."""
     return dict(zip(HEADER_FIELDS, header.decode("utf-8", errors="replace").split("\t"), strict=False))
 
 
@@ -109,7 +111,7 @@ def _matching(data: bytearray, end: int, needle: bytes) -> Iterator[bytes]:
             continue
         if not _intact(data, start, stop):
             raise Damaged
-        yield bytes(data[start + _PREFIX : header_end])
+        yield _header(data, start, header_end)
         pos = data.find(needle, stop, end)
 
 
@@ -121,8 +123,15 @@ def _every(data: bytearray, end: int) -> Iterator[bytes]:
         header_end = data.find(b"\n", start, stop)
         if header_end == -1 or not _intact(data, start, stop):
             raise Damaged
-        yield bytes(data[start + _PREFIX : header_end])
+        yield _header(data, start, header_end)
         start = stop
+
+
+def _header(data: bytearray, start: int, header_end: int) -> bytes:
+    header = bytes(data[start + _PREFIX : header_end])
+    if header.count(b"\t") != _TABS:
+        raise Damaged  # a record of an earlier format
+    return header
 
 
 def _intact(data: bytes | bytearray, start: int, stop: int) -> bool:

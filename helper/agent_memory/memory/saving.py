@@ -10,6 +10,7 @@ from .. import agents, names, outbox
 from .. import config as config_file
 from ..clock import new_id, utc_now
 from ..deadline import Budget
+from ..display import is_safe
 from ..errors import AgentMemoryError, UsageError
 from ..store import check_private
 from . import notes
@@ -20,8 +21,7 @@ TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-
 if TYPE_CHECKING:
     from typing import Any
 
-TAG_MAX = 64
-SOURCE_MAX = 500
+MACHINE_VARIABLE = "AGENT_MEMORY_MACHINE"
 
 
 def save(
@@ -49,14 +49,19 @@ def save(
             f"Unknown kind {kind!r}: use one of {', '.join(notes.KINDS)}.", next_step="add --kind note (the default)"
         )
     body = notes.decode_body(raw)
-    tags = [notes.single_line(tag, "tag", TAG_MAX, "--tag") for tag in tags or []]
-    sources = [notes.single_line(source, "source", SOURCE_MAX, "--source") for source in sources or []]
+    tags = [notes.single_line(tag, "tag", notes.TAG_MAX, "--tag") for tag in _bounded(tags, notes.TAGS_MAX, "--tag")]
+    sources = [
+        notes.single_line(source, "source", notes.SOURCE_MAX, "--source")
+        for source in _bounded(sources, notes.SOURCES_MAX, "--source")
+    ]
     detected, session = agents.detect()
-    agent = notes.single_line(agent or detected, "agent name", TAG_MAX, "--agent (or AGENT_MEMORY_AGENT)")
+    agent = notes.single_line(agent or detected, "agent name", notes.NAME_MAX, "--agent (or AGENT_MEMORY_AGENT)")
+    machine, given = machine_name()
     if corrects is not None:
         names.note_id(corrects)
     title = notes.derive_title(body, title)
-    notes.check_secrets(body, {"--title": [title], "--tag": tags, "--source": sources})
+    fields = {"--title": [title], "--tag": tags, "--source": sources, MACHINE_VARIABLE: [machine] if given else []}
+    notes.check_secrets(body, fields)
     note_id = note_id or new_id()
     meta = {
         "id": note_id,
@@ -65,13 +70,20 @@ def save(
         "project": project,
         "created": utc_now(),
         "agent": agent,
-        "session": session,
+        "machine": machine,
+        "session": session if session and len(session) <= notes.SESSION_MAX and is_safe(session) else None,
         "sources": sources,
         "tags": tags,
         "corrects": corrects,
     }
     data = notes.render(meta, body)
-    display = {key: meta[key] for key in ("project", "title", "kind", "created", "agent")}
+    problem = notes.fields(note_id, data)[1]
+    if problem is not None:  # never store a note that readers would list as damaged
+        raise UsageError(
+            f"The note's fields would not be readable ({problem}).",
+            next_step="save it again with fewer or shorter --tag and --source values",
+        )
+    display = {key: meta[key] for key in ("project", "title", "kind", "created", "agent", "machine")}
     op = outbox.add("note", note_id, bucket, [(notes.object_path(project, note_id), data)], display)
     result = outbox.deliver(op, Budget(), check_first=False)
     if result is None:  # discarded by hand in the instant between the two calls
@@ -80,6 +92,34 @@ def save(
             next_step="agent-memory save again, with the same text",
         )
     return result
+
+
+def machine_name() -> tuple[str | None, bool]:
+    """`(name, given)`: this machine's short name, recorded in each note it saves so that readers can tell whose
+    notes are whose: `$AGENT_MEMORY_MACHINE` (given), else the first label of the host name, in plain letters.
+
+    A host name that looks like a credential is not recorded at all; a given name is checked like the other
+    fields (refused if it looks like one).
+    """
+    import os
+
+    value = os.environ.get(MACHINE_VARIABLE)
+    if value:
+        return notes.single_line(value, "machine name", notes.NAME_MAX, MACHINE_VARIABLE), True
+    import re
+    import socket
+
+    from .. import guard
+
+    host = re.sub(r"[^A-Za-z0-9_-]+", "-", socket.gethostname().split(".")[0]).strip("-")[: notes.NAME_MAX]
+    return (host if host and not guard.scan(host) else None), False
+
+
+def _bounded(values: list[str] | None, limit: int, option: str) -> list[str]:
+    values = values or []
+    if len(values) > limit:
+        raise UsageError(f"A note takes at most {limit} {option} values.", next_step=f"give at most {limit} {option}")
+    return values
 
 
 def retry(note_id: str, budget: Budget | None = None) -> dict[str, Any]:

@@ -1,5 +1,7 @@
 """Case-insensitive literal search over a project's cache pack and its pending notes, most recent first.
 
+Damaged notes (see `notes.fields`) are searched as text and ranked last; their fields are never shown.
+
 Kept free of network and YAML imports: `search --offline` must start about as fast as the interpreter.
 An online search refreshes the cache first, which also heals it (see `refresh`).
 """
@@ -10,6 +12,7 @@ import contextlib
 import heapq
 from collections.abc import Iterator
 
+from ..display import safe_tree
 from . import pack
 from .cache import ProjectCache
 from .notes import object_path
@@ -90,18 +93,19 @@ def search(
         else:
             data = copies[found["id"]]
             text = data.decode("utf-8", errors="replace") if data is not None else ""
-        results.append(
-            {
-                "id": found["id"],
-                "title": found.get("title") or "",
-                "kind": found.get("kind") or "",
-                "created": found.get("created") or "",
-                "agent": found.get("agent") or "",
-                "path": object_path(cache.project, found["id"]),
-                "pending": found["pending"],
-                "matches": matching_lines(text, query),
-            }
-        )
+        result = {
+            "id": found["id"],
+            "title": found.get("title") or "",
+            "kind": found.get("kind") or "",
+            "created": found.get("created") or "",
+            "agent": found.get("agent") or "",
+            "machine": found.get("machine") or "",
+            "damaged": found.get("problem") or None,
+            "path": object_path(cache.project, found["id"]),
+            "pending": found["pending"],
+            "matches": matching_lines(text, query),
+        }
+        results.append(safe_tree(result))  # all of it comes from the note: shown to people and models alike
     if damaged:
         with contextlib.suppress(OSError):  # a read-only cache (a sandbox): their text is not shown all the same
             cache.discard(damaged)
@@ -152,7 +156,7 @@ def search_project(
         sync = _refresh(bucket, cache)  # fetch the damaged copies just found, and show them as they are
         results = search(cache, query, limit=limit, kind=kind, pending_notes=mine)
     waiting = outbox.summary()["notes"]
-    return {"project": project, "query": query, "results": results, "sync": sync, "pending": waiting}
+    return {"project": project, "query": query, "results": results, "sync": safe_tree(sync), "pending": waiting}
 
 
 def _refresh(bucket: str, cache: ProjectCache) -> dict[str, Any]:

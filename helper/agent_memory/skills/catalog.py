@@ -2,7 +2,7 @@
 
 A revision is listed only when its SKILL.md exists. Descriptions come from SKILL.md, which is immutable, so
 each one is downloaded once and kept in the cache (`<cache>/<bucket>/skills/index.json`), which also answers
-`--offline` searches.
+`--offline` searches. They are shown display-safe (`display.safe`), like everything else from the bucket.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from pathlib import Path
 
 from .. import config as config_file
 from .. import names, paths
+from ..display import safe_tree
 from ..errors import AgentMemoryError, ContentRefused, UsageError
 from ..fsutil import read_json, write_json_atomic
 from ..memory.cache import bucket_key
@@ -48,7 +49,7 @@ def discover(query: str = "", *, offline: bool = False) -> tuple[dict[str, Any],
         if wanted in name.lower() or wanted in description.lower():
             found.append(skills.summary(name, revision, description))
     found.sort(key=lambda s: (s["revision"], s["name"]), reverse=True)
-    return {"skills": found}, sync
+    return safe_tree({"skills": found}), safe_tree(sync)  # descriptions and store errors come from outside
 
 
 def _refresh_index(bucket: str, index: dict[str, str]) -> dict[str, str]:

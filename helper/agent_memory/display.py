@@ -1,0 +1,48 @@
+"""Text from outside (notes, skills, the bucket, the disk), made safe to print and to put in a model's context.
+
+One rule, applied everywhere: every control character (C0, DEL, C1), bidirectional control (U+061C,
+U+200E/F, U+202A-202E, U+2066-2069) and line or paragraph separator (U+2028/9; U+0085 is C1) is replaced by
+its visible escape, `\\u` and four hex digits. A terminal then never sees an escape sequence (window titles,
+colours, cursor moves, line erases), text cannot be reordered on screen, and one field stays one line.
+Standard library only, and cheap: the hook and the hot commands run it on every session start.
+"""
+
+from __future__ import annotations
+
+import re
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
+if TYPE_CHECKING:
+    from typing import Any
+
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+
+
+def safe(text: str) -> str:
+    """`text` with every control, bidi control and line separator replaced by its visible `\\uXXXX` escape."""
+    return _UNSAFE.sub(_escape, text)
+
+
+def is_safe(text: str) -> bool:
+    """Whether `safe` would leave `text` as it is."""
+    return _UNSAFE.search(text) is None
+
+
+def _escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def safe_tree(value: Any) -> Any:
+    """A copy of a JSON-like value with `safe` applied to every string in it, keys included."""
+    if isinstance(value, str):
+        return safe(value)
+    if isinstance(value, dict):
+        return {safe_tree(key): safe_tree(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [safe_tree(item) for item in value]
+    return value
+
+
+def shorten(text: str, limit: int) -> str:
+    """`text` cut to at most `limit` characters, the cut marked with an ellipsis."""
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
