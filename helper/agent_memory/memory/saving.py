@@ -22,6 +22,14 @@ if TYPE_CHECKING:
 
 TAG_MAX = 64
 SOURCE_MAX = 500
+# where the fields that do not come from the note itself are given, for the secret guard's message
+ORIGINS = {
+    "title": "--title or the first heading",
+    "tags": "--tag",
+    "sources": "--source",
+    "agent": "--agent or AGENT_MEMORY_AGENT",
+    "session": "the agent's session id in the environment",
+}
 
 
 def save(
@@ -52,11 +60,12 @@ def save(
     tags = [notes.single_line(tag, "tag", TAG_MAX, "--tag") for tag in tags or []]
     sources = [notes.single_line(source, "source", SOURCE_MAX, "--source") for source in sources or []]
     detected, session = agents.detect()
+    if session is not None and not names.is_id(session):
+        session = None  # the runtimes' ids are UUIDs: anything else in that variable is not worth a refusal
     agent = notes.single_line(agent or detected, "agent name", TAG_MAX, "--agent (or AGENT_MEMORY_AGENT)")
     if corrects is not None:
         names.note_id(corrects)
     title = notes.derive_title(body, title)
-    notes.check_secrets(body, {"--title": [title], "--tag": tags, "--source": sources})
     note_id = note_id or new_id()
     meta = {
         "id": note_id,
@@ -70,6 +79,7 @@ def save(
         "tags": tags,
         "corrects": corrects,
     }
+    notes.check_secrets(body, meta, ORIGINS)  # every field, whatever its source: the environment's too
     data = notes.render(meta, body)
     display = {key: meta[key] for key in ("project", "title", "kind", "created", "agent")}
     op = outbox.add("note", note_id, bucket, [(notes.object_path(project, note_id), data)], display)
