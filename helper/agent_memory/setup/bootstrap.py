@@ -52,6 +52,7 @@ def bootstrap(
     names.project(project)
     root = projects.mappable(directory)
     supplied = parse_bucket(bucket) if bucket else None
+    configured = config_file.load().get("bucket")  # now: a damaged configuration stops bootstrap before any change
     if supplied and (folder := folder_path(supplied)) is not None and not folder.parent.is_dir():
         raise _no_parent(folder)
     wanted_skills = [names.skill_spec(spec) for spec in skill_specs or []]
@@ -68,7 +69,7 @@ def bootstrap(
     )
     warnings: list[str] = []
 
-    uri, created = _connect(supplied or config_file.load().get("bucket"))
+    uri, created = _connect(supplied or configured)
     skill = _install_core_skill(roots, replace, warnings)
     for name, revision in wanted_skills:
         _install_shared_skill(uri, name, revision, agent, warnings)
