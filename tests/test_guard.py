@@ -148,6 +148,8 @@ HARMLESS = [
     "t.lastToken==`.`&&e.match(g)",
     "endToken:a&&a.join?a[a.length-1]:a",
     "{regex:x,token:`linkified`}",
+    'token_url = "https://auth.example.com/oauth/token"',
+    'prefix_token = "Authorization:"',
 ]
 
 
@@ -236,7 +238,8 @@ def test_scanning_a_megabyte_of_hostile_text_stays_cheap(text):
     start = time.perf_counter()
     guard.scan(text)
     guard.redact(text)
-    assert time.perf_counter() - start < 5  # milliseconds in practice; a backtracking pattern takes minutes
+    # well under a second on an idle machine; a pattern that backtracks quadratically would take hours
+    assert time.perf_counter() - start < 30
 
 
 def test_the_benchmark_corpus_gives_no_finding():

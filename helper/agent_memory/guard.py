@@ -24,35 +24,40 @@ _ATTRIBUTE = rf"{_NAME}(?:\??\.{_NAME})+"
 _CODE = re.compile(
     rf"\(.*|{_NAME}(?:\??\.{_NAME})*(?:[(\[)\]}}<=]|\?.|&&|\|\|).*|{_ATTRIBUTE}|[/~.].*|[A-Za-z_.-]+", re.S
 )
-_NOT_SYMBOL = re.compile(r"[A-Za-z0-9_.-]")
+_LOWER = re.compile(r"[a-z]")
+_DIGIT = re.compile(r"[0-9]")
+_SYMBOL = re.compile(r"[^A-Za-z0-9_.-]")
+_VARIABLE = re.compile(_NAME)
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")  # a password inside one is the url-password rule's
 _HUMP = re.compile(r"[a-z0-9][A-Z]")  # an upper-case letter inside a word, not one that starts it
 
 
 def _long_run(value: str) -> bool:
     """A long run of letters and digits with a digit in it: a generated key, not a name or a word."""
-    return len(value) >= 24 and value.isascii() and value.isalnum() and any(char.isdigit() for char in value)
+    return len(value) >= 24 and value.isascii() and value.isalnum() and _DIGIT.search(value) is not None
 
 
 def _random_looking(value: str) -> bool:
     """Whether `value` mixes what machine-made secrets mix: two of lower case, upper case inside a word,
-    digits and symbols (so `X-Api-Key` and `Required` do not); or is a long run of letters and digits."""
+    digits and symbols before the end (so `X-Api-Key`, `Required` and `Authorization:` do not); or is a long
+    run of letters and digits."""
     classes = (
-        any(char.islower() for char in value),
-        bool(_HUMP.search(value)),
-        any(char.isdigit() for char in value),
-        any(not _NOT_SYMBOL.fullmatch(char) for char in value),
+        _LOWER.search(value),
+        _HUMP.search(value),
+        _DIGIT.search(value),
+        _SYMBOL.search(value, 0, len(value) - 1),
     )
-    return sum(classes) >= 2 or _long_run(value)
+    return sum(found is not None for found in classes) >= 2 or _long_run(value)
 
 
 def _assigned(match: re.Match[str]) -> bool:
     value = match.group("secret")
-    if "..." in value or "\u2026" in value:  # an elided example: `"hf_jwt_…"`, `"eyJhbGciOi..."`
+    if "..." in value or "\u2026" in value or _URL.match(value):  # an elided example (`"hf_jwt_…"`), a URL
         return False
     quoted = match.string[match.start("secret") - 1] in "\"'"
     if value.startswith("`"):  # Markdown code or a template string: what is inside decides
         value, quoted = value[1:].split("`", 1)[0], False
-    if not quoted and match.string[match.end() : match.end() + 1] == ";" and re.fullmatch(_NAME, value):
+    if not quoted and match.string[match.end() : match.end() + 1] == ";" and _VARIABLE.fullmatch(value):
         return False  # a statement that assigns a variable: `var token = mapToken2;`
     return _long_run(value) or ((quoted or not _CODE.fullmatch(value)) and _random_looking(value))
 

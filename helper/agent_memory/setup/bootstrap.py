@@ -52,7 +52,6 @@ def bootstrap(
     names.project(project)
     root = projects.mappable(directory)
     supplied = parse_bucket(bucket) if bucket else None
-    configured = config_file.load().get("bucket")  # now: a damaged configuration stops bootstrap before any change
     if supplied and (folder := folder_path(supplied)) is not None and not folder.parent.is_dir():
         raise _no_parent(folder)
     wanted_skills = [names.skill_spec(spec) for spec in skill_specs or []]
@@ -67,6 +66,7 @@ def bootstrap(
         [paths.config_dir(), paths.state_dir(), paths.cache_dir(), *roots.values()]
         + [agents.runtime(name).instructions_file().parent for name in roots]
     )
+    configured = config_file.load().get("bucket")  # here: a damaged configuration stops bootstrap before any change
     warnings: list[str] = []
 
     uri, created = _connect(supplied or configured)
