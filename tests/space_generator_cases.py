@@ -54,6 +54,21 @@ HOSTILE: list[tuple[str, str, str]] = [
     ("bucket", f"file:///tmp/store\u2028touch {CANARY}", "refused"),  # line separator
     ("bucket", "file:///tmp/store\u202egnp.exe", "refused"),  # right-to-left override
     ("bucket", "file:///tmp/it!!s", "refused"),  # history expansion in bash and zsh
+    # percent-escapes are decoded into the script: what they decode to is checked like typed characters
+    ("bucket", "file:///tmp/store%E2%80%AEgnp.exe", "refused"),  # right-to-left override
+    ("bucket", "file:///tmp/store%E2%81%A6x", "refused"),  # left-to-right isolate
+    ("bucket", "file:///tmp/store%D8%9Cx", "refused"),  # Arabic letter mark
+    ("bucket", "file:///tmp/store%E2%80%8Fx", "refused"),  # right-to-left mark
+    ("bucket", "file:///tmp/store%C2%9B31m", "refused"),  # C1 control sequence introducer
+    ("bucket", f"file:///tmp/store%C2%85touch {CANARY}", "refused"),  # next line
+    ("bucket", f"file:///tmp/store%E2%80%A8touch {CANARY}", "refused"),  # line separator
+    ("bucket", f"file:///tmp/store%0Atouch {CANARY}", "refused"),
+    ("bucket", "file:///tmp/store%7F", "refused"),
+    ("bucket", "file:///tmp/store%E2%80%8Bx", "refused"),  # zero-width space
+    ("bucket", "file:///tmp/it%21%21s", "refused"),  # history expansion, once decoded
+    ("bucket", "file:///tmp/store\u0085x", "refused"),  # next line, typed
+    ("bucket", "file:///tmp/store\u200ex", "refused"),  # left-to-right mark, typed
+    ("bucket", "file:///tmp/agent%20memory/caf%C3%A9", "accepted"),  # decoded to a space and an accent
     ("bucket", f"file:///tmp/store; touch {CANARY}", "accepted"),
     ("bucket", f"file:///tmp/$(touch {CANARY})", "accepted"),
     ("bucket", f"file:///tmp/`touch {CANARY}`", "accepted"),
@@ -76,6 +91,8 @@ HOSTILE: list[tuple[str, str, str]] = [
     ("skills", "agent-memory@r1", "refused"),  # the reserved core skill
     ("skills", "Tools@r1", "refused"),
     ("skills", "tools@r1\nlinter@r2,notes@2026-11-30.1", "accepted"),
+    ("skills", "tools@r1\u202e", "refused"),
+    ("project", "demo\u2066", "refused"),
     ("os", "linux; rm -rf ~", "refused"),
     ("installer", "pip", "refused"),
     ("agent", "all", "refused"),

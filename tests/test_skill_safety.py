@@ -9,7 +9,7 @@ import stat
 import subprocess
 
 import pytest
-from test_notes import SECRETS
+from test_guard import SECRETS
 
 from conftest import BUCKET
 
@@ -43,6 +43,36 @@ def test_a_credential_in_skill_md_itself_is_refused(alice, hub, tmp_path):
     (folder / "SKILL.md").write_text(header + f"token {SECRETS['hf-token']}\n")
     result = alice.run("publish-skill", str(folder))
     assert result.code == 5 and "SKILL.md line 6" in result.err
+    assert hub.list_paths(BUCKET) == []
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "line"),
+    [
+        ("model.bin", b"\x89\xff\xfe\x00binary\nheader\xc3\ntoken " + SECRETS["hf-token"].encode() + b"\xff\n", 3),
+        ("notes-latin1.txt", "café\nmot de passe: ".encode("latin-1") + SECRETS["hf-token"].encode(), 2),
+        ("notes-utf16.txt", f"first\nsecond {SECRETS['github-token']}\n".encode("utf-16"), 2),
+    ],
+    ids=["binary", "latin-1", "utf-16"],
+)
+def test_a_credential_in_a_file_that_is_not_utf8_is_refused(alice, hub, tmp_path, name, data, line):
+    folder = skill_folder(tmp_path)
+    (folder / "references").mkdir()
+    (folder / "references" / name).write_bytes(data)
+    result = alice.run("publish-skill", str(folder))
+    assert result.code == 5, result.err
+    assert f"references/{name} line {line}:" in result.err and "Next:" in result.err
+    assert SECRETS["hf-token"] not in result.err + result.out and SECRETS["github-token"] not in result.err
+    assert hub.list_paths(BUCKET) == []
+
+
+def test_a_credential_in_a_file_name_is_refused_without_printing_it(alice, hub, tmp_path):
+    folder = skill_folder(tmp_path)
+    (folder / f"{SECRETS['hf-token']}.txt").write_text("plain\n")
+    result = alice.run("publish-skill", str(folder))
+    assert result.code == 5, result.err
+    assert "the file name [redacted].txt: Hugging Face token (rule hf-token)" in result.err
+    assert SECRETS["hf-token"] not in result.err + result.out
     assert hub.list_paths(BUCKET) == []
 
 

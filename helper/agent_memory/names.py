@@ -24,6 +24,10 @@ _ID = re.compile(rf"[A-Za-z0-9][A-Za-z0-9._-]{{0,{ID_MAX - 1}}}")
 _SKILL = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 # hub namespaces and names: letters, digits, '-', '_', '.'; no leading/trailing separator, no '--' or '..'
 _HUB_PART = re.compile(r"(?!.*(?:--|\.\.))[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9])?")
+# What makes a value show differently from what it is, or break a line where none is seen: controls (C0, DEL,
+# C1, which holds U+0085), bidirectional formatting (U+061C, U+200E/F, U+202A-202E, U+2066-2069), and the line
+# and paragraph separators.
+_UNSHOWABLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
 
 
 def project(name: str) -> str:
@@ -80,6 +84,12 @@ def skill_spec(spec: str) -> tuple[str, str]:
     return skill(name), revision(rev)
 
 
+def unshowable(text: str) -> str | None:
+    """The first character of `text` that cannot be shown as itself (a control, bidi or separator), or None."""
+    found = _UNSHOWABLE.search(text)
+    return found.group() if found else None
+
+
 def bucket(spec: str) -> str:
     """The canonical URI of a bucket given as `owner/name`, `hf://buckets/owner/name` or `file:///abs/path`.
 
@@ -87,8 +97,8 @@ def bucket(spec: str) -> str:
     path is made canonical (symlinks resolved) by `store.parse_bucket`.
     """
     spec = spec.strip()
-    if any(ord(char) < 32 or ord(char) == 127 for char in spec):  # before urlsplit, which drops tabs and newlines
-        raise _malformed_bucket(spec)
+    if (char := unshowable(spec)) is not None:  # before urlsplit, which drops tabs and newlines
+        raise _unshowable_bucket(spec, char)
     if spec.startswith("file:"):
         return _file_uri(spec)
     ident = (spec[len(HUB_SCHEME) :] if spec.startswith(HUB_SCHEME) else spec).rstrip("/")
@@ -109,13 +119,34 @@ def _file_uri(spec: str) -> str:
         or parts.query
         or parts.fragment
         or not path.startswith("/")
-        or any(ord(char) < 32 or ord(char) == 127 for char in path)  # %0A and the like, once unquoted
     ):
         raise UsageError(
             f"Malformed folder store {spec!r}: use an absolute path, as in file:///home/me/agent-memory-store.",
             next_step="agent-memory config set bucket file:///ABSOLUTE/PATH",
         )
+    if (char := unshowable(path)) is not None:  # %0A, %E2%80%AE and the like, once decoded
+        raise _unshowable_bucket(spec, char, decoded=True)
     return FILE_SCHEME + (path.rstrip("/") or "/")
+
+
+def is_bucket_uri(value: str) -> bool:
+    """Whether `value` is a bucket URI in the canonical form that `bucket()` gives (the form configurations hold)."""
+    if value.startswith(FILE_SCHEME):
+        path = value[len(FILE_SCHEME) :]
+        return path.startswith("/") and (path == "/" or not path.endswith("/")) and unshowable(path) is None
+    parts = value[len(HUB_SCHEME) :].split("/") if value.startswith(HUB_SCHEME) else []
+    return len(parts) == 2 and all(_HUB_PART.fullmatch(part) for part in parts)
+
+
+def _unshowable_bucket(spec: str, char: str, decoded: bool = False) -> UsageError:
+    where = "once its percent-escapes are decoded, it holds" if decoded else "it holds"
+    return UsageError(
+        f"Malformed bucket {spec!r}: {where} the invisible or line-breaking character U+{ord(char):04X}, which "
+        "would not show as itself in a command or a path.",
+        next_step="agent-memory config set bucket file:///ABSOLUTE/PATH (typed without it)"
+        if spec.startswith("file:")
+        else "agent-memory config set bucket OWNER/NAME",
+    )
 
 
 def _malformed_bucket(spec: str) -> UsageError:

@@ -112,14 +112,20 @@ def _shorten(text: str) -> str:
     return text if len(text) <= TITLE_MAX else text[: TITLE_MAX - 1].rstrip() + "…"
 
 
-def check_secrets(body: str, fields: dict[str, list[str]]) -> None:
-    """ContentRefused naming the rule and line (never the value) if the note holds a credential."""
+def check_secrets(body: str, meta: dict[str, Any], origins: dict[str, str] | None = None) -> None:
+    """ContentRefused naming the body line or field and the rule (never the value) if the note holds a credential.
+
+    Every string of `meta` is scanned, lists included, so a field added later is covered without a change here;
+    `origins` says where a field's value came from (an option, an environment variable), for the message.
+    """
     from .. import guard
 
     problems = [f"body line {f.line}: {f.label} (rule {f.rule})" for f in guard.scan(body)]
-    for name, values in fields.items():
-        for value in values:
-            problems += [f"{name}: {f.label} (rule {f.rule})" for f in guard.scan(value)]
+    for key, value in meta.items():
+        texts = [item for item in (value if isinstance(value, list) else [value]) if isinstance(item, str)]
+        found = {(f.label, f.rule): None for text in texts for f in guard.scan(text)}  # once per field, in order
+        origin = f" (from {origins[key]})" if origins and key in origins else ""
+        problems += [f"field {key}{origin}: {label} (rule {rule})" for label, rule in found]
     if problems:
         raise ContentRefused(
             "The note looks like it contains a credential, so it was not saved: " + "; ".join(problems) + ".",

@@ -22,6 +22,15 @@ if TYPE_CHECKING:
     from typing import Any
 
 MACHINE_VARIABLE = "AGENT_MEMORY_MACHINE"
+# where the fields that do not come from the note itself are given, for the secret guard's message
+ORIGINS = {
+    "title": "--title or the first heading",
+    "tags": "--tag",
+    "sources": "--source",
+    "agent": "--agent or AGENT_MEMORY_AGENT",
+    "session": "the agent's session id in the environment",
+    "machine": MACHINE_VARIABLE + " or the host name",
+}
 
 
 def save(
@@ -55,13 +64,13 @@ def save(
         for source in _bounded(sources, notes.SOURCES_MAX, "--source")
     ]
     detected, session = agents.detect()
+    if session is not None and not names.is_id(session):
+        session = None  # the runtimes' ids are UUIDs: anything else in that variable is not worth a refusal
     agent = notes.single_line(agent or detected, "agent name", notes.NAME_MAX, "--agent (or AGENT_MEMORY_AGENT)")
-    machine, given = machine_name()
+    machine = machine_name()
     if corrects is not None:
         names.note_id(corrects)
     title = notes.derive_title(body, title)
-    fields = {"--title": [title], "--tag": tags, "--source": sources, MACHINE_VARIABLE: [machine] if given else []}
-    notes.check_secrets(body, fields)
     note_id = note_id or new_id()
     meta = {
         "id": note_id,
@@ -76,6 +85,7 @@ def save(
         "tags": tags,
         "corrects": corrects,
     }
+    notes.check_secrets(body, meta, ORIGINS)  # every field, whatever its source: the environment's too
     data = notes.render(meta, body)
     problem = notes.fields(note_id, data)[1]
     if problem is not None:  # never store a note that readers would list as damaged
@@ -94,9 +104,9 @@ def save(
     return result
 
 
-def machine_name() -> tuple[str | None, bool]:
-    """`(name, given)`: this machine's short name, recorded in each note it saves so that readers can tell whose
-    notes are whose: `$AGENT_MEMORY_MACHINE` (given), else the first label of the host name, in plain letters.
+def machine_name() -> str | None:
+    """This machine's short name, recorded in each note it saves so that readers can tell whose notes are whose:
+    `$AGENT_MEMORY_MACHINE`, else the first label of the host name, in plain letters.
 
     A host name that looks like a credential is not recorded at all; a given name is checked like the other
     fields (refused if it looks like one).
@@ -105,14 +115,14 @@ def machine_name() -> tuple[str | None, bool]:
 
     value = os.environ.get(MACHINE_VARIABLE)
     if value:
-        return notes.single_line(value, "machine name", notes.NAME_MAX, MACHINE_VARIABLE), True
+        return notes.single_line(value, "machine name", notes.NAME_MAX, MACHINE_VARIABLE)
     import re
     import socket
 
     from .. import guard
 
     host = re.sub(r"[^A-Za-z0-9_-]+", "-", socket.gethostname().split(".")[0]).strip("-")[: notes.NAME_MAX]
-    return (host if host and not guard.scan(host) else None), False
+    return host if host and not guard.scan(host) else None
 
 
 def _bounded(values: list[str] | None, limit: int, option: str) -> list[str]:

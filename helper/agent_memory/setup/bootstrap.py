@@ -68,9 +68,10 @@ def bootstrap(
         [paths.config_dir(), paths.state_dir(), paths.cache_dir(), *roots.values()]
         + [agents.runtime(name).instructions_file().parent for name in roots]
     )
+    configured = config_file.load().get("bucket")  # here: a damaged configuration stops bootstrap before any change
     warnings: list[str] = []
 
-    uri, created = _connect(supplied or config_file.load().get("bucket"))
+    uri, created = _connect(supplied or configured)
     skill = _install_core_skill(roots, replace, warnings)
     for name, revision in wanted_skills:
         _install_shared_skill(uri, name, revision, agent, warnings)

@@ -116,11 +116,13 @@ def choices(form: dict[str, Any]) -> Choices:
     project = _text("project", form.get("project"))
     if not project:
         raise InvalidInput("project", "Enter the project name this checkout belongs to (for example my-project).")
+    _check_pasteable("project", project)
     _check("project", names.project, project)
     bucket = _text("bucket", form.get("bucket")) or None
     if bucket is not None:
         _check_pasteable("bucket", bucket)  # before parsing: urlsplit silently drops tabs and newlines
         bucket = _check("bucket", names.bucket, bucket)
+        _check_pasteable("bucket", bucket)  # and after: a folder's percent-escapes are decoded into the script
         if system == "windows" and bucket.startswith(names.FILE_SCHEME):
             _check_windows_path(bucket[len(names.FILE_SCHEME) :])
     hooks = form.get("hooks", False)
@@ -128,6 +130,7 @@ def choices(form: dict[str, Any]) -> Choices:
         raise InvalidInput("hooks", "Hooks must be on or off.")
     skills = tuple(spec for spec in re.split(r"[\s,]+", _text("skills", form.get("skills"))) if spec)
     for spec in skills:
+        _check_pasteable("skills", spec)
         _check("skills", names.skill_spec, spec)
     return Choices(system, installer, agent, project, bucket, hooks, skills)
 
@@ -224,7 +227,10 @@ def _check(field: str, validate: Any, value: str) -> Any:
 
 
 def _check_pasteable(field: str, value: str) -> None:
-    """Refuse what would make a pasted command differ from what it shows or from what the helper receives."""
+    """Refuse what would make a pasted command differ from what it shows or from what the helper receives.
+
+    Every value that reaches the script passes here, in the form it has there (a folder after decoding).
+    """
     for char in value:
         if unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp"):
             raise InvalidInput(

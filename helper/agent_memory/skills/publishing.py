@@ -1,7 +1,7 @@
 """Publishing a skill revision: check it, freeze it in the outbox, upload the supporting files, SKILL.md last.
 
 The frozen plan is what `publish-skill --retry REVISION` finishes, with the same revision id and bytes, even if
-the source folder changed meanwhile. Nothing leaves the machine before the secret guard has read every text file.
+the source folder changed meanwhile. Nothing leaves the machine before the secret guard has read every file.
 """
 
 from __future__ import annotations
@@ -59,14 +59,15 @@ def _deliver(op: str, revision: str, *, check_first: bool) -> dict[str, Any] | N
 
 
 def check_secrets(files: dict[str, bytes]) -> None:
-    """ContentRefused naming the file, line and rule (never the value) if a text file holds a credential."""
+    """ContentRefused naming the file, line and rule (never the value) if a file, or its name, holds a credential.
+
+    Every file is read, whatever its encoding: a credential in a file that is not UTF-8 leaks all the same.
+    """
     problems = []
     for relative, data in sorted(files.items()):
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            continue  # not text: the guard's rules are about text
-        problems += [f"{relative} line {f.line}: {f.label} (rule {f.rule})" for f in guard.scan(text)]
+        shown = guard.redact(relative)
+        problems += [f"the file name {shown}: {f.label} (rule {f.rule})" for f in guard.scan(relative)]
+        problems += [f"{shown} line {f.line}: {f.label} (rule {f.rule})" for f in guard.scan_bytes(data)]
     if problems:
         raise ContentRefused(
             "The skill looks like it contains a credential, so nothing was published: " + "; ".join(problems) + ".",
