@@ -322,7 +322,7 @@ def test_notes_record_their_machine_and_search_shows_where_each_came_from(ready)
         ("box\x1b[2K", 2, "control characters"),
         ("box\u202e", 2, "control characters"),
         ("x" * 65, 2, "longer than 64"),
-        ("hf_" + "Ab3" * 12, 5, "AGENT_MEMORY_MACHINE: Hugging Face token"),
+        ("hf_" + "Ab3" * 12, 5, "field machine (from AGENT_MEMORY_MACHINE or the host name): Hugging Face token"),
     ],
 )
 def test_a_bad_machine_name_is_refused_and_saves_nothing(ready, value, code, fragment):
@@ -357,7 +357,7 @@ def test_a_configuration_that_cannot_be_used_is_said_in_the_context_with_its_rep
     direct = ready.run("config", "show", "--json")
     own = direct.json["next"] if direct.code and not direct.json["next"].startswith("rerun with") else None
     repair = own or f"fix or remove {file}, then run agent-memory config show"
-    assert context.endswith("The user can repair it: " + repair.replace("agent-memory config", f"{HELPER} config"))
+    assert context.endswith("The user can repair it: " + repair.replace("agent-memory ", f"{HELPER} "))
 
 
 def test_a_pack_of_an_earlier_format_is_rebuilt_even_offline(ready):
@@ -396,8 +396,11 @@ def test_the_hook_and_search_stay_light(ready):
 
 def test_store_errors_paths_and_messages_are_shown_display_safe(machine, tmp_path):
     """Errors quote paths and the store's own words: the pending message, the stale notice, `pending`, `status`
-    and every `Error:` line are display-safe too."""
-    gone = tmp_path / "drive\u202e\x9b"  # a folder store on a drive that is not mounted
+    and every `Error:` line are display-safe too. (A store path with such characters is refused outright.)"""
+    hostile = machine.run("config", "set", "bucket", f"file://{tmp_path / 'drive'}\u202e\x9b")
+    assert hostile.code == 2 and "U+202E" in hostile.err, hostile.err
+    no_raw_controls(hostile.out, hostile.err)
+    gone = tmp_path / "drive"  # a folder store on a drive that is not mounted
     assert machine.run("config", "set", "bucket", f"file://{gone}").code == 0
     assert machine.run("project", "map", "demo").code == 0
     runs = {
@@ -414,6 +417,6 @@ def test_store_errors_paths_and_messages_are_shown_display_safe(machine, tmp_pat
         no_raw_controls(result.out, result.err)
         shown = [result.err, *(strings(result.json) if result.out.startswith("{") else [result.out])]
         no_raw_controls(*shown)
-        assert any("drive\\u202e\\u009b" in text for text in shown) or name.startswith("save --file"), name
+        assert any(str(gone) in text for text in shown) or name.startswith("save --file"), name
     assert f"missing{SHOWN}" in runs["save --file"].err
     assert f"missing{SHOWN}" in runs["save --file --json"].json["error"]
