@@ -73,6 +73,11 @@ def _download(bucket: str, name: str, revision: str) -> tuple[dict[str, bytes], 
         listing = store.list(prefix)
     except StoreError as exc:
         raise _store_failure(exc, name, revision) from exc
+    if listing.skipped:  # a revision is installed whole or not at all
+        unsafe = listing.skipped[0]
+        if unsafe.path.startswith(prefix):  # else a folder on the way: a name we asked for
+            skills.safe_relative_path(unsafe.path[len(prefix) :], _another(name))  # a name fit to be shown
+        raise ContentRefused(f"{name}@{revision} was refused: {unsafe.detail}.", next_step=_another(name))
     relative = [info.path[len(prefix) :] for info in listing]
     if skills.SKILL_FILE not in relative:
         raise skills.not_found(name, revision, bucket)
@@ -110,6 +115,8 @@ def _executable(store: Any, name: str, revision: str, files: dict[str, bytes]) -
     """The revision's executable files, from the object published beside its folder (none if it has none)."""
     try:
         raw = store.read(skills.modes_path(name, revision))
+    except UnsafeObject as exc:
+        raise ContentRefused(f"{name}@{revision} was refused: {exc.detail}.", next_step=_another(name)) from exc
     except StoreError as exc:
         raise _store_failure(exc, name, revision) from exc
     if raw is None:
