@@ -177,17 +177,19 @@ def install_files(
 
 
 def _stage(dest: Path, files: dict[str, bytes], record: dict[str, Any], executable: set[str]) -> Path:
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    # explicit modes everywhere, whatever the umask: folders 0755, files 0644, or 0755 where the publisher's file
+    # was executable; never writable by group or others, who could change what the agent runs
+    make_dirs(dest.parent)
     # a dot-folder beside the destination: same filesystem for the rename, and skipped by the agents' scans
-    staging = Path(tempfile.mkdtemp(prefix=".agent-memory-stage-", dir=dest.parent))
-    os.chmod(staging, 0o755)  # mkdtemp's 0700 would make the installed skill unlike any other folder
+    staging = Path(tempfile.mkdtemp(prefix=".agent-memory-stage-", dir=dest.parent))  # 0700 while it fills
     for relative, data in files.items():
         target = staging.joinpath(*relative.split("/"))
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
-        # explicit modes, whatever the umask: executable where the publisher's file was, never group/other write
+        make_dirs(target.parent)
+        with open(target, "xb") as out:  # whatever mode the umask gives it, nobody else reaches it in 0700 staging
+            out.write(data)
         os.chmod(target, 0o755 if relative in executable else 0o644)
     write_atomic(staging / skills.MARKER, (json.dumps(record, indent=2) + "\n").encode())
+    os.chmod(staging, 0o755)  # mkdtemp's 0700 would make the installed skill unlike any other folder
     return staging
 
 
