@@ -99,6 +99,7 @@ def test_offline_search_makes_no_store_access(ready, folder_store):
         "status": "stale",
         "reason": "offline",
         "detail": "--offline: the bucket was not consulted",
+        "skipped": [],
     }
     assert len(result.json["results"]) == 1
 
@@ -148,13 +149,26 @@ def test_refused_notes_leave_nothing_behind(ready, folder_store):
 
 
 def test_an_unwritable_state_folder_is_a_clear_error(ready, tmp_path):
-    blocker = tmp_path / "blocker"
-    blocker.write_text("a file where the state folder should be")
     (ready.state / "state").mkdir(exist_ok=True)
-    (ready.state / "state" / "outbox").symlink_to(blocker)
+    (ready.state / "state" / "outbox").write_text("a file where the state folder should be")
     result = ready.save("cannot be queued")
     assert result.code == 1
     assert "Cannot use a local file" in result.err and "Traceback" not in result.err
+
+
+def test_a_link_in_place_of_a_state_folder_is_refused(ready, tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (ready.state / "state").mkdir(exist_ok=True)
+    (ready.state / "state" / "outbox").symlink_to(elsewhere)
+    result = ready.save("cannot be queued")
+    assert result.code == 1, result.err
+    link = ready.state / "state" / "outbox"
+    assert f"Error: {link} is a symbolic link, so agent-memory will not use it" in result.err
+    assert f"\nNext: rm {link} (that name only" in result.err and "Traceback" not in result.err
+    assert list(elsewhere.iterdir()) == []  # nothing was written through the link
+    link.unlink()  # what Next says
+    assert ready.save("queued and saved now").code == 0
 
 
 def test_unknown_note_id_is_an_error_that_says_how_to_search(ready):

@@ -44,7 +44,7 @@ def test_two_machines_share_notes(alice, alice_laptop, hub):
 
     found = alice_laptop.run("search", "pin HUGGINGFACE_hub", "--json")
     assert found.code == 0, found.err
-    assert found.json["sync"] == {"status": "fresh", "reason": None, "detail": None}
+    assert found.json["sync"] == {"status": "fresh", "reason": None, "detail": None, "skipped": []}
     assert [r["id"] for r in found.json["results"]] == [note["id"]]
     assert found.json["results"][0]["matches"] == [{"line": 15, "text": "We pin huggingface_hub to 2.4.0."}]
 

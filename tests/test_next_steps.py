@@ -96,9 +96,16 @@ def _supplying_their_own(classes: set[str]) -> set[str]:
                 continue
             calls = [c for c in ast.walk(init) if isinstance(c, ast.Call) and _name(c.func) == "__init__"]
             steps = [k.value for call in calls for k in call.keywords if k.arg == "next_step"]
-            if steps and all(isinstance(v, ast.Constant) and v.value for v in steps):
+            if steps and all(_never_empty(v) for v in steps):
                 found.add(node.name)
     return found
+
+
+def _never_empty(value: ast.expr) -> bool:
+    """A non-empty string constant, or an f-string with non-empty text of its own (`f"rm {path}"`)."""
+    if isinstance(value, ast.JoinedStr):
+        return any(isinstance(part, ast.Constant) and part.value for part in value.values)
+    return isinstance(value, ast.Constant) and bool(value.value)
 
 
 def test_every_error_in_the_sources_has_a_next_step():

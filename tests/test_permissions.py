@@ -103,3 +103,70 @@ def test_a_folder_store_fetch_and_locks_are_owner_only_under_a_permissive_umask(
         assert _open_to_others(reader) == []
     finally:
         os.umask(previous)
+
+
+def _writable_by_others(top: Path) -> list[str]:
+    """Every file or folder below `top` (links aside) that group or others could write."""
+    return [
+        f"{path} {oct(stat.S_IMODE(path.lstat().st_mode))}"
+        for path in [top, *top.rglob("*")]
+        if not path.is_symlink() and path.lstat().st_mode & 0o022
+    ]
+
+
+def test_under_umask_000_nothing_the_product_creates_is_writable_by_others(machine, tmp_path):
+    store = tmp_path / "store"
+    source = _skill(tmp_path / "src" / "db-migrations")
+    previous = os.umask(0o000)
+    try:
+        boot = machine.run("bootstrap", "--project", "demo", "--bucket", f"file://{store}", "--hooks", "--json")
+        assert boot.code == 0, boot.err
+        assert machine.run("codex-sandbox", "allow").code == 0
+        assert machine.save("Finding: private whatever the umask.").code == 0
+        revision = machine.run("publish-skill", str(source), "--json").json["revision"]
+        installed = machine.run("install-skill", "db-migrations", "--revision", revision)
+        assert installed.code == 0, installed.err
+        assert machine.run("search", "umask").code == 0
+    finally:
+        os.umask(previous)
+    home = machine.home
+    for made in (
+        home / ".codex" / "hooks.json",
+        home / ".codex" / "config.toml",
+        home / ".codex" / "AGENTS.md",
+        home / ".claude" / "settings.json",
+        home / ".claude" / "CLAUDE.md",
+        home / ".agents" / "skills" / "db-migrations" / "references" / "checklist.md",
+        home / ".claude" / "skills" / "db-migrations" / "SKILL.md",
+        home / ".cache" / "huggingface",
+    ):
+        assert made.exists(), made  # what the walk below checks was made indeed
+    assert _writable_by_others(home) == []  # the agents' folders and files, installed skills, the sandbox's roots
+    assert _open_to_others(machine) == []  # local state: owner-only
+    assert stat.S_IMODE((home / ".agents" / "skills").stat().st_mode) == 0o755
+    assert stat.S_IMODE((home / ".codex").stat().st_mode) == 0o755
+    objects = list(store.rglob("*"))
+    assert any(p.is_file() for p in objects)
+    assert [p for p in objects if stat.S_IMODE(p.stat().st_mode) != (0o700 if p.is_dir() else 0o600)] == []
+
+
+def test_a_users_file_written_back_keeps_its_mode_but_loses_write_for_others(machine, folder_store):
+    """The hook settings say which commands the agents run: a file that others could change would let them run
+    anything as this user. Its mode is kept otherwise."""
+    claude, codex = machine.home / ".claude", machine.home / ".codex"
+    for folder in (claude, codex):
+        folder.mkdir()
+    files = {
+        claude / "settings.json": ('{"theme": "dark"}', 0o666, 0o644),
+        codex / "config.toml": ('model = "o3"\n', 0o646, 0o644),
+        claude / "CLAUDE.md": ("# My rules\n", 0o640, 0o640),
+        codex / "AGENTS.md": ("# Team rules\n", 0o604, 0o604),
+    }
+    for path, (text, mode, _wanted) in files.items():
+        path.write_text(text)
+        os.chmod(path, mode)
+    result = machine.run("bootstrap", "--project", "demo", "--bucket", folder_store, "--hooks", "--codex-sandbox")
+    assert result.code == 0, result.err
+    for path, (text, _mode, wanted) in files.items():
+        assert text.strip("{}") in path.read_text(), path  # edited, the user's own settings kept
+        assert stat.S_IMODE(path.stat().st_mode) == wanted, path

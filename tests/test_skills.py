@@ -297,7 +297,7 @@ def test_skills_in_a_folder_store_with_a_planted_symlink(machine, folder_store, 
     (hostile / "SKILL.md").write_text(SKILL_MD.format(name="db-migrations", description="evil"))
     os.symlink("/etc/hostname", hostile / "stolen.md")
     result = machine.run("install-skill", "db-migrations", "--revision", hostile.name, "--replace", "--agent", "codex")
-    assert result.code == 5 and "not a regular file" in result.err
+    assert result.code == 5 and "stolen.md is a symbolic link" in result.err
     assert "stolen.md" not in os.listdir(machine.home / ".agents" / "skills" / "db-migrations")
 
 

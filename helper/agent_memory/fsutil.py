@@ -2,16 +2,26 @@
 
 Local state is private whatever the umask: below the helper's config, cache and state roots every folder
 we create is 0700 and every file 0600 (notes are private, and the machine may be shared). Folders above a
-root, and outside the roots (the agents' skill folders), get ordinary permissions.
+root, and outside the roots (the agents' folders), get ordinary permissions, 0755: explicit, because a
+permissive umask would leave them writable by others.
+
+Below the roots nothing leads elsewhere: a file opened there for writing, appending or locking (and the cache
+files whose reading decides what is shown) is refused if it is a symbolic link, has another hard link or belongs
+to another user, as is a folder on the way that is a link or another user's (UnsafeLocalFile). A planted
+`checksums -> ~/.bashrc` would otherwise have the next refresh append to the user's shell start-up file.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
+import stat  # loaded with os already: free
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+
+from .errors import AgentMemoryError
 
 TYPE_CHECKING = False  # typing is not imported at run time: every command starts through this module
 if TYPE_CHECKING:
@@ -19,26 +29,67 @@ if TYPE_CHECKING:
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700
+ORDINARY_DIR_MODE = 0o755  # outside our roots: what the agents' own folders usually have, never writable by others
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO planted in place of a file must not block the open that refuses it
+_BINARY = getattr(os, "O_BINARY", 0)  # Windows
 
 
-def make_dirs(folder: Path) -> None:
-    """Create `folder` and its missing parents: owner-only at and below a root of ours, ordinary above."""
-    if folder.is_dir():
-        return
+class UnsafeLocalFile(AgentMemoryError, OSError):
+    """A file or folder below our roots that could lead elsewhere; it was neither read nor written.
+
+    Also an OSError, so that what only keeps a convenience up to date (the cache beside a save that succeeded)
+    skips it as it skips a read-only or full disk; everything else shows its message and next step.
+    """
+
+    def __init__(self, path: Path | str, why: str) -> None:
+        import shlex  # only to word an error
+
+        super().__init__(
+            f"{path} {why}, so agent-memory will not use it: in its own folders it reads and writes only its own "
+            "files, never through a link. Nothing was written to it.",
+            next_step=f"rm {shlex.quote(str(path))} (that name only; agent-memory makes its own again), then run the "
+            "command again",
+        )
+        self.path = str(path)
+
+
+def make_dirs(folder: Path, mode: int = ORDINARY_DIR_MODE) -> None:
+    """Create `folder` and its missing parents: owner-only at and below a root of ours (where every folder on the
+    way must be a real folder of this user: UnsafeLocalFile), `mode` above and outside the roots."""
     from . import paths
 
+    root = next((root for root in paths.roots() if root == folder or root in folder.parents), None)
+    if root is None:
+        _make_missing(folder, mode)
+        return
+    if not root.is_dir():  # the root itself may be a link (a cache on another disk): the user's choice
+        _make_missing(root.parent, mode)
+        with contextlib.suppress(FileExistsError):  # another process made it meanwhile
+            os.mkdir(root, DIR_MODE)  # the umask can only take bits away, and 0700 has none for others
+    level = root
+    for name in folder.relative_to(root).parts:
+        level = level / name
+        try:
+            info = os.lstat(level)
+        except FileNotFoundError:
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(level, DIR_MODE)
+            info = os.lstat(level)
+        if _is_link(info.st_mode):
+            raise UnsafeLocalFile(level, "is a symbolic link")
+        if not _owned(info):
+            raise UnsafeLocalFile(level, f"belongs to another user (uid {info.st_uid})")
+
+
+def _make_missing(folder: Path, mode: int) -> None:
     missing = []
-    while not folder.exists() and folder != folder.parent:
+    while not folder.is_dir() and folder != folder.parent:
         missing.append(folder)
         folder = folder.parent
-    roots = paths.roots()
     for level in reversed(missing):
-        private = any(level == root or root in level.parents for root in roots)
         with contextlib.suppress(FileExistsError):  # another process made it meanwhile
-            if private:
-                os.mkdir(level, DIR_MODE)  # the umask can only take bits away, and 0700 has none for others
-            else:
-                os.mkdir(level)
+            os.mkdir(level, mode)
 
 
 def write_atomic(path: Path, data: bytes | Iterable[bytes], *, mode: int | None = None) -> None:
@@ -70,7 +121,7 @@ def write_json_atomic(path: Path, value: Any) -> None:
 
 def append(path: Path, chunks: Iterable[bytes]) -> None:
     """Append to a private file (created if missing); callers hold the file's lock, and find a torn end."""
-    with open(_open_private(path, os.O_WRONLY), "ab") as handle:
+    with open(open_private(path, os.O_WRONLY), "ab") as handle:
         for chunk in chunks:
             handle.write(chunk)
 
@@ -111,8 +162,6 @@ def make_private(folder: Path) -> None:
 
 
 def _is_link(mode: int) -> bool:
-    import stat
-
     return stat.S_ISLNK(mode)
 
 
@@ -126,16 +175,51 @@ def _chmod(path: str, mode: int | None) -> None:
             os.chmod(path, wanted)
 
 
-def _open_private(path: Path, flags: int) -> int:
-    """A file descriptor on `path`, created 0600 (and its folders) if missing."""
+def open_private(path: Path, flags: int) -> int:
+    """A file descriptor on our own file `path` (see `open_own`), created 0600 (and its folders) if missing."""
     make_dirs(path.parent)
-    return os.open(path, flags | os.O_CREAT | os.O_APPEND, FILE_MODE)  # not inherited by children (PEP 446)
+    return open_own(path, flags | os.O_CREAT | os.O_APPEND, FILE_MODE)
+
+
+def open_own(path: Path, flags: int = os.O_RDONLY, mode: int = FILE_MODE) -> int:
+    """`os.open`, refusing (UnsafeLocalFile) a symbolic link, a file with another hard link, a file of another
+    user, anything but a regular file: checked on the descriptor opened, so nothing can be swapped in between."""
+    try:
+        fd = os.open(path, flags | _NOFOLLOW | _NONBLOCK | _BINARY, mode)  # not inherited by children (PEP 446)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # how O_NOFOLLOW refuses a link
+            raise UnsafeLocalFile(path, "is a symbolic link") from None
+        if exc.errno == errno.ENXIO:  # a FIFO that nobody reads
+            raise UnsafeLocalFile(path, "is not a regular file") from None
+        raise
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise UnsafeLocalFile(path, "is not a regular file")
+        if not _owned(info):
+            raise UnsafeLocalFile(path, f"belongs to another user (uid {info.st_uid})")
+        if info.st_nlink > 1:  # nothing of ours is ever hard-linked: the other name may be any file of the user's
+            raise UnsafeLocalFile(path, f"has {info.st_nlink} hard links")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_own(path: Path) -> bytes:
+    """The bytes of our own file `path` (see `open_own`); FileNotFoundError if it is missing."""
+    with open(open_own(path), "rb") as handle:
+        return handle.read()
+
+
+def _owned(info: os.stat_result) -> bool:
+    return os.name == "nt" or info.st_uid == os.getuid()  # Windows has no owners in stat, its profile folders ACLs
 
 
 @contextlib.contextmanager
 def locked(path: Path) -> Iterator[None]:
     """Hold an exclusive advisory lock on `path` (created if missing) for the duration of the block."""
-    with open(_open_private(path, os.O_RDWR), "a+b") as handle:
+    with open(open_private(path, os.O_RDWR), "a+b") as handle:
         try:
             import fcntl
         except ImportError:  # windows: concurrent writers there only risk a redundant download
@@ -151,7 +235,7 @@ def locked(path: Path) -> Iterator[None]:
 @contextlib.contextmanager
 def try_locked(path: Path) -> Iterator[bool]:
     """Like `locked`, but never waits: yields False when another process holds the lock."""
-    with open(_open_private(path, os.O_RDWR), "a+b") as handle:
+    with open(open_private(path, os.O_RDWR), "a+b") as handle:
         try:
             import fcntl
         except ImportError:

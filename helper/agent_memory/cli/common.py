@@ -145,6 +145,8 @@ def sync_outcome(sync: dict[str, Any]) -> int:
 
     if sync["status"] != "fresh":
         notice(f"Results come from the local cache only ({sync['reason']}: {sync['detail']}).")
+    for skipped in sync.get("skipped", []):  # search --skills has none
+        notice(f"Skipped an object of the folder store: {skipped['detail']}.\nNext: {skipped['next']}")
     if sync["reason"] != "auth":
         return OK
     notice("Next: restore this machine's access to the bucket (for a Hugging Face bucket: hf auth login)")

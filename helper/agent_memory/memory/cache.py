@@ -24,7 +24,19 @@ from pathlib import Path
 
 from .. import paths
 from ..clock import utc_now
-from ..fsutil import FILE_MODE, append, locked, make_dirs, read_json, try_locked, write_atomic, write_json_atomic
+from ..fsutil import (
+    FILE_MODE,
+    UnsafeLocalFile,
+    append,
+    locked,
+    make_dirs,
+    open_own,
+    read_json,
+    read_own,
+    try_locked,
+    write_atomic,
+    write_json_atomic,
+)
 from ..store import folder_path, hub_id
 from . import checksums, pack
 from .checksums import Checksum
@@ -74,7 +86,7 @@ class ProjectCache:
             for entry in entries:
                 if entry.name.endswith(".md") and not entry.name.startswith("."):
                     with contextlib.suppress(FileNotFoundError):  # dropped meanwhile
-                        found[entry.name[:-3]] = entry.stat().st_size
+                        found[entry.name[:-3]] = entry.stat(follow_symlinks=False).st_size  # a link: fetched again
         return found
 
     def verified_checksums(self) -> dict[str, Checksum]:
@@ -97,8 +109,8 @@ class ProjectCache:
     def _matching(self, note_id: str, expected: Checksum | None) -> bytes | None:
         """The cached copy's bytes if they have the size and CRC-32 of `expected`, else None."""
         try:
-            data = self.note_file(note_id).read_bytes()
-        except FileNotFoundError:
+            data = read_own(self.note_file(note_id))
+        except (FileNotFoundError, UnsafeLocalFile):  # a link in place of a copy is damage: removed, fetched again
             return None
         return data if expected is not None and (len(data), crc32(data)) == expected[:2] else None
 
@@ -209,11 +221,11 @@ class ProjectCache:
     def _pack_appendable(self) -> bool:
         """Whether the pack exists and ends with a whole record (an append cut by a crash would not)."""
         try:
-            with open(self.pack, "rb") as handle:
+            with open(open_own(self.pack), "rb") as handle:
                 size = handle.seek(0, os.SEEK_END)
                 handle.seek(max(0, size - TAIL))
                 tail = handle.read()
-        except FileNotFoundError:
+        except (FileNotFoundError, UnsafeLocalFile):  # a link in its place: rebuilt, which replaces the link
             return False
         return not tail or pack.ends_whole(tail)
 

@@ -3,13 +3,17 @@
 One line per note, `id size crc32 remote-hash` separated by tabs (`-` for a remote hash that the listing does
 not give, or that is not known yet). Lines are appended under the cache's lock and the last line of a note
 wins (a replaced copy, or a remote hash learnt later). A line torn by a crash in the middle of an append is
-ignored, and the next writer rewrites the file whole before it appends.
+ignored, and the next writer rewrites the file whole before it appends. The file is read, like it is written, only
+as our own regular file: one found to be a link (or another user's) is refused with UnsafeLocalFile, and the command
+says to remove it (the notes are then verified afresh), instead of trusting whatever it leads to.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+
+from ..fsutil import open_own, read_own
 
 Checksum = tuple[int, int, "str | None"]  # size, CRC-32, remote hash: a plain tuple, cheap to build 50,000 of
 FEW = 32  # up to this many notes, look their lines up one by one instead of parsing the whole file
@@ -43,7 +47,7 @@ def read(file: Path, note_ids: list[str] | set[str] | dict[str, object] | None =
 def ends_torn(file: Path) -> bool:
     """Whether the file's last line is incomplete (an append cut by a crash)."""
     try:
-        with open(file, "rb") as handle:
+        with open(open_own(file), "rb") as handle:
             if handle.seek(0, os.SEEK_END) == 0:
                 return False
             handle.seek(-1, os.SEEK_END)
@@ -68,7 +72,7 @@ def _parse(text: bytes) -> tuple[str, Checksum] | None:
 def _complete(file: Path) -> bytes:
     """The lines of `file` that end with a newline (a torn last line is left out)."""
     try:
-        data = file.read_bytes()
+        data = read_own(file)  # never through a link: what it says decides which cached notes are shown
     except FileNotFoundError:
         return b""
     return data[: data.rfind(b"\n") + 1]

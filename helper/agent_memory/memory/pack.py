@@ -60,14 +60,18 @@ def scan(path: Path, needle: bytes) -> Iterator[bytes]:
     Each record returned is checked, and so is the last one of every block, which is where a torn append
     would be: Damaged is raised when a check fails. A missing pack has no records.
     """
+    from ..fsutil import UnsafeLocalFile, open_own
+
     try:
-        with open(path, "rb") as handle:
+        with open(open_own(path), "rb") as handle:  # a link planted in its place is damage: rebuilt by rename
             for data, end in _blocks(handle):
                 if data[:1] != b"\x00" or not _intact(data, data.rfind(b"\x00", 0, end), end):
                     raise Damaged
                 yield from _matching(data, end, needle) if needle else _every(data, end)
     except FileNotFoundError:
         return
+    except UnsafeLocalFile:
+        raise Damaged from None
 
 
 def _blocks(handle: BufferedReader) -> Iterator[tuple[bytearray, int]]:

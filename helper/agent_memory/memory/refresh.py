@@ -7,6 +7,9 @@ Downloads land in a staging folder and are moved into the cache only when comple
 the command's time budget runs out during a large download, the next refresh goes on from there. Cached notes
 are dropped only after a complete, successful listing: a failed or partial one drops nothing. Last, the
 search pack is checked whole and rebuilt if it is torn or disagrees with the notes.
+
+An object that the store cannot vouch for (a link planted in a folder store: see `store.local`) is skipped, and
+the rest goes on: it is neither fetched nor dropped from the cache, and the caller says which were skipped.
 """
 
 from __future__ import annotations
@@ -14,30 +17,41 @@ from __future__ import annotations
 import re
 
 from .. import names
-from ..store import ObjectInfo, Store, StoreError
+from ..store import ObjectInfo, Store, StoreError, UnsafeObject
 from .cache import ProjectCache
 
 _NOTE_FILE = re.compile(r"projects/[^/]+/notes/([^/]+)\.md")
 BATCH = 1000  # notes per download: one request for a few new notes, kept progress for a first fill of thousands
 
 
-def refresh(store: Store, cache: ProjectCache) -> None:
-    """Sync the cache of one project with the bucket; raises StoreError (then what is cached stays cached)."""
+def refresh(store: Store, cache: ProjectCache) -> list[UnsafeObject]:
+    """Sync the cache of one project with the bucket; the notes (or folders) it skipped as unsafe.
+
+    Raises StoreError (then what is cached stays cached)."""
+    prefix = f"projects/{cache.project}/notes"
+    listing = store.list(prefix)
     remote: dict[str, ObjectInfo] = {}
-    for info in store.list(f"projects/{cache.project}/notes"):
-        match = _NOTE_FILE.fullmatch(info.path)
-        if match and names.is_id(match.group(1)):
-            remote[match.group(1)] = info
+    for info in listing:
+        if (note_id := _note_id(info.path)) is not None:
+            remote[note_id] = info
+    # only what would have been a note, or a folder on the way to them: the rest was never read anyway
+    skipped = [s for s in listing.skipped if _note_id(s.path) or (prefix + "/").startswith(s.path + "/")]
     cache.sweep()
     for _attempt in range(2):  # a second pass fetches the copies that rebuilding the pack found damaged
         cache.discarded.clear()
-        _sync(store, cache, remote)
+        _sync(store, cache, remote, skipped)
         if not cache.discarded:
             break
     cache.record_refresh()
+    return list({s.path: s for s in skipped}.values())  # once each, though both passes may meet it
 
 
-def _sync(store: Store, cache: ProjectCache, remote: dict[str, ObjectInfo]) -> None:
+def _note_id(path: str) -> str | None:
+    match = _NOTE_FILE.fullmatch(path)
+    return match.group(1) if match and names.is_id(match.group(1)) else None
+
+
+def _sync(store: Store, cache: ProjectCache, remote: dict[str, ObjectInfo], skipped: list[UnsafeObject]) -> None:
     sizes, known = cache.sizes(), cache.verified_checksums()
     fetch, compare = [], []
     for note_id, info in remote.items():
@@ -50,8 +64,11 @@ def _sync(store: Store, cache: ProjectCache, remote: dict[str, ObjectInfo]) -> N
             compare.append(note_id)  # never verified, or saved here before its hash was known
     fetch = sorted(fetch + _verify_by_hash(store, cache, {note_id: remote[note_id] for note_id in compare}))
     for start in range(0, len(fetch), BATCH):
-        _download(store, cache, {note_id: remote[note_id] for note_id in fetch[start : start + BATCH]})
+        _download(store, cache, {note_id: remote[note_id] for note_id in fetch[start : start + BATCH]}, skipped)
     gone = (sizes.keys() | known.keys()) - remote.keys()
+    if any(_note_id(s.path) is None for s in skipped):  # a folder on the way was skipped: the listing is partial
+        gone = set()
+    gone -= {_note_id(s.path) for s in skipped}  # kept as they were: the bucket's copy could not be read
     if gone:
         cache.drop(gone)
     cache.check_pack()
@@ -71,9 +88,20 @@ def _verify_by_hash(store: Store, cache: ProjectCache, infos: dict[str, ObjectIn
     return [note_id for note_id in infos if note_id not in same]
 
 
-def _download(store: Store, cache: ProjectCache, infos: dict[str, ObjectInfo]) -> None:
+def _download(store: Store, cache: ProjectCache, infos: dict[str, ObjectInfo], skipped: list[UnsafeObject]) -> None:
     with cache.staging() as staging:
-        store.fetch(list(infos.values()), staging)
+        left = list(infos.values())
+        while left:
+            try:
+                store.fetch(left, staging)
+                left = []
+            except UnsafeObject as exc:  # changed since the listing: skip it (a note, or their folder), go on
+                skipped.append(exc)
+                bad = [info for info in left if info.path == exc.path or info.path.startswith(exc.path + "/")]
+                for info in bad:
+                    infos.pop(_note_id(info.path) or "", None)
+                at = left.index(bad[0]) if bad else len(left)  # those before it were copied already
+                left = [info for info in left[at:] if info not in bad]
         complete = {}
         for note_id, info in infos.items():
             file = staging / info.path

@@ -147,7 +147,12 @@ def search_project(
     project = project or resolve(config=config)["project"]
     cache = ProjectCache(bucket, project)
     if offline:
-        sync = {"status": "stale", "reason": "offline", "detail": "--offline: the bucket was not consulted"}
+        sync = {
+            "status": "stale",
+            "reason": "offline",
+            "detail": "--offline: the bucket was not consulted",
+            "skipped": [],
+        }
     else:
         sync = _refresh(bucket, cache)
     mine = outbox.pending_notes(bucket, project)
@@ -164,7 +169,9 @@ def _refresh(bucket: str, cache: ProjectCache) -> dict[str, Any]:
     from .refresh import refresh
 
     try:
-        refresh(open_store(bucket), cache)
+        skipped = refresh(open_store(bucket), cache)
     except StoreError as exc:
-        return {"status": "stale", "reason": exc.reason, "detail": exc.detail}
-    return {"status": "fresh", "reason": None, "detail": None}
+        return {"status": "stale", "reason": exc.reason, "detail": exc.detail, "skipped": []}
+    # objects of a folder store that could lead outside it: left out, and the others are fresh
+    unsafe = [{"path": s.path, "detail": s.detail, "next": s.next_step} for s in skipped]
+    return {"status": "fresh", "reason": None, "detail": None, "skipped": unsafe}

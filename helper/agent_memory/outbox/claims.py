@@ -15,7 +15,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..fsutil import make_dirs
+from ..fsutil import UnsafeLocalFile, open_own, open_private
 from . import plans
 
 _POLL_SECONDS = 0.05
@@ -34,10 +34,9 @@ def claimed(op: str, wait_seconds: float) -> Iterator[bool]:
         yield True
         return
     path = _lock_file(op)
-    make_dirs(path.parent)
     end = time.monotonic() + wait_seconds
     while True:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        fd = open_private(path, os.O_RDWR)  # never a planted link or another user's file (UnsafeLocalFile)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -65,8 +64,8 @@ def forget(ops: list[str]) -> None:
     for op in ops:
         path = _lock_file(op)
         try:
-            fd = os.open(path, os.O_RDWR)
-        except FileNotFoundError:
+            fd = open_own(path, os.O_RDWR)
+        except (FileNotFoundError, UnsafeLocalFile):  # a link is not ours to tidy: `claimed` reports it
             continue
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -80,6 +79,6 @@ def forget(ops: list[str]) -> None:
 
 def _still_at(path: Path, fd: int) -> bool:
     try:
-        return os.stat(path).st_ino == os.fstat(fd).st_ino
+        return os.stat(path, follow_symlinks=False).st_ino == os.fstat(fd).st_ino
     except FileNotFoundError:
         return False

@@ -1,5 +1,6 @@
 """The agents' own files that setup edits (instruction files, hook settings, Codex's config.toml): read as UTF-8
-text, written back atomically through symlinks with their mode kept, and backed up first.
+text, written back atomically through symlinks with their mode kept (less any group or other write), and backed
+up first.
 
 One way for all of them, because they belong to the user: a file we could not write back unchanged is refused
 before anything changes, and a backup never sits beside the original, where the agent could read it as
@@ -40,10 +41,12 @@ def read_text(path: Path) -> str | None:
 
 def write_text(path: Path, text: str) -> None:
     """Replace the file's text atomically, through a symlink (dotfiles repositories link these files), keeping its
-    mode; a new file is owner-only."""
+    mode but never writable by group or others; a new file is owner-only, and a missing folder 0755."""
     target = Path(os.path.realpath(path))
     try:
-        mode = stat.S_IMODE(target.stat().st_mode)
+        # these files say which commands the agents run (hooks) and what they are told: a file that others could
+        # change is a way into the user's account, so their write bits go, whatever made them (a umask of 000)
+        mode = stat.S_IMODE(target.stat().st_mode) & ~0o022
     except FileNotFoundError:
         mode = 0o600
     try:

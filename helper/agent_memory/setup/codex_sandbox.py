@@ -22,7 +22,7 @@ from pathlib import Path
 from .. import paths
 from ..agents import codex
 from ..errors import AgentMemoryError
-from ..fsutil import locked
+from ..fsutil import locked, make_dirs
 from .agent_files import back_up, read_text, write_text
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
@@ -81,7 +81,7 @@ def allow() -> dict[str, Any]:
         rest = check()
         roots = writable_roots()
         for root in roots:  # Codex can only bind folders that exist
-            root.mkdir(parents=True, exist_ok=True, mode=0o700)
+            make_dirs(root, mode=0o700)  # parents too: mkdir(parents=True) would leave them as the umask says
         updated = render_block(roots) + rest
         _parse(updated, path)  # never write a file that would stop Codex from starting
         changed = updated != text

@@ -73,6 +73,11 @@ def _download(bucket: str, name: str, revision: str) -> tuple[dict[str, bytes], 
         listing = store.list(prefix)
     except StoreError as exc:
         raise _store_failure(exc, name, revision) from exc
+    if listing.skipped:  # a revision is installed whole or not at all
+        unsafe = listing.skipped[0]
+        if unsafe.path.startswith(prefix):  # else a folder on the way: a name we asked for
+            skills.safe_relative_path(unsafe.path[len(prefix) :], _another(name))  # a name fit to be shown
+        raise ContentRefused(f"{name}@{revision} was refused: {unsafe.detail}.", next_step=_another(name))
     relative = [info.path[len(prefix) :] for info in listing]
     if skills.SKILL_FILE not in relative:
         raise skills.not_found(name, revision, bucket)
@@ -110,6 +115,8 @@ def _executable(store: Any, name: str, revision: str, files: dict[str, bytes]) -
     """The revision's executable files, from the object published beside its folder (none if it has none)."""
     try:
         raw = store.read(skills.modes_path(name, revision))
+    except UnsafeObject as exc:
+        raise ContentRefused(f"{name}@{revision} was refused: {exc.detail}.", next_step=_another(name)) from exc
     except StoreError as exc:
         raise _store_failure(exc, name, revision) from exc
     if raw is None:
@@ -170,17 +177,19 @@ def install_files(
 
 
 def _stage(dest: Path, files: dict[str, bytes], record: dict[str, Any], executable: set[str]) -> Path:
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    # explicit modes everywhere, whatever the umask: folders 0755, files 0644, or 0755 where the publisher's file
+    # was executable; never writable by group or others, who could change what the agent runs
+    make_dirs(dest.parent)
     # a dot-folder beside the destination: same filesystem for the rename, and skipped by the agents' scans
-    staging = Path(tempfile.mkdtemp(prefix=".agent-memory-stage-", dir=dest.parent))
-    os.chmod(staging, 0o755)  # mkdtemp's 0700 would make the installed skill unlike any other folder
+    staging = Path(tempfile.mkdtemp(prefix=".agent-memory-stage-", dir=dest.parent))  # 0700 while it fills
     for relative, data in files.items():
         target = staging.joinpath(*relative.split("/"))
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
-        # explicit modes, whatever the umask: executable where the publisher's file was, never group/other write
+        make_dirs(target.parent)
+        with open(target, "xb") as out:  # whatever mode the umask gives it, nobody else reaches it in 0700 staging
+            out.write(data)
         os.chmod(target, 0o755 if relative in executable else 0o644)
     write_atomic(staging / skills.MARKER, (json.dumps(record, indent=2) + "\n").encode())
+    os.chmod(staging, 0o755)  # mkdtemp's 0700 would make the installed skill unlike any other folder
     return staging
 
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 import os
 import stat
 from abc import ABC, abstractmethod
+from collections.abc import Iterable
 from pathlib import Path
 
 from .. import names
-from ..errors import AccessError, AgentMemoryError
+from ..errors import AccessError, AgentMemoryError, ContentRefused
 from ..names import FILE_SCHEME, HUB_SCHEME
 
 
@@ -49,10 +50,32 @@ class ObjectConflict(StoreError):
 
 
 class UnsafeObject(StoreError):
-    """An object that is not a plain file (a symlink planted in a folder store, say): never copied."""
+    """An object of a folder store that could lead out of it: a symbolic link anywhere in its path, a file with
+    another hard link, anything but a regular file. It is never read or copied.
 
-    def __init__(self, path: str) -> None:
-        super().__init__("error", f"{path} is not a regular file")
+    `path` is its store path (a folder's, when the link is a folder on the way); `local` its path on disk.
+    """
+
+    def __init__(self, path: str, why: str, local: str) -> None:
+        super().__init__("error", f"{path} {why}, so it was not read")
+        self.path = path
+        self.local = local
+
+    @property
+    def next_step(self) -> str:
+        """The one action that clears it: removing that name, which loses no byte (the file is elsewhere)."""
+        import shlex  # only to word an error
+
+        return f"rm {shlex.quote(self.local)} (agent-memory never writes such an entry), then run the command again"
+
+
+class Listing(list):
+    """What `Store.list` returns: the objects, and in `skipped` those left out because they cannot be trusted
+    (UnsafeObject: a folder store's links), so that one bad object never stops the others from being read."""
+
+    def __init__(self, objects: Iterable[ObjectInfo] = (), skipped: Iterable[UnsafeObject] = ()) -> None:
+        super().__init__(objects)
+        self.skipped = list(skipped)
 
 
 class Store(ABC):
@@ -73,12 +96,17 @@ class Store(ABC):
         """Store several objects, in order, in as few requests as the backend allows."""
 
     @abstractmethod
-    def list(self, prefix: str) -> list[ObjectInfo]:
-        """Every object below the folder `prefix`, complete or not at all (a failed page raises)."""
+    def list(self, prefix: str) -> Listing:
+        """Every object below the folder `prefix`, complete or not at all (a failed page raises), but for those
+        that cannot be trusted, which are left out and named in `skipped`."""
 
     @abstractmethod
     def fetch(self, objects: list[ObjectInfo], dest: Path) -> None:
-        """Download each object to `dest / object.path` (the caller makes the result atomic)."""
+        """Download each object, in order, to `dest / object.path` (the caller makes the result atomic).
+
+        An object found unsafe only now (it changed after the listing) raises UnsafeObject, after the objects
+        before it were copied and before any after it.
+        """
 
     @abstractmethod
     def holds(self, path: str, data: bytes) -> bool:
@@ -98,7 +126,10 @@ class Store(ABC):
 
 
 def user_error(failure: StoreError, what: str, next_step: str) -> AgentMemoryError:
-    """The one translation of a store failure for the user: `what` failed and why; exit 4 for access, else 1."""
+    """The one translation of a store failure for the user: `what` failed and why; exit 4 for access, 5 for an
+    object that is not to be trusted (with the action that clears it), else 1."""
+    if isinstance(failure, UnsafeObject):
+        return ContentRefused(f"{what}: {failure.detail}.", next_step=failure.next_step)
     error = AccessError if failure.reason == "auth" else AgentMemoryError
     return error(f"{what}: {failure.detail}.", next_step=next_step)
 

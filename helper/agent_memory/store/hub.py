@@ -28,7 +28,7 @@ from huggingface_hub.utils._http import hf_request_event_hook  # noqa: E402
 
 from ..deadline import Budget, DeadlineExceeded  # noqa: E402
 from ..guard import redact  # noqa: E402
-from . import ObjectConflict, ObjectInfo, Store, StoreError  # noqa: E402
+from . import Listing, ObjectConflict, ObjectInfo, Store, StoreError  # noqa: E402
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
 if TYPE_CHECKING:
@@ -128,7 +128,7 @@ class HubStore(Store):
         add = [(data, path) for path, data in objects]
         self._call(lambda: self.api.batch_bucket_files(self.bucket_id, add=add))
 
-    def list(self, prefix: str) -> list[ObjectInfo]:
+    def list(self, prefix: str) -> Listing:
         folder = prefix.strip("/")
 
         def listing() -> list[ObjectInfo]:
@@ -147,7 +147,7 @@ class HubStore(Store):
                 if isinstance(entry, huggingface_hub.BucketFile) and entry.path.startswith(folder + "/")
             ]
 
-        return sorted(self._call(listing), key=lambda info: info.path)
+        return Listing(sorted(self._call(listing), key=lambda info: info.path))  # a bucket holds no links
 
     def fetch(self, objects: list[ObjectInfo], dest: Path) -> None:
         if not objects:

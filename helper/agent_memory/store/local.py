@@ -2,6 +2,11 @@
 
 Writes go to a temporary name in the destination folder and are then hard-linked into place, which
 fails if the name exists: two machines on a shared drive can never overwrite each other's objects.
+
+A folder store never leads outside itself: every name below the root is looked up without following a link,
+and a file is trusted only as opened (see `local_tree`). An entry that fails is an UnsafeObject: `list` leaves it
+out and names it in `skipped`, the other operations refuse it. What the store creates is owner-only whatever the
+umask: folders 0700, files 0600.
 """
 
 from __future__ import annotations
@@ -9,14 +14,16 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
-import shutil
+import stat
 from pathlib import Path
 
-from ..fsutil import make_dirs
-from . import ObjectConflict, ObjectInfo, Store, StoreError, UnsafeObject
+from ..errors import AgentMemoryError
+from ..fsutil import FILE_MODE, make_dirs
+from . import Listing, ObjectConflict, ObjectInfo, Store, StoreError, UnsafeObject
+from .local_tree import Folder, Untrusted, open_root
 
-TMP_PREFIX = ".tmp-"
+MAX_DEPTH = 32  # folders below a listed prefix; the layout needs a handful, a deeper tree is refused
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 class FolderStore(Store):
@@ -26,15 +33,45 @@ class FolderStore(Store):
         self.root = root
         self.uri = "file://" + str(root)
 
-    def _file(self, path: str) -> Path:
+    def _parts(self, path: str) -> list[str]:
         parts = path.split("/")
         if not path or path.startswith("/") or any(p in ("", ".", "..") for p in parts) or "\\" in path:
             raise StoreError("error", f"invalid object path {path!r}")
-        return self.root.joinpath(*parts)
+        return parts
 
     def _reachable(self) -> None:
         if not self.root.is_dir():
             raise StoreError("offline", f"the folder store {self.root} is not there (unmounted drive?)")
+
+    def _unsafe(self, failure: Untrusted) -> UnsafeObject:
+        return UnsafeObject(failure.where, failure.why, str(self.root.joinpath(*failure.where.split("/"))))
+
+    @contextlib.contextmanager
+    def _folder(self, parts: list[str], *, create: bool = False):
+        """The folder at `parts` below the root (made if `create`), open for the block. The root itself is
+        trusted as configured: only the names below it are the store's."""
+        folder = open_root(str(self.root))
+        try:
+            for name in parts:
+                inner = folder.child(name, create=create)
+                folder.close()
+                folder = inner
+            yield folder
+        except Untrusted as exc:
+            raise self._unsafe(exc) from None
+        finally:
+            folder.close()
+
+    def _read(self, path: str) -> bytes | None:
+        """The object's bytes, None if there is none; UnsafeObject if it cannot be trusted."""
+        parts = self._parts(path)
+        try:
+            with self._folder(parts[:-1]) as folder:
+                return _read_all(folder.open_file(parts[-1]))
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except Untrusted as exc:
+            raise self._unsafe(exc) from None
 
     def put(self, path: str, data: bytes) -> None:
         self.put_many([(path, data)])
@@ -43,88 +80,139 @@ class FolderStore(Store):
         self._reachable()
         for path, data in objects:
             with _as_store_error():
-                self._put_one(self._file(path), path, data)
+                self._put_one(path, data)
 
-    def _put_one(self, dest: Path, path: str, data: bytes) -> None:
-        if dest.exists():
-            self._require_same(dest, path, data)
+    def _put_one(self, path: str, data: bytes) -> None:
+        if self._holds(path, data):
             return
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        tmp = dest.parent / f"{TMP_PREFIX}{secrets.token_hex(8)}"
-        try:
-            with open(tmp, "xb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
+        parts = self._parts(path)
+        with self._folder(parts[:-1], create=True) as folder:
+            tmp = folder.create_temporary(data)
             try:
-                os.link(tmp, dest)  # atomic and exclusive: fails if another writer got there first
-            except FileExistsError:
-                self._require_same(dest, path, data)
-            except OSError as exc:
-                if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EXDEV, errno.EMLINK):
-                    raise
-                # filesystems without hard links: check, then rename (a narrow race we accept there)
-                if dest.exists():
-                    self._require_same(dest, path, data)
-                else:
-                    os.rename(tmp, dest)
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                tmp.unlink()
+                try:
+                    folder.link(tmp, parts[-1])  # atomic and exclusive: fails if another writer got there first
+                except FileExistsError:
+                    self._require_same(path, data)
+                except OSError as exc:
+                    if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EXDEV, errno.EMLINK):
+                        raise
+                    # filesystems without hard links: check, then rename (a narrow race we accept there)
+                    if not self._holds(path, data):
+                        folder.rename(tmp, parts[-1])
+            finally:
+                with contextlib.suppress(FileNotFoundError):
+                    folder.unlink(tmp)
 
-    @staticmethod
-    def _require_same(dest: Path, path: str, data: bytes) -> None:
-        if dest.read_bytes() != data:
+    def _holds(self, path: str, data: bytes) -> bool:
+        found = self._read(path)
+        if found is not None and found != data:
+            raise ObjectConflict(path)
+        return found is not None
+
+    def _require_same(self, path: str, data: bytes) -> None:
+        if self._read(path) != data:
             raise ObjectConflict(path)
 
-    def list(self, prefix: str) -> list[ObjectInfo]:
+    def list(self, prefix: str) -> Listing:
         self._reachable()
-        base = self._file(prefix.strip("/"))
-        found = []
+        base = prefix.strip("/")
+        found: list[ObjectInfo] = []
+        skipped: list[UnsafeObject] = []
         with _as_store_error():
-            for folder, dirs, files in os.walk(base):
-                dirs[:] = [d for d in dirs if not d.startswith(".")]
-                for name in files:
-                    if name.startswith("."):  # temporary files of writers in progress
-                        continue
-                    full = Path(folder) / name
-                    found.append(ObjectInfo(full.relative_to(self.root).as_posix(), full.stat().st_size))
-        return sorted(found, key=lambda info: info.path)
+            try:
+                with self._folder(self._parts(base)) as folder:
+                    self._walk(folder, found, skipped)
+            except (FileNotFoundError, NotADirectoryError):
+                pass  # a folder nobody has written to yet
+            except UnsafeObject as exc:  # a link on the way to the prefix: nothing below it is the store's
+                skipped.append(exc)
+        return Listing(sorted(found, key=lambda info: info.path), sorted(skipped, key=lambda exc: exc.path))
+
+    def _walk(self, top: Folder, found: list[ObjectInfo], skipped: list[UnsafeObject]) -> None:
+        """Add every object below `top` to `found`, and every entry that cannot be trusted to `skipped`.
+
+        Depth first with a stack, so that a deep tree costs neither Python's recursion nor more descriptors
+        than its depth; links to folders are never entered.
+        """
+        stack = [(top, iter(top.entries()))]
+        try:
+            while stack:
+                folder, entries = stack[-1]
+                entry = next(entries, None)
+                if entry is None:
+                    stack.pop()
+                    if folder is not top:
+                        folder.close()
+                    continue
+                if entry.name.startswith("."):  # temporary files of writers in progress
+                    continue
+                try:
+                    info = entry.stat(follow_symlinks=False)
+                    if stat.S_ISDIR(info.st_mode):
+                        if len(stack) > MAX_DEPTH:
+                            raise Untrusted(
+                                folder.relative(entry.name), f"is nested more than {MAX_DEPTH} folders deep"
+                            )
+                        inner = folder.child(entry.name)
+                        stack.append((inner, iter(inner.entries())))
+                    elif (why := folder.why_not(entry.name, info)) is not None:
+                        raise Untrusted(folder.relative(entry.name), why)
+                    else:
+                        found.append(ObjectInfo(folder.relative(entry.name), info.st_size))
+                except Untrusted as exc:
+                    skipped.append(self._unsafe(exc))
+                except (FileNotFoundError, NotADirectoryError):
+                    continue  # removed or replaced meanwhile: the next listing sees what is there
+        finally:
+            for folder, _entries in stack[1:]:
+                folder.close()
 
     def fetch(self, objects: list[ObjectInfo], dest: Path) -> None:
         self._reachable()
-        with _as_store_error():
+        with _as_store_error(), contextlib.ExitStack() as opened:
+            folders: dict[str, Folder] = {}  # notes share one folder: open it once
             for info in objects:
-                source = self._file(info.path)
-                if source.is_symlink() or not source.is_file():  # never follow a link out of the store
-                    raise UnsafeObject(info.path)
+                parts = self._parts(info.path)
+                where = "/".join(parts[:-1])
+                if where not in folders:
+                    folders[where] = opened.enter_context(self._folder(parts[:-1]))
+                try:
+                    source = folders[where].open_file(parts[-1])
+                except Untrusted as exc:
+                    raise self._unsafe(exc) from None
                 target = dest / info.path
                 make_dirs(target.parent)  # owner-only when `dest` is in the cache
-                shutil.copyfile(source, target)
+                _copy(source, target)
 
     def holds(self, path: str, data: bytes) -> bool:
         self._reachable()
-        dest = self._file(path)
         with _as_store_error():
-            if not dest.exists():
-                return False
-            self._require_same(dest, path, data)
-        return True
+            return self._holds(path, data)
 
     def read(self, path: str) -> bytes | None:
         self._reachable()
         with _as_store_error():
-            try:
-                return self._file(path).read_bytes()
-            except FileNotFoundError:
-                return None
+            return self._read(path)
+
+
+def _read_all(fd: int) -> bytes:
+    with open(fd, "rb") as handle:
+        return handle.read()
+
+
+def _copy(source: int, target: Path) -> None:
+    """Copy the open file `source` (closed after) to a new owner-only file `target`."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_BINARY", 0)
+    with open(source, "rb") as reader, open(os.open(target, flags, FILE_MODE), "wb") as writer:
+        while chunk := reader.read(1 << 20):
+            writer.write(chunk)
 
 
 @contextlib.contextmanager
 def _as_store_error():
     try:
         yield
-    except StoreError:
+    except (StoreError, AgentMemoryError):  # ours already, as is a link planted in the cache it fetches into
         raise
     except PermissionError as exc:
         raise StoreError("auth", f"permission denied: {exc.filename}") from exc
