@@ -17,6 +17,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+import in_process  # noqa: E402
 from hub_emulator import HubEmulator  # noqa: E402
 from isolation import machine_env  # noqa: E402
 
@@ -81,9 +82,14 @@ class Machine:
         cwd: Path | None = None,
         env: dict[str, str] | None = None,
         timeout: float = 120,
+        process: bool = False,
     ) -> Result:
-        """Run `agent-memory ARGS...` on this machine."""
+        """Run `agent-memory ARGS...` on this machine: inside the test process (see `in_process`), or as a real
+        process when `process` is set or the command needs one."""
         data = input.encode() if isinstance(input, str) else input
+        if not (process or in_process.needs_process(args, env or {})):
+            code, out, err = in_process.run(args, data or b"", cwd or self.work, {**self.env, **(env or {})})
+            return Result(code, out.decode(), err.decode())
         proc = subprocess.run(
             [sys.executable, "-m", "agent_memory", *args],
             input=data if data is not None else b"",

@@ -80,7 +80,8 @@ class HubStore(Store):
         self.bucket_id = bucket_id
         self.uri = "hf://buckets/" + bucket_id
         self.budget = deadline or Budget()
-        self.api = huggingface_hub.HfApi()
+        # the endpoint is read when the store is opened, like every other setting, not when the SDK was imported
+        self.api = huggingface_hub.HfApi(endpoint=os.environ.get("HF_ENDPOINT") or None)
 
     def _call(self, fn: Any) -> Any:
         try:
