@@ -85,7 +85,10 @@ def _streams(stdin: _Stream, stdout: _Stream, stderr: _Stream) -> Iterator[None]
 
 
 def _close_hub_session() -> None:
-    """Drop the SDK's pooled connections: the next test talks to another emulator, on another port."""
-    hub = sys.modules.get("huggingface_hub")
-    if hub is not None and hasattr(hub, "close_session"):
-        hub.close_session()
+    """Give the SDK back its own HTTP client: the command set agent-memory's, and the next test may use the SDK
+    itself (or talk to another emulator, on another port)."""
+    if "huggingface_hub" in sys.modules:
+        from huggingface_hub import set_client_factory
+        from huggingface_hub.utils._http import default_client_factory
+
+        set_client_factory(default_client_factory)

@@ -70,9 +70,6 @@ def _client_factory() -> httpx2.Client:
     )
 
 
-huggingface_hub.set_client_factory(_client_factory)
-
-
 class HubStore(Store):
     """Objects in the bucket `owner/name`."""
 
@@ -80,6 +77,7 @@ class HubStore(Store):
         self.bucket_id = bucket_id
         self.uri = "hf://buckets/" + bucket_id
         self.budget = deadline or Budget()
+        huggingface_hub.set_client_factory(_client_factory)  # our transport, whoever set one before us
         # the endpoint is read when the store is opened, like every other setting, not when the SDK was imported
         self.api = huggingface_hub.HfApi(endpoint=os.environ.get("HF_ENDPOINT") or None)
 
