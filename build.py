@@ -35,7 +35,7 @@ sys.path.insert(0, str(REPO / "helper"))  # this checkout's helper, whatever is 
 
 from agent_memory import __version__  # noqa: E402
 from agent_memory.errors import ACCESS, AgentMemoryError, UsageError  # noqa: E402
-from agent_memory.setup import generator  # noqa: E402
+from space import generator  # noqa: E402
 
 TEMPLATES = REPO / "templates"
 PYODIDE = REPO / "node_modules" / "pyodide"
@@ -87,7 +87,7 @@ class Inputs:
 def gather(epoch: int) -> Inputs:
     """Read and check every input, and build the helper wheel (zip times from `epoch`)."""
     version, runtime, lock_info = pyodide_runtime()
-    modules = {path: (REPO / "helper" / path).read_bytes() for path in generator.RUNTIME_FILES}
+    modules = {path: (REPO / source).read_bytes() for path, source in generator.RUNTIME_FILES.items()}
     assets = {name: (TEMPLATES / name).read_bytes() for name in ASSETS}
     wheel_name, wheel = build_wheel(epoch)
     return Inputs(wheel_name, wheel, version, runtime, lock_info, modules, assets)

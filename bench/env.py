@@ -12,6 +12,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))  # the Hub emulator and the machine isolation of the test suite
+sys.path.insert(1, str(REPO))  # the Space's own code (space/)
 
 from isolation import machine_env  # noqa: E402
 

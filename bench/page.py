@@ -23,7 +23,7 @@ from report import Table, ms, ratio
 from space_browser import launch, open_page, wait_until_settled
 from timing import median, quartiles
 
-from agent_memory.setup.generator import RUNTIME_FILES, from_form
+from space.generator import RUNTIME_FILES, from_form
 
 READY_TARGET_S = 3.0
 EXTRA_BYTES_TARGET = 500_000  # 0.5 MB beyond the Pyodide core
@@ -147,7 +147,7 @@ def _generator(root: Path) -> Table:
     request = space_generator_cases.requests()["linux-venv-both"]
     python = (
         "import json, statistics, time\n"
-        "from agent_memory.setup.generator import from_form\n"
+        "from space.generator import from_form\n"
         f"request = {request!r}\n"
         "samples = []\n"
         f"for _ in range({GENERATOR_CALLS}):\n"
@@ -155,7 +155,7 @@ def _generator(root: Path) -> Table:
         "json.dumps({'median': statistics.median(samples)})\n"
     )
     root.mkdir(parents=True, exist_ok=True)
-    files = {path: str(REPO / "helper" / path) for path in RUNTIME_FILES}
+    files = {path: str(REPO / source) for path, source in RUNTIME_FILES.items()}
     with tempfile.NamedTemporaryFile("w", suffix=".json", dir=root, delete=False) as file:
         json.dump({"pyodide": str(PYODIDE), "files": files, "python": python}, file)
     proc = subprocess.run(

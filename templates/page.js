@@ -85,7 +85,7 @@ def check(root, expected):
 check`);
   const problem = check(MODULE_ROOT, pyodide.toPy(config.modules));
   if (problem) throw new Error(`The generator's files do not match this page (${problem}).`);
-  const fromForm = pyodide.pyimport("agent_memory.setup.generator").from_form;
+  const fromForm = pyodide.pyimport("space.generator").from_form;
   return (request) => JSON.parse(fromForm(JSON.stringify(request)));
 }
 

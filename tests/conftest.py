@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(1, str(Path(__file__).parent.parent))  # the Space's own code (space/) beside build.py
 
 import in_process  # noqa: E402
 from hub_emulator import HubEmulator  # noqa: E402

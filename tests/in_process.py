@@ -27,7 +27,7 @@ def needs_process(args: tuple[str, ...], env: dict[str, str]) -> bool:
 
 def run(args: tuple[str, ...], stdin: bytes, cwd: Path, env: dict[str, str]) -> tuple[int, bytes, bytes]:
     """`(exit code, stdout, stderr)` of `agent-memory ARGS` run here."""
-    from agent_memory import cli, deadline
+    from agent_memory import budget, cli
 
     out, err = _Stream(), _Stream()
     with _environment(env), _cwd(cwd), _streams(_Stream(stdin), out, err):
@@ -37,7 +37,7 @@ def run(args: tuple[str, ...], stdin: bytes, cwd: Path, env: dict[str, str]) -> 
             code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
         sys.stdout.flush()
         sys.stderr.flush()
-    deadline._abandoned.clear()  # a process of its own would have ended here, abandoned threads and all
+    budget._abandoned.clear()  # a process of its own would have ended here, abandoned threads and all
     _close_hub_session()
     return code, out.buffer.getvalue(), err.buffer.getvalue()
 

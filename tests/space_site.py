@@ -21,7 +21,7 @@ from tools import require_npm_packages
 REPO = Path(__file__).resolve().parent.parent
 BUILD = REPO / "build.py"
 SOURCES = ("build.py", "pyproject.toml", "README.md", "package.json", "package-lock.json")
-SOURCE_FOLDERS = ("templates", "helper", "skill")
+SOURCE_FOLDERS = ("templates", "space", "helper", "skill")
 
 
 def build(out: Path, *args: str, repo: Path = REPO, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:

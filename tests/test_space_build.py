@@ -20,7 +20,7 @@ import space_site
 import yaml
 
 from agent_memory import __version__
-from agent_memory.setup import generator
+from space import generator
 
 PYODIDE = space_site.REPO / "node_modules" / "pyodide"
 
@@ -66,7 +66,8 @@ def test_the_wheel_is_the_helper_with_its_core_skill_in_a_fixed_order(tmp_path: 
         skill = wheel.read("agent_memory/core_skill/SKILL.md")
     assert names[-1].endswith(".dist-info/RECORD")
     packages = [name for name in names if ".dist-info/" not in name]
-    assert packages == sorted(packages) and "agent_memory/setup/generator.py" in packages
+    assert packages == sorted(packages) and "agent_memory/names.py" in packages
+    assert not any(name.startswith("space/") for name in packages)  # the page's generator is the Space's own
     assert skill == (space_site.REPO / "skill" / "SKILL.md").read_bytes()
     assert re.search(r"^agent-memory = agent_memory\.[a-z.]+:main$", entry_points, re.M), entry_points
     assert {(info.external_attr >> 16) & 0o777 for info in infos} == {0o644}
@@ -96,8 +97,8 @@ def test_the_site_has_the_pages_the_runtime_and_the_pinned_helper(tmp_path: Path
         assert files[f"pyodide/{name}"] == (PYODIDE / name).read_bytes()
     lock = json.loads(files["pyodide/pyodide-lock.json"])
     assert lock == {"info": json.loads((PYODIDE / "pyodide-lock.json").read_text())["info"], "packages": {}}
-    for path in generator.RUNTIME_FILES:
-        assert files[f"py/{path}"] == (space_site.REPO / "helper" / path).read_bytes()
+    for path, source in generator.RUNTIME_FILES.items():
+        assert files[f"py/{path}"] == (space_site.REPO / source).read_bytes()
 
     # the page carries the built helper and the hashes of the files it loads into Pyodide
     sha256 = hashlib.sha256(files[wheel_path]).hexdigest()

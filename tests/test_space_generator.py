@@ -20,7 +20,7 @@ import space_generator_cases as cases
 
 from agent_memory import agents, names
 from agent_memory.errors import UsageError
-from agent_memory.setup import generator
+from space import generator
 from tools import available
 
 HELPER = generator.Helper(**cases.HELPER)
@@ -246,20 +246,21 @@ def test_the_helper_description_is_checked() -> None:
 
 def test_the_generator_loads_only_the_standard_library_and_its_listed_files() -> None:
     """What the page loads into Pyodide (RUNTIME_FILES) is all the generator needs."""
+    repo = Path(generator.__file__).parents[1]
     code = (
         "import json, sys\n"
+        f"sys.path[:0] = [{str(repo)!r}, {str(repo / 'helper')!r}]\n"
         "before = set(sys.modules)\n"
-        "import agent_memory.setup.generator\n"
+        "import space.generator\n"
         "print(json.dumps(sorted(set(sys.modules) - before)))\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(Path(generator.__file__).parents[2])}
-    proc = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, env=env)
+    proc = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     loaded = json.loads(proc.stdout)
-    ours = {name for name in loaded if name.split(".")[0] == "agent_memory"}
+    ours = {name for name in loaded if name.split(".")[0] in ("agent_memory", "space")}
     listed = {path.removesuffix(".py").removesuffix("/__init__").replace("/", ".") for path in generator.RUNTIME_FILES}
     assert ours == listed
-    others = {name.split(".")[0] for name in loaded} - {"agent_memory"}
+    others = {name.split(".")[0] for name in loaded} - {"agent_memory", "space"}
     assert others <= set(sys.stdlib_module_names) | {"_distutils_hack"}, others - set(sys.stdlib_module_names)
 
 

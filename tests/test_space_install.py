@@ -109,8 +109,8 @@ def test_the_copied_linux_commands_install_the_helper_and_verify_a_folder_store(
         capture_output=True,
         text=True,
     ).stdout.strip()
-    generator = Path(installed).parent / "setup" / "generator.py"
-    assert generator.read_bytes() == (space_site.REPO / "helper/agent_memory/setup/generator.py").read_bytes()
+    names = Path(installed).parent / "names.py"
+    assert names.read_bytes() == (space_site.REPO / "helper/agent_memory/names.py").read_bytes()
 
     # pasting the same commands again is safe: a fresh install, the same verified note
     again = paste(commands, tmp_path, install_env(base_env, wheelhouse))

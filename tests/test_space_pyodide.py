@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import space_generator_cases as cases
 
-from agent_memory.setup import generator
+from space import generator
 from tools import require_npm_packages
 
 TESTS = Path(__file__).resolve().parent
@@ -28,7 +28,7 @@ def offline_prefix() -> list[str]:
 def run_in_pyodide(python: str, tmp_path: Path) -> dict:
     """Run `python` (its last expression a string) in Pyodide with the page's files and the shared cases."""
     require_npm_packages()
-    files = {path: str(REPO / "helper" / path) for path in generator.RUNTIME_FILES}
+    files = {path: str(REPO / source) for path, source in generator.RUNTIME_FILES.items()}
     files["space_generator_cases.py"] = str(TESTS / "space_generator_cases.py")
     request = tmp_path / "pyodide-request.json"
     request.write_text(json.dumps({"pyodide": str(PYODIDE), "files": files, "python": python}))
@@ -46,7 +46,7 @@ def test_pyodide_gives_the_same_answer_as_cpython_to_every_case(tmp_path: Path) 
     python = (
         "import json, sys\n"
         "import space_generator_cases as cases\n"
-        "from agent_memory.setup.generator import from_form\n"
+        "from space.generator import from_form\n"
         "json.dumps({'platform': sys.platform, 'answers': cases.run_all(from_form)})\n"
     )
     result = run_in_pyodide(python, tmp_path)

@@ -25,7 +25,7 @@ def _exit(code: int) -> int:
     """`code`, or the end of the process right here if a network call is still blocked in a thread: the SDK's
     exit handlers could wait for it, and neither an agent nor its hook may be kept waiting."""
     sys.stdout.flush()
-    deadline = sys.modules.get("agent_memory.deadline")  # not loaded: no network call was made
+    deadline = sys.modules.get("agent_memory.budget")  # not loaded: no network call was made
     if deadline is not None and deadline.abandoned_work():
         import os
 

@@ -73,8 +73,8 @@ def main(argv: list[str]) -> int:
 def reminder(payload: dict[str, Any]) -> str:
     """The SessionStart context: most important line first, under MAX_CONTEXT bytes, no note content."""
     from . import config as config_file
+    from .config.projects import resolve
     from .errors import NotSetUp
-    from .memory.projects import resolve
     from .setup.command import helper_command
 
     helper = helper_command()
@@ -181,7 +181,7 @@ def retry(event: str) -> dict[str, Any]:
     counts = outbox.summary()
     if not counts["notes"] and not counts["skills"]:
         return {"results": [], "damaged": []}  # nothing to do: no network library is loaded
-    from .deadline import Budget
+    from .budget import Budget
 
     return outbox.retry_all(Budget(budget_seconds(event)))
 

@@ -8,6 +8,7 @@ refuses exactly what the helper refuses. Every pattern must match the whole stri
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from .errors import ContentRefused, UsageError
 
@@ -154,3 +155,13 @@ def _malformed_bucket(spec: str) -> UsageError:
         f"Malformed bucket {spec!r}: expected owner/name, hf://buckets/owner/name or file:///absolute/path.",
         next_step="agent-memory config set bucket OWNER/NAME",
     )
+
+
+def hub_id(uri: str) -> str | None:
+    """`owner/name` for a hub bucket URI, None for a folder store."""
+    return uri[len(HUB_SCHEME) :] if uri.startswith(HUB_SCHEME) else None
+
+
+def folder_path(uri: str) -> Path | None:
+    """The folder of a `file://` store URI, None for a hub bucket."""
+    return Path(uri[len(FILE_SCHEME) :]) if uri.startswith(FILE_SCHEME) else None

@@ -7,8 +7,12 @@ folders: XDG on Linux and other Unixes, `~/Library` on macOS, `%APPDATA%`/`%LOCA
 from __future__ import annotations
 
 import os
+import re
 import sys
+from binascii import crc32
 from pathlib import Path
+
+from .names import folder_path, hub_id
 
 APP = "agent-memory"
 
@@ -65,3 +69,18 @@ def roots() -> tuple[Path, Path, Path]:
 def config_file() -> Path:
     """The machine's configuration: bucket, project mappings, installed core skill."""
     return config_dir() / "config.json"
+
+
+def bucket_cache(uri: str) -> Path:
+    """The cache folder of one bucket: `<cache>/<bucket key>`."""
+    return cache_dir() / bucket_key(uri)
+
+
+def bucket_key(uri: str) -> str:
+    """A folder name that identifies a bucket (hub names cannot contain `--`, so this is unambiguous)."""
+    if (ident := hub_id(uri)) is not None:
+        return "hf--" + ident.replace("/", "--")
+    folder = str(folder_path(uri))
+    # readable (the last two folder names) and distinct (a checksum of the whole path)
+    slug = re.sub(r"[^A-Za-z0-9._-]", "_", "-".join(folder.strip("/").split("/")[-2:]))[:60]
+    return f"file--{slug}--{crc32(folder.encode()):08x}"

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from . import __version__, outbox, paths
 from . import config as config_file
+from .config.projects import resolve
 from .display import safe_tree
 from .errors import NotSetUp
 from .memory.cache import ProjectCache
-from .memory.projects import resolve
-from .setup import codex_sandbox, hooks
+from .setup import codex_sandbox, hook_files
 from .skills.installed import installed_skills
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
@@ -44,7 +44,7 @@ def status() -> dict[str, Any]:
         "damaged": waiting["damaged"],
         "damaged_notes": _damaged_notes(cache) if cache else [],
         "skills": installed_skills(),
-        "hooks": hooks.status(),
+        "hooks": hook_files.status(),
         "codex_sandbox": codex_sandbox.status(),
     }
     return safe_tree(result)  # notes' problems, store errors and paths reach people and models alike

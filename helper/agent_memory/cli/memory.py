@@ -112,14 +112,14 @@ def declare_pending(parser: argparse.ArgumentParser) -> None:
 
 
 def project_map(args: argparse.Namespace) -> Outcome:
-    from ..memory.projects import map_directory
+    from ..config.projects import map_directory
 
     result = map_directory(args.name, args.dir)
     return result, f"Mapped {result['root']} to project {result['project']}.", OK
 
 
 def project_show(args: argparse.Namespace) -> Outcome:
-    from ..memory.projects import resolve
+    from ..config.projects import resolve
 
     result = resolve()
     return result, f"project: {result['project']}\nroot: {result['root']}", OK

@@ -137,9 +137,9 @@ def sandbox_lines(sandbox: dict[str, Any] | None) -> list[str]:
 
 
 def hooks(args: argparse.Namespace) -> Outcome:
-    from ..setup import hooks
+    from ..setup import hook_files
 
-    found = getattr(hooks, args.action)(args.agent)
+    found = getattr(hook_files, args.action)(args.agent)
     lines = [f"{h['agent']}: {h['note']} ({h['file']})" for h in found]
     lines += [f"  previous file backed up in {h['backup']}" for h in found if h.get("backup")]
     return {"agents": found}, "\n".join(lines), OK

@@ -37,7 +37,6 @@ from ..fsutil import (
     write_atomic,
     write_json_atomic,
 )
-from ..store import folder_path, hub_id
 from . import checksums, pack
 from .checksums import Checksum
 
@@ -50,24 +49,12 @@ if TYPE_CHECKING:
 TAIL = 4 << 20  # more than the longest record (a 1 MiB note, lowercased)
 
 
-def bucket_key(uri: str) -> str:
-    """A folder name that identifies a bucket (hub names cannot contain `--`, so this is unambiguous)."""
-    if (ident := hub_id(uri)) is not None:
-        return "hf--" + ident.replace("/", "--")
-    import re
-
-    folder = str(folder_path(uri))
-    # readable (the last two folder names) and distinct (a checksum of the whole path)
-    slug = re.sub(r"[^A-Za-z0-9._-]", "_", "-".join(folder.strip("/").split("/")[-2:]))[:60]
-    return f"file--{slug}--{crc32(folder.encode()):08x}"
-
-
 class ProjectCache:
     """The cached notes of one project of one bucket."""
 
     def __init__(self, bucket_uri: str, project: str) -> None:
         self.project = project
-        self.dir = paths.cache_dir() / bucket_key(bucket_uri) / "projects" / project
+        self.dir = paths.bucket_cache(bucket_uri) / "projects" / project
         self.notes = self.dir / "notes"
         self.pack = self.dir / "search.pack"
         self.checksum_file = self.dir / "checksums"

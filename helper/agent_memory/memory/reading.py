@@ -6,10 +6,10 @@ from contextlib import suppress
 
 from .. import config as config_file
 from .. import names, outbox
+from ..config.projects import resolve
 from ..errors import AgentMemoryError
 from .cache import ProjectCache
 from .notes import object_path
-from .projects import resolve
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
 if TYPE_CHECKING:

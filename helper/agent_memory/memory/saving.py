@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from .. import agents, names, outbox
 from .. import config as config_file
+from ..budget import Budget
 from ..clock import new_id, utc_now
-from ..deadline import Budget
+from ..config.projects import resolve
 from ..display import is_safe
 from ..errors import AgentMemoryError, UsageError
 from ..store import check_private
 from . import notes
 from .cache import ProjectCache
-from .projects import resolve
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
 if TYPE_CHECKING:

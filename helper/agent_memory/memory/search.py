@@ -140,7 +140,7 @@ def search_project(
     the command's JSON result."""
     from .. import config as config_file
     from .. import outbox
-    from .projects import resolve
+    from ..config.projects import resolve
 
     config = config_file.load()
     bucket = config_file.bucket(config)

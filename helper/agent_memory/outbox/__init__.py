@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 if TYPE_CHECKING:  # deadline loads threading: what only counts or lists (the hooks' reminder) does without it
-    from ..deadline import Budget
+    from ..budget import Budget
 
 __all__ = [
     "Damaged",
@@ -53,7 +53,7 @@ def retry_all(budget: Budget | None = None, kind: str | None = None) -> dict[str
 
     What the budget does not reach stays pending, reported as such.
     """
-    from ..deadline import Budget
+    from ..budget import Budget
 
     budget = budget or Budget()
     legacy.migrate()
@@ -230,7 +230,7 @@ def _write_new(path: Path, data: bytes) -> str:
 
 def discard(key: str, budget: Budget | None = None) -> dict[str, Any]:
     """Take an upload out of the outbox on purpose; its plan and bytes move to a folder that is returned."""
-    from ..deadline import Budget
+    from ..budget import Budget
     from . import claims
 
     op = _find(key)

@@ -16,7 +16,7 @@ TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-
 if TYPE_CHECKING:
     from typing import Any
 
-    from ..deadline import Budget
+    from ..budget import Budget
 
 DONE = {"note": "saved", "skill": "published"}
 RETRY = {"note": "agent-memory save --retry {id}", "skill": "agent-memory publish-skill --retry {id}"}

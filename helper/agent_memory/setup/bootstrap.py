@@ -16,15 +16,15 @@ from pathlib import Path
 
 from .. import __version__, agents, names, paths
 from .. import config as config_file
+from ..config import projects
 from ..errors import AccessError, AgentMemoryError, UsageError
 from ..fsutil import write_atomic
-from ..memory import projects
+from ..names import folder_path
 from ..skills.installed import local_changes, read_marker, sha256, skill_roots
 from ..skills.installing import install_files, install_revision
-from ..store import StoreError, check_private, folder_path, open_store, parse_bucket, user_error
+from ..store import StoreError, check_private, open_store, parse_bucket, user_error
 from . import codex_sandbox as sandbox
-from . import hooks as hook_files
-from . import instructions
+from . import hook_files, instructions
 from .command import helper_command
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time

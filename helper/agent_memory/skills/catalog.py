@@ -15,9 +15,8 @@ from .. import names, paths
 from ..display import safe_tree
 from ..errors import AgentMemoryError, ContentRefused, UsageError
 from ..fsutil import read_json, write_json_atomic
-from ..memory.cache import bucket_key
 from ..store import ObjectInfo, StoreError, open_store, user_error
-from . import format as skills
+from . import layout
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
 if TYPE_CHECKING:
@@ -27,7 +26,7 @@ _REVISION_FILE = re.compile(r"skills/([^/]+)/([^/]+)/(.+)", re.DOTALL)
 
 
 def _index_file(bucket: str) -> Path:
-    return paths.cache_dir() / bucket_key(bucket) / "skills" / "index.json"
+    return paths.bucket_cache(bucket) / "skills" / "index.json"
 
 
 def discover(query: str = "", *, offline: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -47,7 +46,7 @@ def discover(query: str = "", *, offline: bool = False) -> tuple[dict[str, Any],
     for key, description in index.items():
         name, revision = key.split("/")
         if wanted in name.lower() or wanted in description.lower():
-            found.append(skills.summary(name, revision, description))
+            found.append(layout.summary(name, revision, description))
     found.sort(key=lambda s: (s["revision"], s["name"]), reverse=True)
     return safe_tree({"skills": found}), safe_tree(sync)  # descriptions and store errors come from outside
 
@@ -58,7 +57,7 @@ def _refresh_index(bucket: str, index: dict[str, str]) -> dict[str, str]:
     complete: dict[str, ObjectInfo] = {}
     for info in store.list("skills"):
         match = _REVISION_FILE.fullmatch(info.path)
-        if match and match.group(3) == skills.SKILL_FILE and _valid(match.group(1), match.group(2)):
+        if match and match.group(3) == layout.SKILL_FILE and _valid(match.group(1), match.group(2)):
             complete[f"{match.group(1)}/{match.group(2)}"] = info
     missing = [info for key, info in complete.items() if key not in index]
     fresh = {key: index[key] for key in complete if key in index}
@@ -68,10 +67,10 @@ def _refresh_index(bucket: str, index: dict[str, str]) -> dict[str, str]:
         with tempfile.TemporaryDirectory(prefix="agent-memory-skills-") as tmp:
             store.fetch(missing, Path(tmp))
             for info in missing:
-                key = info.path[len("skills/") : -len(skills.SKILL_FILE) - 1]
+                key = info.path[len("skills/") : -len(layout.SKILL_FILE) - 1]
                 try:
                     data = (Path(tmp) / info.path).read_bytes()
-                    meta = skills.parse_skill_md(data, info.path, "publish a corrected revision of the skill")
+                    meta = layout.parse_skill_md(data, info.path, "publish a corrected revision of the skill")
                 except ContentRefused:
                     continue  # a malformed SKILL.md is not a usable revision: never listed, so never shown
                 fresh[key] = meta["description"]
@@ -88,21 +87,21 @@ def _valid(name: str, revision: str) -> bool:
     return True
 
 
-def read_file(name: str, revision: str, file: str = skills.SKILL_FILE) -> dict[str, Any]:
+def read_file(name: str, revision: str, file: str = layout.SKILL_FILE) -> dict[str, Any]:
     """`{"name", "revision", "file", "content" (bytes)}` of one file of a complete revision."""
     names.skill(name, allow_reserved=True)
     names.revision(revision)
-    skills.safe_relative_path(
+    layout.safe_relative_path(
         file, f"agent-memory read --skill {name} --revision {revision} FILE (a path that SKILL.md names)"
     )
     bucket = config_file.bucket()
-    prefix = skills.revision_prefix(name, revision)
+    prefix = layout.revision_prefix(name, revision)
     store = open_store(bucket)
     try:
-        skill_md = store.read(f"{prefix}/{skills.SKILL_FILE}")
+        skill_md = store.read(f"{prefix}/{layout.SKILL_FILE}")
         if skill_md is None:
-            raise skills.not_found(name, revision, bucket)
-        content = skill_md if file == skills.SKILL_FILE else store.read(f"{prefix}/{file}")
+            raise layout.not_found(name, revision, bucket)
+        content = skill_md if file == layout.SKILL_FILE else store.read(f"{prefix}/{file}")
     except StoreError as exc:
         raise user_error(
             exc,

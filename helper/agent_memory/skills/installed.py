@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from .. import agents
-from . import format as skills
+from . import layout
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ def folder_files(folder: Path) -> dict[str, bytes | None]:
     found: dict[str, bytes | None] = {}
     for entry in sorted(folder.rglob("*")) if folder.is_dir() else []:
         relative = entry.relative_to(folder).as_posix()
-        if relative == skills.MARKER or (entry.is_dir() and not entry.is_symlink()):
+        if relative == layout.MARKER or (entry.is_dir() and not entry.is_symlink()):
             continue
         found[relative] = entry.read_bytes() if entry.is_file() and not entry.is_symlink() else None
     return found
@@ -36,7 +36,7 @@ def folder_files(folder: Path) -> dict[str, bytes | None]:
 def read_marker(folder: Path) -> dict[str, Any] | None:
     """The install marker of a folder we installed, or None."""
     with contextlib.suppress(OSError, ValueError):
-        value = json.loads((folder / skills.MARKER).read_text(encoding="utf-8"))
+        value = json.loads((folder / layout.MARKER).read_text(encoding="utf-8"))
         return value if isinstance(value, dict) else None
     return None
 

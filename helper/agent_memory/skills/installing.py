@@ -20,7 +20,7 @@ from ..clock import new_id, utc_now
 from ..errors import AgentMemoryError, ContentRefused
 from ..fsutil import make_dirs, make_private, write_atomic
 from ..store import StoreError, UnsafeObject, open_store, user_error
-from . import format as skills
+from . import layout
 from .installed import folder_files, local_changes, read_marker, sha256, skill_roots
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
@@ -42,7 +42,7 @@ def install_revision(
         # revisions are immutable: an unmodified install of the same one is already what was asked for
         return {"name": name, "revision": revision, "installed": [str(d) for d in destinations], "backup": None}
     files, executable = _download(bucket, name, revision)
-    meta = skills.parse_skill_md(files[skills.SKILL_FILE], f"{name}@{revision}", _another(name))
+    meta = layout.parse_skill_md(files[layout.SKILL_FILE], f"{name}@{revision}", _another(name))
     if meta["name"] != name:
         raise ContentRefused(
             f"Revision {revision} of {name} declares the name {meta['name']!r} in its SKILL.md.",
@@ -67,7 +67,7 @@ def _holds_revision(folder: Path, bucket: str, revision: str) -> bool:
 
 def _download(bucket: str, name: str, revision: str) -> tuple[dict[str, bytes], list[str]]:
     """Every file of a complete revision, checked against its listing, and the files that are executable."""
-    prefix = skills.revision_prefix(name, revision) + "/"
+    prefix = layout.revision_prefix(name, revision) + "/"
     store = open_store(bucket)
     try:
         listing = store.list(prefix)
@@ -76,20 +76,20 @@ def _download(bucket: str, name: str, revision: str) -> tuple[dict[str, bytes], 
     if listing.skipped:  # a revision is installed whole or not at all
         unsafe = listing.skipped[0]
         if unsafe.path.startswith(prefix):  # else a folder on the way: a name we asked for
-            skills.safe_relative_path(unsafe.path[len(prefix) :], _another(name))  # a name fit to be shown
+            layout.safe_relative_path(unsafe.path[len(prefix) :], _another(name))  # a name fit to be shown
         raise ContentRefused(f"{name}@{revision} was refused: {unsafe.detail}.", next_step=_another(name))
     relative = [info.path[len(prefix) :] for info in listing]
-    if skills.SKILL_FILE not in relative:
-        raise skills.not_found(name, revision, bucket)
+    if layout.SKILL_FILE not in relative:
+        raise layout.not_found(name, revision, bucket)
     for path, info in zip(relative, listing, strict=True):
-        skills.safe_relative_path(path, _another(name))
-        if info.size > skills.FILE_MAX:
+        layout.safe_relative_path(path, _another(name))
+        if info.size > layout.FILE_MAX:
             raise ContentRefused(
-                f"{path} in {name}@{revision} is {info.size} bytes; at most {skills.FILE_MAX}.",
+                f"{path} in {name}@{revision} is {info.size} bytes; at most {layout.FILE_MAX}.",
                 next_step=_another(name),
             )
-    skills.check_collisions(relative, _another(name))
-    if len(listing) > skills.FILES_MAX or sum(info.size for info in listing) > skills.TOTAL_MAX:
+    layout.check_collisions(relative, _another(name))
+    if len(listing) > layout.FILES_MAX or sum(info.size for info in listing) > layout.TOTAL_MAX:
         raise ContentRefused(f"{name}@{revision} is larger than a skill may be.", next_step=_another(name))
     make_dirs(paths.state_dir())
     with tempfile.TemporaryDirectory(prefix="skill-download-", dir=paths.state_dir()) as tmp:
@@ -114,7 +114,7 @@ def _download(bucket: str, name: str, revision: str) -> tuple[dict[str, bytes], 
 def _executable(store: Any, name: str, revision: str, files: dict[str, bytes]) -> list[str]:
     """The revision's executable files, from the object published beside its folder (none if it has none)."""
     try:
-        raw = store.read(skills.modes_path(name, revision))
+        raw = store.read(layout.modes_path(name, revision))
     except UnsafeObject as exc:
         raise ContentRefused(f"{name}@{revision} was refused: {exc.detail}.", next_step=_another(name)) from exc
     except StoreError as exc:
@@ -127,7 +127,7 @@ def _executable(store: Any, name: str, revision: str, files: dict[str, bytes]) -
         listed = None
     if not isinstance(listed, list) or not all(isinstance(path, str) and path in files for path in listed):
         raise ContentRefused(
-            f"{skills.modes_path(name, revision)} does not list files of {name}@{revision}.", next_step=_another(name)
+            f"{layout.modes_path(name, revision)} does not list files of {name}@{revision}.", next_step=_another(name)
         )
     return listed
 
@@ -188,7 +188,7 @@ def _stage(dest: Path, files: dict[str, bytes], record: dict[str, Any], executab
         with open(target, "xb") as out:  # whatever mode the umask gives it, nobody else reaches it in 0700 staging
             out.write(data)
         os.chmod(target, 0o755 if relative in executable else 0o644)
-    write_atomic(staging / skills.MARKER, (json.dumps(record, indent=2) + "\n").encode())
+    write_atomic(staging / layout.MARKER, (json.dumps(record, indent=2) + "\n").encode())
     os.chmod(staging, 0o755)  # mkdtemp's 0700 would make the installed skill unlike any other folder
     return staging
 

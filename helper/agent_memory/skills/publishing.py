@@ -11,11 +11,11 @@ from pathlib import Path
 
 from .. import config as config_file
 from .. import guard, names, outbox
+from ..budget import Budget
 from ..clock import new_id
-from ..deadline import Budget
 from ..errors import AgentMemoryError, ContentRefused
 from ..store import check_private
-from . import format as skills
+from . import layout
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
 if TYPE_CHECKING:
@@ -25,16 +25,16 @@ if TYPE_CHECKING:
 def publish(folder: str, name: str | None = None) -> dict[str, Any]:
     """Validate `folder`, freeze it as a new revision, upload it; the contract's result."""
     bucket = config_file.bucket()
-    meta, files, executable = skills.read_folder(Path(folder).expanduser(), name)
+    meta, files, executable = layout.read_folder(Path(folder).expanduser(), name)
     check_secrets(files)
     check_private(bucket)  # a refused folder store must not leave a revision waiting to be uploaded later
     revision = new_id()
-    prefix = skills.revision_prefix(meta["name"], revision)
-    objects = [(f"{prefix}/{rel}", data) for rel, data in sorted(files.items()) if rel != skills.SKILL_FILE]
+    prefix = layout.revision_prefix(meta["name"], revision)
+    objects = [(f"{prefix}/{rel}", data) for rel, data in sorted(files.items()) if rel != layout.SKILL_FILE]
     if executable:
         modes = {"executable": sorted(executable)}
-        objects.append((skills.modes_path(meta["name"], revision), (json.dumps(modes) + "\n").encode()))
-    objects.append((f"{prefix}/{skills.SKILL_FILE}", files[skills.SKILL_FILE]))  # last: it makes the revision visible
+        objects.append((layout.modes_path(meta["name"], revision), (json.dumps(modes) + "\n").encode()))
+    objects.append((f"{prefix}/{layout.SKILL_FILE}", files[layout.SKILL_FILE]))  # last: it makes the revision visible
     op = outbox.add("skill", revision, bucket, objects, {"name": meta["name"], "files": sorted(files)})
     return _deliver(op, revision, check_first=False)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .. import names
 from ..errors import AccessError, AgentMemoryError, ContentRefused
-from ..names import FILE_SCHEME, HUB_SCHEME
+from ..names import FILE_SCHEME, folder_path, hub_id
 
 
 class ObjectInfo:
@@ -150,16 +150,6 @@ def parse_bucket(spec: str) -> str:
     if (folder := folder_path(uri)) is not None and folder.exists():
         return FILE_SCHEME + str(folder.resolve())  # one URI per folder, whatever symlinks led to it
     return uri
-
-
-def hub_id(uri: str) -> str | None:
-    """`owner/name` for a hub bucket URI, None for a folder store."""
-    return uri[len(HUB_SCHEME) :] if uri.startswith(HUB_SCHEME) else None
-
-
-def folder_path(uri: str) -> Path | None:
-    """The folder of a `file://` store URI, None for a hub bucket."""
-    return Path(uri[len(FILE_SCHEME) :]) if uri.startswith(FILE_SCHEME) else None
 
 
 def check_private(uri: str) -> None:

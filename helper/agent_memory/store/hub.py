@@ -26,7 +26,7 @@ import huggingface_hub  # noqa: E402
 from huggingface_hub import errors as hf_errors  # noqa: E402
 from huggingface_hub.utils._http import hf_request_event_hook  # noqa: E402
 
-from ..deadline import Budget, DeadlineExceeded  # noqa: E402
+from ..budget import Budget, DeadlineExceeded  # noqa: E402
 from ..guard import redact  # noqa: E402
 from . import Listing, ObjectConflict, ObjectInfo, Store, StoreError  # noqa: E402
 

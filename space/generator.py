@@ -16,24 +16,25 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
-from .. import agents, names
-from ..errors import AgentMemoryError, UsageError
+from agent_memory import agents, names
+from agent_memory.errors import AgentMemoryError, UsageError
 
 OPERATING_SYSTEMS = {"linux": "Linux", "macos": "macOS", "windows": "Windows"}
 INSTALLERS = {"uv": "uv tool", "pipx": "pipx", "venv": "venv + pip"}
 AGENTS = {choice: agents.label(choice) for choice in ("both", *agents.RUNTIMES)}  # the form lists "both" first
 
-# The files the page loads into Pyodide: this module and everything it imports from the package.
-RUNTIME_FILES = (
-    "agent_memory/__init__.py",
-    "agent_memory/agents/__init__.py",
-    "agent_memory/agents/claude.py",
-    "agent_memory/agents/codex.py",
-    "agent_memory/errors.py",
-    "agent_memory/names.py",
-    "agent_memory/setup/__init__.py",
-    "agent_memory/setup/generator.py",
-)
+# The files the page loads into Pyodide: this module and everything it imports from the helper, by the path
+# the page imports them from (under its module root), with the file of this repository that each one is.
+RUNTIME_FILES = {
+    "agent_memory/__init__.py": "helper/agent_memory/__init__.py",
+    "agent_memory/agents/__init__.py": "helper/agent_memory/agents/__init__.py",
+    "agent_memory/agents/claude.py": "helper/agent_memory/agents/claude.py",
+    "agent_memory/agents/codex.py": "helper/agent_memory/agents/codex.py",
+    "agent_memory/errors.py": "helper/agent_memory/errors.py",
+    "agent_memory/names.py": "helper/agent_memory/names.py",
+    "space/__init__.py": "space/__init__.py",
+    "space/generator.py": "space/generator.py",
+}
 
 HEREDOC = "AGENT_MEMORY_SETUP"
 # PowerShell ends a single-quoted string at any of these, not only at the ASCII quote.

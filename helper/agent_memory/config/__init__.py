@@ -13,9 +13,9 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-from . import names, paths
-from .errors import AgentMemoryError, NotSetUp, UsageError
-from .fsutil import locked, write_json_atomic
+from .. import names, paths
+from ..errors import AgentMemoryError, NotSetUp, UsageError
+from ..fsutil import locked, write_json_atomic
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
 if TYPE_CHECKING:
