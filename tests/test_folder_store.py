@@ -60,7 +60,7 @@ def test_an_unreachable_folder_keeps_the_note_pending_until_retry(ready, folder_
     assert result.code == 75
     note = result.json
     assert note["status"] == "pending"
-    assert "Not shared yet" in note["message"] and f"agent-memory save --retry {note['id']}" in note["message"]
+    assert "Not shared yet" in note["message"] and f"agent-memory pending retry {note['id']}" in note["message"]
     assert "Do not save it again" in note["message"]
 
     pending_search = ready.run("search", "atomically", "--json")

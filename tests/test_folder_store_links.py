@@ -198,7 +198,7 @@ def test_a_note_swapped_for_a_link_after_the_listing_is_skipped_by_the_download(
     monkeypatch.setattr(folder, "list", lambda prefix: listing)  # the listing taken before the swap
     symlinked_note(store, tmp_path, writer.ids[1])
     cache = ProjectCache(f"file://{store}", "demo")
-    skipped = refresh(folder, cache)
+    skipped = refresh(folder, cache).skipped
     assert [s.path for s in skipped] == [f"projects/demo/notes/{writer.ids[1]}.md"]
     assert sorted(cache.verified_checksums()) == sorted([writer.ids[0], writer.ids[2]])
 

@@ -12,13 +12,14 @@ from agent_memory.memory import notes
 
 
 def test_ids_are_unique_and_sort_by_creation_time():
-    from datetime import datetime, timedelta, timezone
+    from datetime import datetime, timezone
 
     start = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=timezone.utc)
-    ids = [clock.new_id(start + timedelta(microseconds=i * 7919)) for i in range(200)]
+    nanoseconds = int(start.replace(microsecond=0).timestamp()) * 1_000_000_000 + start.microsecond * 1000
+    ids = [clock.new_id(nanoseconds + i * 7919 * 1000) for i in range(200)]
     assert ids == sorted(ids)
     assert len(set(ids)) == 200
-    same_instant = {clock.new_id(start) for _ in range(1000)}
+    same_instant = {clock.new_id(nanoseconds) for _ in range(1000)}
     assert len(same_instant) == 1000
     assert re.fullmatch(r"20260102-030405-678901-[0-9a-f]{10}", ids[0])
 

@@ -1,9 +1,8 @@
 """The outbox: every upload is planned on disk first, claimed before it is read, confirmed before it goes away;
-racing workers agree, damaged plans are shown and kept, and 0.1's pending entries are carried over."""
+racing workers agree, and damaged plans are shown and kept."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
@@ -204,75 +203,3 @@ def test_a_bucket_that_is_gone_keeps_the_note_pending_until_it_is_exported_or_di
     assert alice.run("pending", "export", note["id"], "--to", str(tmp_path / "n.md")).code == 0
     assert alice.run("pending", "discard", note["id"]).code == 0
     assert alice.run("save", "--retry-all").code == 0
-
-
-# -- 0.1's pending entries ----------------------------------------------------------------------------------
-
-
-def test_pending_entries_of_version_0_1_are_carried_over_and_uploaded(alice, hub, tmp_path):
-    state = alice.state / "state"
-    data = b"---\nid: 20260101-000000-000000-00000000aa\ntitle: Old\n---\n\nFrom 0.1.\n"
-    note_id = "20260101-000000-000000-00000000aa"
-    old = state / "pending"
-    old.mkdir(parents=True)
-    entry = {
-        "id": note_id,
-        "bucket": HF_BUCKET,
-        "path": f"projects/demo/notes/{note_id}.md",
-        "project": "demo",
-        "content": data.decode(),
-        "sha256": hashlib.sha256(data).hexdigest(),
-        "queued": "2026-01-01T00:00:00Z",
-        "attempts": 2,
-        "last_error": None,
-        "title": "Old",
-        "kind": "note",
-        "created": "2026-01-01T00:00:00Z",
-        "agent": "codex",
-    }
-    (old / f"{note_id}.json").write_text(json.dumps(entry))
-    (old / "20260101-000000-000000-00000000bb.json").write_text("{not json")
-    snapshot = state / "pending-skills" / "20260101-000000-000000-00000000cc"
-    (snapshot / "files").mkdir(parents=True)
-    (snapshot / "files" / "SKILL.md").write_text("---\nname: oldskill\ndescription: From 0.1.\n---\n")
-    manifest = {"name": "oldskill", "revision": snapshot.name, "bucket": HF_BUCKET, "files": ["SKILL.md"]}
-    (snapshot / "manifest.json").write_text(json.dumps(manifest))
-
-    status = alice.run("status", "--json").json
-    assert [p["id"] for p in status["pending"]] == [note_id]
-    assert [p["revision"] for p in status["pending_skills"]] == [snapshot.name]
-    assert [d["file"] for d in status["damaged"]] == [str(old / "20260101-000000-000000-00000000bb.json")]
-    assert alice.run("search", "from 0.1", "--offline", "--json").json["results"][0]["pending"] is True
-
-    retried = alice.run("pending", "retry", "--json")
-    assert retried.code == 1, retried.err  # the damaged 0.1 entry is named, never skipped
-    assert {r["status"] for r in retried.json["results"]} == {"saved", "published"}
-    assert hub.read_file(BUCKET, f"projects/demo/notes/{note_id}.md") == data
-    damaged = old / "20260101-000000-000000-00000000bb.json"
-    assert damaged.exists()
-
-    # the damaged one is exported as it is, then discarded with its bytes kept: nothing waits any more
-    exported = alice.run("pending", "export", damaged.stem, "--to", str(tmp_path / "old.json"), "--json")
-    assert exported.code == 0, exported.err
-    assert (tmp_path / "old.json").read_bytes() == b"{not json"
-    discarded = alice.run("pending", "discard", damaged.stem, "--json")
-    assert discarded.code == 0, discarded.err
-    assert Path(discarded.json["kept"]).read_bytes() == b"{not json" and not damaged.exists()
-    assert alice.run("status", "--json").json["damaged"] == []
-    assert alice.run("pending", "retry").code == 0
-    assert not old.exists()
-
-
-def test_two_concurrent_discards_of_a_damaged_0_1_entry_move_it_once(alice):
-    old = alice.state / "state" / "pending"
-    old.mkdir(parents=True)
-    damaged = old / "20260101-000000-000000-00000000dd.json"
-    damaged.write_bytes(b'{"id": "cut sh')
-    procs = [alice.popen("pending", "discard", damaged.stem, "--json") for _ in range(2)]
-    outcomes = sorted((proc.wait(timeout=60), proc.stdout.read().decode()) for proc in procs)
-    assert [code for code, _ in outcomes] == [0, 1], outcomes
-    late = json.loads(outcomes[1][1])  # it found the entry gone, either before or after waiting for the first
-    assert "discarded meanwhile" in late["error"] or "Nothing with the id" in late["error"], late
-    assert late["next"] == "agent-memory pending" or late["next"].startswith("agent-memory pending ")
-    assert Path(json.loads(outcomes[0][1])["kept"]).read_bytes() == b'{"id": "cut sh'
-    assert not damaged.exists()

@@ -128,7 +128,7 @@ def test_an_interrupted_publication_is_invisible_and_retry_completes_the_same_re
     assert pending.code == 75
     assert pending.json["status"] == "pending"
     revision = pending.json["revision"]
-    assert "publish-skill --retry " + revision in pending.err
+    assert "pending retry " + revision in pending.err
     assert not any(p.endswith("/SKILL.md") for p in hub.list_paths(BUCKET))
     assert bob.run("search", "--skills", "--json").json == {"skills": []}
     refused = bob.run("install-skill", "db-migrations", "--revision", revision)

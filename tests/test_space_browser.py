@@ -29,7 +29,7 @@ def test_the_page_loads_python_from_its_own_origin_and_makes_the_commands(chromi
     assert traffic.blocked == []
     assert all(request.startswith(url) for request in traffic.requests), traffic.requests
     paths = {request[len(url) :] for request in traffic.requests}
-    assert {"pyodide/pyodide.asm.wasm", "pyodide/python_stdlib.zip", "py/agent_memory/setup/generator.py"} <= paths
+    assert {"pyodide/pyodide.asm.wasm", "pyodide/python_stdlib.zip", "py/space/generator.py"} <= paths
     assert page.evaluate("document.body.dataset.wasm") == "streaming"
     # the helper's version and hash are on the page, and the agents' page is linked
     assert page.inner_text("#helper-sha256") == report["sha256"]

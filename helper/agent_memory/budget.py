@@ -9,15 +9,11 @@ cannot wait for it.
 from __future__ import annotations
 
 import os
-import threading
 import time
 from collections.abc import Callable
-from typing import TypeVar
-
-T = TypeVar("T")
 
 DEFAULT_SECONDS = 30.0
-_abandoned = threading.Event()
+_abandoned: list[str] = []  # the names of the calls given up on (set by the thread that waited for them)
 
 
 class DeadlineExceeded(Exception):
@@ -37,9 +33,11 @@ class Budget:
         """Seconds left, never negative."""
         return max(0.0, self.end - time.monotonic())
 
-    def run(self, fn: Callable[[], T]) -> T:
+    def run(self, fn: Callable[[], object]) -> object:
         """Run `fn` within the remaining budget; raise DeadlineExceeded if it does not return in time."""
-        result: list[T] = []
+        import threading  # only a command that uses the network pays for it
+
+        result: list[object] = []
         error: list[BaseException] = []
 
         def target() -> None:
@@ -52,7 +50,7 @@ class Budget:
         worker.start()
         worker.join(self.remaining())
         if worker.is_alive():
-            _abandoned.set()
+            _abandoned.append(worker.name)
             raise DeadlineExceeded(f"no answer within {self.seconds:g} s")
         if error:
             raise error[0]
@@ -70,4 +68,4 @@ def command_timeout() -> float:
 
 def abandoned_work() -> bool:
     """Whether some network call was abandoned and may still be blocked in a thread."""
-    return _abandoned.is_set()
+    return bool(_abandoned)

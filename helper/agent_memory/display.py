@@ -11,10 +11,6 @@ from __future__ import annotations
 
 import re
 
-TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
-if TYPE_CHECKING:
-    from typing import Any
-
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
 
 
@@ -32,7 +28,7 @@ def _escape(match: re.Match[str]) -> str:
     return f"\\u{ord(match.group()):04x}"
 
 
-def safe_tree(value: Any) -> Any:
+def safe_tree(value: object) -> object:
     """A copy of a JSON-like value with `safe` applied to every string in it, keys included."""
     if isinstance(value, str):
         return safe(value)

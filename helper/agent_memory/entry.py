@@ -6,17 +6,20 @@ start and at the end of every turn, so its start-up is kept to the interpreter's
 
 from __future__ import annotations
 
+import os
 import sys
+
+from .budget import abandoned_work
 
 
 def main() -> int:
     """Run `agent-memory` with the process's arguments; returns the exit code."""
     argv = sys.argv[1:]
-    if argv[:1] == ["hook"]:
+    if argv[:1] == ["hook"]:  # routed before the command line is loaded: a hook must not pay for its parser
         from .hook import main as hook
 
         return _exit(hook(argv[1:]))
-    from .cli import main as cli
+    from .cli import main as cli  # (and a command need not load the hook)
 
     return _exit(cli(argv))
 
@@ -25,10 +28,7 @@ def _exit(code: int) -> int:
     """`code`, or the end of the process right here if a network call is still blocked in a thread: the SDK's
     exit handlers could wait for it, and neither an agent nor its hook may be kept waiting."""
     sys.stdout.flush()
-    deadline = sys.modules.get("agent_memory.budget")  # not loaded: no network call was made
-    if deadline is not None and deadline.abandoned_work():
-        import os
-
+    if abandoned_work():
         sys.stderr.flush()
         os._exit(code)
     return code

@@ -49,3 +49,8 @@ class ContentRefused(AgentMemoryError):
     """A note or skill whose content we refuse to store or install."""
 
     exit_code = REFUSED
+
+
+def render(message: str, next_step: str) -> str:
+    """The two lines every error is told in, everywhere: `Error: what happened.` and `Next: what fixes it`."""
+    return f"Error: {message}\nNext: {next_step}"

@@ -23,10 +23,6 @@ from pathlib import Path
 
 from .errors import AgentMemoryError
 
-TYPE_CHECKING = False  # typing is not imported at run time: every command starts through this module
-if TYPE_CHECKING:
-    from typing import Any
-
 FILE_MODE = 0o600
 DIR_MODE = 0o700
 ORDINARY_DIR_MODE = 0o755  # outside our roots: what the agents' own folders usually have, never writable by others
@@ -95,17 +91,16 @@ def _make_missing(folder: Path, mode: int) -> None:
 def write_atomic(path: Path, data: bytes | Iterable[bytes], *, mode: int | None = None) -> None:
     """Write `data` (bytes, or chunks of them) to `path` so that readers see the old file or the new one, never
     a mix. The file is 0600 unless `mode` says otherwise."""
-    import tempfile  # only writers pay for it: read-only commands start faster
-
     make_dirs(path.parent)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    tmp = path.parent / f".{path.name}.{os.urandom(6).hex()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _BINARY, FILE_MODE)  # a name of its own
     try:
         with os.fdopen(fd, "wb") as handle:
             for chunk in (data,) if isinstance(data, bytes) else data:
                 handle.write(chunk)
             handle.flush()
             os.fsync(handle.fileno())
-        if mode is not None:  # mkstemp made it 0600 already
+        if mode is not None:  # made 0600 already
             os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
@@ -114,7 +109,36 @@ def write_atomic(path: Path, data: bytes | Iterable[bytes], *, mode: int | None 
         raise
 
 
-def write_json_atomic(path: Path, value: Any) -> None:
+def new_folder(parent: Path, prefix: str) -> Path:
+    """A fresh, empty, owner-only folder in `parent` (made if missing), with a name no other process has."""
+    make_dirs(parent)
+    while True:
+        folder = parent / f"{prefix}{os.urandom(6).hex()}"
+        try:
+            os.mkdir(folder, DIR_MODE)
+            return folder
+        except FileExistsError:
+            continue
+
+
+@contextlib.contextmanager
+def scratch_folder(parent: Path, prefix: str) -> Iterator[Path]:
+    """A fresh folder (`new_folder`) for the block, removed with everything in it afterwards."""
+    folder = new_folder(parent, prefix)
+    try:
+        yield folder
+    finally:
+        remove_tree(folder)
+
+
+def remove_tree(path: Path) -> None:
+    """Remove a folder and everything in it, links included (never what they point at); quietly if it is gone."""
+    import shutil  # several milliseconds to load: only the commands that remove a folder pay for it
+
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def write_json_atomic(path: Path, value: object) -> None:
     """Write `value` as indented JSON, atomically."""
     write_atomic(path, (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
 
@@ -126,7 +150,7 @@ def append(path: Path, chunks: Iterable[bytes]) -> None:
             handle.write(chunk)
 
 
-def read_json(path: Path, default: Any = None) -> Any:
+def read_json(path: Path, default: object = None) -> object:
     """Read a JSON file, or return `default` when it does not exist."""
     try:
         return json.loads(path.read_text(encoding="utf-8"))

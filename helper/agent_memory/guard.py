@@ -8,10 +8,26 @@ placeholder is not a secret, and neither is a word that happens to start like a 
 
 from __future__ import annotations
 
+import binascii
+import json
 import re
 from bisect import bisect_right
-from collections.abc import Callable
-from typing import NamedTuple
+from collections import namedtuple
+
+
+class Pattern:
+    """A regular expression compiled when it is first used (and then kept by `re`'s own cache): compiling the guard's
+    patterns costs every command about ten milliseconds of start-up, and most commands never scan or redact."""
+
+    __slots__ = ("source", "flags")
+
+    def __init__(self, source: str, flags: int = 0) -> None:
+        self.source = source
+        self.flags = flags
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(re.compile(self.source, self.flags), name)
+
 
 # Values that only point at a secret (an environment variable, a template, a placeholder, an earlier redaction).
 _REFERENCE = r"(?![\"']?(?i:\$|<|\{|%|\[|\*{3}|os\.|process\.env|getenv|environ|env\[|\.\.\.|x{6}|your[_-]|redacted))"
@@ -21,15 +37,13 @@ _REFERENCE = r"(?![\"']?(?i:\$|<|\{|%|\[|\*{3}|os\.|process\.env|getenv|environ|
 # words (`new_password`, `accessToken`, `required-for-login`).
 _NAME = r"[A-Za-z_$][\w$]*"
 _ATTRIBUTE = rf"{_NAME}(?:\??\.{_NAME})+"
-_CODE = re.compile(
-    rf"\(.*|{_NAME}(?:\??\.{_NAME})*(?:[(\[)\]}}<=]|\?.|&&|\|\|).*|{_ATTRIBUTE}|[/~.].*|[A-Za-z_.-]+", re.S
-)
-_LOWER = re.compile(r"[a-z]")
-_DIGIT = re.compile(r"[0-9]")
-_SYMBOL = re.compile(r"[^A-Za-z0-9_.-]")
-_VARIABLE = re.compile(_NAME)
-_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")  # a password inside one is the url-password rule's
-_HUMP = re.compile(r"[a-z0-9][A-Z]")  # an upper-case letter inside a word, not one that starts it
+_CODE = Pattern(rf"\(.*|{_NAME}(?:\??\.{_NAME})*(?:[(\[)\]}}<=]|\?.|&&|\|\|).*|{_ATTRIBUTE}|[/~.].*|[A-Za-z_.-]+", re.S)
+_LOWER = Pattern(r"[a-z]")
+_DIGIT = Pattern(r"[0-9]")
+_SYMBOL = Pattern(r"[^A-Za-z0-9_.-]")
+_VARIABLE = Pattern(_NAME)
+_URL = Pattern(r"[A-Za-z][A-Za-z0-9+.-]*://")  # a password inside one is the url-password rule's
+_HUMP = Pattern(r"[a-z0-9][A-Z]")  # an upper-case letter inside a word, not one that starts it
 
 
 def _long_run(value: str) -> bool:
@@ -68,9 +82,7 @@ def _mixed(match: re.Match[str]) -> bool:
 
 def _jwt(match: re.Match[str]) -> bool:
     """Whether the first part decodes to a JSON object with an `alg`, as every JWS and JWE header has."""
-    import base64
-    import binascii
-    import json
+    import base64  # with struct, several milliseconds: only a text with a JWT-like token pays for it
 
     header = "eyJ" + match.group("header")
     try:
@@ -85,7 +97,7 @@ _USER = r"[A-Za-z0-9._~%!$&()*+,;=-]{1,256}"
 _PASSWORD = r"[A-Za-z0-9._~%!$&()*+,;=:-]{1,256}"
 # Placeholders in documentation: `${PASS}`, `$PASS`, `****`, `%s`, `xxxx`, and the name of the thing itself
 # (`user:password@`, `username:TOKEN@`, `myuser:mypassword@`).
-_URL_PLACEHOLDER = re.compile(
+_URL_PLACEHOLDER = Pattern(
     r"[$*].*|%[s(].*|\.\.\..*|x+|(?:my|your|the)?[-_]?(?:password|passwd|passphrase|pwd|token|secret)s?",
     re.I | re.S,
 )
@@ -95,17 +107,15 @@ def _url_password(match: re.Match[str]) -> bool:
     return not _URL_PLACEHOLDER.fullmatch(match.group("secret"))
 
 
-class Rule(NamedTuple):
-    """One kind of credential: its rule name, what it is called, its pattern, and the check of a match (if any).
+class Rule(namedtuple("Rule", "rule label pattern check", defaults=(None,))):
+    """One kind of credential: its rule name, what it is called, its pattern (a `Pattern`), and the check of a
+    match (`Callable[[re.Match[str]], bool] | None`).
 
     A pattern with a `secret` group is redacted there only, so a message keeps the key's name or the URL's host.
     Patterns never match across a line break.
     """
 
-    rule: str
-    label: str
-    pattern: re.Pattern[str]
-    check: Callable[[re.Match[str]], bool] | None = None
+    __slots__ = ()
 
     def matches(self, text: str) -> list[re.Match[str]]:
         """The credentials of this kind in `text`."""
@@ -121,63 +131,61 @@ _ASSIGNED = (
 )
 
 RULES: tuple[Rule, ...] = (
-    Rule("hf-token", "Hugging Face token", re.compile(r"hf_(?<!\whf_)[A-Za-z0-9]{30,}\b")),
+    Rule("hf-token", "Hugging Face token", Pattern(r"hf_(?<!\whf_)[A-Za-z0-9]{30,}\b")),
     Rule(
         "github-token",
         "GitHub token",
-        re.compile(r"g(?<!\wg)(?:h[pousr]_[A-Za-z0-9]{36,}|ithub_pat_[A-Za-z0-9_]{22,})\b"),
+        Pattern(r"g(?<!\wg)(?:h[pousr]_[A-Za-z0-9]{36,}|ithub_pat_[A-Za-z0-9_]{22,})\b"),
     ),
-    Rule("gitlab-token", "GitLab token", re.compile(r"gl(?<!\wgl)(?:pat|dt|rt|ptt|soat)-[A-Za-z0-9_-]{20,}")),
-    Rule("npm-token", "npm token", re.compile(r"npm_(?<!\wnpm_)[A-Za-z0-9]{36}\b")),
-    Rule("stripe-key", "Stripe live key", re.compile(r"[rs]k_live_(?<!\w[rs]k_live_)[A-Za-z0-9]{20,}\b")),
-    Rule("google-api-key", "Google API key", re.compile(r"AIza(?<!\wAIza)[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])")),
-    Rule("aws-access-key", "AWS access key id", re.compile(r"A(?<!\wA)(?:KIA|SIA)[0-9A-Z]{16}\b")),
+    Rule("gitlab-token", "GitLab token", Pattern(r"gl(?<!\wgl)(?:pat|dt|rt|ptt|soat)-[A-Za-z0-9_-]{20,}")),
+    Rule("npm-token", "npm token", Pattern(r"npm_(?<!\wnpm_)[A-Za-z0-9]{36}\b")),
+    Rule("stripe-key", "Stripe live key", Pattern(r"[rs]k_live_(?<!\w[rs]k_live_)[A-Za-z0-9]{20,}\b")),
+    Rule("google-api-key", "Google API key", Pattern(r"AIza(?<!\wAIza)[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])")),
+    Rule("aws-access-key", "AWS access key id", Pattern(r"A(?<!\wA)(?:KIA|SIA)[0-9A-Z]{16}\b")),
     Rule(
         "aws-secret-key",
         "AWS secret access key",
-        re.compile(
+        Pattern(
             r"(?i:aws_?secret_?access_?key)[\"']?[ \t]*[:=][ \t]*[\"']?"
             + _REFERENCE
             + r"(?P<secret>[A-Za-z0-9/+=]{40})"
         ),
     ),
-    Rule("private-key", "private key block", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")),
+    Rule("private-key", "private key block", Pattern(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")),
     # `sk-` starts prose too (`sk-learn-compatible`): a key's body is random, so it mixes cases or digits
     Rule(
         "openai-key",
         "OpenAI or Anthropic API key",
-        re.compile(r"sk-(?<!\wsk-)(?P<secret>[A-Za-z0-9_-]{32,})"),
+        Pattern(r"sk-(?<!\wsk-)(?P<secret>[A-Za-z0-9_-]{32,})"),
         _mixed,
     ),
-    Rule("slack-token", "Slack token", re.compile(r"x(?<!\wx)(?:ox[abposre]|app)-[A-Za-z0-9-]{10,}")),
+    Rule("slack-token", "Slack token", Pattern(r"x(?<!\wx)(?:ox[abposre]|app)-[A-Za-z0-9-]{10,}")),
     Rule(
         "jwt",
         "JSON Web Token",
-        re.compile(r"eyJ(?<!\weyJ)(?P<header>[A-Za-z0-9_-]{8,})\.[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*"),
+        Pattern(r"eyJ(?<!\weyJ)(?P<header>[A-Za-z0-9_-]{8,})\.[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*"),
         _jwt,
     ),
     Rule(
         "url-password",
         "password in a URL",
-        re.compile(r"://(?<=[A-Za-z0-9+.-]://)" + _USER + ":(?P<secret>" + _PASSWORD + ")@"),
+        Pattern(r"://(?<=[A-Za-z0-9+.-]://)" + _USER + ":(?P<secret>" + _PASSWORD + ")@"),
         _url_password,
     ),
-    Rule("password-assignment", "password or API key assignment", re.compile(_ASSIGNED), _assigned),
+    Rule("password-assignment", "password or API key assignment", Pattern(_ASSIGNED), _assigned),
     Rule(
         "bearer-token",
         "bearer token",
-        re.compile(r"[Bb](?<!\w[Bb])(?i:earer)[ \t]+" + _REFERENCE + r"(?P<secret>[A-Za-z0-9._~+/=-]{20,})"),
+        Pattern(r"[Bb](?<!\w[Bb])(?i:earer)[ \t]+" + _REFERENCE + r"(?P<secret>[A-Za-z0-9._~+/=-]{20,})"),
         _mixed,
     ),
 )
 
 
-class Finding(NamedTuple):
-    """A credential found in some text: which rule matched, on which line (1-based)."""
+class Finding(namedtuple("Finding", "rule label line")):
+    """A credential found in some text: which rule matched (`rule`, `label`), on which `line` (1-based)."""
 
-    rule: str
-    label: str
-    line: int
+    __slots__ = ()
 
 
 def scan(text: str) -> list[Finding]:

@@ -18,11 +18,19 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 
-TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
-if TYPE_CHECKING:
-    from typing import Any
+from . import outbox, uploads
+from .agents import RUNTIMES
+from .budget import Budget
+from .context import Context
+from .display import safe, shorten
+from .errors import AgentMemoryError, NotSetUp
+from .memory.cache import ProjectCache
+from .memory.note_uploads import pending
+from .memory.search import search
+from .setup.command import helper_command
 
 EVENTS = ("session-start", "stop", "session-end")
 USAGE = "usage: agent-memory hook session-start|stop|session-end --agent codex|claude [--json]"
@@ -49,7 +57,7 @@ def main(argv: list[str]) -> int:
         payload = _payload()
         if event == "session-start":
             context = reminder(payload)
-            result: dict[str, Any] = {"event": event, "agent": agent, "context": context}
+            result: dict[str, object] = {"event": event, "agent": agent, "context": context}
             output = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}}
         else:
             result = {"event": event, "agent": agent, **retry(event)}
@@ -70,31 +78,25 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def reminder(payload: dict[str, Any]) -> str:
+def reminder(payload: dict[str, object]) -> str:
     """The SessionStart context: most important line first, under MAX_CONTEXT bytes, no note content."""
-    from . import config as config_file
-    from .config.projects import resolve
-    from .errors import NotSetUp
-    from .setup.command import helper_command
-
     helper = helper_command()
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else os.getcwd()
+    ctx = Context(directory=cwd)
     project: str | None = None
     try:
-        config = config_file.load()
-        bucket = config.get("bucket")
-        if not bucket:
+        if not ctx.config.get("bucket"):
             return (
                 "agent-memory is not set up on this machine, so this session has no memory. "
                 f"The user can set it up with: {helper} bootstrap --project NAME"
             )
-        project = resolve(cwd, config=config)["project"]
+        project = ctx.project
     except NotSetUp as exc:
         lines = [
             f"agent-memory: {exc.message} Do not save memory from here. To use memory in this folder, "
-            f"ask the user to run: {helper} {(exc.next_step or '').removeprefix('agent-memory ')}"
+            f"ask the user to run: {helper} {exc.next_step.removeprefix('agent-memory ')}"
         ]
-    except Exception as exc:  # a configuration that cannot be used, whatever its fault: say so, and how to repair it
+    except AgentMemoryError as exc:  # a configuration that cannot be used: say so, and how to repair it
         return _fit([_unusable(helper, exc)])
     else:
         lines = [
@@ -103,56 +105,38 @@ def reminder(payload: dict[str, Any]) -> str:
         ]
     lines += _pending_lines(helper)
     if project and payload.get("source") == "compact":  # a fresh session never gets a pointer to earlier work
-        lines += _checkpoint_line(helper, bucket, project)
+        lines += _checkpoint_line(helper, ctx)
     return _fit(lines)
 
 
-def _unusable(helper: str, exc: Exception) -> str:
+def _unusable(helper: str, exc: AgentMemoryError) -> str:
     """The line for a configuration that cannot be used: what is wrong, and the user's command that repairs it."""
-    import re
-
-    from . import paths
-    from .errors import AgentMemoryError
-
-    if isinstance(exc, AgentMemoryError):
-        problem, repair = exc.message, exc.next_step
-    else:  # a shape that the configuration's own checks do not catch yet
-        file = paths.config_file()
-        problem = f"The configuration file {file} cannot be used ({type(exc).__name__}: {exc})."
-        repair = f"fix or remove {file}, then run agent-memory config show"
     # the absolute command: the runtime's PATH may not have the helper
-    repair = re.sub(r"(?<![\w./-])agent-memory (?=[a-z])", lambda _match: f"{helper} ", repair)
+    repair = re.sub(r"(?<![\w./-])agent-memory (?=[a-z])", lambda _match: f"{helper} ", exc.next_step)
     return (
-        f"agent-memory: memory is not usable on this machine: {problem} Do not search or save memory until it is "
+        f"agent-memory: memory is not usable on this machine: {exc.message} Do not search or save memory until it is "
         f"repaired. The user can repair it: {repair}"
     )
 
 
 def _pending_lines(helper: str) -> list[str]:
-    from . import outbox
-
     counts = outbox.summary()
     lines = []
-    waiting = counts["notes"] + counts["skills"]
-    if waiting:
+    notes, skills = counts.get("note", 0), counts.get("skill", 0)
+    if notes + skills:
         lines.append(
-            f"{waiting} upload(s) saved on this machine are not shared yet ({counts['notes']} note(s), "
-            f"{counts['skills']} skill publication(s)); retry them with: {helper} pending retry"
+            f"{notes + skills} upload(s) saved on this machine are not shared yet ({notes} note(s), "
+            f"{skills} skill publication(s)); retry them with: {helper} pending retry"
         )
     if counts["damaged"]:
         lines.append(f"{counts['damaged']} pending upload(s) are damaged and need the user: {helper} pending")
     return lines
 
 
-def _checkpoint_line(helper: str, bucket: str, project: str) -> list[str]:
+def _checkpoint_line(helper: str, ctx: Context) -> list[str]:
     """A pointer to the project's newest checkpoint in the local cache (or pending here), never its content."""
-    from . import outbox
-    from .display import shorten
-    from .memory.cache import ProjectCache
-    from .memory.search import search
-
-    pending = outbox.pending_notes(bucket, project)
-    found = search(ProjectCache(bucket, project), "", limit=1, kind="checkpoint", pending_notes=pending)
+    cache = ProjectCache(ctx.bucket, ctx.project)
+    found = search(cache, "", limit=1, kind="checkpoint", pending_notes=pending(ctx))
     if not found:
         return []
     newest = found[0]  # display-safe already (`search`), its date checked when it was cached (`notes.fields`)
@@ -165,8 +149,6 @@ def _checkpoint_line(helper: str, bucket: str, project: str) -> list[str]:
 
 def _fit(lines: list[str]) -> str:
     """Join the lines, dropping the least important (the last) until the text fits MAX_CONTEXT bytes."""
-    from .display import safe
-
     lines = [safe(line) for line in lines]  # paths and messages can hold anything; one line stays one line
     while len(lines) > 1 and len("\n".join(lines).encode()) > MAX_CONTEXT:
         lines = lines[:-1]
@@ -174,19 +156,15 @@ def _fit(lines: list[str]) -> str:
     return text.encode()[:MAX_CONTEXT].decode(errors="ignore")
 
 
-def retry(event: str) -> dict[str, Any]:
+def retry(event: str) -> dict[str, object]:
     """Retry pending notes and skill publications within the event's budget: `{"results", "damaged"}`."""
-    from . import outbox
-
     counts = outbox.summary()
-    if not counts["notes"] and not counts["skills"]:
+    if not any(count for name, count in counts.items() if name != "damaged"):
         return {"results": [], "damaged": []}  # nothing to do: no network library is loaded
-    from .budget import Budget
-
-    return outbox.retry_all(Budget(budget_seconds(event)))
+    return outbox.retry(uploads.KINDS, Context(budget=Budget(budget_seconds(event))))
 
 
-def _retry_summary(result: dict[str, Any]) -> str:
+def _retry_summary(result: dict[str, object]) -> str:
     statuses = [item.get("status") for item in result["results"]]
     shared = len(statuses) - statuses.count("pending")
     text = f"retried {len(statuses)} pending upload(s): {shared} shared, {statuses.count('pending')} still pending"
@@ -230,14 +208,12 @@ def _parse(argv: list[str]) -> tuple[str, str, bool]:
             break
     if len(rest) != 1 or rest[0] not in EVENTS:
         raise ValueError(f"unknown hook event {' '.join(rest) or '(none)'}")
-    from .agents import RUNTIMES
-
     if agent not in RUNTIMES:
         raise ValueError(f"--agent must be one of {', '.join(RUNTIMES)}, not {agent}")
     return rest[0], agent, as_json
 
 
-def _payload() -> dict[str, Any]:
+def _payload() -> dict[str, object]:
     """The event JSON on stdin; `{}` when there is none or it is not an object (the hook still does its work)."""
     if sys.stdin is None or sys.stdin.isatty():  # run by hand in a terminal: do not wait for an event
         return {}
@@ -251,6 +227,4 @@ def _payload() -> dict[str, Any]:
 
 
 def _warn(text: str) -> None:
-    from .display import safe
-
     print(f"agent-memory hook: {safe(text)}", file=sys.stderr)

@@ -3,32 +3,29 @@ skills."""
 
 from __future__ import annotations
 
-from . import __version__, outbox, paths
-from . import config as config_file
-from .config.projects import resolve
+from collections.abc import Iterator
+
+from . import __version__, outbox, paths, uploads
+from .clock import age_seconds
+from .context import Context
 from .display import safe_tree
 from .errors import NotSetUp
+from .memory import pack
 from .memory.cache import ProjectCache
 from .setup import codex_sandbox, hook_files
 from .skills.installed import installed_skills
 
-TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
-if TYPE_CHECKING:
-    from collections.abc import Iterator
-    from typing import Any
 
-
-def status() -> dict[str, Any]:
+def status(ctx: Context) -> dict[str, object]:
     """The machine's state, as the status command's JSON object."""
-    config = config_file.load()
-    bucket = config.get("bucket")
+    bucket = ctx.config.get("bucket")
     try:
-        project: dict[str, str] | None = resolve(config=config)
+        project: dict[str, str] | None = ctx.mapping()
         project_error = None
     except NotSetUp as exc:
         project, project_error = None, f"{exc.message} Next: {exc.next_step}"
     cache = ProjectCache(bucket, project["project"]) if bucket and project else None
-    waiting = outbox.entries()
+    waiting = outbox.entries(uploads.KINDS)
     result = {
         "version": __version__,
         "config_file": str(paths.config_file()),
@@ -52,7 +49,6 @@ def status() -> dict[str, Any]:
 
 def _damaged_notes(cache: ProjectCache) -> list[dict[str, str]]:
     """The cached notes of the project whose fields cannot be used, as `{"id", "problem"}` (see `notes.fields`)."""
-    from .memory import pack
 
     def damaged(headers: Iterator[bytes]) -> list[dict[str, str]]:
         found = (pack.fields(header) for header in headers)
@@ -64,24 +60,12 @@ def _damaged_notes(cache: ProjectCache) -> list[dict[str, str]]:
         return []
 
 
-def _pending_summary(entry: dict[str, Any]) -> dict[str, Any]:
+def _pending_summary(entry: dict[str, object]) -> dict[str, object]:
     return {
         "id": entry.get("id"),
         "bucket": entry.get("bucket"),
         "path": entry.get("path"),
-        "age_seconds": _age(entry.get("queued")),
+        "age_seconds": age_seconds(entry["queued"]) if entry.get("queued") else None,
         "attempts": entry.get("attempts", 0),
         "last_error": entry.get("last_error"),
     }
-
-
-def _age(stamp: str | None) -> int | None:
-    if not stamp:
-        return None
-    from datetime import datetime, timezone  # only when something is pending
-
-    try:
-        queued = datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
-    except ValueError:
-        return None
-    return int((datetime.now(timezone.utc) - queued).total_seconds())

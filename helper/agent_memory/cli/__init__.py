@@ -1,46 +1,30 @@
 """The `agent-memory` command line: parse arguments, call the domain modules, render their results.
 
 This module is the entry point and the table of commands; each command's declaration and handler live beside
-their domain's others (`memory`, `skills`, `setup`), and what they share in `common`. Nothing else lives here.
-Data goes to stdout (one JSON object with `--json`), everything else to stderr. Domain modules are imported
-inside the handlers so that each command loads only what it uses, and the hot commands (see `_HOT`) are
-parsed without argparse, whose import alone costs as much as the interpreter's start-up: agents and their
-hooks run them on every session start and every turn.
+their domain's others (`memory`, `skills`, `setup`), and what they share in `common`. Data goes to stdout (one
+JSON object with `--json`), everything else to stderr. Every error a command meets ends here, in one place:
+an `Error:` line and a `Next:` line on stderr, and its exit code.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
+from collections.abc import Callable
 
-from .. import __version__
-from ..errors import AgentMemoryError, UsageError
+from .. import __version__, failures, paths
+from ..agents import codex
+from ..display import safe
+from ..errors import AgentMemoryError, UsageError, render
+from ..fsutil import tighten
+from ..guard import redact
+from ..store import StoreError
 from . import memory, setup, skills
-from .common import Light, parser_class
+from .common import Handler, Parser
 
-TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
-if TYPE_CHECKING:
-    import argparse
-    from collections.abc import Callable
-    from typing import Any
-
-    from .common import Handler
-
-
-def _build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The parser; with `command`, only that command's arguments are declared (the others cost start-up time)."""
-    _Parser = parser_class()
-    parser = _Parser(prog="agent-memory", description="Portable memory and skills for coding agents.")
-    parser.add_argument("--version", action="version", version=f"agent-memory {__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    commands.required = True
-    for name, (summary, declare) in _COMMANDS.items():
-        sub = commands.add_parser(name, help=summary, description=summary[0].upper() + summary[1:] + ".")
-        if command in (None, name):
-            declare(sub)
-    return parser
-
+HOOK_HELP = "(what the hooks run: agent-memory hook session-start|stop|session-end --agent codex|claude)"
 
 _COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
     "project": ("map directories to projects", memory.declare_project),
@@ -57,38 +41,20 @@ _COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
         setup.declare_bootstrap,
     ),
     "instructions": ("the managed block in the agents' instruction files", setup.declare_instructions),
-    "hooks": ("install, remove or show the optional agent hooks", setup.declare_hooks),
-    "hook": ("run by the agents' hooks (reminder, retry)", setup.declare_hook),
+    "hooks": ("install, remove or show the optional agent hooks " + HOOK_HELP, setup.declare_hooks),
     "codex-sandbox": ("let agent-memory save from Codex's workspace-write sandbox", setup.declare_codex_sandbox),
 }
 
 
-# The hot commands, parsed without argparse. To add one: declare its arguments as a `Light`, use its `declare`
-# in the command's `declare_...` function, and add it here with its handler.
-_HOT: dict[str, tuple[Light, Handler]] = {
-    "search": (memory.SEARCH, memory.search),
-    "status": (memory.STATUS, memory.status),
-}
-
-
-def _parse(argv: list[str]) -> Any:
-    """The arguments: by hand for a hot command, else (and for its --help or any usage error) by argparse."""
-    hot = _HOT.get(argv[0]) if argv else None
-    if hot is not None and (args := hot[0].parse(argv[1:])) is not None:
-        args.command, args.handler = argv[0], hot[1]
-        return args
-    return _build_parser(argv[0] if argv and argv[0] in _COMMANDS else None).parse_args(argv)
-
-
-def _emit(result: dict[str, Any], text: str | bytes, as_json: bool) -> None:
-    if as_json:
-        sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
-    elif isinstance(text, bytes):
-        sys.stdout.flush()
-        sys.stdout.buffer.write(text)
-    elif text:
-        sys.stdout.write(text + "\n")
-    sys.stdout.flush()
+def build_parser() -> argparse.ArgumentParser:
+    """The one parser of every command."""
+    parser = Parser(prog="agent-memory", description="Portable memory and skills for coding agents.")
+    parser.add_argument("--version", action="version", version=f"agent-memory {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    commands.required = True
+    for name, (summary, declare) in _COMMANDS.items():
+        declare(commands.add_parser(name, help=summary, description=summary[0].upper() + summary[1:] + "."))
+    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -97,38 +63,49 @@ def main(argv: list[str] | None = None) -> int:
     as_json = "--json" in argv
     try:
         _require_utf8(argv)
-        args = _parse(argv)
+        args = build_parser().parse_args(argv)
         as_json = args.json
-        _private_state()
+        for root in paths.roots():  # local state is owner-only, even if an earlier version left it open
+            tighten(root)
         handler: Handler = args.handler
         result, text, code = handler(args)
         _emit(result, text, as_json)
     except AgentMemoryError as exc:
-        code = exc.exit_code
-        _report(exc.message, exc.next_step, code, as_json)
+        code = _report(exc, as_json)
+    except StoreError as exc:  # the one translation of a store's failure (see `failures`)
+        code = _report(failures.user_error(exc, argv), as_json)
     except KeyboardInterrupt:
-        code = 130
-        _report(
-            "Interrupted.", "agent-memory pending (lists any upload it left waiting), then run it again", code, as_json
+        interrupted = AgentMemoryError(
+            "Interrupted.",
+            next_step="agent-memory pending (lists any upload it left waiting), then run it again",
+            exit_code=130,
         )
+        code = _report(interrupted, as_json)
     except OSError as exc:  # the local disk: a full disk, a read-only home, an agent's sandbox
-        from ..agents import codex
-
-        code = 1
         what = f"{exc.strerror or exc} ({exc.filename})" if exc.filename else str(exc)
-        _report(
-            f"Cannot use a local file: {what}.",
-            codex.sandbox_next_step(exc)
-            or "check that folder's permissions and free space (see the README, section Troubleshooting)",
-            code,
-            as_json,
+        next_step = codex.sandbox_next_step(exc) or (
+            "check that folder's permissions and free space (see the README, section Troubleshooting)"
         )
+        code = _report(AgentMemoryError(f"Cannot use a local file: {what}.", next_step=next_step), as_json)
     except Exception as exc:
         if os.environ.get("AGENT_MEMORY_DEBUG") == "1":
             raise
-        code = 1
-        _report(f"Unexpected {type(exc).__name__}: {exc}", "rerun with AGENT_MEMORY_DEBUG=1 and report it", 1, as_json)
+        unexpected = AgentMemoryError(
+            f"Unexpected {type(exc).__name__}: {exc}", next_step="rerun with AGENT_MEMORY_DEBUG=1 and report it"
+        )
+        code = _report(unexpected, as_json)
     return code
+
+
+def _emit(result: dict[str, object], text: str | bytes, as_json: bool) -> None:
+    if as_json:
+        sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
+    elif isinstance(text, bytes):
+        sys.stdout.flush()
+        sys.stdout.buffer.write(text)
+    elif text:
+        sys.stdout.write(text + "\n")
+    sys.stdout.flush()
 
 
 def _require_utf8(argv: list[str]) -> None:
@@ -149,20 +126,11 @@ def _require_utf8(argv: list[str]) -> None:
             ) from None
 
 
-def _private_state() -> None:
-    """Make the local state owner-only if an earlier version left it open (a stat per root when it is not)."""
-    from .. import paths
-    from ..fsutil import tighten
-
-    for root in paths.roots():
-        tighten(root)
-
-
-def _report(message: str, next_step: str, code: int, as_json: bool) -> None:
-    from ..display import safe
-    from ..guard import redact
-
-    message, next_step = safe(redact(message)), safe(next_step)  # store errors and paths carry outside text
+def _report(error: AgentMemoryError, as_json: bool) -> int:
+    """Print `error` (on stderr, and as the JSON object with `--json`); its exit code."""
+    # paths and store errors can hold anything: no credential, no control character is printed
+    message, next_step = safe(redact(error.message)), safe(error.next_step)
     if as_json:
-        _emit({"error": message, "next": next_step, "exit_code": code}, "", True)
-    print(f"Error: {message}\nNext: {next_step}", file=sys.stderr)
+        _emit({"error": message, "next": next_step, "exit_code": error.exit_code}, "", True)
+    print(render(message, next_step), file=sys.stderr)
+    return error.exit_code

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 
+from .. import config, names, outbox, paths, uploads
+from ..config.projects import map_directory
+from ..context import Context
 from ..display import safe_tree
-from ..errors import OK, PENDING, UsageError
-from .common import JSON, Light, notice, subcommands, sync_outcome, with_json
-
-TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
-if TYPE_CHECKING:
-    import argparse
-    from typing import Any
-
-    from .common import Outcome
+from ..errors import OK, UsageError
+from ..memory import saving
+from ..memory.note_uploads import NOTES
+from ..memory.reading import read as read_note
+from ..memory.search import search_project
+from ..status import status as machine_status
+from ..store import check_private, parse_bucket
+from .common import Rendered, notice, subcommands, told_retries, told_sync, told_upload, with_json
+from .setup import sandbox_lines
+from .skills import read_skill, search_skills
 
 
 def declare_project(parser: argparse.ArgumentParser) -> None:
@@ -39,7 +44,7 @@ def declare_config(parser: argparse.ArgumentParser) -> None:
 def declare_save(p: argparse.ArgumentParser) -> None:
     p.description = (
         "Save a Markdown note to the bucket. It is kept locally first; if the upload fails it stays "
-        "pending (exit 75) until `agent-memory save --retry ID` confirms it."
+        f"pending (exit 75) until `{outbox.RETRY} ID` confirms it."
     )
     with_json(p)
     p.add_argument("--title", help="default: the first heading, else the first line")
@@ -50,23 +55,18 @@ def declare_save(p: argparse.ArgumentParser) -> None:
     p.add_argument("--agent", help="default: $AGENT_MEMORY_AGENT, else the calling runtime, else unknown")
     p.add_argument("--file", metavar="PATH", help="read the body from PATH ('-' for stdin)")
     retry = p.add_mutually_exclusive_group()
-    retry.add_argument("--retry", metavar="NOTE_ID", help="upload a pending note again (same id, bytes, path)")
-    retry.add_argument("--retry-all", action="store_true", help="retry every pending note")
+    retry.add_argument("--retry", metavar="NOTE_ID", help=f"the same as {outbox.RETRY} NOTE_ID")
+    retry.add_argument("--retry-all", action="store_true", help=f"the same as {outbox.RETRY}, for notes only")
     p.set_defaults(handler=save)
 
 
-SEARCH = Light(
-    ("--json", JSON),
-    ("query", {"nargs": "?", "default": "", "help": "literal text, case-insensitive; empty lists recent notes"}),
-    ("--limit", {"type": int, "default": 10}),
-    ("--kind", {"choices": ["note", "checkpoint"]}),
-    ("--offline", {"action": "store_true", "help": "search the local cache only (no network)"}),
-    ("--skills", {"action": "store_true", "help": "search published skill revisions instead of notes"}),
-)
-
-
 def declare_search(p: argparse.ArgumentParser) -> None:
-    SEARCH.declare(p)
+    with_json(p)
+    p.add_argument("query", nargs="?", default="", help="literal text, case-insensitive; empty lists recent notes")
+    p.add_argument("--limit", type=int, default=10)
+    p.add_argument("--kind", choices=["note", "checkpoint"])
+    p.add_argument("--offline", action="store_true", help="search the local cache only (no network)")
+    p.add_argument("--skills", action="store_true", help="search published skill revisions instead of notes")
     p.set_defaults(handler=search)
 
 
@@ -80,12 +80,8 @@ def declare_read(p: argparse.ArgumentParser) -> None:
     p.set_defaults(handler=read)
 
 
-STATUS = Light(("--json", JSON))
-
-
 def declare_status(p: argparse.ArgumentParser) -> None:
-    STATUS.declare(p)
-    p.set_defaults(handler=status)
+    with_json(p).set_defaults(handler=status)
 
 
 def declare_pending(parser: argparse.ArgumentParser) -> None:
@@ -98,7 +94,8 @@ def declare_pending(parser: argparse.ArgumentParser) -> None:
     with_json(actions.add_parser("list", help="list what waits, and what is damaged (the default)")).set_defaults(
         handler=pending_list
     )
-    p = with_json(actions.add_parser("retry", help="retry every pending note and publication now"))
+    p = with_json(actions.add_parser("retry", help="retry every pending note and publication now (or only ID)"))
+    p.add_argument("id", nargs="?", metavar="ID", help="a note id or skill revision (default: every upload)")
     p.set_defaults(handler=pending_retry)
     p = with_json(actions.add_parser("export", help="write the exact bytes of a pending upload to a new file"))
     p.add_argument("id", metavar="ID", help="a note id or skill revision")
@@ -111,33 +108,24 @@ def declare_pending(parser: argparse.ArgumentParser) -> None:
     p.set_defaults(handler=pending_discard)
 
 
-def project_map(args: argparse.Namespace) -> Outcome:
-    from ..config.projects import map_directory
-
+def project_map(args: argparse.Namespace) -> Rendered:
     result = map_directory(args.name, args.dir)
     return result, f"Mapped {result['root']} to project {result['project']}.", OK
 
 
-def project_show(args: argparse.Namespace) -> Outcome:
-    from ..config.projects import resolve
-
-    result = resolve()
+def project_show(args: argparse.Namespace) -> Rendered:
+    result = Context().mapping()
     return result, f"project: {result['project']}\nroot: {result['root']}", OK
 
 
-def config_set(args: argparse.Namespace) -> Outcome:
-    from .. import config
-    from ..store import check_private, parse_bucket
-
+def config_set(args: argparse.Namespace) -> Rendered:
     bucket = parse_bucket(args.value)
     check_private(bucket)
     config.update(bucket=bucket)
     return {"bucket": bucket}, f"bucket: {bucket}", OK
 
 
-def config_show(args: argparse.Namespace) -> Outcome:
-    from .. import config, paths
-
+def config_show(args: argparse.Namespace) -> Rendered:
     values = config.load()
     result = {"config_file": str(paths.config_file()), **values}
     lines = [f"config file: {result['config_file']}", f"bucket: {values.get('bucket') or '(not set)'}"]
@@ -145,46 +133,27 @@ def config_show(args: argparse.Namespace) -> Outcome:
     return result, "\n".join(lines), OK
 
 
-def save(args: argparse.Namespace) -> Outcome:
-    from ..memory import saving
-
-    if args.retry_all:
-        from .. import outbox
-
-        return retried(outbox.retry_all(kind="note"))
+def save(args: argparse.Namespace) -> Rendered:
+    ctx = Context()
+    if args.retry_all:  # the older spellings of `pending retry`, for notes only
+        return told_retries(outbox.retry([NOTES], ctx))
     if args.retry:
-        result = saving.retry(args.retry)
-    else:
-        result = saving.save(
-            read_body(args.file),
-            title=args.title,
-            kind=args.kind,
-            tags=args.tag,
-            sources=args.source,
-            corrects=args.corrects,
-            agent=args.agent,
-        )
-    result = safe_tree(result)  # a pending note's message carries the store's error
-    return result, result["message"], PENDING if result["status"] == "pending" else OK
-
-
-def retried(result: dict[str, Any]) -> Outcome:
-    """Render a retry of several uploads: exit 1 if any is damaged, else 75 if any is still pending."""
-    from ..errors import ERROR
-
-    result = safe_tree(result)  # store errors and damage reports carry outside text
-    lines = [r.get("message") or f"Published {r['name']} revision {r['revision']}." for r in result["results"]]
-    for item in result["damaged"]:
-        notice(
-            f"Error: the pending {item['kind']} {item['id']} is damaged and was not uploaded: {item['problem']}\n"
-            f"Next: agent-memory pending export {item['id']} --to PATH, or agent-memory pending discard {item['id']}"
-        )
-    still_pending = any(r["status"] == "pending" for r in result["results"])
-    code = ERROR if result["damaged"] else PENDING if still_pending else OK
-    return result, "\n".join(lines) or ("Nothing is pending." if not result["damaged"] else ""), code
+        return told_upload(outbox.retry([NOTES], ctx, names.note_id(args.retry)))
+    result = saving.save(
+        ctx,
+        read_body(args.file),
+        title=args.title,
+        kind=args.kind,
+        tags=args.tag,
+        sources=args.source,
+        corrects=args.corrects,
+        agent=args.agent,
+    )
+    return told_upload(result)
 
 
 def read_body(file: str | None) -> bytes:
+    """The note's body: the file `--file` names, else stdin (not a terminal: nobody would be typing a note)."""
     if file and file != "-":
         try:
             with open(file, "rb") as handle:
@@ -202,53 +171,44 @@ def read_body(file: str | None) -> bytes:
     return sys.stdin.buffer.read()
 
 
-def search(args: argparse.Namespace) -> Outcome:
-    from ..memory.search import search_project
-
+def search(args: argparse.Namespace) -> Rendered:
     if not 1 <= args.limit <= 1000:
         raise UsageError("--limit must be between 1 and 1000.", next_step="agent-memory search QUERY --limit 10")
     if "\x00" in args.query:
         raise UsageError("The query cannot contain NUL characters.", next_step="agent-memory search TEXT (plain text)")
     if args.skills:
-        from .skills import search_skills
-
         return search_skills(args)
-    result = search_project(args.query, limit=args.limit, kind=args.kind, offline=args.offline)
+    found, freshness = search_project(Context(), args.query, limit=args.limit, kind=args.kind, offline=args.offline)
     lines = []
-    for found in result["results"]:
-        if found["damaged"]:
-            lines.append(f"{found['id']}  DAMAGED: {found['damaged']} (its fields are not shown)")
+    for note in found["results"]:
+        if note["damaged"]:
+            lines.append(f"{note['id']}  DAMAGED: {note['damaged']} (its fields are not shown)")
         else:
-            origin = f"{found['agent'] or 'unknown'}@{found['machine'] or 'unknown'}"
-            flag = "  [pending: not shared yet]" if found["pending"] else ""
-            lines.append(f"{found['id']}  {found['created']}  {found['kind']}  {origin}  {found['title']}{flag}")
-        lines += [f"    {m['line']}: {m['text']}" for m in found["matches"]]
+            origin = f"{note['agent'] or 'unknown'}@{note['machine'] or 'unknown'}"
+            flag = "  [pending: not shared yet]" if note["pending"] else ""
+            lines.append(f"{note['id']}  {note['created']}  {note['kind']}  {origin}  {note['title']}{flag}")
+        lines += [f"    {m['line']}: {m['text']}" for m in note["matches"]]
     if not lines:
         lines.append("No matching notes." if args.query else "No notes yet.")
-    if result["pending"]:
-        notice(f"{result['pending']} note(s) are pending upload: run agent-memory save --retry-all.")
-    return result, "\n".join(lines), sync_outcome(result["sync"])
+    if found["pending"]:
+        notice(f"{found['pending']} note(s) are pending upload: run {outbox.RETRY}.")
+    sync, code = told_sync(freshness)
+    result = {"project": found["project"], "query": found["query"], "results": found["results"], "sync": sync}
+    return {**result, "pending": found["pending"]}, "\n".join(lines), code
 
 
-def read(args: argparse.Namespace) -> Outcome:
-    from ..memory.reading import read
-
+def read(args: argparse.Namespace) -> Rendered:
     if args.skill or args.revision:
-        from .skills import read_skill
-
         return read_skill(args)
     if not args.target:
         raise UsageError("Which note? Give its id.", next_step="agent-memory search QUERY (lists ids)")
-    found = read(args.target, fresh=args.fresh)
+    found = read_note(Context(), args.target, fresh=args.fresh)
     content = found["content"]
-    result = {**found, "content": content.decode("utf-8", errors="replace")}
-    return result, content, OK  # type: ignore[return-value]  (bytes: printed exactly)
+    return {**found, "content": content.decode("utf-8", errors="replace")}, content, OK
 
 
-def status(args: argparse.Namespace) -> Outcome:
-    from ..status import status
-
-    result = status()
+def status(args: argparse.Namespace) -> Rendered:
+    result = machine_status(Context())
     project = result["project"]
     lines = [
         f"agent-memory {result['version']}",
@@ -277,16 +237,12 @@ def status(args: argparse.Namespace) -> Outcome:
         revision = skill["revision"] or "package"
         lines.append(f"  {skill['agent']}: {skill['name']} @ {revision}{edited} in {skill['path']}")
     lines += [f"hooks ({h['agent']}): {h['note']}" for h in result["hooks"]]
-    from .setup import sandbox_lines
-
     lines += sandbox_lines(result["codex_sandbox"]) if result["codex_sandbox"]["state"] != "not allowed" else []
     return result, "\n".join(lines), OK
 
 
-def pending_list(args: argparse.Namespace) -> Outcome:
-    from .. import outbox
-
-    result = safe_tree(outbox.entries())  # store errors carry outside text
+def pending_list(args: argparse.Namespace) -> Rendered:
+    result = safe_tree(outbox.entries(uploads.KINDS))  # store errors carry outside text
     lines = []
     for entry in result["notes"]:
         error = (entry["last_error"] or {}).get("detail") or "not tried yet"
@@ -301,23 +257,20 @@ def pending_list(args: argparse.Namespace) -> Outcome:
     return result, "\n".join(lines) or "Nothing is pending.", OK
 
 
-def pending_retry(args: argparse.Namespace) -> Outcome:
-    from .. import outbox
+def pending_retry(args: argparse.Namespace) -> Rendered:
+    ctx = Context()
+    if args.id is not None:
+        return told_upload(outbox.retry(uploads.KINDS, ctx, args.id))
+    return told_retries(outbox.retry(uploads.KINDS, ctx))
 
-    return retried(outbox.retry_all())
 
-
-def pending_export(args: argparse.Namespace) -> Outcome:
-    from .. import outbox
-
+def pending_export(args: argparse.Namespace) -> Rendered:
     written = outbox.export(args.id, args.to)
     return {"id": args.id, "written": written}, "\n".join(f"Wrote {path}" for path in written), OK
 
 
-def pending_discard(args: argparse.Namespace) -> Outcome:
-    from .. import outbox
-
-    result = outbox.discard(args.id)
+def pending_discard(args: argparse.Namespace) -> Rendered:
+    result = outbox.discard(args.id, Context())
     text = (
         f"Discarded the pending {result['kind']} {args.id}: it will not be uploaded. "
         f"Its plan and exact bytes are kept in {result['kept']}."

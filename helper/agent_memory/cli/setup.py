@@ -1,16 +1,18 @@
-"""The setup commands: bootstrap, instructions, hooks, hook and codex-sandbox (declarations and handlers)."""
+"""The setup commands: bootstrap, instructions, hooks and codex-sandbox (declarations and handlers).
+
+`agent-memory hook EVENT` (what the hooks run) is no command of this parser: `entry` hands it to `hook` first.
+"""
 
 from __future__ import annotations
 
-from ..errors import OK, PENDING
-from .common import agent_option, each_action, notice, subcommands, with_json
+import argparse
 
-TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
-if TYPE_CHECKING:
-    import argparse
-    from typing import Any
-
-    from .common import Outcome
+from .. import agents
+from ..errors import ERROR, OK, PENDING
+from ..setup import codex_sandbox as sandbox
+from ..setup import hook_files, instructions
+from ..setup.bootstrap import bootstrap as set_up
+from .common import Rendered, agent_option, each_action, notice, subcommands, with_json
 
 
 def declare_bootstrap(p: argparse.ArgumentParser) -> None:
@@ -66,18 +68,6 @@ def declare_hooks(parser: argparse.ArgumentParser) -> None:
         agent_option(p)
 
 
-def declare_hook(p: argparse.ArgumentParser) -> None:
-    p.usage = "agent-memory hook session-start|stop|session-end --agent codex|claude [--json]"
-    p.description = (
-        "What the hooks run, with the runtime's event JSON on stdin (see: agent-memory hooks). It always exits 0."
-    )
-    p.add_argument("event", choices=["session-start", "stop", "session-end"])
-    from ..agents import RUNTIMES
-
-    p.add_argument("--agent", required=True, choices=RUNTIMES)
-    with_json(p).set_defaults(handler=hook)
-
-
 def declare_codex_sandbox(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Codex's workspace-write sandbox lets commands write only in the project and temporary folders, with no "
@@ -93,11 +83,8 @@ def declare_codex_sandbox(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def bootstrap(args: argparse.Namespace) -> Outcome:
-    from ..errors import ERROR
-    from ..setup.bootstrap import bootstrap
-
-    result = bootstrap(
+def bootstrap(args: argparse.Namespace) -> Rendered:
+    result = set_up(
         args.project,
         bucket=args.bucket,
         directory=args.dir,
@@ -126,35 +113,25 @@ def bootstrap(args: argparse.Namespace) -> Outcome:
     return result, "\n".join(lines), code
 
 
-def sandbox_lines(sandbox: dict[str, Any] | None) -> list[str]:
-    if not sandbox:
+def sandbox_lines(consent: dict[str, object] | None) -> list[str]:
+    if not consent:
         return []
-    if sandbox["state"] != "allowed":
-        return [f"codex sandbox: {sandbox['state']} ({sandbox['file']})"]
+    if consent["state"] != "allowed":
+        return [f"codex sandbox: {consent['state']} ({consent['file']})"]
     return [
-        f"codex sandbox: allowed in {sandbox['file']}: network access, and writes to " + ", ".join(sandbox["roots"])
+        f"codex sandbox: allowed in {consent['file']}: network access, and writes to " + ", ".join(consent["roots"])
     ]
 
 
-def hooks(args: argparse.Namespace) -> Outcome:
-    from ..setup import hook_files
-
+def hooks(args: argparse.Namespace) -> Rendered:
     found = getattr(hook_files, args.action)(args.agent)
     lines = [f"{h['agent']}: {h['note']} ({h['file']})" for h in found]
     lines += [f"  previous file backed up in {h['backup']}" for h in found if h.get("backup")]
     return {"agents": found}, "\n".join(lines), OK
 
 
-def hook(args: argparse.Namespace) -> Outcome:
-    from ..hook import main as hook
-
-    raise SystemExit(hook([args.event, "--agent", args.agent, *(["--json"] if args.json else [])]))
-
-
-def codex_sandbox(args: argparse.Namespace) -> Outcome:
-    from ..setup import codex_sandbox
-
-    result = getattr(codex_sandbox, args.action)()
+def codex_sandbox(args: argparse.Namespace) -> Rendered:
+    result = getattr(sandbox, args.action)()
     lines = sandbox_lines(result)
     if result.get("backup"):
         lines.append(f"  previous file backed up in {result['backup']}")
@@ -163,10 +140,7 @@ def codex_sandbox(args: argparse.Namespace) -> Outcome:
     return result, "\n".join(lines), OK
 
 
-def instructions_remove(args: argparse.Namespace) -> Outcome:
-    from .. import agents
-    from ..setup import instructions
-
+def instructions_remove(args: argparse.Namespace) -> Rendered:
     files = {name: agents.runtime(name).instructions_file() for name in agents.selected(args.agent)}
     result = instructions.remove_blocks(files)
     deleted = " and the file itself (bootstrap had created it; nothing else was in it)"

@@ -12,27 +12,23 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from pathlib import Path
 
 from .. import names, paths
 from ..errors import AgentMemoryError, NotSetUp, UsageError
 from ..fsutil import locked, write_json_atomic
 
-TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
-if TYPE_CHECKING:
-    from pathlib import Path
-    from typing import Any
-
 MAX_BYTES = 4 * 1024 * 1024  # what agent-memory writes is a few kilobytes, even with hundreds of projects
 
 
-def load() -> dict[str, Any]:
+def load() -> dict[str, object]:
     """The configuration, `{}` when there is none yet; AgentMemoryError if it is not what agent-memory writes."""
     config = _read()
     check(config)
     return config
 
 
-def check(config: dict[str, Any]) -> None:
+def check(config: dict[str, object]) -> None:
     """AgentMemoryError naming the key and its repair unless every key agent-memory knows has the shape it writes.
 
     Other keys are left alone: a newer version of the helper may have written them.
@@ -79,7 +75,7 @@ def check(config: dict[str, Any]) -> None:
 
 
 @contextlib.contextmanager
-def editing() -> Iterator[dict[str, Any]]:
+def editing() -> Iterator[dict[str, object]]:
     """The configuration, to change in place; saved atomically when the block ends without an error.
 
     The lock is held from the load to the save: two editors never both start from the same old file.
@@ -91,7 +87,7 @@ def editing() -> Iterator[dict[str, Any]]:
         write_json_atomic(file, config)
 
 
-def update(**changes: Any) -> dict[str, Any]:
+def update(**changes: object) -> dict[str, object]:
     """Change top-level keys (under the lock); returns the new configuration.
 
     Only the result is checked, not the keys it replaces: `config set bucket` repairs a damaged bucket.
@@ -105,7 +101,7 @@ def update(**changes: Any) -> dict[str, Any]:
     return config
 
 
-def bucket(config: dict[str, Any] | None = None) -> str:
+def bucket(config: dict[str, object] | None = None) -> str:
     """The configured bucket URI, or NotSetUp with the command that fixes it."""
     value = (config if config is not None else load()).get("bucket")
     if not value:
@@ -120,7 +116,7 @@ def _lock(file: Path) -> Path:
     return file.with_name(file.name + ".lock")
 
 
-def _read() -> dict[str, Any]:
+def _read() -> dict[str, object]:
     """The file's object, unchecked beyond being one; `{}` when there is no file."""
     import json
 
@@ -149,14 +145,14 @@ def _absolute(root: str) -> bool:
     return bool(root) and "\x00" not in root and PurePath(root).is_absolute()
 
 
-def _project_name(value: Any) -> bool:
+def _project_name(value: object) -> bool:
     try:
         return isinstance(value, str) and bool(names.project(value))
     except UsageError:
         return False
 
 
-def _shown(value: Any) -> str:
+def _shown(value: object) -> str:
     """`value` for a message: JSON, ASCII only (no control or bidi character reaches a terminal), and short."""
     import json
 

@@ -7,15 +7,12 @@ directory boundaries. Nothing is guessed: an unmapped directory is an error that
 from __future__ import annotations
 
 import os
+import shlex
 from pathlib import Path
 
-from .. import config as config_file
 from .. import names
-from ..errors import AgentMemoryError, NotSetUp, UsageError
-
-TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
-if TYPE_CHECKING:
-    from typing import Any
+from ..errors import NotSetUp, UsageError
+from . import editing, load
 
 
 def canonical(directory: str | os.PathLike[str]) -> Path:
@@ -27,7 +24,7 @@ def map_directory(name: str, directory: str | os.PathLike[str] | None = None) ->
     """Map `directory` (default: the current one) to project `name`; returns `{"project", "root"}`."""
     names.project(name)
     root = mappable(directory)
-    with config_file.editing() as config:
+    with editing() as config:
         add_mapping(config, name, root)
     return {"project": name, "root": str(root)}
 
@@ -47,21 +44,15 @@ def mappable(directory: str | os.PathLike[str] | None = None) -> Path:
     return root
 
 
-def add_mapping(config: dict[str, Any], name: str, root: Path) -> None:
+def add_mapping(config: dict[str, object], name: str, root: Path) -> None:
     """Record in `config` (being edited) that `root` belongs to project `name`."""
-    mappings = config.setdefault("projects", {})
-    if not isinstance(mappings, dict):
-        raise AgentMemoryError(
-            "The configuration's `projects` is not a JSON object.",
-            next_step="fix or remove `projects` in the file that agent-memory config show names",
-        )
-    mappings[str(root)] = name
+    config.setdefault("projects", {})[str(root)] = name  # `load` made sure that it is an object
 
 
-def resolve(directory: str | os.PathLike[str] | None = None, config: dict[str, Any] | None = None) -> dict[str, str]:
+def resolve(directory: str | os.PathLike[str] | None = None, config: dict[str, object] | None = None) -> dict[str, str]:
     """The project of `directory` (default: the current one): `{"project", "root"}`, or NotSetUp."""
     here = canonical(directory if directory is not None else Path.cwd())
-    mappings = (config if config is not None else config_file.load()).get("projects", {})
+    mappings = (config if config is not None else load()).get("projects", {})
     best: tuple[int, str, str] | None = None
     for root, name in mappings.items():
         root_path = Path(root)
@@ -76,6 +67,4 @@ def resolve(directory: str | os.PathLike[str] | None = None, config: dict[str, A
 
 
 def _quote(path: Path) -> str:
-    import shlex
-
     return shlex.quote(str(path))

@@ -30,21 +30,17 @@ from ..fsutil import (
     append,
     locked,
     make_dirs,
+    new_folder,
     open_own,
     read_json,
     read_own,
+    remove_tree,
     try_locked,
     write_atomic,
     write_json_atomic,
 )
 from . import checksums, pack
 from .checksums import Checksum
-
-TYPE_CHECKING = False  # typing is not imported at run time: search and status start through this module
-if TYPE_CHECKING:
-    from typing import TypeVar
-
-    R = TypeVar("R")
 
 TAIL = 4 << 20  # more than the longest record (a 1 MiB note, lowercased)
 
@@ -101,7 +97,7 @@ class ProjectCache:
             return None
         return data if expected is not None and (len(data), crc32(data)) == expected[:2] else None
 
-    def search_pack(self, needle: bytes, consume: Callable[[Iterator[bytes]], R]) -> R:
+    def search_pack(self, needle: bytes, consume: Callable[[Iterator[bytes]], object]) -> object:
         """`consume(headers)` of the pack records whose text contains `needle` (see `pack.scan`).
 
         A pack found torn or missing is checked again and repaired under the lock, and read there once more.
@@ -247,28 +243,23 @@ class ProjectCache:
 
     def sweep(self) -> None:
         """Remove the download folders of killed processes (a folder in use is locked by its process)."""
-        import shutil
-
         leftovers = list(self.dir.glob(".download-*"))
         if leftovers:
             with self._locked():
                 for folder in leftovers:
                     with try_locked(folder / ".lock") as unused:
                         if unused:
-                            shutil.rmtree(folder, ignore_errors=True)
+                            remove_tree(folder)
 
     @contextlib.contextmanager
     def staging(self) -> Iterator[Path]:
         """A fresh folder on the cache's filesystem for downloads that are not complete yet, removed after use."""
-        import shutil
-        import tempfile
-
         with contextlib.ExitStack() as stack:
             with self._locked():  # never while `sweep` runs: it would find the folder unlocked
                 make_dirs(self.dir)
-                folder = Path(tempfile.mkdtemp(prefix=".download-", dir=self.dir))
+                folder = new_folder(self.dir, ".download-")
                 stack.enter_context(locked(folder / ".lock"))
             try:
                 yield folder
             finally:
-                shutil.rmtree(folder, ignore_errors=True)
+                remove_tree(folder)

@@ -12,10 +12,6 @@ import re
 
 from ..errors import ContentRefused, UsageError
 
-TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
-if TYPE_CHECKING:
-    from typing import Any
-
 MAX_BYTES = 1024 * 1024
 KINDS = ("note", "checkpoint")
 TITLE_MAX = 120  # a derived title; one given with --title may have twice as many characters
@@ -112,7 +108,7 @@ def _shorten(text: str) -> str:
     return text if len(text) <= TITLE_MAX else text[: TITLE_MAX - 1].rstrip() + "…"
 
 
-def check_secrets(body: str, meta: dict[str, Any], origins: dict[str, str] | None = None) -> None:
+def check_secrets(body: str, meta: dict[str, object], origins: dict[str, str] | None = None) -> None:
     """ContentRefused naming the body line or field and the rule (never the value) if the note holds a credential.
 
     Every string of `meta` is scanned, lists included, so a field added later is covered without a change here;
@@ -133,7 +129,7 @@ def check_secrets(body: str, meta: dict[str, Any], origins: dict[str, str] | Non
         )
 
 
-def render(meta: dict[str, Any], body: str) -> bytes:
+def render(meta: dict[str, object], body: str) -> bytes:
     """The note file: YAML frontmatter in a stable key order, then the body, ending with a newline."""
     import yaml
 
@@ -145,7 +141,7 @@ def render(meta: dict[str, Any], body: str) -> bytes:
     return f"---\n{front}---\n\n{body}".encode()
 
 
-def parse(data: bytes) -> tuple[dict[str, Any], str]:
+def parse(data: bytes) -> tuple[dict[str, object], str]:
     """Frontmatter and body of a note or SKILL.md file; a file without usable frontmatter has empty metadata."""
     text = data.decode("utf-8", errors="replace")
     try:
@@ -154,7 +150,7 @@ def parse(data: bytes) -> tuple[dict[str, Any], str]:
         return {}, text
 
 
-def split(text: str) -> tuple[dict[str, Any], str]:
+def split(text: str) -> tuple[dict[str, object], str]:
     """The frontmatter (a mapping of plain data, parsed with bounded cost) and the body; Malformed if it has none
     or it is not usable."""
     if not (text.startswith("---\n") or text.startswith("---\r\n")):
@@ -171,7 +167,7 @@ def split(text: str) -> tuple[dict[str, Any], str]:
     return meta, text[end.end() :].lstrip("\r\n")
 
 
-def _plain_yaml(text: str) -> Any:
+def _plain_yaml(text: str) -> object:
     """The YAML document in `text` as plain data, refusing anchors and aliases before anything is constructed.
 
     The composer resolves an alias to the node it names (no copy), so composing costs what the text does; an
@@ -194,7 +190,7 @@ def _plain_yaml(text: str) -> Any:
         loader.dispose()
 
 
-def _check_tree(root: Any) -> None:
+def _check_tree(root: object) -> None:
     """Malformed if a node is reached twice (an alias) or lists and mappings nest deeper than DEPTH_MAX."""
     seen = {id(root)}
     stack = [(root, 0)]
@@ -226,7 +222,7 @@ def fields(note_id: str, data: bytes) -> tuple[dict[str, str], str | None]:
         return {}, str(exc)
 
 
-def _known(note_id: str, meta: dict[str, Any]) -> dict[str, str]:
+def _known(note_id: str, meta: dict[str, object]) -> dict[str, str]:
     if meta.get("id", note_id) != note_id:
         raise Malformed("its id field is not the id in its file name")
     kind = meta.get("kind")
@@ -252,7 +248,7 @@ def _known(note_id: str, meta: dict[str, Any]) -> dict[str, str]:
     }
 
 
-def _text(meta: dict[str, Any], key: str, limit: int, *, required: bool = False) -> str:
+def _text(meta: dict[str, object], key: str, limit: int, *, required: bool = False) -> str:
     """Field `key` as one line: a string of at most `limit` characters (or absent, unless `required`)."""
     value = meta.get(key)
     if value is None and not required:
@@ -267,7 +263,7 @@ def _text(meta: dict[str, Any], key: str, limit: int, *, required: bool = False)
     return line
 
 
-def _list(meta: dict[str, Any], key: str, count: int, limit: int) -> None:
+def _list(meta: dict[str, object], key: str, count: int, limit: int) -> None:
     value = meta.get(key)
     if value is None:
         return
@@ -279,7 +275,7 @@ def _list(meta: dict[str, Any], key: str, count: int, limit: int) -> None:
         raise Malformed(f"an item of {key} is longer than {limit} characters")
 
 
-def _created(value: Any) -> str:
+def _created(value: object) -> str:
     """`created` as `YYYY-MM-DDTHH:MM:SSZ` (UTC), from an ISO 8601 time with its offset; Malformed otherwise.
 
     A time in the future (beyond clock skew) is refused too: notes rank by it, and such a note would always

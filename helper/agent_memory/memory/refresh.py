@@ -17,17 +17,23 @@ from __future__ import annotations
 import re
 
 from .. import names
-from ..store import ObjectInfo, Store, StoreError, UnsafeObject
+from ..store import Freshness, ObjectInfo, Store, StoreError, UnsafeObject
 from .cache import ProjectCache
 
 _NOTE_FILE = re.compile(r"projects/[^/]+/notes/([^/]+)\.md")
 BATCH = 1000  # notes per download: one request for a few new notes, kept progress for a first fill of thousands
 
 
-def refresh(store: Store, cache: ProjectCache) -> list[UnsafeObject]:
-    """Sync the cache of one project with the bucket; the notes (or folders) it skipped as unsafe.
+def refresh(store: Store, cache: ProjectCache) -> Freshness:
+    """Sync the cache of one project with the bucket: fresh, with the notes (or folders) it skipped as unsafe; or
+    stale, with the store's failure (then what is cached stays cached)."""
+    try:
+        return Freshness(skipped=_refresh(store, cache))
+    except StoreError as exc:
+        return Freshness(error=exc)
 
-    Raises StoreError (then what is cached stays cached)."""
+
+def _refresh(store: Store, cache: ProjectCache) -> list[UnsafeObject]:
     prefix = f"projects/{cache.project}/notes"
     listing = store.list(prefix)
     remote: dict[str, ObjectInfo] = {}

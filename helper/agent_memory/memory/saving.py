@@ -1,4 +1,4 @@
-"""Saving notes: check, hand the finished bytes to the outbox, upload, confirm; and retries of pending notes.
+"""Saving notes: check, hand the finished bytes to the outbox, upload, confirm.
 
 The order is the guarantee: the finished bytes and their destination are on disk (the outbox's plan) before any
 network call, and the plan goes away only when the bucket has confirmed the note.
@@ -6,20 +6,17 @@ network call, and the plan goes away only when the bucket has confirmed the note
 
 from __future__ import annotations
 
-from .. import agents, names, outbox
-from .. import config as config_file
-from ..budget import Budget
+import os
+import re
+
+from .. import agents, guard, names, outbox
 from ..clock import new_id, utc_now
-from ..config.projects import resolve
+from ..context import Context
 from ..display import is_safe
 from ..errors import AgentMemoryError, UsageError
 from ..store import check_private
 from . import notes
-from .cache import ProjectCache
-
-TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
-if TYPE_CHECKING:
-    from typing import Any
+from .note_uploads import NOTES
 
 MACHINE_VARIABLE = "AGENT_MEMORY_MACHINE"
 # where the fields that do not come from the note itself are given, for the secret guard's message
@@ -34,6 +31,7 @@ ORIGINS = {
 
 
 def save(
+    ctx: Context,
     raw: bytes,
     *,
     title: str | None = None,
@@ -43,16 +41,13 @@ def save(
     corrects: str | None = None,
     agent: str | None = None,
     note_id: str | None = None,
-    project: str | None = None,
-) -> dict[str, Any]:
-    """Save a note (of the current directory's project unless given); the contract's result, `saved` or `pending`.
+) -> dict[str, object]:
+    """Save a note of the command's project; the contract's result, `saved` or `pending`.
 
     Every check runs before anything is written: a refused note leaves nothing behind, not even a pending entry.
     """
-    config = config_file.load()
-    bucket = config_file.bucket(config)
+    bucket, project = ctx.bucket, ctx.project
     check_private(bucket)  # a folder store that others can open is refused before the note is kept anywhere
-    project = project or resolve(config=config)["project"]
     if kind not in notes.KINDS:
         raise UsageError(
             f"Unknown kind {kind!r}: use one of {', '.join(notes.KINDS)}.", next_step="add --kind note (the default)"
@@ -94,8 +89,8 @@ def save(
             next_step="save it again with fewer or shorter --tag and --source values",
         )
     display = {key: meta[key] for key in ("project", "title", "kind", "created", "agent", "machine")}
-    op = outbox.add("note", note_id, bucket, [(notes.object_path(project, note_id), data)], display)
-    result = outbox.deliver(op, Budget(), check_first=False)
+    outbox.add(NOTES, note_id, bucket, [(notes.object_path(project, note_id), data)], display)
+    result = outbox.deliver(NOTES, note_id, ctx, check_first=False)
     if result is None:  # discarded by hand in the instant between the two calls
         raise AgentMemoryError(
             f"Note {note_id} was discarded from the outbox before it was uploaded.",
@@ -111,15 +106,10 @@ def machine_name() -> str | None:
     A host name that looks like a credential is not recorded at all; a given name is checked like the other
     fields (refused if it looks like one).
     """
-    import os
-
     value = os.environ.get(MACHINE_VARIABLE)
     if value:
         return notes.single_line(value, "machine name", notes.NAME_MAX, MACHINE_VARIABLE)
-    import re
-    import socket
-
-    from .. import guard
+    import socket  # several milliseconds to load: only a save pays for it, not the commands that import this
 
     host = re.sub(r"[^A-Za-z0-9_-]+", "-", socket.gethostname().split(".")[0]).strip("-")[: notes.NAME_MAX]
     return host if host and not guard.scan(host) else None
@@ -130,42 +120,3 @@ def _bounded(values: list[str] | None, limit: int, option: str) -> list[str]:
     if len(values) > limit:
         raise UsageError(f"A note takes at most {limit} {option} values.", next_step=f"give at most {limit} {option}")
     return values
-
-
-def retry(note_id: str, budget: Budget | None = None) -> dict[str, Any]:
-    """Upload one pending note again: same id, bytes and destination as when it was saved.
-
-    A note that is not pending but already in the bucket (saved here earlier, or from another machine) is
-    reported as saved: the retry has nothing left to do.
-    """
-    names.note_id(note_id)
-    try:
-        result = outbox.deliver(f"note-{note_id}", budget or Budget())
-    except outbox.Damaged as exc:
-        raise outbox.damaged_error(note_id, str(exc)) from exc
-    if result is not None:
-        return result
-    shared = _already_shared(note_id)
-    if shared is not None:
-        return shared
-    raise AgentMemoryError(
-        f"No pending note {note_id} on this machine, and the current project's bucket has no such note.",
-        next_step="agent-memory pending (lists what waits for upload)",
-    )
-
-
-def _already_shared(note_id: str) -> dict[str, Any] | None:
-    from ..store import StoreError, open_store
-
-    config = config_file.load()
-    bucket = config_file.bucket(config)
-    project = resolve(config=config)["project"]
-    path = notes.object_path(project, note_id)
-    cached = ProjectCache(bucket, project).note_file(note_id).is_file()
-    try:
-        if not cached and open_store(bucket).read(path) is None:
-            return None
-    except StoreError:
-        return None
-    message = f"{note_id} is already in {bucket}: it is shared, there is nothing to retry."
-    return {"id": note_id, "project": project, "bucket": bucket, "path": path, "status": "saved", "message": message}

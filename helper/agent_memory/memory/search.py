@@ -2,7 +2,8 @@
 
 Damaged notes (see `notes.fields`) are searched as text and ranked last; their fields are never shown.
 
-Kept free of network and YAML imports: `search --offline` must start about as fast as the interpreter.
+Kept free of network and YAML imports (the store loads them when it is used): `search --offline` must start
+about as fast as the interpreter.
 An online search refreshes the cache first, which also heals it (see `refresh`).
 """
 
@@ -12,21 +13,22 @@ import contextlib
 import heapq
 from collections.abc import Iterator
 
+from .. import outbox
+from ..context import Context
 from ..display import safe_tree
+from ..store import Freshness
 from . import pack
 from .cache import ProjectCache
+from .note_uploads import NOTES, pending
 from .notes import object_path
 from .pack import HEADER_FIELDS
-
-TYPE_CHECKING = False  # typing is not imported at run time (start-up time)
-if TYPE_CHECKING:
-    from typing import Any
+from .refresh import refresh
 
 MAX_MATCHES_PER_NOTE = 3
 MATCH_TEXT_MAX = 200
 
 
-def matching_lines(text: str, query: str) -> list[dict[str, Any]]:
+def matching_lines(text: str, query: str) -> list[dict[str, object]]:
     """The first few lines of `text` that contain `query`, with 1-based line numbers in the file.
 
     Body lines come first: a frontmatter line (title, tags) is shown only when the body has no match.
@@ -48,7 +50,7 @@ def _body_start(lines: list[str]) -> int:
     return 0
 
 
-def _matches(numbered: list[tuple[int, str]], wanted: str) -> list[dict[str, Any]]:
+def _matches(numbered: list[tuple[int, str]], wanted: str) -> list[dict[str, object]]:
     found = []
     for number, line in numbered:
         if wanted in line.lower():
@@ -65,8 +67,8 @@ def search(
     *,
     limit: int,
     kind: str | None,
-    pending_notes: list[dict[str, Any]],
-) -> list[dict[str, Any]]:
+    pending_notes: list[dict[str, object]],
+) -> list[dict[str, object]]:
     """Results for `query`: cached notes, then pending entries of the same project (see `outbox`).
 
     One pass over the pack, keeping only the best `limit` candidates. A cached copy that fails its check is
@@ -113,7 +115,7 @@ def search(
 
 
 def _best(
-    headers: Iterator[bytes], limit: int, kind: str | None, pending: dict[str, Any]
+    headers: Iterator[bytes], limit: int, kind: str | None, pending: dict[str, object]
 ) -> tuple[list[tuple[str, str, int, dict[str, str]]], set[str]]:
     """The `limit` newest matching records of `kind` (a heap, so memory stays bounded), and which pending ids
     the pack holds."""
@@ -134,44 +136,16 @@ def _best(
 
 
 def search_project(
-    query: str, *, limit: int = 10, kind: str | None = None, offline: bool = False, project: str | None = None
-) -> dict[str, Any]:
-    """Refresh the cache of a project (the current directory's, unless given) unless `offline`, then search it:
-    the command's JSON result."""
-    from .. import config as config_file
-    from .. import outbox
-    from ..config.projects import resolve
-
-    config = config_file.load()
-    bucket = config_file.bucket(config)
-    project = project or resolve(config=config)["project"]
-    cache = ProjectCache(bucket, project)
-    if offline:
-        sync = {
-            "status": "stale",
-            "reason": "offline",
-            "detail": "--offline: the bucket was not consulted",
-            "skipped": [],
-        }
-    else:
-        sync = _refresh(bucket, cache)
-    mine = outbox.pending_notes(bucket, project)
+    ctx: Context, query: str, *, limit: int = 10, kind: str | None = None, offline: bool = False
+) -> tuple[dict[str, object], Freshness]:
+    """Refresh the cache of the command's project unless `offline`, then search it: `({"project", "query",
+    "results", "pending"}, how fresh the cache is)`."""
+    cache = ProjectCache(ctx.bucket, ctx.project)
+    freshness = Freshness(offline=True) if offline else refresh(ctx.store, cache)
+    mine = pending(ctx)
     results = search(cache, query, limit=limit, kind=kind, pending_notes=mine)
-    if cache.discarded and not offline and sync["status"] == "fresh":
-        sync = _refresh(bucket, cache)  # fetch the damaged copies just found, and show them as they are
+    if cache.discarded and freshness.fresh:
+        freshness = refresh(ctx.store, cache)  # fetch the damaged copies just found, and show them as they are
         results = search(cache, query, limit=limit, kind=kind, pending_notes=mine)
-    waiting = outbox.summary()["notes"]
-    return {"project": project, "query": query, "results": results, "sync": safe_tree(sync), "pending": waiting}
-
-
-def _refresh(bucket: str, cache: ProjectCache) -> dict[str, Any]:
-    from ..store import StoreError, open_store
-    from .refresh import refresh
-
-    try:
-        skipped = refresh(open_store(bucket), cache)
-    except StoreError as exc:
-        return {"status": "stale", "reason": exc.reason, "detail": exc.detail, "skipped": []}
-    # objects of a folder store that could lead outside it: left out, and the others are fresh
-    unsafe = [{"path": s.path, "detail": s.detail, "next": s.next_step} for s in skipped]
-    return {"status": "fresh", "reason": None, "detail": None, "skipped": unsafe}
+    waiting = outbox.summary().get(NOTES.name, 0)
+    return {"project": ctx.project, "query": query, "results": results, "pending": waiting}, freshness

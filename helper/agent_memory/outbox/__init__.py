@@ -4,182 +4,201 @@ plan is removed only once the bucket has confirmed the upload.
 Persist, claim, act, confirm: a retry sends the same bytes to the same place whatever the configuration says by
 then; two workers never upload one plan at once, and the second reports the first one's success; a damaged
 plan is listed, never skipped, and its bytes are kept. No credential is ever written here.
+
+The outbox knows plans, not notes or skills: each kind of upload is described by its own domain (`Kind`), and
+what the outbox returns is a neutral `Outcome` that the kind turns into its command's result.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
+from ..context import Context
 from ..errors import AgentMemoryError, UsageError
 from ..names import is_id
-from . import legacy, plans
-from .delivery import deliver, peek, result
+from . import claims, plans
+from .delivery import deliver as _deliver
+from .delivery import peek
+from .kinds import RETRY, Kind, Outcome, not_waiting, progress
 from .plans import Damaged
 
-TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
-if TYPE_CHECKING:
-    from typing import Any
-
-if TYPE_CHECKING:  # deadline loads threading: what only counts or lists (the hooks' reminder) does without it
-    from ..budget import Budget
-
 __all__ = [
+    "RETRY",
     "Damaged",
+    "Kind",
+    "Outcome",
     "add",
     "damaged_error",
     "deliver",
     "discard",
     "entries",
     "export",
-    "pending_note",
-    "pending_notes",
-    "result",
-    "retry_all",
+    "progress",
+    "retry",
     "summary",
+    "waiting",
 ]
 
 _MIN_SECONDS = 0.5  # less than this left of a budget is not enough to start an upload
 
 
-def add(kind: str, key: str, bucket: str, objects: list[tuple[str, bytes]], display: dict[str, Any]) -> str:
+def add(kind: Kind, key: str, bucket: str, objects: list[tuple[str, bytes]], display: dict[str, object]) -> str:
     """Persist the plan of a new upload (objects in upload order, the one that makes it visible last)."""
-    legacy.migrate()
-    return plans.create(kind, key, bucket, objects, display)
+    return plans.create(kind.name, key, bucket, objects, display)
 
 
-def retry_all(budget: Budget | None = None, kind: str | None = None) -> dict[str, Any]:
-    """Retry every operation (of `kind`, if given) within one time budget; `{"results": [...], "damaged": [...]}`.
+def deliver(kind: Kind, key: str, ctx: Context, *, check_first: bool = True) -> dict[str, object] | None:
+    """Upload one planned upload now: its kind's result, or None if the outbox does not hold it.
 
-    What the budget does not reach stays pending, reported as such.
+    Raises Damaged if its plan cannot be executed as written.
     """
-    from ..budget import Budget
+    outcome = _deliver(kind, plans.op_name(kind.name, key), ctx, check_first=check_first)
+    return kind.result(outcome) if outcome is not None else None
 
-    budget = budget or Budget()
-    legacy.migrate()
+
+def retry(kinds: Sequence[Kind], ctx: Context, key: str | None = None) -> dict[str, object]:
+    """Retry the uploads of `kinds`, within the command's one budget.
+
+    With `key`, that one upload: its result (an error saying how to list them if it is not there, unless the
+    bucket has it already, which is then reported as done). Without, every one: `{"results", "damaged"}`, what
+    the budget does not reach staying pending, reported as such.
+    """
+    if key is not None:
+        return _retry_one(kinds, ctx, key)
     results, damaged = [], []
+    by_name = {kind.name: kind for kind in kinds}
     for op in plans.operations():
-        op_kind, key = plans.split(op)
-        if kind is not None and op_kind != kind:
+        name, found_key = plans.split(op)
+        kind = by_name.get(name)
+        if kind is None:
             continue
         try:
-            if budget.remaining() < _MIN_SECONDS:
+            if ctx.budget.remaining() < _MIN_SECONDS:
                 plan = peek(op)
-                found = result(plan, "pending", "", "budget") if plan else None
+                outcome = Outcome(plan, done=False, reason="budget") if plan else None
             else:
-                found = deliver(op, budget)
+                outcome = _deliver(kind, op, ctx)
         except Damaged as exc:
-            damaged.append({"kind": op_kind, "id": key, "file": str(plans.folder(op)), "problem": str(exc)})
+            damaged.append(_damaged(op, exc))
             continue
         except AgentMemoryError as exc:  # its store refused to open (a folder store opened to others): the rest go on
             plan = peek(op)
-            found = result(plan, "pending", f"{exc.message} Next: {exc.next_step}", "auth") if plan else None
-        if found is not None:
-            results.append(found)
-    damaged += [item for item in legacy.leftovers() if kind is None or item["kind"] == kind]
+            outcome = Outcome(plan, done=False, reason="auth", detail=f"{exc.message} Next: {exc.next_step}")
+            outcome = outcome if plan else None
+        if outcome is not None:
+            results.append(kind.result(outcome))
     return {"results": results, "damaged": damaged}
 
 
-def entries() -> dict[str, list[dict[str, Any]]]:
-    """Everything in the outbox, for `status` and `pending`: `{"notes", "skills", "damaged"}`."""
-    legacy.migrate()
-    found: dict[str, list[dict[str, Any]]] = {"notes": [], "skills": [], "damaged": list(legacy.leftovers())}
+def _retry_one(kinds: Sequence[Kind], ctx: Context, key: str) -> dict[str, object]:
+    op = _lookup(key, kinds)
+    if op is not None:
+        kind = next(kind for kind in kinds if kind.name == plans.split(op)[0])
+        try:
+            outcome = _deliver(kind, op, ctx)
+        except Damaged as exc:
+            raise damaged_error(key, str(exc)) from exc
+        if outcome is not None:
+            return kind.result(outcome)
+    for kind in kinds:
+        if (shared := kind.shared_already(key, ctx)) is not None:
+            return shared
+    raise kinds[0].not_waiting(key) if len(kinds) == 1 else not_waiting(key)
+
+
+def entries(kinds: Sequence[Kind]) -> dict[str, list[dict[str, object]]]:
+    """Everything in the outbox, for `status` and `pending`: a list per kind's group, and `damaged`."""
+    by_name = {kind.name: kind for kind in kinds}
+    found: dict[str, list[dict[str, object]]] = {kind.group: [] for kind in kinds}
+    found["damaged"] = []
     for op in plans.operations():
-        kind, key = plans.split(op)
+        kind = by_name.get(plans.split(op)[0])
         try:
             plan = plans.load(op)
             if plan is None:
                 continue  # finished while we listed
             plans.contents(op, plan)
         except Damaged as exc:
-            found["damaged"].append({"kind": kind, "id": key, "file": str(plans.folder(op)), "problem": str(exc)})
+            found["damaged"].append(_damaged(op, exc))
             continue
-        found["notes" if kind == "note" else "skills"].append(_summary(plan))
+        if kind is not None:
+            found[kind.group].append(kind.entry(plan))
     return found
 
 
 def summary() -> dict[str, int]:
-    """How many uploads wait, without network or checksums (for reminders): `{"notes", "skills", "damaged"}`."""
-    counts = {"notes": 0, "skills": 0, "damaged": len(legacy.leftovers())}
+    """How many uploads wait, by kind, and how many are damaged, without network or checksums (for reminders)."""
+    counts = {"damaged": 0}
     for op in plans.operations():
-        kind, _key = plans.split(op)
+        name, _key = plans.split(op)
         try:
             plan = plans.load(op)
         except Damaged:
             counts["damaged"] += 1
             continue
         if plan is not None:
-            counts["notes" if kind == "note" else "skills"] += 1
+            counts[name] = counts.get(name, 0) + 1
     return counts
 
 
-def _summary(plan: dict[str, Any]) -> dict[str, Any]:
-    display = plan.get("display") or {}
-    common = {
-        "bucket": plan["bucket"],
-        "queued": plan.get("queued"),
-        "attempts": plan.get("attempts", 0),
-        "last_error": plan.get("last_error"),
-    }
-    if plan["kind"] == "note":
-        return {"id": plan["id"], "path": plan["objects"][-1]["path"], "project": display.get("project"), **common}
-    return {"name": display.get("name"), "revision": plan["id"], "files": display.get("files", []), **common}
-
-
-def pending_notes(bucket: str, project: str) -> list[dict[str, Any]]:
-    """The notes of `project` in `bucket` waiting for upload, with their displayed fields and text."""
+def waiting(kind: Kind, key: str | None = None) -> list[tuple[dict[str, object], list[tuple[str, bytes]]]]:
+    """The plans and exact objects of the uploads of `kind` (only `key`'s, if given) that wait; a damaged one is
+    left out here (`entries` and `retry` report it), never shown as if it were intact."""
+    ops = [plans.op_name(kind.name, key)] if key is not None else plans.operations()
     found = []
-    for op in plans.operations():
-        if plans.split(op)[0] != "note":
+    for op in ops:
+        if plans.split(op)[0] != kind.name:
             continue
         try:
             plan = plans.load(op)
-            if plan is None or plan["bucket"] != bucket or (plan.get("display") or {}).get("project") != project:
-                continue
-            (_path, data), *_ = plans.contents(op, plan)
+            if plan is not None:
+                found.append((plan, plans.contents(op, plan)))
         except Damaged:
-            continue  # listed by status and --retry-all; never shown as if it were intact
-        found.append({**plan["display"], "id": plan["id"], "path": _path, "content": data.decode("utf-8")})
+            if key is not None:
+                raise
     return found
 
 
-def pending_note(note_id: str) -> tuple[dict[str, Any], bytes] | None:
-    """The plan and exact bytes of one pending note, None if it is not pending."""
-    op = plans.op_name("note", note_id)
-    plan = plans.load(op)
-    if plan is None:
-        return None
-    return plan, plans.contents(op, plan)[0][1]
+def _damaged(op: str, problem: Exception) -> dict[str, object]:
+    kind, key = plans.split(op)
+    return {"kind": kind, "id": key, "file": str(plans.folder(op)), "problem": str(problem)}
 
 
-def _find(key: str) -> str | Path:
-    """The operation of a note id or skill revision in the outbox, or the file or folder of a 0.1 entry that
-    could not be carried over (damaged), else an error saying how to list them."""
+def _lookup(key: str, kinds: Sequence[Kind] | None = None) -> str | None:
+    """The operation of a note id or skill revision in the outbox (of `kinds`, if given), or None."""
     if not is_id(key):
         raise UsageError(
             f"Invalid id {key!r}: a note id or skill revision.", next_step="agent-memory pending (lists them)"
         )
-    for kind in plans.KINDS:
-        if plans.folder(op := f"{kind}-{key}").is_dir():
+    names = None if kinds is None else {kind.name for kind in kinds}
+    for op in plans.operations():
+        name, found_key = plans.split(op)
+        if found_key == key and (names is None or name in names):
             return op
-    old = legacy.leftover(key)
-    if old is not None:
-        return old
-    raise AgentMemoryError(
-        f"Nothing with the id {key!r} is waiting in the outbox.", next_step="agent-memory pending (lists what waits)"
-    )
+    return None
+
+
+def _find(key: str) -> str:
+    """The operation of `key` in the outbox, else an error saying how to list what waits."""
+    op = _lookup(key)
+    if op is None:
+        raise AgentMemoryError(
+            f"Nothing with the id {key!r} is waiting in the outbox.",
+            next_step="agent-memory pending (lists what waits)",
+        )
+    return op
 
 
 def export(key: str, destination: str) -> list[str]:
     """Write the exact bytes of a pending upload, never over an existing file; the paths written.
 
-    A note goes to the file `destination`; a skill publication into the folder `destination`, each object at its
-    bucket path. A damaged plan still gives every object file that exists, named by its number; a damaged 0.1
-    entry, its file (the note's text is inside, in JSON) or its folder's files, as they are.
+    An upload of one object (a note) goes to the file `destination`; one of several (a skill publication) into the
+    folder `destination`, each object at its bucket path. A damaged plan still gives every object file that
+    exists, named by its number.
     """
     op = _find(key)
-    if isinstance(op, Path):
-        return _export_leftover(op, Path(destination).expanduser())
     objects = plans.folder(op) / "objects"
     try:
         plan = plans.load(op)
@@ -195,7 +214,7 @@ def export(key: str, destination: str) -> list[str]:
             next_step=f"look inside {plans.folder(op)} yourself, then agent-memory pending discard {key}",
         )
     target = Path(destination).expanduser()
-    if plans.split(op)[0] == "note" and len(items) == 1:
+    if plan is not None and len(items) == 1:
         return [_write_new(target, items[0][1].read_bytes())]
     written = []
     for path, file in items:
@@ -206,13 +225,6 @@ def export(key: str, destination: str) -> list[str]:
             )
         written.append(_write_new(target / path, file.read_bytes()))
     return written
-
-
-def _export_leftover(old: Path, target: Path) -> list[str]:
-    if old.is_file():
-        return [_write_new(target, old.read_bytes())]
-    files = sorted(file for file in old.rglob("*") if file.is_file())
-    return [_write_new(target / file.relative_to(old), file.read_bytes()) for file in files]
 
 
 def _write_new(path: Path, data: bytes) -> str:
@@ -228,16 +240,10 @@ def _write_new(path: Path, data: bytes) -> str:
     return str(path)
 
 
-def discard(key: str, budget: Budget | None = None) -> dict[str, Any]:
+def discard(key: str, ctx: Context) -> dict[str, object]:
     """Take an upload out of the outbox on purpose; its plan and bytes move to a folder that is returned."""
-    from ..budget import Budget
-    from . import claims
-
     op = _find(key)
-    if isinstance(op, Path):  # a damaged 0.1 entry: nothing uploads it
-        kind, kept = legacy.discard(op)
-        return {"id": key, "kind": kind, "kept": str(kept)}
-    with claims.claimed(op, (budget or Budget()).remaining()) as ours:
+    with claims.claimed(op, ctx.budget.remaining()) as ours:
         if not ours:
             raise AgentMemoryError(
                 f"{key} is being uploaded by another agent-memory process right now; nothing was discarded.",

@@ -18,14 +18,11 @@ from pathlib import Path
 
 from .. import names, paths
 from ..clock import new_id, utc_now
-from ..fsutil import make_dirs, write_atomic
-
-TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
-if TYPE_CHECKING:
-    from typing import Any
+from ..contents import sha256
+from ..errors import UsageError
+from ..fsutil import make_dirs, remove_tree, write_atomic
 
 FORMAT = 1
-KINDS = ("note", "skill")
 PLAN_FILE = "plan.json"
 _STALE_SECONDS = 24 * 3600  # a temporary folder this old belongs to a process that died before finishing
 _DONE_KEEP_SECONDS = 7 * 24 * 3600
@@ -41,8 +38,13 @@ def root() -> Path:
 
 
 def op_name(kind: str, key: str) -> str:
-    """The folder name of one operation: `note-<id>` or `skill-<revision>`."""
-    return f"{kind}-{names.note_id(key) if kind == 'note' else names.revision(key)}"
+    """The folder name of one operation: `<kind>-<key>` (`note-<id>`, `skill-<revision>`); UsageError for a key
+    that is not an id."""
+    if not names.is_id(key):
+        raise UsageError(
+            f"Invalid id {key!r}: a note id or skill revision.", next_step="agent-memory pending (lists them)"
+        )
+    return f"{kind}-{key}"
 
 
 def split(op: str) -> tuple[str, str]:
@@ -56,14 +58,7 @@ def folder(op: str) -> Path:
     return root() / op
 
 
-def sha256(data: bytes) -> str:
-    """Hex SHA-256 of `data`."""
-    import hashlib  # loads OpenSSL: only commands that write or check the outbox pay for it
-
-    return hashlib.sha256(data).hexdigest()
-
-
-def create(kind: str, key: str, bucket: str, objects: list[tuple[str, bytes]], display: dict[str, Any]) -> str:
+def create(kind: str, key: str, bucket: str, objects: list[tuple[str, bytes]], display: dict[str, object]) -> str:
     """Persist a new plan atomically and return its operation name; FileExistsError if it exists already."""
     op = op_name(kind, key)
     final = folder(op)
@@ -87,14 +82,12 @@ def create(kind: str, key: str, bucket: str, objects: list[tuple[str, bytes]], d
         write_atomic(staging / PLAN_FILE, _dump(plan))
         os.rename(staging, final)  # the plan appears complete or not at all; fails if `final` appeared meanwhile
     except BaseException:
-        import shutil
-
-        shutil.rmtree(staging, ignore_errors=True)
+        remove_tree(staging)
         raise
     return op
 
 
-def load(op: str) -> dict[str, Any] | None:
+def load(op: str) -> dict[str, object] | None:
     """The plan of `op`, None if there is none; Damaged if its file cannot be used."""
     try:
         raw = (folder(op) / PLAN_FILE).read_bytes()
@@ -112,10 +105,11 @@ def load(op: str) -> dict[str, Any] | None:
     return plan
 
 
-def _shape_problem(plan: Any, op: str) -> str | None:
+def _shape_problem(plan: object, op: str) -> str | None:
     if not isinstance(plan, dict) or plan.get("format") != FORMAT:
         return "not a plan this version of agent-memory knows"
-    if plan.get("kind") not in KINDS or op_name(plan["kind"], str(plan.get("id"))) != op:
+    kind, key = plan.get("kind"), plan.get("id")
+    if not (isinstance(kind, str) and isinstance(key, str) and names.is_id(key) and f"{kind}-{key}" == op):
         return "its kind and id do not match its folder"
     objects = plan.get("objects")
     if not isinstance(plan.get("bucket"), str) or not isinstance(objects, list) or not objects:
@@ -126,7 +120,7 @@ def _shape_problem(plan: Any, op: str) -> str | None:
     return None
 
 
-def contents(op: str, plan: dict[str, Any]) -> list[tuple[str, bytes]]:
+def contents(op: str, plan: dict[str, object]) -> list[tuple[str, bytes]]:
     """The exact `(path, bytes)` of every object, in upload order; Damaged if any is missing or changed."""
     found = []
     for index, item in enumerate(plan["objects"]):
@@ -141,7 +135,7 @@ def contents(op: str, plan: dict[str, Any]) -> list[tuple[str, bytes]]:
     return found
 
 
-def record_failure(op: str, plan: dict[str, Any], reason: str, detail: str) -> dict[str, Any]:
+def record_failure(op: str, plan: dict[str, object], reason: str, detail: str) -> dict[str, object]:
     """Keep the plan, noting one more failed attempt and why (the caller holds its claim)."""
     plan = {**plan, "attempts": plan.get("attempts", 0) + 1}
     plan["last_error"] = {"reason": reason, "detail": detail, "at": utc_now()}
@@ -149,29 +143,29 @@ def record_failure(op: str, plan: dict[str, Any], reason: str, detail: str) -> d
     return plan
 
 
-def finish(op: str, result: dict[str, Any]) -> None:
-    """Record the confirmed result, then take the plan away (the caller holds its claim).
+def finish(op: str, plan: dict[str, object]) -> None:
+    """Record that the bucket confirmed the plan, then take it away (the caller holds its claim).
 
-    The result is written first: a worker that waited for this claim reads it and reports the work done.
+    The record is written first: a worker that waited for this claim reads it and reports the work done.
     The folder is renamed away in one step, so that it never looks like a half-removed plan.
     """
-    write_atomic(_done_file(op), _dump(result))
+    write_atomic(_done_file(op), _dump(plan))
     trash = root() / f".trash-{op}-{os.urandom(4).hex()}"
     os.rename(folder(op), trash)
-    _remove_tree(trash)
+    remove_tree(trash)
 
 
-def done_result(op: str) -> dict[str, Any] | None:
-    """The result recorded when `op` was confirmed (kept for a week), or None."""
+def done_plan(op: str) -> dict[str, object] | None:
+    """The plan of `op` as it was when the bucket confirmed it (kept for a week), or None."""
     with contextlib.suppress(OSError, ValueError):
         value = json.loads(_done_file(op).read_text(encoding="utf-8"))
-        return value if isinstance(value, dict) else None
+        return value if isinstance(value, dict) and _shape_problem(value, op) is None else None
     return None
 
 
 def move_aside(source: Path, name: str) -> Path:
-    """Take a plan (or a 0.1 entry) out of the outbox, bytes and all, into `<state>/discarded/`, where it is
-    named `name` and a fresh id; the caller holds its claim."""
+    """Take a plan out of the outbox, bytes and all, into `<state>/discarded/`, where it is named `name` and a
+    fresh id; the caller holds its claim."""
     target = paths.state_dir() / "discarded" / f"{name}-{new_id()}"
     make_dirs(target.parent)
     os.rename(source, target)
@@ -200,7 +194,7 @@ def _tidy(entry: os.DirEntry) -> None:
         return
     with contextlib.suppress(OSError):
         if entry.name.startswith(".trash-") or time.time() - entry.stat().st_mtime > _STALE_SECONDS:
-            _remove_tree(Path(entry.path))
+            remove_tree(Path(entry.path))
 
 
 def prune_done(keep_seconds: float = _DONE_KEEP_SECONDS) -> list[str]:
@@ -220,11 +214,5 @@ def _done_file(op: str) -> Path:
     return root() / "done" / f"{op}.json"
 
 
-def _dump(value: dict[str, Any]) -> bytes:
+def _dump(value: dict[str, object]) -> bytes:
     return (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
-
-
-def _remove_tree(path: Path) -> None:
-    import shutil
-
-    shutil.rmtree(path, ignore_errors=True)

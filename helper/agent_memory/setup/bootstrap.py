@@ -8,28 +8,26 @@ Input and local writability are checked before anything is created remotely.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
-import secrets
 import shlex
 from pathlib import Path
 
-from .. import __version__, agents, names, paths
+from .. import __version__, agents, failures, names, outbox, paths
 from .. import config as config_file
 from ..config import projects
-from ..errors import AccessError, AgentMemoryError, UsageError
+from ..contents import sha256
+from ..context import Context
+from ..errors import AgentMemoryError, UsageError
 from ..fsutil import write_atomic
+from ..memory import note_uploads, reading, saving
+from ..memory.search import search_project
 from ..names import folder_path
-from ..skills.installed import local_changes, read_marker, sha256, skill_roots
+from ..skills.installed import local_changes, read_marker, skill_roots
 from ..skills.installing import install_files, install_revision
-from ..store import StoreError, check_private, open_store, parse_bucket, user_error
+from ..store import StoreError, hub_user, parse_bucket
 from . import codex_sandbox as sandbox
 from . import hook_files, instructions
 from .command import helper_command
-
-TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
-if TYPE_CHECKING:
-    from typing import Any
 
 CORE_SKILL_DIR = Path(__file__).parent.parent / "core_skill"
 VERIFICATION_TITLE = "Memory setup verification"
@@ -47,7 +45,7 @@ def bootstrap(
     codex_sandbox: bool = False,
     space_revision: str | None = None,
     replace: bool = False,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Set up this machine; the command's JSON result (its `verification.status` decides the exit code)."""
     names.project(project)
     root = projects.mappable(directory)
@@ -68,13 +66,14 @@ def bootstrap(
         [paths.config_dir(), paths.state_dir(), paths.cache_dir(), *roots.values()]
         + [agents.runtime(name).instructions_file().parent for name in roots]
     )
-    configured = config_file.load().get("bucket")  # here: a damaged configuration stops bootstrap before any change
+    ctx = Context(project=project, directory=root)
+    configured = ctx.config.get("bucket")  # here: a damaged configuration stops bootstrap before any change
     warnings: list[str] = []
 
-    uri, created = _connect(supplied or configured)
+    uri, created = _connect(ctx, supplied or configured)
     skill = _install_core_skill(roots, replace, warnings)
     for name, revision in wanted_skills:
-        _install_shared_skill(uri, name, revision, agent, warnings)
+        _install_shared_skill(ctx, uri, name, revision, agent, warnings)
 
     helper = helper_command()
     written, made, backups = [], [], []
@@ -103,7 +102,7 @@ def bootstrap(
         config["core_skill"] = {"version": __version__, "space_revision": space_revision}
         instructions.record_created(config, made)
 
-    verification, problem = _verify(uri, project)
+    verification, problem = _verify(Context(project=project, directory=root, budget=ctx.budget))
     if problem:
         warnings.append(f"Verification {verification['status']}: {problem}")
     return {
@@ -124,7 +123,7 @@ def bootstrap(
 
 def _login_shell_problem(helper: str) -> str | None:
     """Why the helper command does not run from a login shell, as Codex runs the model's commands (X6); or None."""
-    import subprocess
+    import subprocess  # several milliseconds to load: only bootstrap pays for it, not every command that imports it
 
     shell = os.environ.get("SHELL") or "/bin/sh"
     try:
@@ -163,7 +162,7 @@ def _check_writable(folders: list[Path]) -> None:
         try:
             if not existing.is_dir():
                 raise NotADirectoryError(20, "a file is in the way", str(existing))
-            probe = existing / f".agent-memory-probe-{secrets.token_hex(4)}"
+            probe = existing / f".agent-memory-probe-{os.urandom(4).hex()}"
             probe.write_bytes(b"")
             probe.unlink()
         except OSError as exc:
@@ -176,71 +175,24 @@ def _check_writable(folders: list[Path]) -> None:
 # -- the bucket ---------------------------------------------------------------------------------------------
 
 
-def _connect(chosen: str | None) -> tuple[str, bool]:
-    """Verify (or, only for the default name, create) the bucket; returns its URI and whether we created it."""
-    if chosen and (folder := folder_path(chosen)) is not None:
-        return chosen, _prepare_folder(chosen, folder)
-    user = _whoami()  # first, so that missing credentials get their own clear message
-    uri = chosen or f"hf://buckets/{user}/{DEFAULT_BUCKET_NAME}"
-    store = open_store(uri)
-    info = _hub_call(store.info, uri)  # type: ignore[attr-defined]
-    if info is None:
-        if chosen:
-            raise AccessError(
-                f"The bucket {uri} does not exist or this account cannot access it; no other bucket was created.",
-                next_step="check the name, or run bootstrap without --bucket to create your own private bucket",
-            )
-        _hub_call(store.create, uri)  # type: ignore[attr-defined]
-        return uri, True
-    if not info["private"]:
-        raise AccessError(
-            f"The bucket {uri} is public. agent-memory only uses private buckets, and never changes visibility.",
-            next_step="make it private yourself on huggingface.co, or choose another bucket with --bucket",
-        )
-    return uri, False
-
-
-def _whoami() -> str:
-    from ..store.hub import whoami
-
+def _connect(ctx: Context, chosen: str | None) -> tuple[str, bool]:
+    """Verify (or, only for a folder store or the default name, create) the bucket: its URI and whether it was
+    created now. A bucket that is named is never replaced by another."""
+    if chosen is None:
+        try:
+            user = hub_user(ctx.budget)  # first, so that missing credentials get their own clear message
+        except StoreError as exc:
+            exc.during("Could not reach the Hugging Face Hub")
+            raise
+        uri = f"hf://buckets/{user}/{DEFAULT_BUCKET_NAME}"
+    else:
+        uri = chosen
+    store = ctx.store_for(uri)
     try:
-        return whoami()
+        return uri, store.ensure(create=chosen is None or folder_path(uri) is not None)
     except StoreError as exc:
-        if exc.reason == "auth":
-            raise AccessError(
-                "No valid Hugging Face credentials on this machine. Set them up yourself, outside the chat: "
-                "run `hf auth login`, or export HF_TOKEN in your shell. Never paste a token into a chat or a "
-                "command line.",
-                next_step="hf auth login, then run this bootstrap again",
-            ) from exc
-        raise AgentMemoryError(
-            f"Could not reach the Hugging Face Hub: {exc.detail}.",
-            next_step="check this machine's network connection (and HF_ENDPOINT, if set), then run the same "
-            "bootstrap again",
-        ) from exc
-
-
-def _hub_call(fn: Any, uri: str) -> Any:
-    try:
-        return fn()
-    except StoreError as exc:
-        raise user_error(exc, f"Could not use the bucket {uri}", "run the same bootstrap again") from exc
-
-
-def _prepare_folder(uri: str, folder: Path) -> bool:
-    """Create a missing folder store owner-only, or refuse one that other users can open (as every command does)."""
-    if not folder.exists():
-        if not folder.parent.is_dir():
-            raise _no_parent(folder)
-        folder.mkdir(mode=0o700)
-        return True
-    if not folder.is_dir():
-        raise UsageError(
-            f"{folder} is not a folder.",
-            next_step="agent-memory bootstrap --project NAME --bucket file:///ABSOLUTE/FOLDER (a folder or a new name)",
-        )
-    check_private(uri)
-    return False
+        exc.during(f"Could not use the bucket {uri}")
+        raise
 
 
 def _no_parent(folder: Path) -> UsageError:
@@ -291,12 +243,12 @@ def _installed_files_match(dest: Path, files: dict[str, bytes]) -> bool:
     return marker.get("files") == {p: sha256(d) for p, d in sorted(files.items())}
 
 
-def _install_shared_skill(bucket: str, name: str, revision: str, agent: str, warnings: list[str]) -> None:
+def _install_shared_skill(ctx: Context, bucket: str, name: str, revision: str, agent: str, warnings: list[str]) -> None:
     """Install NAME@REVISION from `bucket` unless it is already there; never over another folder without consent."""
     destinations = [root / name for root in skill_roots(agent).values()]
     present = [dest for dest in destinations if dest.exists()]
     if not present:
-        install_revision(name, revision, agent=agent, bucket=bucket)
+        install_revision(ctx, name, revision, agent=agent, bucket=bucket)
         return
     other_revision = [dest for dest in present if (read_marker(dest) or {}).get("revision") != revision]
     if other_revision or len(present) < len(destinations):
@@ -314,31 +266,28 @@ def machine_id() -> str:
     file = paths.state_dir() / "machine-id"
     with contextlib.suppress(FileNotFoundError):
         return file.read_text().strip()
-    write_atomic(file, secrets.token_hex(16).encode())
+    write_atomic(file, os.urandom(16).hex().encode())
     return file.read_text().strip()
 
 
 def verification_id(bucket: str, project: str) -> str:
     """The same id on every run for this machine, bucket and project; another machine gets its own."""
-    digest = hashlib.sha256(f"{machine_id()}\n{bucket}\n{project}".encode()).hexdigest()[:16]
+    digest = sha256(f"{machine_id()}\n{bucket}\n{project}".encode())[:16]
     return f"setup-{digest}"
 
 
-def _verify(bucket: str, project: str) -> tuple[dict[str, str], str | None]:
+def _verify(ctx: Context) -> tuple[dict[str, str], str | None]:
     """Save (once), read back from the bucket bypassing the cache, find with search: `({"id", "status"}, why)`.
 
     Through the operations that `save`, `read --fresh` and `search` run, so that a verified setup is one where
     those commands work, and nothing here duplicates how they work.
     """
-    from .. import outbox
-    from ..memory import reading, saving
-
-    note_id = verification_id(bucket, project)
+    note_id = verification_id(ctx.bucket, ctx.project)
     try:
-        if outbox.pending_note(note_id) is not None:
-            saved = saving.retry(note_id)
+        if note_uploads.pending_copy(note_id) is not None:
+            saved = outbox.retry([note_uploads.NOTES], ctx, note_id)
         else:
-            shared, problem = _searched(note_id, project)  # from an earlier run: the id is the same every time
+            shared, problem = _searched(ctx, note_id)  # from an earlier run: the id is the same every time
             if problem:
                 return {"id": note_id, "status": "failed"}, problem
             if shared:
@@ -346,29 +295,29 @@ def _verify(bucket: str, project: str) -> tuple[dict[str, str], str | None]:
             else:
                 body = (
                     f"# {VERIFICATION_TITLE}\n\nWritten by `agent-memory bootstrap` to prove that saving, reading "
-                    f"and searching work for project {project} on this machine.\n"
+                    f"and searching work for project {ctx.project} on this machine.\n"
                 )
-                saved = saving.save(body.encode(), title=VERIFICATION_TITLE, note_id=note_id, project=project)
+                saved = saving.save(ctx, body.encode(), title=VERIFICATION_TITLE, note_id=note_id)
         if saved["status"] == "pending":
             return {"id": note_id, "status": "pending"}, saved["message"]
-        content = reading.read(note_id, fresh=True, project=project)["content"]
+        content = reading.read(ctx, note_id, fresh=True)["content"]
         if f"id: {note_id}\n".encode() not in content:
             return {"id": note_id, "status": "failed"}, f"the bucket does not hold note {note_id} as it was saved"
-        shared, problem = _searched(note_id, project)
+        shared, problem = _searched(ctx, note_id)
         if not shared:
             return {"id": note_id, "status": "failed"}, problem or "search did not find the verification note"
     except outbox.Damaged as exc:
         return {"id": note_id, "status": "failed"}, str(exc)
+    except StoreError as exc:
+        return {"id": note_id, "status": "failed"}, failures.user_error(exc).message
     except AgentMemoryError as exc:
         return {"id": note_id, "status": "failed"}, exc.message
     return {"id": note_id, "status": "verified"}, None
 
 
-def _searched(note_id: str, project: str) -> tuple[bool, str | None]:
+def _searched(ctx: Context, note_id: str) -> tuple[bool, str | None]:
     """Whether `search`, refreshed from the bucket, finds the note as shared; else why the bucket could not say."""
-    from ..memory.search import search_project
-
-    found = search_project(VERIFICATION_TITLE, limit=1000, project=project)
-    if found["sync"]["status"] != "fresh":
-        return False, f"search could not refresh from the bucket ({found['sync']['detail']})"
+    found, freshness = search_project(ctx, VERIFICATION_TITLE, limit=1000)
+    if freshness.error is not None:
+        return False, f"search could not refresh from the bucket ({freshness.error.detail})"
     return note_id in {r["id"] for r in found["results"] if not r["pending"]}, None

@@ -25,10 +25,6 @@ from ..errors import AgentMemoryError
 from ..fsutil import locked, make_dirs
 from .agent_files import back_up, read_text, write_text
 
-TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
-if TYPE_CHECKING:
-    from typing import Any
-
 BEGIN = "# agent-memory:begin codex-sandbox"
 END = "# agent-memory:end codex-sandbox"
 KEY = "sandbox_workspace_write"
@@ -73,7 +69,7 @@ def check() -> str:
     return rest
 
 
-def allow() -> dict[str, Any]:
+def allow() -> dict[str, object]:
     """Add (or bring up to date) the consent block; the status afterwards, with `changed`."""
     path = codex.config_file()
     with locked(paths.state_dir() / "codex-sandbox.lock"):
@@ -91,7 +87,7 @@ def allow() -> dict[str, Any]:
     return {**status(), "changed": changed, "backup": backup}
 
 
-def remove() -> dict[str, Any]:
+def remove() -> dict[str, object]:
     """Take the consent block out, and nothing else; the status afterwards, with `changed`."""
     path = codex.config_file()
     with locked(paths.state_dir() / "codex-sandbox.lock"):
@@ -107,7 +103,7 @@ def remove() -> dict[str, Any]:
     return {**status(), "changed": changed, "backup": backup}
 
 
-def status() -> dict[str, Any]:
+def status() -> dict[str, object]:
     """`{"file", "state": "allowed"|"outdated"|"not allowed", "roots", "network"}` of the consent block."""
     path = codex.config_file()
     try:
@@ -232,7 +228,7 @@ def _multiline_string_end(text: str, pos: int, quote: str) -> int:
     return len(text)
 
 
-def _parse(text: str, path: Path) -> dict[str, Any]:
+def _parse(text: str, path: Path) -> dict[str, object]:
     try:
         import tomllib
     except ImportError:  # Python 3.10

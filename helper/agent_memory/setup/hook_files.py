@@ -8,7 +8,7 @@ that does not parse is refused and left as it is.
 
 What install writes, and so all that remove takes out, has exactly one shape: a group `{"hooks": [HANDLER]}`
 holding `{"type": "command", "command": "... agent-memory ... hook EVENT --agent RUNTIME", "timeout": N}` with
-the timeout of that event. Any other entry that runs our hook command is the user's own: it is never changed or
+the timeout of that event. object other entry that runs our hook command is the user's own: it is never changed or
 removed, and one that runs the current command counts as installed (and keeps us from adding a second). A group
 of ours whose helper moved is updated in place rather than installed twice.
 
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from types import ModuleType
 
 from .. import agents, paths
 from ..errors import AgentMemoryError
@@ -29,11 +30,6 @@ from .agent_files import back_up, read_text, write_text
 from .command import helper_command
 from .json_edits import Document
 
-TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
-if TYPE_CHECKING:
-    from types import ModuleType
-    from typing import Any
-
 INSTALLED, OWN, OUTDATED, OWN_OUTDATED, MISSING = (
     "installed",
     "installed (your own entry)",
@@ -41,7 +37,7 @@ INSTALLED, OWN, OUTDATED, OWN_OUTDATED, MISSING = (
     "outdated (your own entry)",
     "missing",
 )
-PLACEHOLDER: dict[str, Any] = {"hooks": []}
+PLACEHOLDER: dict[str, object] = {"hooks": []}
 
 
 def hooks_file(runtime: str) -> Path:
@@ -49,13 +45,13 @@ def hooks_file(runtime: str) -> Path:
     return agents.runtime(runtime).hooks_file()
 
 
-def install(agent: str = "both") -> list[dict[str, Any]]:
+def install(agent: str = "both") -> list[dict[str, object]]:
     """Install our hooks for the runtimes `agent` names; each runtime's status afterwards, with `changed`."""
     check(agent)  # all files or none: a refused file leaves the other runtime's untouched too
     return [_edit(runtime, _install_into) for runtime in agents.selected(agent)]
 
 
-def remove(agent: str = "both") -> list[dict[str, Any]]:
+def remove(agent: str = "both") -> list[dict[str, object]]:
     """Take out only what install wrote (and events it leaves empty); each runtime's status afterwards."""
     check(agent)
     return [_edit(runtime, _remove_from) for runtime in agents.selected(agent)]
@@ -67,7 +63,7 @@ def check(agent: str = "both") -> None:
         _load(Path(os.path.realpath(hooks_file(runtime))))
 
 
-def status(agent: str = "both") -> list[dict[str, Any]]:
+def status(agent: str = "both") -> list[dict[str, object]]:
     """For each runtime: its hook file, the state of each of our events, and what the user has to know."""
     found = []
     for runtime in agents.selected(agent):
@@ -89,7 +85,7 @@ def status(agent: str = "both") -> list[dict[str, Any]]:
 # -- editing ------------------------------------------------------------------------------------------------
 
 
-def _edit(runtime: str, change: Any) -> dict[str, Any]:
+def _edit(runtime: str, change: object) -> dict[str, object]:
     path = hooks_file(runtime)
     target = Path(os.path.realpath(path))  # dotfile repositories link these files: write through the link
     with locked(paths.state_dir() / "hooks.lock"):  # two installs at once must not lose each other's change
@@ -140,7 +136,7 @@ def _remove_from(runtime: str, document: Document) -> None:
             _take_out(document, module, event, index)
 
 
-def _append(document: Document, event: str, group: dict[str, Any]) -> None:
+def _append(document: Document, event: str, group: dict[str, object]) -> None:
     """Add `group` after every group of `event`, creating the event (and the hooks object) if missing."""
     if "hooks" not in document.value:
         document.insert((), {event: [group]}, key="hooks")
@@ -166,21 +162,21 @@ def _take_out(document: Document, module: ModuleType, event: str, index: int) ->
 # -- recognising entries ------------------------------------------------------------------------------------
 
 
-def _handler(module: ModuleType, helper: str, argument: str, timeout: int) -> dict[str, Any]:
+def _handler(module: ModuleType, helper: str, argument: str, timeout: int) -> dict[str, object]:
     """The one handler install writes for an event."""
     return {"type": "command", "command": module.hook_command(helper, argument), "timeout": timeout}
 
 
-def _groups(settings: dict[str, Any], event: str) -> list[dict[str, Any]]:
+def _groups(settings: dict[str, object], event: str) -> list[dict[str, object]]:
     return (settings.get("hooks") or {}).get(event) or []
 
 
-def _handlers(group: dict[str, Any]) -> list[Any]:
+def _handlers(group: dict[str, object]) -> list[object]:
     handlers = group.get("hooks")
     return handlers if isinstance(handlers, list) else []
 
 
-def _runs_our_hook(handler: Any, runtime: str, argument: str) -> bool:
+def _runs_our_hook(handler: object, runtime: str, argument: str) -> bool:
     """Whether `handler` runs `agent-memory hook ARGUMENT --agent RUNTIME`, from whichever helper."""
     if not isinstance(handler, dict):
         return False
@@ -192,7 +188,7 @@ def _runs_our_hook(handler: Any, runtime: str, argument: str) -> bool:
     )
 
 
-def _is_our_group(group: dict[str, Any], runtime: str, argument: str, timeout: int) -> bool:
+def _is_our_group(group: dict[str, object], runtime: str, argument: str, timeout: int) -> bool:
     """Whether `group` has exactly the shape install writes (any helper path): only such a group is ours."""
     handlers = _handlers(group)
     if set(group) != {"hooks"} or len(handlers) != 1 or not _runs_our_hook(handlers[0], runtime, argument):
@@ -206,11 +202,11 @@ def _is_our_group(group: dict[str, Any], runtime: str, argument: str, timeout: i
     )
 
 
-def _our_groups(groups: list[dict[str, Any]], runtime: str, argument: str, timeout: int) -> list[int]:
+def _our_groups(groups: list[dict[str, object]], runtime: str, argument: str, timeout: int) -> list[int]:
     return [i for i, group in enumerate(groups) if _is_our_group(group, runtime, argument, timeout)]
 
 
-def _own_commands(groups: list[dict[str, Any]], runtime: str, argument: str, timeout: int) -> list[str]:
+def _own_commands(groups: list[dict[str, object]], runtime: str, argument: str, timeout: int) -> list[str]:
     """The commands of the user's own entries that run our hook: any handler of it outside a group of ours."""
     return [
         handler["command"]
@@ -224,7 +220,7 @@ def _own_commands(groups: list[dict[str, Any]], runtime: str, argument: str, tim
 # -- reading and reporting -----------------------------------------------------------------------------------
 
 
-def _status(runtime: str, settings: dict[str, Any]) -> dict[str, Any]:
+def _status(runtime: str, settings: dict[str, object]) -> dict[str, object]:
     module = agents.runtime(runtime)
     helper = helper_command()
     file = hooks_file(runtime)

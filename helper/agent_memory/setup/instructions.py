@@ -22,10 +22,6 @@ from ..errors import AgentMemoryError
 from ..fsutil import locked
 from .agent_files import back_up, read_text, write_text
 
-TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
-if TYPE_CHECKING:
-    from typing import Any
-
 BEGIN = "<!-- agent-memory:begin -->"
 END = "<!-- agent-memory:end -->"
 
@@ -58,7 +54,7 @@ def render_block(helper: str) -> str:
     )
 
 
-def upsert(path: Path, helper: str, *, runtime: str) -> dict[str, Any]:
+def upsert(path: Path, helper: str, *, runtime: str) -> dict[str, object]:
     """Ensure `path` holds exactly one block with the current text: `{"changed", "backup"}` (the previous file's
     copy, None if nothing changed or there was no file)."""
     target = _real(path)
@@ -72,7 +68,7 @@ def upsert(path: Path, helper: str, *, runtime: str) -> dict[str, Any]:
     return {"changed": True, "backup": backup}
 
 
-def remove(path: Path, *, runtime: str, created: bool = False) -> dict[str, Any]:
+def remove(path: Path, *, runtime: str, created: bool = False) -> dict[str, object]:
     """Remove the block and the separator `upsert` added, nothing else: `{"changed", "backup"}`.
 
     `created`: upsert created the file (so it added no separator); if nothing is left, the file goes too.
@@ -130,7 +126,7 @@ def _with_block(text: str, helper: str, path: Path) -> str:
 CREATED = "instructions_created"  # configuration key: the instruction files that bootstrap created
 
 
-def record_created(config: dict[str, Any], created: list[str]) -> None:
+def record_created(config: dict[str, object], created: list[str]) -> None:
     """Note in `config` (being edited) the instruction files that bootstrap has just created."""
     config[CREATED] = sorted(set(config.get(CREATED) or []) | set(created))
 

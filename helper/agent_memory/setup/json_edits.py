@@ -11,12 +11,7 @@ from __future__ import annotations
 import json
 import re
 
-TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
-if TYPE_CHECKING:
-    from typing import Any
-
-    Path = tuple[str | int, ...]
-
+KeyPath = tuple[str | int, ...]  # keys and indexes from the top of the document
 _SPACE = re.compile(r"[ \t\n\r]*")
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _SCALAR = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null")
@@ -33,9 +28,9 @@ class Document:
 
     def __init__(self, text: str) -> None:
         self.text = text if text.strip() else "{}\n"
-        self.value: Any = json.loads(self.text, parse_constant=_not_json)
+        self.value: object = json.loads(self.text, parse_constant=_not_json)
 
-    def insert(self, path: Path, value: Any, key: str | None = None) -> None:
+    def insert(self, path: KeyPath, value: object, key: str | None = None) -> None:
         """Add `value` at the end of the array at `path` (or, with `key`, as the last member of the object there)."""
         container = _at(self.value, path)
         if key is None:
@@ -44,12 +39,12 @@ class Document:
             container[key] = value
         self.text = _insert(self.text, path, value, key)
 
-    def replace(self, path: Path, value: Any) -> None:
+    def replace(self, path: KeyPath, value: object) -> None:
         """Put `value` in place of the value at `path`."""
         _at(self.value, path[:-1])[path[-1]] = value
         self.text = _replace(self.text, path, value)
 
-    def delete(self, path: Path) -> None:
+    def delete(self, path: KeyPath) -> None:
         """Take out the member or element at `path`, with its separator."""
         del _at(self.value, path[:-1])[path[-1]]
         self.text = _delete(self.text, path)
@@ -62,11 +57,11 @@ class Document:
             return False
 
 
-def _not_json(name: str) -> Any:
+def _not_json(name: str) -> object:
     raise ValueError(f"{name} is not a JSON value")
 
 
-def _at(value: Any, path: Path) -> Any:
+def _at(value: object, path: KeyPath) -> object:
     for step in path:
         value = value[step]
     return value
@@ -126,7 +121,7 @@ def _index(items: list[tuple[str | None, int, int, int]], step: str | int) -> in
     return max(i for i, item in enumerate(items) if item[0] == step)
 
 
-def _span(text: str, path: Path) -> tuple[int, int]:
+def _span(text: str, path: KeyPath) -> tuple[int, int]:
     start = _skip(text, 0)
     end = _value_end(text, start)
     for step in path:
@@ -173,7 +168,7 @@ def _line_indent(text: str, pos: int) -> str:
     return _LINE_INDENT.match(text, line_start).group()  # type: ignore[union-attr]  # matches the empty string
 
 
-def _render(text: str, value: Any, base: str, *, inline: bool, near: tuple[int, int]) -> str:
+def _render(text: str, value: object, base: str, *, inline: bool, near: tuple[int, int]) -> str:
     """`value` as JSON laid out like the file around `near`: on one line, or with inner lines indented from `base`."""
     item, colon = _separators(text, *near)
     unit = _indent_unit(text)
@@ -186,14 +181,14 @@ def _render(text: str, value: Any, base: str, *, inline: bool, near: tuple[int, 
 # -- the edits ----------------------------------------------------------------------------------------------
 
 
-def _replace(text: str, path: Path, value: Any) -> str:
+def _replace(text: str, path: KeyPath, value: object) -> str:
     start, end = _span(text, path)
     inline = "\n" not in text[start:end]
     rendered = _render(text, value, _line_indent(text, start), inline=inline, near=(start, end))
     return text[:start] + rendered + text[end:]
 
 
-def _insert(text: str, path: Path, value: Any, key: str | None) -> str:
+def _insert(text: str, path: KeyPath, value: object, key: str | None) -> str:
     start, end = _span(text, path)
     items, close = _items(text, start)
     unit = _indent_unit(text)
@@ -220,7 +215,7 @@ def _insert(text: str, path: Path, value: Any, key: str | None) -> str:
     return text[:at] + opening + member + closing + text[at:]
 
 
-def _delete(text: str, path: Path) -> str:
+def _delete(text: str, path: KeyPath) -> str:
     start, _end = _span(text, path[:-1])
     items, close = _items(text, start)
     i = _index(items, path[-1])

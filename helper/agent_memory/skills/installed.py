@@ -10,11 +10,8 @@ import json
 from pathlib import Path
 
 from .. import agents
+from ..contents import compare, sha256
 from . import layout
-
-TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
-if TYPE_CHECKING:
-    from typing import Any
 
 
 def skill_roots(agent: str) -> dict[str, Path]:
@@ -33,7 +30,7 @@ def folder_files(folder: Path) -> dict[str, bytes | None]:
     return found
 
 
-def read_marker(folder: Path) -> dict[str, Any] | None:
+def read_marker(folder: Path) -> dict[str, object] | None:
     """The install marker of a folder we installed, or None."""
     with contextlib.suppress(OSError, ValueError):
         value = json.loads((folder / layout.MARKER).read_text(encoding="utf-8"))
@@ -46,16 +43,11 @@ def local_changes(folder: Path) -> dict[str, list[str]] | None:
     marker = read_marker(folder)
     if marker is None:
         return None
-    installed = dict(marker.get("files") or {})
     current = {p: (sha256(d) if d is not None else None) for p, d in folder_files(folder).items()}
-    return {
-        "added": sorted(set(current) - set(installed)),
-        "removed": sorted(set(installed) - set(current)),
-        "changed": sorted(p for p in set(current) & set(installed) if current[p] != installed[p]),
-    }
+    return compare(dict(marker.get("files") or {}), current)
 
 
-def installed_skills() -> list[dict[str, Any]]:
+def installed_skills() -> list[dict[str, object]]:
     """Every skill folder we installed, per agent, with its revision and whether it was edited locally."""
     found = []
     for agent, root in skill_roots("both").items():
@@ -74,10 +66,3 @@ def installed_skills() -> list[dict[str, Any]]:
                 }
             )
     return found
-
-
-def sha256(data: bytes) -> str:
-    """Hex SHA-256 of `data` (the install marker records one per file)."""
-    import hashlib  # loads OpenSSL: only when there is something to hash
-
-    return hashlib.sha256(data).hexdigest()

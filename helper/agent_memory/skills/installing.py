@@ -9,39 +9,33 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
-import shutil
-import tempfile
 from pathlib import Path
 
-from .. import config as config_file
 from .. import names, paths
 from ..clock import new_id, utc_now
+from ..contents import compare, sha256
+from ..context import Context
 from ..errors import AgentMemoryError, ContentRefused
-from ..fsutil import make_dirs, make_private, write_atomic
-from ..store import StoreError, UnsafeObject, open_store, user_error
+from ..fsutil import make_dirs, make_private, new_folder, remove_tree, scratch_folder, write_atomic
+from ..store import Store, StoreError, UnsafeObject
 from . import layout
-from .installed import folder_files, local_changes, read_marker, sha256, skill_roots
-
-TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
-if TYPE_CHECKING:
-    from typing import Any
+from .installed import folder_files, local_changes, read_marker, skill_roots
 
 
 def install_revision(
-    name: str, revision: str, *, agent: str = "both", replace: bool = False, bucket: str | None = None
-) -> dict[str, Any]:
+    ctx: Context, name: str, revision: str, *, agent: str = "both", replace: bool = False, bucket: str | None = None
+) -> dict[str, object]:
     """Download a complete revision from `bucket` (default: the configured one), validate every path and file,
     install it; the contract's result."""
     names.skill(name)
     names.revision(revision)
     roots = skill_roots(agent)
-    bucket = bucket or config_file.bucket()
+    bucket = bucket or ctx.bucket
     destinations = [root / name for root in roots.values()]
     if not replace and all(_holds_revision(dest, bucket, revision) for dest in destinations):
         # revisions are immutable: an unmodified install of the same one is already what was asked for
         return {"name": name, "revision": revision, "installed": [str(d) for d in destinations], "backup": None}
-    files, executable = _download(bucket, name, revision)
+    files, executable = _download(ctx.store_for(bucket), name, revision)
     meta = layout.parse_skill_md(files[layout.SKILL_FILE], f"{name}@{revision}", _another(name))
     if meta["name"] != name:
         raise ContentRefused(
@@ -65,14 +59,14 @@ def _holds_revision(folder: Path, bucket: str, revision: str) -> bool:
     return same and changes is not None and not any(changes.values())
 
 
-def _download(bucket: str, name: str, revision: str) -> tuple[dict[str, bytes], list[str]]:
+def _download(store: Store, name: str, revision: str) -> tuple[dict[str, bytes], list[str]]:
     """Every file of a complete revision, checked against its listing, and the files that are executable."""
     prefix = layout.revision_prefix(name, revision) + "/"
-    store = open_store(bucket)
     try:
         listing = store.list(prefix)
     except StoreError as exc:
-        raise _store_failure(exc, name, revision) from exc
+        _failed(exc, name, revision)
+        raise
     if listing.skipped:  # a revision is installed whole or not at all
         unsafe = listing.skipped[0]
         if unsafe.path.startswith(prefix):  # else a folder on the way: a name we asked for
@@ -80,7 +74,7 @@ def _download(bucket: str, name: str, revision: str) -> tuple[dict[str, bytes], 
         raise ContentRefused(f"{name}@{revision} was refused: {unsafe.detail}.", next_step=_another(name))
     relative = [info.path[len(prefix) :] for info in listing]
     if layout.SKILL_FILE not in relative:
-        raise layout.not_found(name, revision, bucket)
+        raise layout.not_found(name, revision, store.uri)
     for path, info in zip(relative, listing, strict=True):
         layout.safe_relative_path(path, _another(name))
         if info.size > layout.FILE_MAX:
@@ -91,14 +85,14 @@ def _download(bucket: str, name: str, revision: str) -> tuple[dict[str, bytes], 
     layout.check_collisions(relative, _another(name))
     if len(listing) > layout.FILES_MAX or sum(info.size for info in listing) > layout.TOTAL_MAX:
         raise ContentRefused(f"{name}@{revision} is larger than a skill may be.", next_step=_another(name))
-    make_dirs(paths.state_dir())
-    with tempfile.TemporaryDirectory(prefix="skill-download-", dir=paths.state_dir()) as tmp:
+    with scratch_folder(paths.state_dir(), "skill-download-") as tmp:
         try:
             store.fetch(listing, Path(tmp))
         except UnsafeObject as exc:
             raise ContentRefused(f"{name}@{revision} was refused: {exc.detail}.", next_step=_another(name)) from exc
         except StoreError as exc:
-            raise _store_failure(exc, name, revision) from exc
+            _failed(exc, name, revision)
+            raise
         files = {}
         for path, info in zip(relative, listing, strict=True):
             file = Path(tmp) / info.path
@@ -111,14 +105,15 @@ def _download(bucket: str, name: str, revision: str) -> tuple[dict[str, bytes], 
     return files, _executable(store, name, revision, files)
 
 
-def _executable(store: Any, name: str, revision: str, files: dict[str, bytes]) -> list[str]:
+def _executable(store: Store, name: str, revision: str, files: dict[str, bytes]) -> list[str]:
     """The revision's executable files, from the object published beside its folder (none if it has none)."""
     try:
         raw = store.read(layout.modes_path(name, revision))
     except UnsafeObject as exc:
         raise ContentRefused(f"{name}@{revision} was refused: {exc.detail}.", next_step=_another(name)) from exc
     except StoreError as exc:
-        raise _store_failure(exc, name, revision) from exc
+        _failed(exc, name, revision)
+        raise
     if raw is None:
         return []
     try:
@@ -132,24 +127,20 @@ def _executable(store: Any, name: str, revision: str, files: dict[str, bytes]) -
     return listed
 
 
-def _store_failure(exc: StoreError, name: str, revision: str) -> AgentMemoryError:
-    return user_error(
-        exc,
-        f"Could not download {name}@{revision} (nothing was installed or changed)",
-        f"agent-memory install-skill {name} --revision {revision} (again, once that is fixed)",
-    )
+def _failed(exc: StoreError, name: str, revision: str) -> None:
+    exc.during(f"Could not download {name}@{revision} (nothing was installed or changed)")
 
 
 def install_files(
     name: str,
     files: dict[str, bytes],
     roots: dict[str, Path],
-    marker: dict[str, Any],
+    marker: dict[str, object],
     *,
     replace: bool,
     backup: bool = True,
     executable: list[str] | tuple[str, ...] = (),
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Install `files` as skill `name` under each root; `{"installed": [paths], "backup": path|None}`.
 
     Every destination is checked before anything changes; then all are staged beside their destination and
@@ -172,16 +163,16 @@ def install_files(
         _swap_all(destinations, staged)
     finally:
         for folder in staged.values():
-            shutil.rmtree(folder, ignore_errors=True)
+            remove_tree(folder)
     return {"installed": [str(dest) for dest in destinations.values()], "backup": str(saved) if saved else None}
 
 
-def _stage(dest: Path, files: dict[str, bytes], record: dict[str, Any], executable: set[str]) -> Path:
+def _stage(dest: Path, files: dict[str, bytes], record: dict[str, object], executable: set[str]) -> Path:
     # explicit modes everywhere, whatever the umask: folders 0755, files 0644, or 0755 where the publisher's file
     # was executable; never writable by group or others, who could change what the agent runs
     make_dirs(dest.parent)
     # a dot-folder beside the destination: same filesystem for the rename, and skipped by the agents' scans
-    staging = Path(tempfile.mkdtemp(prefix=".agent-memory-stage-", dir=dest.parent))  # 0700 while it fills
+    staging = new_folder(dest.parent, ".agent-memory-stage-")  # 0700 while it fills
     for relative, data in files.items():
         target = staging.joinpath(*relative.split("/"))
         make_dirs(target.parent)
@@ -199,7 +190,7 @@ def _swap_all(destinations: dict[str, Path], staged: dict[str, Path]) -> None:
         for agent, dest in destinations.items():
             old = None
             if dest.exists() or dest.is_symlink():
-                old = dest.parent / f".agent-memory-old-{secrets.token_hex(6)}"
+                old = dest.parent / f".agent-memory-old-{os.urandom(6).hex()}"
                 os.rename(dest, old)
             try:
                 os.rename(staged[agent], dest)
@@ -210,7 +201,7 @@ def _swap_all(destinations: dict[str, Path], staged: dict[str, Path]) -> None:
             done.append((dest, old))
     except BaseException:
         for dest, old in reversed(done):
-            shutil.rmtree(dest, ignore_errors=True)
+            remove_tree(dest)
             if old is not None:
                 os.rename(old, dest)
         raise
@@ -223,7 +214,7 @@ def _remove(path: Path) -> None:
     if path.is_symlink() or path.is_file():
         path.unlink()
     else:
-        shutil.rmtree(path, ignore_errors=True)
+        remove_tree(path)
 
 
 def backups_dir() -> Path:
@@ -232,6 +223,8 @@ def backups_dir() -> Path:
 
 
 def _back_up(name: str, existing: dict[str, Path]) -> Path:
+    import shutil  # several milliseconds to load: only a replacing install pays for it
+
     stamp = new_id()
     backup = backups_dir() / f"{name}-{stamp}"
     make_dirs(backup)
@@ -247,12 +240,7 @@ def _back_up(name: str, existing: dict[str, Path]) -> Path:
 
 def diff(folder: Path, files: dict[str, bytes]) -> dict[str, list[str]]:
     """How `files` differ from what `folder` holds: `{"added", "removed", "changed"}`."""
-    current = folder_files(folder)
-    return {
-        "added": sorted(set(files) - set(current)),
-        "removed": sorted(set(current) - set(files)),
-        "changed": sorted(p for p in set(files) & set(current) if current[p] != files[p]),
-    }
+    return compare(folder_files(folder), files)
 
 
 def describe(changes: dict[str, list[str]]) -> str:

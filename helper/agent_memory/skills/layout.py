@@ -15,10 +15,6 @@ from .. import names
 from ..errors import AgentMemoryError, ContentRefused, UsageError
 from ..memory import notes
 
-TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
-if TYPE_CHECKING:
-    from typing import Any
-
 SKILL_FILE = "SKILL.md"
 MARKER = ".agent-memory-skill.json"
 DESCRIPTION_MAX = 1024
@@ -170,6 +166,6 @@ def not_found(name: str, revision: str, bucket: str) -> AgentMemoryError:
     )
 
 
-def summary(name: str, revision: str, description: str) -> dict[str, Any]:
+def summary(name: str, revision: str, description: str) -> dict[str, object]:
     """One entry of `search --skills`."""
     return {"name": name, "revision": revision, "description": description, "published": published_at(revision)}

@@ -1,30 +1,27 @@
 """Publishing a skill revision: check it, freeze it in the outbox, upload the supporting files, SKILL.md last.
 
-The frozen plan is what `publish-skill --retry REVISION` finishes, with the same revision id and bytes, even if
+The frozen plan is what `agent-memory pending retry REVISION` finishes, with the same revision id and bytes, even if
 the source folder changed meanwhile. Nothing leaves the machine before the secret guard has read every file.
 """
 
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
-from .. import config as config_file
-from .. import guard, names, outbox
-from ..budget import Budget
+from .. import guard, outbox
 from ..clock import new_id
+from ..context import Context
 from ..errors import AgentMemoryError, ContentRefused
 from ..store import check_private
 from . import layout
-
-TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
-if TYPE_CHECKING:
-    from typing import Any
+from .skill_uploads import SKILLS
 
 
-def publish(folder: str, name: str | None = None) -> dict[str, Any]:
+def publish(ctx: Context, folder: str, name: str | None = None) -> dict[str, object]:
     """Validate `folder`, freeze it as a new revision, upload it; the contract's result."""
-    bucket = config_file.bucket()
+    bucket = ctx.bucket
     meta, files, executable = layout.read_folder(Path(folder).expanduser(), name)
     check_secrets(files)
     check_private(bucket)  # a refused folder store must not leave a revision waiting to be uploaded later
@@ -35,27 +32,14 @@ def publish(folder: str, name: str | None = None) -> dict[str, Any]:
         modes = {"executable": sorted(executable)}
         objects.append((layout.modes_path(meta["name"], revision), (json.dumps(modes) + "\n").encode()))
     objects.append((f"{prefix}/{layout.SKILL_FILE}", files[layout.SKILL_FILE]))  # last: it makes the revision visible
-    op = outbox.add("skill", revision, bucket, objects, {"name": meta["name"], "files": sorted(files)})
-    return _deliver(op, revision, check_first=False)
-
-
-def retry(revision: str) -> dict[str, Any]:
-    """Finish an interrupted publication from its frozen plan."""
-    names.revision(revision)
-    result = _deliver(f"skill-{revision}", revision, check_first=True)
-    if result is None:
+    outbox.add(SKILLS, revision, bucket, objects, {"name": meta["name"], "files": sorted(files)})
+    result = outbox.deliver(SKILLS, revision, ctx, check_first=False)
+    if result is None:  # discarded by hand in the instant between the two calls
         raise AgentMemoryError(
-            f"No pending publication {revision} on this machine (it may have been published long ago).",
-            next_step="agent-memory search --skills (lists published revisions)",
+            f"Revision {revision} was discarded from the outbox before it was uploaded.",
+            next_step=f"agent-memory publish-skill {shlex.quote(folder)}",
         )
     return result
-
-
-def _deliver(op: str, revision: str, *, check_first: bool) -> dict[str, Any] | None:
-    try:
-        return outbox.deliver(op, Budget(), check_first=check_first)
-    except outbox.Damaged as exc:
-        raise outbox.damaged_error(revision, str(exc)) from exc
 
 
 def check_secrets(files: dict[str, bytes]) -> None:

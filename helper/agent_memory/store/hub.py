@@ -28,11 +28,7 @@ from huggingface_hub.utils._http import hf_request_event_hook  # noqa: E402
 
 from ..budget import Budget, DeadlineExceeded  # noqa: E402
 from ..guard import redact  # noqa: E402
-from . import Listing, ObjectConflict, ObjectInfo, Store, StoreError  # noqa: E402
-
-TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs start-up time
-if TYPE_CHECKING:
-    from typing import Any
+from .base import BucketMissing, BucketPublic, Listing, NoCredentials, ObjectConflict, ObjectInfo, Store, StoreError  # noqa: E402
 
 
 class _Unreachable(Exception):
@@ -73,15 +69,15 @@ def _client_factory() -> httpx2.Client:
 class HubStore(Store):
     """Objects in the bucket `owner/name`."""
 
-    def __init__(self, bucket_id: str, *, deadline: Budget | None = None) -> None:
+    def __init__(self, bucket_id: str, *, budget: Budget) -> None:
         self.bucket_id = bucket_id
         self.uri = "hf://buckets/" + bucket_id
-        self.budget = deadline or Budget()
+        self.budget = budget
         huggingface_hub.set_client_factory(_client_factory)  # our transport, whoever set one before us
         # the endpoint is read when the store is opened, like every other setting, not when the SDK was imported
         self.api = huggingface_hub.HfApi(endpoint=os.environ.get("HF_ENDPOINT") or None)
 
-    def _call(self, fn: Any) -> Any:
+    def _call(self, fn: object) -> object:
         try:
             return self.budget.run(fn)
         except StoreError:
@@ -131,7 +127,7 @@ class HubStore(Store):
         folder = prefix.strip("/")
 
         def listing() -> list[ObjectInfo]:
-            entries: list[Any] = []
+            entries: list[object] = []
             try:
                 entries.extend(self.api.list_bucket_tree(self.bucket_id, prefix=folder, recursive=True))
             except hf_errors.RemoteEntryNotFoundError:
@@ -156,7 +152,7 @@ class HubStore(Store):
             lambda: self.api.download_bucket_files(self.bucket_id, files, raise_on_missing_files=True)  # type: ignore[arg-type]
         )
 
-    def _stat(self, path: str) -> Any:
+    def _stat(self, path: str) -> object:
         found = self._call(lambda: list(self.api.get_bucket_paths_info(self.bucket_id, [path])))
         return found[0] if found else None
 
@@ -183,27 +179,30 @@ class HubStore(Store):
             self.fetch([ObjectInfo(path, remote.size, ref=remote)], Path(tmp))
             return (Path(tmp) / path).read_bytes()
 
-    # -- bucket administration, for bootstrap ------------------------------------------------------
-
-    def info(self) -> dict | None:
-        """`{"private": bool}` for an existing, accessible bucket; None if it does not exist."""
+    def ensure(self, *, create: bool) -> bool:
         try:
             info = self._call(lambda: self.api.bucket_info(self.bucket_id))
         except StoreError as exc:
-            if isinstance(exc.__cause__, hf_errors.BucketNotFoundError):
-                return None
-            raise
-        return {"private": bool(info.private)}
+            if not isinstance(exc.__cause__, hf_errors.BucketNotFoundError):
+                raise
+            if not create:
+                raise BucketMissing(self.uri) from None
+            self._call(lambda: self.api.create_bucket(self.bucket_id, private=True))
+            return True
+        if not info.private:
+            raise BucketPublic(self.uri)
+        return False
 
-    def create(self) -> None:
-        """Create the bucket, private (fails if it exists: callers check info() first)."""
-        self._call(lambda: self.api.create_bucket(self.bucket_id, private=True))
 
-
-def whoami(deadline: Budget | None = None) -> str:
+def whoami(budget: Budget) -> str:
     """The user name behind the local credentials; StoreError `auth` if there are none or they are refused."""
-    store = HubStore("", deadline=deadline)
-    return store._call(lambda: store.api.whoami())["name"]
+    store = HubStore("", budget=budget)
+    try:
+        return store._call(lambda: store.api.whoami())["name"]
+    except StoreError as exc:
+        if exc.reason == "auth":
+            raise NoCredentials(exc.detail) from exc
+        raise
 
 
 def _xet_hash(data: bytes) -> str:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..errors import AgentMemoryError
 from ..fsutil import FILE_MODE, make_dirs
-from . import Listing, ObjectConflict, ObjectInfo, Store, StoreError, UnsafeObject
+from .base import Listing, ObjectConflict, ObjectInfo, Store, StoreError, UnsafeObject
 from .local_tree import Folder, Untrusted, open_root
 
 MAX_DEPTH = 32  # folders below a listed prefix; the layout needs a handful, a deeper tree is refused
@@ -32,6 +32,18 @@ class FolderStore(Store):
     def __init__(self, root: Path) -> None:
         self.root = root
         self.uri = "file://" + str(root)
+
+    def ensure(self, *, create: bool) -> bool:
+        if not self.root.exists():
+            if not create:
+                raise StoreError("offline", f"the folder store {self.root} is not there (unmounted drive?)")
+            if not self.root.parent.is_dir():
+                raise StoreError("error", f"its parent folder {self.root.parent} does not exist")
+            os.mkdir(self.root, 0o700)  # the umask can only take bits away, and 0700 has none for others
+            return True
+        if not self.root.is_dir():
+            raise StoreError("error", f"{self.root} is not a folder")
+        return False  # its privacy was checked when it was opened (`check_private`)
 
     def _parts(self, path: str) -> list[str]:
         parts = path.split("/")

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 import stat
 
 from ..fsutil import DIR_MODE, FILE_MODE
@@ -152,7 +151,7 @@ class Folder:
 
     def create_temporary(self, data: bytes) -> str:
         """A new owner-only file holding `data` in this folder; its name."""
-        name = f"{TMP_PREFIX}{secrets.token_hex(8)}"
+        name = f"{TMP_PREFIX}{os.urandom(8).hex()}"
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_BINARY", 0)
         fd = os.open(self._name(name), flags, FILE_MODE, **self._kw())
         with open(fd, "wb") as handle:

@@ -1,0 +1,97 @@
+"""What the outbox needs to know of notes (`NOTES`): how a pending one is listed and told, that a delivered one goes
+into the cache, and how to tell one already in the bucket; and the notes that wait, for search and read.
+
+Kept apart from `saving` (which loads the secret guard and the YAML writer) so that the hooks and searches that
+only count or show pending notes start light.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from .. import outbox
+from ..context import Context
+from ..errors import AgentMemoryError
+from ..store import StoreError
+from . import notes
+from .cache import ProjectCache
+
+
+class NoteUploads(outbox.Kind):
+    """Notes in the outbox: listed with their destination, told as shared or kept here, cached once delivered."""
+
+    name = "note"
+    group = "notes"
+
+    def entry(self, plan: dict[str, object]) -> dict[str, object]:
+        return {
+            "id": plan["id"],
+            "path": plan["objects"][-1]["path"],
+            "project": (plan.get("display") or {}).get("project"),
+            **outbox.progress(plan),
+        }
+
+    def result(self, outcome: outbox.Outcome) -> dict[str, object]:
+        plan, key = outcome.plan, outcome.key
+        if outcome.done:
+            status, message = "saved", f"Saved {key} to {plan['bucket']}: it is shared."
+        else:
+            status = "pending"
+            message = (
+                f"Not shared yet: {key} is kept on this machine only, because {outcome.because}. "
+                f"Do not save it again; run `{outcome.retry}` once that is fixed."
+            )
+        found = {"id": key, "project": (plan.get("display") or {}).get("project"), "bucket": plan["bucket"]}
+        return {**found, "path": plan["objects"][-1]["path"], "status": status, "message": message}
+
+    def delivered(self, plan: dict[str, object], objects: list[tuple[str, bytes]], ctx: Context) -> None:
+        """Put the note in the project's cache: it has left the outbox, and offline search must still find it before
+        the next online refresh. The cache is a convenience, so a failure here fails nothing."""
+        project = (plan.get("display") or {}).get("project")
+        if project:
+            with contextlib.suppress(OSError):
+                ProjectCache(plan["bucket"], project).add({plan["id"]: objects[-1][1]})
+
+    def shared_already(self, key: str, ctx: Context) -> dict[str, object] | None:
+        """A note that is not pending but already in this project's bucket (saved here earlier, or elsewhere)."""
+        path = notes.object_path(ctx.project, key)
+        try:
+            if not ProjectCache(ctx.bucket, ctx.project).note_file(key).is_file() and ctx.store.read(path) is None:
+                return None
+        except StoreError:
+            return None
+        message = f"{key} is already in {ctx.bucket}: it is shared, there is nothing to retry."
+        return {
+            "id": key,
+            "project": ctx.project,
+            "bucket": ctx.bucket,
+            "path": path,
+            "status": "saved",
+            "message": message,
+        }
+
+    def not_waiting(self, key: str) -> AgentMemoryError:
+        return AgentMemoryError(
+            f"No pending note {key} on this machine, and the current project's bucket has no such note.",
+            next_step="agent-memory pending (lists what waits for upload)",
+        )
+
+
+NOTES = NoteUploads()
+
+
+def pending(ctx: Context) -> list[dict[str, object]]:
+    """The notes of this command's project and bucket waiting for upload, with their displayed fields and text."""
+    found = []
+    for plan, objects in outbox.waiting(NOTES):
+        display = plan.get("display") or {}
+        if plan["bucket"] == ctx.bucket and display.get("project") == ctx.project:
+            path, data = objects[-1]
+            found.append({**display, "id": plan["id"], "path": path, "content": data.decode("utf-8")})
+    return found
+
+
+def pending_copy(note_id: str) -> tuple[dict[str, object], bytes] | None:
+    """The plan and exact bytes of one pending note, None if it is not pending (Damaged if it is, but damaged)."""
+    found = outbox.waiting(NOTES, note_id)
+    return (found[0][0], found[0][1][-1][1]) if found else None

@@ -1,0 +1,92 @@
+"""What the outbox knows of a kind of upload: only what its own domain tells it.
+
+The outbox plans, claims, delivers and confirms every upload alike and returns a neutral `Outcome`. A domain
+(notes in `memory`, skill publications in `skills`) describes its kind with a `Kind`: how a waiting upload is
+listed, the result and message a delivery gives its command, what to do once the bucket has confirmed it, and
+how to tell that a retried upload is already in the bucket although the outbox no longer has it.
+"""
+
+from __future__ import annotations
+
+from ..context import Context
+from ..errors import AgentMemoryError
+
+RETRY = "agent-memory pending retry"  # the one retry command every hint names
+WHY = {
+    "offline": "the bucket could not be reached (offline or timed out)",
+    "auth": "authentication or access to the bucket failed",
+    "error": "the upload failed",
+    "busy": "another agent-memory process is uploading it right now",
+    "budget": "the time budget ran out before it was tried",
+}
+
+
+def progress(plan: dict[str, object]) -> dict[str, object]:
+    """Where an upload goes and how its attempts went, as `pending` and `status` list every kind."""
+    return {
+        "bucket": plan["bucket"],
+        "queued": plan.get("queued"),
+        "attempts": plan.get("attempts", 0),
+        "last_error": plan.get("last_error"),
+    }
+
+
+class Outcome:
+    """What became of one upload: `done` (the bucket confirmed it) or `pending`, with the reason and its detail."""
+
+    __slots__ = ("plan", "done", "reason", "detail")
+
+    def __init__(self, plan: dict[str, object], *, done: bool, reason: str = "error", detail: str = "") -> None:
+        self.plan = plan
+        self.done = done
+        self.reason = reason
+        self.detail = detail
+
+    @property
+    def key(self) -> str:
+        """The note id or skill revision."""
+        return self.plan["id"]
+
+    @property
+    def because(self) -> str:
+        """Why it is still pending, in words."""
+        return WHY.get(self.reason, WHY["error"]) + (f" ({self.detail})" if self.detail else "")
+
+    @property
+    def retry(self) -> str:
+        """The command that retries it."""
+        return f"{RETRY} {self.key}"
+
+
+class Kind:
+    """One kind of upload, described by its domain; subclasses say what differs."""
+
+    name = ""  # the plan's kind, and the prefix of its folder in the outbox
+    group = ""  # the key that lists the waiting ones in `pending` and `status`
+
+    def entry(self, plan: dict[str, object]) -> dict[str, object]:
+        """How `pending` and `status` list one that waits."""
+        raise NotImplementedError
+
+    def result(self, outcome: Outcome) -> dict[str, object]:
+        """The command's result for one delivery, its `message` included."""
+        raise NotImplementedError
+
+    def delivered(self, plan: dict[str, object], objects: list[tuple[str, bytes]], ctx: Context) -> None:
+        """What to do once the bucket has confirmed the upload (nothing, unless the domain says)."""
+
+    def shared_already(self, key: str, ctx: Context) -> dict[str, object] | None:
+        """The result for a retry of `key` that the outbox no longer holds, if the bucket has it; else None."""
+        return None
+
+    def not_waiting(self, key: str) -> AgentMemoryError:
+        """The error for a retry of `key`, of this kind alone, that is neither waiting nor in the bucket."""
+        return not_waiting(key)
+
+
+def not_waiting(key: str) -> AgentMemoryError:
+    """The error for a retry of `key` that is neither waiting in the outbox nor in the bucket."""
+    return AgentMemoryError(
+        f"Nothing with the id {key} is waiting in the outbox, and the bucket has no such upload.",
+        next_step="agent-memory pending (lists what waits for upload)",
+    )

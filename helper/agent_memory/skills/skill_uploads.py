@@ -1,0 +1,50 @@
+"""What the outbox needs to know of skill publications (`SKILLS`): how a frozen revision is listed and told.
+
+Kept apart from `publishing` (which loads the secret guard and reads skill folders) so that the hooks start light.
+"""
+
+from __future__ import annotations
+
+from .. import outbox
+from ..errors import AgentMemoryError
+
+
+class SkillUploads(outbox.Kind):
+    """Skill publications in the outbox: frozen revisions, told as published or waiting to be."""
+
+    name = "skill"
+    group = "skills"
+
+    def entry(self, plan: dict[str, object]) -> dict[str, object]:
+        display = plan.get("display") or {}
+        return {
+            "name": display.get("name"),
+            "revision": plan["id"],
+            "files": display.get("files", []),
+            **outbox.progress(plan),
+        }
+
+    def result(self, outcome: outbox.Outcome) -> dict[str, object]:
+        display = outcome.plan.get("display") or {}
+        found = {
+            "name": display.get("name"),
+            "revision": outcome.key,
+            "status": "published" if outcome.done else "pending",
+            "files": display.get("files", []),
+        }
+        if outcome.done:
+            return found
+        message = (
+            f"Not published yet: revision {outcome.key} is frozen on this machine and invisible to others, because "
+            f"{outcome.because}. Run `{outcome.retry}` once that is fixed."
+        )
+        return {**found, "message": message}
+
+    def not_waiting(self, key: str) -> AgentMemoryError:
+        return AgentMemoryError(
+            f"No pending publication {key} on this machine (it may have been published long ago).",
+            next_step="agent-memory search --skills (lists published revisions)",
+        )
+
+
+SKILLS = SkillUploads()

@@ -1,0 +1,173 @@
+"""The interface every store implements, and what it answers: objects, listings, freshness and failures."""
+
+from __future__ import annotations
+
+import shlex
+from abc import ABC, abstractmethod
+from collections.abc import Iterable
+from pathlib import Path
+
+
+class ObjectInfo:
+    """One object in a store: its path, its size in bytes, its content hash when the listing gives one (see
+    `Store.hashes`), and a backend handle that saves a lookup."""
+
+    __slots__ = ("path", "size", "hash", "ref")  # a plain class: dataclasses would slow every command's start-up
+
+    def __init__(self, path: str, size: int, ref: object = None, hash: str | None = None) -> None:
+        self.path = path
+        self.size = size
+        self.hash = hash
+        self.ref = ref
+
+    def __repr__(self) -> str:
+        return f"ObjectInfo({self.path!r}, {self.size})"
+
+
+class StoreError(Exception):
+    """A store operation failed; `reason` is `offline`, `auth` or `error` (the contract's sync reasons).
+
+    The error is told to the user in one place, at the command's boundary (`failures`); on its way there, the
+    operation that met it may say what it was doing (`during`).
+    """
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(detail)
+        self.reason = reason
+        self.detail = detail
+        self.what: str | None = None
+
+    def during(self, what: str) -> None:
+        """Say what failed because of this error (the first to say so wins: it is the closest)."""
+        self.what = self.what or what
+
+
+class NoCredentials(StoreError):
+    """This machine has no Hugging Face credentials, or the Hub refused them."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__("auth", detail)
+
+
+class BucketMissing(StoreError):
+    """The bucket does not exist, or these credentials cannot see it."""
+
+    def __init__(self, uri: str) -> None:
+        super().__init__("auth", f"the bucket {uri} does not exist, or this account cannot access it")
+        self.uri = uri
+
+
+class BucketPublic(StoreError):
+    """The bucket is public: agent-memory uses private buckets only, and never changes a bucket's visibility."""
+
+    def __init__(self, uri: str) -> None:
+        super().__init__("auth", f"the bucket {uri} is public")
+        self.uri = uri
+
+
+class ObjectConflict(StoreError):
+    """An object already exists at the path with different bytes: we never overwrite it."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__("error", f"a different object already exists at {path}; it was not overwritten")
+
+
+class UnsafeObject(StoreError):
+    """An object of a folder store that could lead out of it: a symbolic link anywhere in its path, a file with
+    another hard link, anything but a regular file. It is never read or copied.
+
+    `path` is its store path (a folder's, when the link is a folder on the way); `local` its path on disk.
+    """
+
+    def __init__(self, path: str, why: str, local: str) -> None:
+        super().__init__("error", f"{path} {why}, so it was not read")
+        self.path = path
+        self.local = local
+
+    @property
+    def next_step(self) -> str:
+        """The one action that clears it: removing that name, which loses no byte (the file is elsewhere)."""
+        return f"rm {shlex.quote(self.local)} (agent-memory never writes such an entry), then run the command again"
+
+
+class Listing(list):
+    """What `Store.list` returns: the objects, and in `skipped` those left out because they cannot be trusted
+    (UnsafeObject: a folder store's links), so that one bad object never stops the others from being read."""
+
+    def __init__(self, objects: Iterable[ObjectInfo] = (), skipped: Iterable[UnsafeObject] = ()) -> None:
+        super().__init__(objects)
+        self.skipped = list(skipped)
+
+
+class Freshness:
+    """How a local copy (the cache of a project, the index of skills) stands against its store after a refresh:
+    fresh, with what was skipped as unsafe; stale, with the store's error; or not asked (`offline`)."""
+
+    __slots__ = ("error", "skipped", "offline")
+
+    def __init__(
+        self, *, error: StoreError | None = None, skipped: Iterable[UnsafeObject] = (), offline: bool = False
+    ) -> None:
+        self.error = error
+        self.skipped = list(skipped)
+        self.offline = offline
+
+    @property
+    def fresh(self) -> bool:
+        """Whether the copy matched the store just now."""
+        return self.error is None and not self.offline
+
+
+class Store(ABC):
+    """A bucket-like store of immutable objects addressed by `/`-separated paths."""
+
+    uri: str
+
+    @abstractmethod
+    def ensure(self, *, create: bool) -> bool:
+        """Make sure the store exists and is private; with `create`, create it (private) if it is missing.
+
+        True if it was created now. BucketMissing if it is missing (and not to be created), BucketPublic (or, for a
+        folder store, AccessError) if others can read it. The visibility of an existing store is never changed.
+        """
+
+    @abstractmethod
+    def put(self, path: str, data: bytes) -> None:
+        """Store `data` at `path`.
+
+        A folder store refuses to replace other bytes (ObjectConflict) and accepts the same bytes again; the Hub
+        cannot refuse an overwrite, so callers write fresh paths or check `holds()` first.
+        """
+
+    @abstractmethod
+    def put_many(self, objects: list[tuple[str, bytes]]) -> None:
+        """Store several objects, in order, in as few requests as the backend allows."""
+
+    @abstractmethod
+    def list(self, prefix: str) -> Listing:
+        """Every object below the folder `prefix`, complete or not at all (a failed page raises), but for those
+        that cannot be trusted, which are left out and named in `skipped`."""
+
+    @abstractmethod
+    def fetch(self, objects: list[ObjectInfo], dest: Path) -> None:
+        """Download each object, in order, to `dest / object.path` (the caller makes the result atomic).
+
+        An object found unsafe only now (it changed after the listing) raises UnsafeObject, after the objects
+        before it were copied and before any after it.
+        """
+
+    @abstractmethod
+    def holds(self, path: str, data: bytes) -> bool:
+        """Whether the object at `path` is exactly `data` (False if absent; ObjectConflict if different)."""
+
+    @abstractmethod
+    def read(self, path: str) -> bytes | None:
+        """The bytes at `path`, straight from the store, or None if there is no such object."""
+
+    def hashes(self, files: list[Path]) -> list[str | None]:
+        """For each local file, the hash that `list` would give an object with its bytes (None: no such hash).
+
+        A folder store's listing gives none: hashing would read every object on every refresh, which is the
+        cost a cache exists to avoid. Its objects are written once, by an exclusive link, and never rewritten.
+        """
+        return [None] * len(files)
