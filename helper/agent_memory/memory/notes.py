@@ -131,11 +131,11 @@ def check_secrets(body: str, meta: dict[str, object], origins: dict[str, str] | 
 
 def render(meta: dict[str, object], body: str) -> bytes:
     """The note file: YAML frontmatter in a stable key order, then the body, ending with a newline."""
-    import yaml
+    from . import frontmatter  # PyYAML, loaded only by what writes or parses a note
 
     # `sources` is always written, even empty; the other optional fields only when they have a value
     ordered = {key: meta[key] for key in _ORDER if key == "sources" or meta.get(key) not in (None, [])}
-    front = yaml.safe_dump(ordered, sort_keys=False, allow_unicode=True, width=1000, default_flow_style=False)
+    front = frontmatter.dump(ordered)
     if not body.endswith("\n"):
         body += "\n"
     return f"---\n{front}---\n\n{body}".encode()
@@ -161,51 +161,15 @@ def split(text: str) -> tuple[dict[str, object], str]:
         raise Malformed("the frontmatter has no closing --- line")
     if end.start() - start > FRONTMATTER_MAX:  # bounded before the YAML parser sees any of it
         raise Malformed(f"the frontmatter is longer than {FRONTMATTER_MAX} characters")
-    meta = _plain_yaml(text[start : end.start()])
+    from . import frontmatter  # PyYAML, loaded only by what writes or parses a note
+
+    try:
+        meta = frontmatter.load(text[start : end.start()], DEPTH_MAX)
+    except ValueError as exc:
+        raise Malformed(str(exc)) from None
     if not isinstance(meta, dict):
         raise Malformed("the frontmatter is not a mapping of fields")
     return meta, text[end.end() :].lstrip("\r\n")
-
-
-def _plain_yaml(text: str) -> object:
-    """The YAML document in `text` as plain data, refusing anchors and aliases before anything is constructed.
-
-    The composer resolves an alias to the node it names (no copy), so composing costs what the text does; an
-    alias shows up as a node met twice, and is refused there. Only then is the node tree turned into values,
-    which therefore cannot be larger than the text.
-    """
-    import yaml
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)  # libyaml's parser is ten times faster
-    try:
-        node = loader.get_single_node()
-        if node is None:
-            return None
-        _check_tree(node)
-        return loader.construct_document(node)
-    except (yaml.YAMLError, ValueError, OverflowError, RecursionError) as exc:
-        # ValueError: an integer of more digits than Python converts; RecursionError: the pure-Python composer
-        raise Malformed(f"the frontmatter is not valid YAML ({type(exc).__name__})") from None
-    finally:
-        loader.dispose()
-
-
-def _check_tree(root: object) -> None:
-    """Malformed if a node is reached twice (an alias) or lists and mappings nest deeper than DEPTH_MAX."""
-    seen = {id(root)}
-    stack = [(root, 0)]
-    while stack:
-        node, depth = stack.pop()
-        if isinstance(node.value, str):
-            continue
-        if depth == DEPTH_MAX:
-            raise Malformed(f"the frontmatter nests lists or mappings deeper than {DEPTH_MAX} levels")
-        for item in node.value:
-            for child in item if isinstance(item, tuple) else (item,):  # a mapping's items are (key, value) pairs
-                if id(child) in seen:
-                    raise Malformed("the frontmatter uses YAML aliases, which notes never need")
-                seen.add(id(child))
-                stack.append((child, depth + 1))
 
 
 def fields(note_id: str, data: bytes) -> tuple[dict[str, str], str | None]:
