@@ -140,8 +140,8 @@ def test_a_planted_config_lock_changes_no_setting(ready, outside, kind):
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_a_planted_hooks_lock_installs_no_hook(machine, outside, kind):
-    lock = machine.state / "state" / "hooks.lock"
+def test_a_planted_agent_files_lock_installs_no_hook(machine, outside, kind):
+    lock = machine.state / "state" / "agent-files.lock"
     plant(lock, kind, outside)
     refused(machine.run("hooks", "install"), lock, kind)
     assert not (machine.home / ".claude" / "settings.json").exists()

@@ -173,7 +173,7 @@ def test_a_block_that_holds_settings_of_the_users_is_not_taken_out(machine):
         ("[sandbox_workspace_write]\nnetwork_access = false\n", "already has its own [sandbox_workspace_write]"),
         ('sandbox_workspace_write.writable_roots = ["/x"]\n', "already has its own [sandbox_workspace_write]"),
         ("model = \n", "is not valid TOML"),
-        ("# agent-memory:begin codex-sandbox\nmodel = 'x'\n", "markers do not pair up"),
+        ("# agent-memory:begin codex-sandbox\nmodel = 'x'\n", "a begin marker has no end marker"),
     ],
 )
 def test_consent_refuses_a_config_it_cannot_edit_safely(machine, content, error):

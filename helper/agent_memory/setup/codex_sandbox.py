@@ -22,8 +22,8 @@ from pathlib import Path
 from .. import paths
 from ..agents import codex
 from ..errors import AgentMemoryError
-from ..fsutil import locked, make_dirs
-from .agent_files import back_up, read_text, write_text
+from ..fsutil import make_dirs
+from . import agent_files
 
 BEGIN = "# agent-memory:begin codex-sandbox"
 END = "# agent-memory:end codex-sandbox"
@@ -56,10 +56,15 @@ def render_block(roots: list[Path]) -> str:
     )
 
 
-def check() -> str:
-    """Codex's config.toml without our block, if we can add the block to it; AgentMemoryError if we cannot."""
+def check() -> None:
+    """AgentMemoryError (nothing changed) if the consent block could not be added to Codex's config.toml."""
     path = codex.config_file()
-    rest = _without_block(read_text(path) or "", path)
+    _addable(agent_files.read_text(path) or "", path)
+
+
+def _addable(text: str, path: Path) -> str:
+    """`text` without our block, if the block can be added to it; AgentMemoryError if it cannot."""
+    rest = _without_block(text, path)
     if KEY in _parse(rest, path):
         roots = ", ".join(json.dumps(str(root)) for root in writable_roots())
         raise AgentMemoryError(
@@ -70,44 +75,42 @@ def check() -> str:
 
 
 def allow() -> dict[str, object]:
-    """Add (or bring up to date) the consent block; the status afterwards, with `changed`."""
+    """Add (or bring up to date) the consent block; the status afterwards, with `changed` and `backup`."""
     path = codex.config_file()
-    with locked(paths.state_dir() / "codex-sandbox.lock"):
-        text = read_text(path) or ""
-        rest = check()
-        roots = writable_roots()
-        for root in roots:  # Codex can only bind folders that exist
-            make_dirs(root, mode=0o700)  # parents too: mkdir(parents=True) would leave them as the umask says
-        updated = render_block(roots) + rest
+    roots = writable_roots()
+
+    def with_block(text: str | None) -> str:
+        updated = render_block(roots) + _addable(text or "", path)
         _parse(updated, path)  # never write a file that would stop Codex from starting
-        changed = updated != text
-        backup = back_up(path, "codex") if changed else None
-        if changed:
-            write_text(path, updated)
-    return {**status(), "changed": changed, "backup": backup}
+        return updated
+
+    for root in roots:  # Codex can only bind folders that exist
+        make_dirs(root, mode=0o700)  # parents too: mkdir(parents=True) would leave them as the umask says
+    edited = agent_files.edit(path, "codex", with_block)
+    return {**status(), **edited}
 
 
 def remove() -> dict[str, object]:
-    """Take the consent block out, and nothing else; the status afterwards, with `changed`."""
+    """Take the consent block out, and nothing else; the status afterwards, with `changed` and `backup`.
+
+    A file that held only the block goes with it: no empty file is left behind."""
     path = codex.config_file()
-    with locked(paths.state_dir() / "codex-sandbox.lock"):
-        text = read_text(path) or ""
+
+    def without_block(text: str | None) -> str | None:
+        if text is None:
+            return None
         rest = _without_block(text, path)
-        changed = rest != text
-        backup = back_up(path, "codex") if changed else None
-        if changed:
-            if rest or path.is_symlink():
-                write_text(path, rest)
-            else:  # the file held only our block: leave no empty file behind
-                path.unlink()
-    return {**status(), "changed": changed, "backup": backup}
+        return None if rest == "" and rest != text else rest
+
+    edited = agent_files.edit(path, "codex", without_block)
+    return {**status(), **edited}
 
 
 def status() -> dict[str, object]:
     """`{"file", "state": "allowed"|"outdated"|"not allowed", "roots", "network"}` of the consent block."""
     path = codex.config_file()
     try:
-        text = read_text(path) or ""
+        text = agent_files.read_text(path) or ""
         block = _block(text, path)
     except AgentMemoryError:
         return {"file": str(path), "state": "unreadable", "roots": [], "network": False}
@@ -120,7 +123,7 @@ def status() -> dict[str, object]:
 
 def _without_block(text: str, path: Path) -> str:
     """`text` without our block (lines BEGIN to END)."""
-    lines = _lines(text)
+    lines = agent_files.lines_of(text)
     marks = _marker_lines(text, path)
     if not marks:
         return text
@@ -130,18 +133,20 @@ def _without_block(text: str, path: Path) -> str:
 def _block(text: str, path: Path) -> str | None:
     """Our block's text, markers included; None if there is none."""
     marks = _marker_lines(text, path)
-    return "".join(_lines(text)[marks[0] : marks[1] + 1]) if marks else None
+    return "".join(agent_files.lines_of(text)[marks[0] : marks[1] + 1]) if marks else None
 
 
 def _marker_lines(text: str, path: Path) -> tuple[int, int] | None:
     """The line numbers (from 0) of our BEGIN and END markers, None if there are none; refuses markers that do not
     pair up, or a block that holds settings of the user's (taking it out would take theirs too)."""
-    lines = _lines(text)
-    marks = [i for i in _top_level_lines(text) if i < len(lines) and lines[i].strip() in (BEGIN, END)]
-    if not marks:
+    lines = agent_files.lines_of(text)
+    eligible = [i for i in _top_level_lines(text) if i < len(lines)]
+    blocks = agent_files.marked_blocks(lines, eligible, BEGIN, END, lambda why: _malformed(path, why))
+    if not blocks:
         return None
-    if len(marks) != 2 or lines[marks[0]].strip() != BEGIN or lines[marks[1]].strip() != END:
-        raise _malformed(path, "its markers do not pair up")
+    if len(blocks) > 1:
+        raise _malformed(path, "it is there twice")
+    marks = blocks[0]
     try:
         inside = _parse("".join(lines[marks[0] : marks[1] + 1]), path)
     except AgentMemoryError:
@@ -149,13 +154,6 @@ def _marker_lines(text: str, path: Path) -> tuple[int, int] | None:
     if inside is None or set(inside) - {KEY}:
         raise _malformed(path, "it holds more than agent-memory's settings")
     return marks[0], marks[1]
-
-
-def _lines(text: str) -> list[str]:
-    """The text's lines with their endings: split at LF only, as TOML (and `_top_level_lines`) count lines, not at
-    the other separators `str.splitlines` knows, which may stand in a user's comment or string."""
-    lines = text.split("\n")
-    return [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
 
 
 def _malformed(path: Path, why: str) -> AgentMemoryError:

@@ -20,13 +20,13 @@ placeholder `{"hooks": []}`, which Codex accepts, so the user's later groups kee
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
-from .. import agents, paths
+from .. import agents
 from ..errors import AgentMemoryError
-from ..fsutil import locked
-from .agent_files import back_up, read_text, write_text
+from . import agent_files
 from .command import helper_command
 from .json_edits import Document
 
@@ -85,24 +85,23 @@ def status(agent: str = "both") -> list[dict[str, object]]:
 # -- editing ------------------------------------------------------------------------------------------------
 
 
-def _edit(runtime: str, change: object) -> dict[str, object]:
+def _edit(runtime: str, change: Callable[[str, Document], None]) -> dict[str, object]:
     path = hooks_file(runtime)
-    target = Path(os.path.realpath(path))  # dotfile repositories link these files: write through the link
-    with locked(paths.state_dir() / "hooks.lock"):  # two installs at once must not lose each other's change
-        document = _load(target)
+    after: list[Document] = []
+
+    def edited(text: str | None) -> str | None:
+        document = _document(path, text)
         before = document.text
         change(runtime, document)
-        changed = document.text != before
-        backup = None
-        if changed:
-            if not document.consistent():  # never write what we did not mean: the user's file stays as it is
-                raise _refused(path, "agent-memory could not edit it without changing something else")
-            backup = back_up(target, runtime)
-            if document.value:
-                write_text(target, document.text)
-            elif target.exists():  # nothing but our hooks was ever in it: leave no empty file behind
-                target.unlink()
-    return {**_status(runtime, document.value), "changed": changed, "backup": backup}
+        after.append(document)
+        if document.text == before:
+            return text
+        if not document.consistent():  # never write what we did not mean: the user's file stays as it is
+            raise _refused(path, "agent-memory could not edit it without changing something else")
+        return document.text if document.value else None  # nothing but our hooks was ever in it: no empty file
+
+    result = agent_files.edit(path, runtime, edited)
+    return {**_status(runtime, after[-1].value), **result}
 
 
 def _install_into(runtime: str, document: Document) -> None:
@@ -265,7 +264,12 @@ def _own_note(events: list[str]) -> str:
 
 def _load(path: Path) -> Document:
     """The file's JSON object (`{}` if it does not exist); refuses anything we could not merge into safely."""
-    text = read_text(path) or ""
+    return _document(path, agent_files.read_text(path))
+
+
+def _document(path: Path, text: str | None) -> Document:
+    """`_load` of the file's text (None: there is none)."""
+    text = text or ""
     try:
         document = Document(text)
     except ValueError as exc:

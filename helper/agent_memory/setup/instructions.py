@@ -17,10 +17,8 @@ import os
 import re
 from pathlib import Path
 
-from .. import paths
 from ..errors import AgentMemoryError
-from ..fsutil import locked
-from .agent_files import back_up, read_text, write_text
+from . import agent_files
 
 BEGIN = "<!-- agent-memory:begin -->"
 END = "<!-- agent-memory:end -->"
@@ -57,15 +55,7 @@ def render_block(helper: str) -> str:
 def upsert(path: Path, helper: str, *, runtime: str) -> dict[str, object]:
     """Ensure `path` holds exactly one block with the current text: `{"changed", "backup"}` (the previous file's
     copy, None if nothing changed or there was no file)."""
-    target = _real(path)
-    with locked(paths.state_dir() / "instructions.lock"):  # a bootstrap and a remove at once lose neither
-        text = read_text(target)
-        updated = _with_block(text or "", helper, path)
-        if updated == text:
-            return {"changed": False, "backup": None}  # nothing to do: no write, the mtime stays
-        backup = back_up(target, runtime)
-        write_text(target, updated)
-    return {"changed": True, "backup": backup}
+    return agent_files.edit(path, runtime, lambda text: _with_block(text or "", helper, path))
 
 
 def remove(path: Path, *, runtime: str, created: bool = False) -> dict[str, object]:
@@ -74,26 +64,22 @@ def remove(path: Path, *, runtime: str, created: bool = False) -> dict[str, obje
     `created`: upsert created the file (so it added no separator); if nothing is left, the file goes too.
     Otherwise an emptied file stays in place: the user or the runtime may expect it there.
     """
-    target = _real(path)
-    with locked(paths.state_dir() / "instructions.lock"):
-        text = read_text(target)
+
+    def without_block(text: str | None) -> str | None:
         spans = _scan(text, path)[0] if text else []
         if not text or not spans:
-            return {"changed": False, "backup": None}
+            return text
         newline = _newline(text)
         for start, stop in reversed(spans):
             text = _cut(text, start, stop, newline, separator=not created)
-        backup = back_up(target, runtime)
-        if created and not text:
-            _delete(target)
-        else:
-            write_text(target, text)
-    return {"changed": True, "backup": backup}
+        return None if created and not text else text
+
+    return agent_files.edit(path, runtime, without_block)
 
 
 def check(path: Path) -> None:
     """Refuse now (AgentMemoryError, nothing changed) if the block could not be added to `path` or updated in it."""
-    _with_block(read_text(_real(path)) or "", "agent-memory", path)
+    _with_block(agent_files.read_text(Path(os.path.realpath(path))) or "", "agent-memory", path)
 
 
 def _with_block(text: str, helper: str, path: Path) -> str:
@@ -154,11 +140,6 @@ def remove_blocks(files: dict[str, Path]) -> dict[str, list[str]]:
     return {"removed": removed, "deleted": deleted, "backups": backups}
 
 
-def _real(path: Path) -> Path:
-    # Write through a symlink (dotfiles repositories link these files) instead of replacing the link
-    return Path(os.path.realpath(path))
-
-
 def _newline(text: str) -> str:
     """The line ending of the file's first line."""
     first = text.find("\n")
@@ -181,36 +162,24 @@ def _scan(text: str, path: Path) -> tuple[list[tuple[int, int]], tuple[int, str]
     CommonMark: ``` or ~~~ (three or more) indented at most three spaces, closed by a line of the same character
     at least as long; one never closed runs to the end of the file.
     """
-    spans: list[tuple[int, int]] = []
-    start: int | None = None
-    fence: tuple[int, str] | None = None
-    pos = number = 0
-    while pos < len(text):
-        newline_at = text.find("\n", pos)
-        end = len(text) if newline_at == -1 else newline_at + 1
-        line = text[pos:end].rstrip("\r\n")
-        number += 1
+    lines = agent_files.lines_of(text)
+    eligible, fence = [], None
+    for number, raw in enumerate(lines):
+        line = raw.rstrip("\r\n")
         if fence is not None:
             closing = _CLOSING_FENCE.fullmatch(line)
             if closing and closing.group(1)[0] == fence[1][0] and len(closing.group(1)) >= len(fence[1]):
                 fence = None
         elif (opening := _FENCE.match(line)) and not (opening.group(1)[0] == "`" and "`" in opening.group(2)):
-            fence = (number, opening.group(1))
-        elif _columns(line) < 4 and line.strip() == BEGIN:
-            if start is not None:
-                raise _malformed(path, "a begin marker follows another begin marker without an end marker")
-            start = pos
-        elif _columns(line) < 4 and line.strip() == END:
-            if start is None:
-                raise _malformed(path, "an end marker comes before any begin marker")
-            content_end = end
-            if text.endswith("\n", 0, content_end):
-                content_end -= 2 if text.endswith("\r\n", 0, content_end) else 1
-            spans.append((start, content_end))
-            start = None
-        pos = end
-    if start is not None:
-        raise _malformed(path, "a begin marker has no end marker")
+            fence = (number + 1, opening.group(1))
+        elif _columns(line) < 4:
+            eligible.append(number)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    spans = []
+    for first, last in agent_files.marked_blocks(lines, eligible, BEGIN, END, lambda why: _malformed(path, why)):
+        spans.append((starts[first], starts[last] + len(lines[last].rstrip("\r\n"))))
     return spans, fence
 
 
@@ -252,15 +221,3 @@ def _cut(text: str, start: int, stop: int, newline: str, *, separator: bool) -> 
     if separator and before.endswith(newline) and before[: -len(newline)].endswith("\n"):
         before = before[: -len(newline)]
     return before + after
-
-
-def _delete(path: Path) -> None:
-    try:
-        path.unlink()
-    except FileNotFoundError:
-        pass
-    except OSError as exc:
-        raise AgentMemoryError(
-            f"Cannot delete {path}: {exc.strerror}.",
-            next_step=f"make the folder of {path} writable by you, then run the command again",
-        ) from exc
