@@ -33,7 +33,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent
 sys.path.insert(0, str(REPO / "helper"))  # this checkout's helper, whatever is installed
 
-from agent_memory import __version__  # noqa: E402
+from agent_memory import __version__, errors  # noqa: E402
 from agent_memory.errors import ACCESS, AgentMemoryError, UsageError  # noqa: E402
 from space import generator  # noqa: E402
 
@@ -435,9 +435,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         result = _run(options)
     except AgentMemoryError as exc:
-        print(f"Error: {exc.message}", file=sys.stderr)
-        if exc.next_step:
-            print(f"Next: {exc.next_step}", file=sys.stderr)
+        print(errors.render(exc.message, exc.next_step), file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         return 130

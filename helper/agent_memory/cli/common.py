@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from .. import agents, failures
 from ..display import safe_tree
-from ..errors import ACCESS, ERROR, OK, PENDING, UsageError
+from ..errors import ACCESS, ERROR, OK, PENDING, UsageError, render
 from ..store import Freshness
 
 Rendered = tuple[dict[str, object], "str | bytes", int]  # JSON object, text (bytes: printed exactly), exit code
@@ -113,9 +113,12 @@ def told_retries(result: dict[str, object]) -> Rendered:
     result = safe_tree(result)  # store errors and damage reports carry outside text
     lines = [r.get("message") or f"Published {r['name']} revision {r['revision']}." for r in result["results"]]
     for item in result["damaged"]:
+        damage = f"the pending {item['kind']} {item['id']} is damaged and was not uploaded: {item['problem']}"
         notice(
-            f"Error: the pending {item['kind']} {item['id']} is damaged and was not uploaded: {item['problem']}\n"
-            f"Next: agent-memory pending export {item['id']} --to PATH, or agent-memory pending discard {item['id']}"
+            render(
+                damage,
+                f"agent-memory pending export {item['id']} --to PATH, or agent-memory pending discard {item['id']}",
+            )
         )
     still_pending = any(r["status"] == "pending" for r in result["results"])
     code = ERROR if result["damaged"] else PENDING if still_pending else OK
