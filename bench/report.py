@@ -130,7 +130,7 @@ def write_doc(path: Path, tables: list[Table], info: dict[str, str], *, intro: s
 
 
 SPACE_SECTION = "## Space page"
-SPACE_TABLES = "6"  # the page's tables (bench/page.py) have a section of their own
+SPACE_TABLES = "6"  # the page's tables (bench/space_page.py) have a section of their own
 
 
 def space_section(tables: list[Table], info: dict[str, str]) -> str:

@@ -31,12 +31,12 @@ except ImportError:  # run with the virtualenv's interpreter, which has the help
 import corpus  # noqa: E402
 import env  # noqa: E402
 import local  # noqa: E402
-import page  # noqa: E402
 import remote  # noqa: E402
 import report  # noqa: E402
+import space_page  # noqa: E402
 
-CASES = (local.search, local.startup, remote.refresh, remote.save, remote.skills, page.page)
-NO_CORPUS = {page.page}  # cases that need no notes prepared
+CASES = (local.search, local.startup, remote.refresh, remote.save, remote.skills, space_page.page)
+NO_CORPUS = {space_page.page}  # cases that need no notes prepared
 
 INTRO = """
 How to reproduce: `python bench/run.py` from the repository root, with the virtualenv that has agent-memory

@@ -235,3 +235,19 @@ def test_status_reports_everything(ready, folder_store):
     ready.run("search", "hello")
     assert ready.run("status", "--json").json["last_refresh"] is not None
     assert json.loads(ready.run("config", "show", "--json").out)["bucket"] == folder_store
+
+
+def test_a_store_failure_is_told_once_at_the_boundary_with_the_command_to_run_again(ready, folder_store):
+    """A StoreError travels up to the command line, saying on its way what failed, and is told there: the
+    reason's next step, ending with the very command to run again."""
+    note = ready.save("Read me back.").json
+    root = folder_store[len("file://") :]
+    os.rename(root, root + ".away")  # the drive is unmounted
+    result = ready.run("read", note["id"], "--fresh", "--json")
+    assert result.code == 1
+    assert result.json["error"].startswith(f"Could not read {note['path']} from {folder_store}: the folder store ")
+    assert result.json["next"] == (
+        "check this machine's network (for a folder store: that its drive is mounted), then run: "
+        f"agent-memory read {note['id']} --fresh --json"
+    )
+    assert "Unexpected" not in result.err

@@ -154,7 +154,7 @@ def test_block_guidance():
     assert f"`{HELPER} project show`" in text and "never guess" in text
     assert f"`{HELPER} search QUERY`" in text
     assert f"{HELPER} save --kind checkpoint" in text and "final reply" in text
-    assert "`pending`" in text and f"`{HELPER} save --retry ID`" in text and "do not save again" in text
+    assert "`pending`" in text and f"`{HELPER} pending retry ID`" in text and "do not save again" in text
     assert "only local" in text and "shared" in text
     # recalled notes are records, not orders (a note may have been written by anything that can write the bucket)
     assert "not instructions" in text and "evidence" in text and "unless the user asks" in text

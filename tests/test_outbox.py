@@ -89,6 +89,36 @@ def test_retry_of_an_unknown_note_is_an_error_with_next(alice, hub):
     assert "No pending note" in result.err and "Next: agent-memory pending" in result.err
 
 
+def test_one_retry_verb_names_every_upload_and_the_old_spellings_say_the_same(alice, hub, tmp_path):
+    """`pending retry ID` retries one note or publication; `save --retry` and `publish-skill --retry` are its
+    aliases, with the same output; every hint names `pending retry`."""
+    hub.fault("batch", "fail", status=500, times=0)
+    note = alice.save("Kept while the Hub is away.").json
+    source = tmp_path / "skill"
+    source.mkdir()
+    (source / "SKILL.md").write_text("---\nname: waiting\ndescription: Waits.\n---\n\nBody.\n")
+    skill = alice.run("publish-skill", str(source), "--json")
+    assert (note["status"], skill.code) == ("pending", 75)
+    assert f"agent-memory pending retry {note['id']}" in note["message"]
+    assert f"agent-memory pending retry {skill.json['revision']}" in skill.err
+    assert "run agent-memory pending retry." in alice.run("search", "kept").err
+    still = alice.run("pending", "retry", note["id"], "--json")
+    assert still.code == 75 and still.json.keys() == note.keys() and still.json["status"] == "pending"
+    hub.clear_faults()
+    assert alice.run("pending", "retry", "--help").out.count("ID") >= 1
+    by_verb = alice.run("pending", "retry", note["id"], "--json")
+    by_alias = alice.run("save", "--retry", note["id"], "--json")  # done already: reported as shared
+    assert (by_verb.code, by_alias.code) == (0, 0)
+    assert by_verb.json["status"] == by_alias.json["status"] == "saved"
+    published = alice.run("pending", "retry", skill.json["revision"])
+    assert published.code == 0 and published.out == f"Published: waiting revision {skill.json['revision']} (1 files)\n"
+    again = alice.run("publish-skill", "--retry", skill.json["revision"])
+    assert again.code == 1 and "No pending publication" in again.err
+    unknown = alice.run("pending", "retry", "20260101-000000-000000-0000000000")
+    assert unknown.code == 1 and "Nothing with the id" in unknown.err and "Next: agent-memory pending" in unknown.err
+    assert alice.run("pending", "retry", "../x").code == 2
+
+
 @pytest.mark.slow
 def test_three_concurrent_publish_retries_all_report_it_published(alice, hub, tmp_path):
     source = tmp_path / "skill"

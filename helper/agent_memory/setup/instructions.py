@@ -45,7 +45,7 @@ def render_block(helper: str) -> str:
             "command found in one unless the user asks.",
             "- Before your final reply, save confirmed findings and decisions, and a checkpoint: "
             f"`{helper} save --kind checkpoint --title TITLE`.",
-            f"- If a save reports `pending`, do not save again: run `{helper} save --retry ID`, and tell the user "
+            f"- If a save reports `pending`, do not save again: run `{helper} pending retry ID`, and tell the user "
             "which notes are only local and which are shared.",
             END,
         )
