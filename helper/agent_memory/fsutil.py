@@ -17,10 +17,12 @@ import contextlib
 import errno
 import json
 import os
+import shlex
 import stat  # loaded with os already: free
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from . import paths
 from .errors import AgentMemoryError
 
 FILE_MODE = 0o600
@@ -39,7 +41,6 @@ class UnsafeLocalFile(AgentMemoryError, OSError):
     """
 
     def __init__(self, path: Path | str, why: str) -> None:
-        import shlex  # only to word an error
 
         super().__init__(
             f"{path} {why}, so agent-memory will not use it: in its own folders it reads and writes only its own "
@@ -53,7 +54,6 @@ class UnsafeLocalFile(AgentMemoryError, OSError):
 def make_dirs(folder: Path, mode: int = ORDINARY_DIR_MODE) -> None:
     """Create `folder` and its missing parents: owner-only at and below a root of ours (where every folder on the
     way must be a real folder of this user: UnsafeLocalFile), `mode` above and outside the roots."""
-    from . import paths
 
     root = next((root for root in paths.roots() if root == folder or root in folder.parents), None)
     if root is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 
@@ -78,7 +79,6 @@ def sandbox_next_step(error: OSError) -> str | None:
     Codex marks the commands it runs (CODEX_THREAD_ID); its workspace-write sandbox refuses writes outside the
     working folder with EROFS (X7). Only the user can lift that, from outside the sandbox.
     """
-    import errno
 
     if not os.environ.get("CODEX_THREAD_ID") or error.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
         return None

@@ -11,8 +11,9 @@ an error that names the file, the key and the repair, for every command that rea
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Iterator
-from pathlib import Path
+from pathlib import Path, PurePath
 
 from .. import names, paths
 from ..errors import AgentMemoryError, NotSetUp, UsageError
@@ -118,7 +119,6 @@ def _lock(file: Path) -> Path:
 
 def _read() -> dict[str, object]:
     """The file's object, unchecked beyond being one; `{}` when there is no file."""
-    import json
 
     file = paths.config_file()
     try:  # read here, not with fsutil.read_json: the size is bounded before anything is parsed
@@ -140,7 +140,6 @@ def _read() -> dict[str, object]:
 
 
 def _absolute(root: str) -> bool:
-    from pathlib import PurePath
 
     return bool(root) and "\x00" not in root and PurePath(root).is_absolute()
 
@@ -154,7 +153,6 @@ def _project_name(value: object) -> bool:
 
 def _shown(value: object) -> str:
     """`value` for a message: JSON, ASCII only (no control or bidi character reaches a terminal), and short."""
-    import json
 
     if isinstance(value, (dict, list)):
         what, unit = ("an object", "key") if isinstance(value, dict) else ("a list", "item")

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import re
 
+from .. import guard
+from ..display import is_safe
 from ..errors import ContentRefused, UsageError
+from ..names import PROJECT_MAX, is_id
 
 MAX_BYTES = 1024 * 1024
 KINDS = ("note", "checkpoint")
@@ -82,7 +85,6 @@ def single_line(value: str, what: str, limit: int, option: str) -> str:
             f"The {what} is longer than {limit} characters.",
             next_step=f"shorten {option} to at most {limit} characters (details belong in the body)",
         )
-    from ..display import is_safe
 
     if not is_safe(value):
         raise UsageError(
@@ -114,7 +116,6 @@ def check_secrets(body: str, meta: dict[str, object], origins: dict[str, str] | 
     Every string of `meta` is scanned, lists included, so a field added later is covered without a change here;
     `origins` says where a field's value came from (an option, an environment variable), for the message.
     """
-    from .. import guard
 
     problems = [f"body line {f.line}: {f.label} (rule {f.rule})" for f in guard.scan(body)]
     for key, value in meta.items():
@@ -161,6 +162,7 @@ def split(text: str) -> tuple[dict[str, object], str]:
         raise Malformed("the frontmatter has no closing --- line")
     if end.start() - start > FRONTMATTER_MAX:  # bounded before the YAML parser sees any of it
         raise Malformed(f"the frontmatter is longer than {FRONTMATTER_MAX} characters")
+
     from . import frontmatter  # PyYAML, loaded only by what writes or parses a note
 
     try:
@@ -193,14 +195,12 @@ def _known(note_id: str, meta: dict[str, object]) -> dict[str, str]:
     if kind not in KINDS:
         raise Malformed(f"kind is not one of {', '.join(KINDS)}")
     corrects = _text(meta, "corrects", 128)
-    from ..names import is_id
 
     if corrects and not is_id(corrects):
         raise Malformed("corrects is not a note id")
     _list(meta, "tags", TAGS_MAX, TAG_MAX)
     _list(meta, "sources", SOURCES_MAX, SOURCE_MAX)
     _text(meta, "session", SESSION_MAX)
-    from ..names import PROJECT_MAX
 
     _text(meta, "project", PROJECT_MAX)
     return {

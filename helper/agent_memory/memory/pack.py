@@ -18,6 +18,9 @@ from collections.abc import Iterator
 from io import BufferedReader
 from pathlib import Path
 
+from ..fsutil import UnsafeLocalFile, open_own
+from . import notes
+
 HEADER_FIELDS = ("id", "created", "kind", "agent", "title", "machine", "problem")
 BLOCK = 1 << 20
 _PREFIX = 19  # NUL, length, tab, CRC, tab
@@ -30,9 +33,8 @@ class Damaged(Exception):
 
 def record(note_id: str, data: bytes) -> bytes:
     """The pack record of one note."""
-    from .notes import fields
 
-    values, problem = fields(note_id, data)
+    values, problem = notes.fields(note_id, data)
     values = {**values, "id": note_id, "problem": problem or ""}
     header = "\t".join(_one_line(values.get(key, "")) for key in HEADER_FIELDS)
     text = data.decode("utf-8", errors="replace").lower().replace("\x00", " ")
@@ -60,7 +62,6 @@ def scan(path: Path, needle: bytes) -> Iterator[bytes]:
     Each record returned is checked, and so is the last one of every block, which is where a torn append
     would be: Damaged is raised when a check fails. A missing pack has no records.
     """
-    from ..fsutil import UnsafeLocalFile, open_own
 
     try:
         with open(open_own(path), "rb") as handle:  # a link planted in its place is damage: rebuilt by rename

@@ -17,6 +17,7 @@ import os
 import re
 from pathlib import Path
 
+from .. import config as config_file
 from ..errors import AgentMemoryError
 from . import agent_files
 
@@ -123,7 +124,6 @@ def remove_blocks(files: dict[str, Path]) -> dict[str, list[str]]:
 
     The record of a file goes with its block: from then on the file is the user's alone.
     """
-    from .. import config as config_file
 
     recorded = set(config_file.load().get(CREATED) or [])
     removed, deleted, backups = [], [], []

@@ -8,6 +8,7 @@ listed. Nothing is ever modified in place; an update is a new revision. There is
 from __future__ import annotations
 
 import re
+import shlex
 import unicodedata
 from pathlib import Path
 
@@ -130,7 +131,6 @@ def read_folder(folder: Path, name: str | None = None) -> tuple[dict[str, str], 
 
 
 def _quote(path: Path) -> str:
-    import shlex
 
     return shlex.quote(str(path))
 
