@@ -109,7 +109,7 @@ def _shape_problem(plan: object, op: str) -> str | None:
     if not isinstance(plan, dict) or plan.get("format") != FORMAT:
         return "not a plan this version of agent-memory knows"
     kind, key = plan.get("kind"), plan.get("id")
-    if not (isinstance(kind, str) and isinstance(key, str) and names.is_id(key) and f"{kind}-{key}" == op):
+    if not (isinstance(kind, str) and isinstance(key, str) and names.is_id(key) and op_name(kind, key) == op):
         return "its kind and id do not match its folder"
     objects = plan.get("objects")
     if not isinstance(plan.get("bucket"), str) or not isinstance(objects, list) or not objects:
