@@ -129,7 +129,7 @@ def _require_utf8(argv: list[str]) -> None:
 def _report(error: AgentMemoryError, as_json: bool) -> int:
     """Print `error` (on stderr, and as the JSON object with `--json`); its exit code."""
     # paths and store errors can hold anything: no credential, no control character is printed
-    message, next_step = safe(redact(error.message)), safe(error.next_step)
+    message, next_step = safe(redact(error.message)), safe(redact(error.next_step))
     if as_json:
         _emit({"error": message, "next": next_step, "exit_code": error.exit_code}, "", True)
     print(render(message, next_step), file=sys.stderr)
