@@ -39,6 +39,11 @@ def safe_tree(value: object) -> object:
     return value
 
 
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """`1 attempt`, `2 attempts`: a count with its noun in the right number (`many` for irregular plurals)."""
+    return f"{count} {word if count == 1 else many or word + 's'}"
+
+
 def shorten(text: str, limit: int) -> str:
     """`text` cut to at most `limit` characters, the cut marked with an ellipsis."""
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
