@@ -155,7 +155,7 @@ def command_lines(command: dict[str, object] | None) -> list[str]:
     else:
         text = f"command: {where} ({state} in {command['path']})"
     if command["found"] and not on_path.in_this_shell(Path(command["found"])):
-        text += f"; terminals opened before have it after: {on_path.EXPORT}"
+        text += f"; in a terminal opened before, run first: {on_path.EXPORT}"
     return [text]
 
 
