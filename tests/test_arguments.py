@@ -191,7 +191,7 @@ def test_an_outbox_id_ending_in_a_newline_is_refused(machine, folder_store):
 def test_a_bucket_with_a_trailing_newline_is_stored_without_it(machine, value):
     result = machine.run("config", "set", "bucket", value, "--json")
     assert result.code == 0, result.err
-    assert result.json == {"bucket": "hf://buckets/alice/memory"}
+    assert result.json["bucket"] == "hf://buckets/alice/memory"
     config = json.loads((machine.state / "config" / "config.json").read_text())
     assert config["bucket"] == "hf://buckets/alice/memory"
 
@@ -199,7 +199,7 @@ def test_a_bucket_with_a_trailing_newline_is_stored_without_it(machine, value):
 def test_a_folder_store_with_a_trailing_newline_is_stored_without_it(machine, folder_store):
     result = machine.run("config", "set", "bucket", folder_store + "\n", "--json")
     assert result.code == 0, result.err
-    assert result.json == {"bucket": folder_store}
+    assert result.json["bucket"] == folder_store
 
 
 def tree(folder: Path) -> dict[str, bytes]:
