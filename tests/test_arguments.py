@@ -131,6 +131,13 @@ def test_a_directory_whose_name_is_not_utf8_cannot_be_mapped(machine, tmp_path):
     result = machine.run("project", "map", "demo", cwd=folder)
     assert_usage(result, "is not valid UTF-8, so it cannot be mapped")
     assert not (machine.state / "config" / "config.json").exists()
+    # unmapped there: the next step is the rename, never a `project map` of a path that would be refused
+    shown = machine.run("project", "show", cwd=folder)
+    assert shown.code == 3, shown.err
+    assert (
+        shown.err.splitlines()[-1]
+        == "Next: rename the folder to a UTF-8 name, then run in it: agent-memory project map NAME"
+    )
 
 
 def test_titles_and_tags_with_control_characters_are_refused(machine, folder_store):
