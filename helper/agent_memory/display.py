@@ -2,8 +2,9 @@
 
 One rule, applied everywhere: every control character (C0, DEL, C1), bidirectional control (U+061C,
 U+200E/F, U+202A-202E, U+2066-2069), line or paragraph separator (U+2028/9; U+0085 is C1) and lone surrogate
-(the bytes of a file name that is not UTF-8, which no UTF-8 stream can write) is replaced by its visible escape, `\\u` and four hex digits. A terminal then never sees an escape sequence (window titles,
-colours, cursor moves, line erases), text cannot be reordered on screen, and one field stays one line.
+(the bytes of a file name that is not UTF-8, which no UTF-8 stream can write) is replaced by its visible escape,
+`\\u` and four hex digits. A terminal then never sees an escape sequence (window titles, colours, cursor moves,
+line erases), text cannot be reordered on screen, and one field stays one line.
 Standard library only, and cheap: the hook and the hot commands run it on every session start.
 """
 
