@@ -71,9 +71,17 @@ def _npm_ci() -> str | None:
     npm = shutil.which("npm")
     if npm is None:
         return "npm is not installed, so the pinned npm packages (the agent CLIs, Pyodide) cannot be installed"
-    proc = subprocess.run(
-        [npm, "ci", "--no-audit", "--no-fund"], cwd=REPO, capture_output=True, text=True, timeout=900, check=False
-    )
+    import fcntl
+
+    # `npm ci` empties node_modules first: two runs at once (two test sessions in one clone) would break each
+    # other, so they take turns on the lock file's lock, and the second finds the work done
+    with open(REPO / "package-lock.json", "rb") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if all(installed_version(package) == version for package, version in pinned.items()):
+            return None
+        proc = subprocess.run(
+            [npm, "ci", "--no-audit", "--no-fund"], cwd=REPO, capture_output=True, text=True, timeout=900, check=False
+        )
     if proc.returncode != 0:
         pytest.fail(f"npm ci failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
     wrong = {p: installed_version(p) for p, v in pinned.items() if installed_version(p) != v}

@@ -9,7 +9,7 @@ import argparse
 from pathlib import Path
 
 from .. import agents
-from ..errors import ERROR, OK, PENDING
+from ..errors import ERROR, OK, PENDING, render
 from ..setup import codex_sandbox as sandbox
 from ..setup import hook_files, instructions, on_path
 from ..setup.bootstrap import bootstrap as set_up
@@ -117,6 +117,15 @@ def bootstrap(args: argparse.Namespace) -> Rendered:
     if not result["changed"]:
         lines.append("Nothing needed changing: this machine was already set up this way.")
     code = {"verified": OK, "pending": PENDING}.get(verification["status"], ERROR)
+    if code == PENDING:
+        notice("Next: agent-memory pending retry, once the network or the login is fixed (or the same bootstrap again)")
+    elif code == ERROR:  # the warning above says why
+        notice(
+            render(
+                "This machine is set up, but saving, reading and searching could not be verified (see the warning).",
+                "fix what the warning names, then run the same bootstrap again",
+            )
+        )
     return result, "\n".join(lines), code
 
 
