@@ -598,6 +598,15 @@ def test_a_malformed_bucket_names_bootstrap_and_a_path_gets_its_file_uri(machine
     assert not (machine.state / "config").exists()
 
 
+def test_a_bad_project_name_names_bootstrap(machine):
+    result = machine.run("bootstrap", "--project", "../bad")
+    assert result.code == 2 and "Invalid project name '../bad'" in result.err
+    assert (
+        result.err.splitlines()[-1]
+        == "Next: agent-memory bootstrap --project my-project (or another name of that kind)"
+    )
+
+
 def test_the_sandbox_warning_goes_once_codex_may_save(machine, folder_store):
     warned = bootstrap(machine, "--bucket", folder_store, "--agent", "codex").json["warnings"]
     assert [w for w in warned if w.startswith(SANDBOX_WARNING)] != []

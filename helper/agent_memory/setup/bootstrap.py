@@ -48,7 +48,12 @@ def bootstrap(
     replace: bool = False,
 ) -> dict[str, object]:
     """Set up this machine; the command's JSON result (its `verification.status` decides the exit code)."""
-    names.project(project)
+    try:
+        names.project(project)
+    except UsageError as exc:  # the fix is this same command, with a name that can be one
+        raise UsageError(
+            exc.message, next_step="agent-memory bootstrap --project my-project (or another name of that kind)"
+        ) from None
     root = projects.mappable(directory)
     try:
         supplied = parse_bucket(bucket) if bucket else None
