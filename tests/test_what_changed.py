@@ -1,9 +1,12 @@
 """Every command that changes state says what it changed, and says "unchanged" (or "nothing to remove") when it
-changed nothing: hooks, Codex's sandbox consent, install-skill and config set bucket."""
+changed nothing: hooks, Codex's sandbox consent, install-skill and config set bucket; and the Stop hook says what it
+retried, on stderr, as the README says."""
 
 from __future__ import annotations
 
+import os
 import stat
+from pathlib import Path
 
 from conftest import BUCKET
 
@@ -101,3 +104,19 @@ def test_config_set_bucket_creates_a_missing_folder_store_owner_only(machine, tm
     )
     assert not typo.parent.exists()
     assert machine.run("config", "show", "--json").json["bucket"] == f"file://{store}"  # nothing changed
+
+
+def test_the_stop_hook_says_on_stderr_only_what_it_retried(ready, folder_store):
+    folder = Path(folder_store.removeprefix("file://"))
+    quiet = ready.run("hook", "stop", "--agent", "claude", input="{}")
+    assert (quiet.code, quiet.out, quiet.err) == (0, "", "")  # nothing pending: nothing to say
+    os.rename(folder, folder.with_name("away"))
+    assert ready.save("a note").code == 75
+    waiting = ready.run("hook", "stop", "--agent", "claude", input="{}")
+    assert waiting.code == 0 and waiting.out == ""  # Stop's stdout would be read as a decision
+    assert waiting.err == (
+        "agent-memory hook: retried 1 pending upload: 0 shared, 1 still pending (see: agent-memory pending)\n"
+    )
+    os.rename(folder.with_name("away"), folder)
+    shared = ready.run("hook", "stop", "--agent", "claude", input="{}")
+    assert (shared.out, shared.err) == ("", "agent-memory hook: retried 1 pending upload: 1 shared, 0 still pending\n")
