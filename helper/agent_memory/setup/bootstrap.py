@@ -124,23 +124,11 @@ def bootstrap(
     verification, problem = _verify(Context(project=project, directory=root, budget=ctx.budget))
     if problem:
         warnings.append(f"Verification {verification['status']}: {problem}")
-    switched = previous if previous and previous != uri else None
     mapping = "unchanged" if mapped_before == project else "mapped" if mapped_before is None else "remapped"
-    changed = (
-        created
-        or switched is not None
-        or mapping != "unchanged"
-        or any(skill[state] for state in ("installed", "updated"))
-        or any(s["state"] == "installed" for s in shared)
-        or any(entry["state"] != "unchanged" for entry in written)
-        or any(h["changed"] for h in installed_hooks)
-        or bool(consent and consent["changed"])
-        or bool(command and command["state"] in ("linked", "replaced"))
-    )
-    return {
+    result = {
         "bucket": uri,
         "bucket_created": created,
-        "bucket_was": switched,
+        "bucket_was": previous if previous and previous != uri else None,
         "project": project,
         "root": str(root),
         "mapping": {"state": mapping, "was": mapped_before if mapping == "remapped" else None},
@@ -152,10 +140,26 @@ def bootstrap(
         "hooks": {"requested": hooks, "installed": installed_hooks},
         "codex_sandbox": consent,
         "command": command,
-        "changed": changed,
         "verification": verification,
         "warnings": warnings,
     }
+    return {**result, "changed": _changed(result)}
+
+
+def _changed(result: dict[str, object]) -> bool:
+    """Whether this run changed anything on the machine (the verification note aside: it is written once)."""
+    return bool(
+        result["bucket_created"]
+        or result["bucket_was"]
+        or result["mapping"]["state"] != "unchanged"
+        or result["skill"]["installed"]
+        or result["skill"]["updated"]
+        or any(s["state"] == "installed" for s in result["skills"])
+        or any(entry["state"] != "unchanged" for entry in result["instructions"])
+        or any(h["changed"] for h in result["hooks"]["installed"])
+        or (result["codex_sandbox"] and result["codex_sandbox"]["changed"])
+        or (result["command"] and result["command"]["state"] in ("linked", "replaced"))
+    )
 
 
 def _sandbox_warning() -> str | None:
