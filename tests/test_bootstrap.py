@@ -105,7 +105,7 @@ def test_first_machine(machine, hub):
     # without the consent, the one thing to know: saves from Codex's sandbox fail, and how to allow them
     assert len(out["warnings"]) == 1 and out["warnings"][0].startswith(SANDBOX_WARNING)
     assert out["warnings"][0].endswith(
-        "run yourself: agent-memory codex-sandbox allow (or bootstrap again with --codex-sandbox)"
+        "run this yourself: agent-memory codex-sandbox allow (or bootstrap again with --codex-sandbox)"
     )
     assert notes_in(hub, DEFAULT) == [f"projects/demo/notes/{out['verification']['id']}.md"]
     assert "title: Memory setup verification" in hub.read_file(DEFAULT, notes_in(hub, DEFAULT)[0]).decode()

@@ -161,6 +161,8 @@ def command_lines(command: dict[str, object] | None) -> list[str]:
         text = f"command: {where} (found on a login shell's PATH, unchanged)"
     elif state == "replaced":
         text = f"command: {where} (linked in {command['path']}, was {command['was']})"
+    elif state == "unchanged":
+        text = f"command: {where} (already linked in {command['path']}, unchanged)"
     else:
         text = f"command: {where} ({state} in {command['path']})"
     if command["found"] and not on_path.in_this_shell(Path(command["found"])):

@@ -170,12 +170,12 @@ def _sandbox_warning() -> str | None:
     if state == "outdated":
         return (
             "Your consent for Codex's sandbox names other folders than agent-memory now writes, so saves from a "
-            "sandboxed Codex session fail. To bring it up to date, run yourself: agent-memory codex-sandbox allow"
+            "sandboxed Codex session fail. To bring it up to date, run this yourself: agent-memory codex-sandbox allow"
         )
     return (
         "In Codex's usual workspace-write sandbox, the model's commands may write only in the project and temporary "
         "folders, with no network, so a save from a Codex session fails there (nothing is saved). To allow it, run "
-        "yourself: agent-memory codex-sandbox allow (or bootstrap again with --codex-sandbox)"
+        "this yourself: agent-memory codex-sandbox allow (or bootstrap again with --codex-sandbox)"
     )
 
 
