@@ -47,7 +47,7 @@ ZIP_EPOCH = 315532864  # 1980-01-01 00:01:04 UTC: zip cannot store earlier times
 # What the page needs from the npm package: the loader, the runtime and the standard library. The lock
 # file is written by render() with the package's `info` and no packages, so nothing is ever fetched from a CDN.
 PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip")
-ASSETS = ("page.js", "page.css")  # copied from templates/ as they are
+ASSETS = ("page.js", "page.css", "favicon.svg", "favicon.ico")  # copied from templates/ as they are
 CONTENT_TYPES = {
     ".html": "text/html; charset=utf-8",
     ".md": "text/markdown; charset=utf-8",
@@ -60,6 +60,8 @@ CONTENT_TYPES = {
     ".wasm": "application/wasm",
     ".zip": "application/zip",
     ".whl": "application/zip",
+    ".svg": "image/svg+xml",
+    ".ico": "image/x-icon",
 }
 
 

@@ -94,6 +94,7 @@ class Choices:
     bucket: str | None  # None: bootstrap's default (the configured bucket, else <user>/agent-memory)
     hooks: bool
     skills: tuple[str, ...]
+    codex_sandbox: bool = False  # the owner's consent for Codex's workspace-write sandbox
 
     @property
     def needs_hub_login(self) -> bool:
@@ -129,11 +130,32 @@ def choices(form: dict[str, Any]) -> Choices:
     hooks = form.get("hooks", False)
     if not isinstance(hooks, bool):
         raise InvalidInput("hooks", "Hooks must be on or off.")
+    codex_sandbox = form.get("codex_sandbox", False)
+    if not isinstance(codex_sandbox, bool):
+        raise InvalidInput("codex_sandbox", "Codex's sandbox consent must be on or off.")
+    if codex_sandbox and agent == "claude":
+        raise InvalidInput("codex_sandbox", "This consent is for Codex: choose Codex, or both, as the agent.")
     skills = tuple(spec for spec in re.split(r"[\s,]+", _text("skills", form.get("skills"))) if spec)
     for spec in skills:
         _check_pasteable("skills", spec)
         _check("skills", names.skill_spec, spec)
-    return Choices(system, installer, agent, project, bucket, hooks, skills)
+    return Choices(system, installer, agent, project, bucket, hooks, skills, codex_sandbox)
+
+
+def warnings(chosen: Choices) -> list[tuple[str, str]]:
+    """What the owner should know about these answers, though the commands will run: `(field, message)`."""
+    folder = chosen.bucket[len(names.FILE_SCHEME) :] if chosen.bucket and chosen.bucket.startswith("file:") else None
+    if chosen.os != "windows" or folder is None or _WINDOWS_DRIVE.match(folder):
+        return []
+    # a POSIX path is a folder of the current drive on Windows: valid, but rarely what was meant
+    shown = folder.replace("/", "\\")
+    return [
+        (
+            "bucket",
+            f"On Windows, {chosen.bucket} is the folder {shown} of the current drive. A Windows folder is written "
+            "with its drive, as in file:///C:/Users/you/agent-memory-store.",
+        )
+    ]
 
 
 def steps(chosen: Choices, helper: Helper) -> list[Step]:
@@ -148,6 +170,8 @@ def steps(chosen: Choices, helper: Helper) -> list[Step]:
         Step("Check its SHA-256 before installing anything (stop if it differs)", shell.verify(helper)),
         Step(f"Install it with {INSTALLERS[chosen.installer]}", shell.install(chosen.installer)),
     ]
+    if isinstance(shell, _PowerShell):  # on Linux and macOS, bootstrap links it into ~/.local/bin itself
+        found.append(Step("Put agent-memory on your PATH", shell.on_path(chosen.installer)))
     if chosen.needs_hub_login:
         found.append(
             Step(
@@ -155,10 +179,11 @@ def steps(chosen: Choices, helper: Helper) -> list[Step]:
                 shell.login_check(),
             )
         )
+    consent = ", let Codex save from its sandbox (your consent)" if chosen.codex_sandbox else ""
     found.append(
         Step(
-            "Set up the bucket, map this folder to the project, install the memory skill and the agent instructions, "
-            "then verify that saving, reading and searching work",
+            "Set up the bucket, map this folder to the project, install the memory skill and the agent instructions"
+            f"{consent}, then verify that saving, reading and searching work",
             shell.bootstrap(bootstrap_args(chosen, helper)),
         )
     )
@@ -173,8 +198,10 @@ def bootstrap_args(chosen: Choices, helper: Helper) -> list[str]:
     args += ["--agent", chosen.agent]
     for spec in chosen.skills:
         args += ["--skill", spec]
-    args += ["--hooks" if chosen.hooks else "--no-hooks", "--space-revision", helper.revision]
-    return args
+    args += ["--hooks" if chosen.hooks else "--no-hooks"]
+    if chosen.codex_sandbox:
+        args.append("--codex-sandbox")
+    return args + ["--space-revision", helper.revision]
 
 
 def script(chosen: Choices, helper: Helper) -> str:
@@ -199,6 +226,7 @@ def from_form(request: str) -> str:
             "ok": True,
             "shell": "powershell" if chosen.os == "windows" else "bash",
             "script": script(chosen, helper),
+            "warnings": [{"field": field, "message": message} for field, message in warnings(chosen)],
         }
     )
 
@@ -463,6 +491,33 @@ class _PowerShell:
                 "if ($LASTEXITCODE -ne 0) { Fail 'pip could not install the helper.' 'read the messages above' }",
             ]
         return "\n".join(lines)
+
+    def on_path(self, installer: str) -> str:
+        # uv and pipx put their commands in their own folder (~\.local\bin by default); for a venv, a copy of its
+        # launcher goes there too (it names the venv's python by absolute path, so a copy runs the same)
+        lines = {
+            "uv": ["$binDir = (uv tool dir --bin)"],
+            "pipx": ["$binDir = (pipx environment --value PIPX_BIN_DIR)"],
+            "venv": [
+                "$binDir = Join-Path $HOME '.local\\bin'",
+                "New-Item -ItemType Directory -Force -Path $binDir | Out-Null",
+                "Copy-Item -Force -LiteralPath (Join-Path $envDir 'Scripts\\agent-memory.exe') -Destination $binDir",
+            ],
+        }[installer]
+        return "\n".join(
+            [
+                *lines,
+                "$userPath = [Environment]::GetEnvironmentVariable('Path', 'User')",
+                "if (@($userPath -split ';' | ForEach-Object { $_.TrimEnd('\\') }) -contains $binDir.TrimEnd('\\')) {",
+                "  Write-Host ('agent-memory is on your PATH: ' + (Join-Path $binDir 'agent-memory.exe'))",
+                "} else {",
+                "  Write-Host ('agent-memory is in ' + $binDir + ', which is not on your PATH yet. To add it, run this "
+                "line, then open a new window:')",
+                "  Write-Host (\"[Environment]::SetEnvironmentVariable('Path', '\" + $binDir.Replace(\"'\", \"''\") "
+                "+ \";' + [Environment]::GetEnvironmentVariable('Path', 'User'), 'User')\")",
+                "}",
+            ]
+        )
 
     def login_check(self) -> str:
         return "\n".join(

@@ -8,7 +8,7 @@ const output = document.getElementById("setup-commands");
 const copyButton = document.getElementById("copy");
 const copyStatus = document.getElementById("copy-status");
 const statusLine = document.getElementById("status");
-const FIELDS = ["os", "installer", "agent", "project", "bucket", "hooks", "skills"];
+const FIELDS = ["os", "installer", "agent", "project", "bucket", "hooks", "codex_sandbox", "skills"];
 const MODULE_ROOT = "/home/pyodide/space/";
 let generate = null;
 let submitted = false;
@@ -110,6 +110,7 @@ function update() {
     document.getElementById(`${name}-error`).textContent = "";
     form.elements[name].removeAttribute("aria-invalid");
   }
+  for (const warning of document.querySelectorAll(".warning")) warning.textContent = "";
   document.getElementById("form-error").textContent = "";
   copyStatus.textContent = "";
   const values = answers();
@@ -122,6 +123,11 @@ function update() {
   if (result.ok) {
     output.textContent = result.script;
     copyButton.disabled = false;
+    // the commands run, but the owner should know (a POSIX folder on Windows is one of the current drive)
+    for (const { field, message } of result.warnings) {
+      const target = document.getElementById(`${field}-warning`);
+      if (target) target.textContent = `Note: ${message}`;
+    }
   } else {
     showError(result.field, result.message);
     output.textContent = "Correct the field marked above to get the commands.";

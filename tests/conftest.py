@@ -45,6 +45,11 @@ _SCRUBBED = (
 )
 
 
+# what a new user's login shell reads on most Linux systems (Debian's /etc/skel/.profile says the same): the user's
+# own command folder is on PATH once it exists, so `agent-memory`, linked there by bootstrap, is found
+NEW_USER_PROFILE = 'if [ -d "$HOME/.local/bin" ]; then\n    PATH="$HOME/.local/bin:$PATH"\nfi\n'
+
+
 @dataclass
 class Result:
     """What a command did: exit code, stdout, stderr."""
@@ -68,6 +73,7 @@ class Machine:
         self.work = root / "work" / "checkout"
         for folder in (self.home, self.state, self.work):
             folder.mkdir(parents=True, exist_ok=True)
+        (self.home / ".profile").write_text(NEW_USER_PROFILE)
         self.base_env = env  # shared with the fixtures: a Hub emulator started later adds its variables
         self.own_env = machine_env(self.home, self.state)
 

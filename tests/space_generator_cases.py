@@ -26,7 +26,7 @@ CANARY = "canary"  # hostile inputs try to create this file in the current folde
 # (field, value, expected): "refused"; "accepted" (then the value must reach the helper unchanged, which the
 # CPython tests check by running the bash commands and by parsing the PowerShell ones); or "unix" (accepted on
 # Linux and macOS, refused on Windows, whose paths cannot contain < > : " | ? *).
-HOSTILE: list[tuple[str, str, str]] = [
+HOSTILE: list[tuple[str, object, str]] = [
     ("project", "; rm -rf ~", "refused"),
     ("project", f"demo; touch {CANARY}", "refused"),
     ("project", f"$(touch {CANARY})", "refused"),
@@ -97,13 +97,15 @@ HOSTILE: list[tuple[str, str, str]] = [
     ("installer", "pip", "refused"),
     ("agent", "all", "refused"),
     ("hooks", "yes", "refused"),
+    ("codex_sandbox", "yes", "refused"),
+    ("codex_sandbox", 1, "refused"),
 ]
 
 
 def form(system: str = "linux", installer: str = "venv", agent: str = "both", **fields: object) -> dict[str, object]:
     """A complete form with sensible defaults."""
     return {"os": system, "installer": installer, "agent": agent, "project": "demo", "bucket": "", "hooks": False,
-            "skills": "", **fields}  # fmt: skip
+            "skills": "", "codex_sandbox": False, **fields}  # fmt: skip
 
 
 def matrix() -> dict[str, dict[str, object]]:
@@ -118,6 +120,7 @@ def matrix() -> dict[str, dict[str, object]]:
             bucket=BUCKETS[index % len(BUCKETS)],
             hooks=index % 2 == 0,
             skills=("", "tools@r1", "tools@r1 linter@2026-11-30.abc")[index % 3],
+            codex_sandbox=agent != "claude" and index % 4 < 2,  # the consent is Codex's: never with Claude Code alone
         )
     return cases
 

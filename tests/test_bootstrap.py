@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import stat
@@ -10,24 +11,30 @@ from pathlib import Path
 import pytest
 
 from agent_memory.setup.instructions import BEGIN, END
-from conftest import OWNER, TOKEN
+from conftest import BUCKET, OWNER, TOKEN
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT = f"{OWNER}/agent-memory"
 KEYS = {
     "bucket",
     "bucket_created",
+    "bucket_was",
     "project",
     "root",
+    "mapping",
     "agents",
     "skill",
+    "skills",
     "instructions",
     "backups",
     "hooks",
     "codex_sandbox",
+    "command",
+    "changed",
     "verification",
     "warnings",
 }
+SANDBOX_WARNING = "In Codex's usual workspace-write sandbox"
 
 
 def bootstrap(machine, *args, env=None):
@@ -71,20 +78,35 @@ def test_first_machine(machine, hub):
     assert out["agents"] == ["codex", "claude"]
     codex_skill = machine.home / ".agents" / "skills" / "agent-memory"
     claude_skill = machine.home / ".claude" / "skills" / "agent-memory"
-    assert out["skill"] == {"installed": [str(codex_skill), str(claude_skill)], "kept": []}
+    assert out["skill"] == {
+        "installed": [str(codex_skill), str(claude_skill)],
+        "updated": [],
+        "unchanged": [],
+        "kept": [],
+        "backups": [],
+    }
     for folder in (codex_skill, claude_skill):
         assert skill_tree(folder) == packaged_skill()
     assert out["instructions"] == [
-        str(machine.home / ".codex" / "AGENTS.md"),
-        str(machine.home / ".claude" / "CLAUDE.md"),
+        {"file": str(machine.home / ".codex" / "AGENTS.md"), "state": "created"},
+        {"file": str(machine.home / ".claude" / "CLAUDE.md"), "state": "created"},
     ]
-    for path in out["instructions"]:
-        text = Path(path).read_text()
+    for entry in out["instructions"]:
+        text = Path(entry["file"]).read_text()
         assert text.count(BEGIN) == 1 and text.count(END) == 1
         assert "demo" not in text  # never a project name in the block
     assert out["backups"] == []  # both instruction files were created: there was nothing to back up
     assert out["hooks"] == {"requested": False, "installed": []} and out["codex_sandbox"] is None
-    assert out["verification"]["status"] == "verified" and out["warnings"] == []
+    assert out["bucket_was"] is None and out["mapping"] == {"state": "mapped", "was": None}
+    assert out["changed"] is True and out["skills"] == []
+    link = machine.home / ".local" / "bin" / "agent-memory"
+    assert out["command"]["state"] == "linked" and out["command"]["path"] == str(link) and link.is_symlink()
+    assert out["verification"]["status"] == "verified"
+    # without the consent, the one thing to know: saves from Codex's sandbox fail, and how to allow them
+    assert len(out["warnings"]) == 1 and out["warnings"][0].startswith(SANDBOX_WARNING)
+    assert out["warnings"][0].endswith(
+        "run this yourself: agent-memory codex-sandbox allow (or bootstrap again with --codex-sandbox)"
+    )
     assert notes_in(hub, DEFAULT) == [f"projects/demo/notes/{out['verification']['id']}.md"]
     assert "title: Memory setup verification" in hub.read_file(DEFAULT, notes_in(hub, DEFAULT)[0]).decode()
 
@@ -139,7 +161,18 @@ def test_a_repeated_bootstrap_changes_nothing(machine, hub):
 
     again = bootstrap(machine)
     assert again.code == 0, again.err
-    assert again.json["bucket_created"] is False
+    assert again.json["bucket_created"] is False and again.json["changed"] is False
+    skills = [
+        str(machine.home / ".agents" / "skills" / "agent-memory"),
+        str(machine.home / ".claude" / "skills" / "agent-memory"),
+    ]
+    assert again.json["skill"] == {"installed": [], "updated": [], "unchanged": skills, "kept": [], "backups": []}
+    assert {entry["state"] for entry in again.json["instructions"]} == {"unchanged"}
+    assert again.json["mapping"]["state"] == "unchanged" and again.json["command"]["state"] == "on path"
+    text = bootstrap_text(machine)
+    assert "core skill installed" not in text and "core skill unchanged: " in text
+    assert "instructions unchanged: " in text and "project: demo -> " in text and "(unchanged)" in text
+    assert text.splitlines()[-1] == "Nothing needed changing: this machine was already set up this way."
     assert len(creates(hub)) == 1
     assert agents_md.read_bytes() == before and agents_md.stat().st_mtime_ns == mtime
     assert len(notes_in(hub, DEFAULT)) == 1
@@ -182,8 +215,8 @@ def test_an_interrupted_bootstrap_resumes_without_duplicates(machine, hub, step)
     assert len(creates(hub)) == 1 + (step == "create")  # the failed attempt, then the one that worked
     assert hub.bucket_exists(DEFAULT)
     assert len(notes_in(hub, DEFAULT)) == 1
-    for path in resumed.json["instructions"]:
-        assert Path(path).read_text().count(BEGIN) == 1
+    for entry in resumed.json["instructions"]:
+        assert Path(entry["file"]).read_text().count(BEGIN) == 1
     for root in (machine.home / ".agents" / "skills", machine.home / ".claude" / "skills"):
         assert os.listdir(root) == ["agent-memory"]
     assert machine.run("status", "--json").json["pending"] == []
@@ -397,7 +430,11 @@ def test_hooks_are_installed_when_asked(machine, hub):
     assert hooks["requested"] is True
     assert [(h["agent"], h["state"]) for h in hooks["installed"]] == [("codex", "installed"), ("claude", "installed")]
     assert (machine.home / ".codex" / "hooks.json").exists() and (machine.home / ".claude" / "settings.json").exists()
-    assert "hooks (codex): installed; Codex will ask you to trust them (/hooks)" in bootstrap_text(machine, "--hooks")
+    text = bootstrap_text(machine, "--hooks")
+    assert (
+        f"hooks (codex): already installed in {machine.home / '.codex' / 'hooks.json'}, unchanged; Codex will ask"
+        in text
+    )
 
 
 def test_one_agent_only(machine, hub):
@@ -416,8 +453,10 @@ def test_shared_skills_at_a_revision(machine, hub, tmp_path):
     assert result.code == 0, result.err
     installed = machine.home / ".agents" / "skills" / "review-checklist"
     assert (installed / "SKILL.md").read_bytes() == (skill / "SKILL.md").read_bytes()
+    assert result.json["skills"] == [{"name": "review-checklist", "revision": revision, "state": "installed"}]
     again = bootstrap(machine, "--skill", f"review-checklist@{revision}")
-    assert again.code == 0 and again.json["warnings"] == []
+    assert again.code == 0 and not any("review-checklist" in w for w in again.json["warnings"])
+    assert again.json["skills"] == [{"name": "review-checklist", "revision": revision, "state": "unchanged"}]
     assert bootstrap(machine, "--skill", "review-checklist").code == 2
 
 
@@ -495,3 +534,84 @@ def test_verification_runs_from_any_directory(machine, tmp_path):
     shown = machine.run("search", "Memory setup verification", "--json")  # in the mapped directory
     assert [r["id"] for r in shown.json["results"]] == [note]
     assert machine.run("project", "show", cwd=elsewhere).code == 3  # nothing was mapped but --dir
+
+
+def test_a_bucket_switch_says_what_it_was_and_what_it_is_now(machine, hub, tmp_path):
+    first = bootstrap(machine, "--bucket", BUCKET)
+    assert first.code == 0 and first.json["bucket_was"] is None
+    store = tmp_path / "store"
+    switched = machine.run("bootstrap", "--project", "demo", "--bucket", f"file://{store}")
+    assert switched.code == 0, switched.err
+    assert (
+        f"bucket: file://{store} (created, owner-only) (was hf://buckets/{BUCKET}: every project mapped on this "
+        "machine now uses this bucket)"
+    ) in switched.out.splitlines()
+    again = bootstrap(machine, "--bucket", f"file://{store}")
+    assert again.json["bucket_was"] is None and again.json["bucket_created"] is False
+    back = bootstrap(machine, "--bucket", BUCKET)
+    assert back.json["bucket_was"] == f"file://{store}" and back.json["bucket"] == f"hf://buckets/{BUCKET}"
+
+
+def test_a_folder_mapped_to_another_project_says_what_it_was(machine, folder_store):
+    assert bootstrap(machine, "--bucket", folder_store).json["mapping"] == {"state": "mapped", "was": None}
+    moved = machine.run("bootstrap", "--project", "other")
+    assert moved.code == 0, moved.err
+    assert f"project: other -> {machine.work.resolve()} (mapped, was demo)" in moved.out.splitlines()
+    assert bootstrap(machine).json["mapping"] == {"state": "remapped", "was": "other"}
+
+
+def test_replace_says_where_the_edited_core_skill_went_and_an_older_package_is_updated(machine, folder_store):
+    bootstrap(machine, "--bucket", folder_store)
+    claude_skill = machine.home / ".claude" / "skills" / "agent-memory"
+    (claude_skill / "SKILL.md").write_text("---\nname: agent-memory\ndescription: mine\n---\nmine\n")
+    replaced = machine.run("bootstrap", "--project", "demo", "--replace")
+    assert replaced.code == 0, replaced.err
+    (backup,) = list((machine.state / "state" / "backups" / "skills").glob("agent-memory-*"))
+    assert f"core skill: your edited copy is backed up in {backup}" in replaced.out
+    assert f"core skill updated: {claude_skill}" in replaced.out
+    assert (backup / "claude" / "SKILL.md").read_text().endswith("mine\n")
+
+    # a copy that an earlier package installed, unmodified: updated, with nothing to back up
+    marker = json.loads((claude_skill / ".agent-memory-skill.json").read_text())
+    (claude_skill / "SKILL.md").write_text("---\nname: agent-memory\ndescription: old\n---\nold\n")
+    marker["files"]["SKILL.md"] = hashlib.sha256((claude_skill / "SKILL.md").read_bytes()).hexdigest()
+    (claude_skill / ".agent-memory-skill.json").write_text(json.dumps(marker))
+    updated = bootstrap(machine)
+    assert updated.json["skill"]["updated"] == [str(claude_skill)] and updated.json["skill"]["backups"] == []
+    assert updated.json["changed"] is True and skill_tree(claude_skill) == packaged_skill()
+
+
+@pytest.mark.parametrize(
+    "given, fix",
+    [
+        ("not a bucket", "agent-memory bootstrap --project demo --bucket OWNER/NAME"),
+        ("/srv/agent-memory-store", "agent-memory bootstrap --project demo --bucket file:///srv/agent-memory-store"),
+        ("~/agent-memory-store", 'agent-memory bootstrap --project demo --bucket "file://$HOME/agent-memory-store"'),
+        ("file://relative/store", "agent-memory bootstrap --project demo --bucket file:///ABSOLUTE/PATH"),
+    ],
+)
+def test_a_malformed_bucket_names_bootstrap_and_a_path_gets_its_file_uri(machine, given, fix):
+    result = machine.run("bootstrap", "--project", "demo", "--bucket", given)
+    assert result.code == 2 and result.err.splitlines()[-1] == f"Next: {fix}", result.err
+    if given.startswith(("/", "~")):
+        assert "a folder store is given as a file:// URI of its absolute path" in result.err
+    assert not (machine.state / "config").exists()
+
+
+def test_a_bad_project_name_names_bootstrap(machine):
+    result = machine.run("bootstrap", "--project", "../bad")
+    assert result.code == 2 and "Invalid project name '../bad'" in result.err
+    assert (
+        result.err.splitlines()[-1]
+        == "Next: agent-memory bootstrap --project my-project (or another name of that kind)"
+    )
+
+
+def test_the_sandbox_warning_goes_once_codex_may_save(machine, folder_store):
+    warned = bootstrap(machine, "--bucket", folder_store, "--agent", "codex").json["warnings"]
+    assert [w for w in warned if w.startswith(SANDBOX_WARNING)] != []
+    assert "fails there (nothing is saved)" in warned[0]
+    allowed = bootstrap(machine, "--agent", "codex", "--codex-sandbox").json
+    assert allowed["codex_sandbox"]["state"] == "allowed" and allowed["warnings"] == []
+    assert bootstrap(machine, "--agent", "codex").json["warnings"] == []  # the consent is there: nothing to say
+    assert bootstrap(machine, "--agent", "claude").json["warnings"] == []

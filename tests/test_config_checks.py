@@ -204,4 +204,4 @@ def test_a_folder_with_percent_escapes_that_decode_to_plain_characters_is_accept
     os.chmod(folder.parent, 0o700)
     result = machine.run("config", "set", "bucket", f"file://{tmp_path}/agent%20memory/caf%C3%A9", "--json")
     assert result.code == 0, result.err
-    assert result.json == {"bucket": f"file://{folder}"}
+    assert result.json == {"bucket": f"file://{folder}", "created": False, "was": None, "unchanged": False}

@@ -218,6 +218,7 @@ def test_status_reports_everything(ready, folder_store):
         "version",
         "config_file",
         "bucket",
+        "store",
         "project",
         "project_error",
         "last_refresh",
@@ -229,7 +230,7 @@ def test_status_reports_everything(ready, folder_store):
         "hooks",
         "codex_sandbox",
     }
-    assert status["bucket"] == folder_store
+    assert status["bucket"] == folder_store and status["store"]["status"] == "ok"
     assert status["project"] == {"project": "demo", "root": str(ready.work.resolve())}
     assert status["last_refresh"] is None
     ready.run("search", "hello")

@@ -401,7 +401,8 @@ def test_store_errors_paths_and_messages_are_shown_display_safe(machine, tmp_pat
     assert hostile.code == 2 and "U+202E" in hostile.err, hostile.err
     no_raw_controls(hostile.out, hostile.err)
     gone = tmp_path / "drive"  # a folder store on a drive that is not mounted
-    assert machine.run("config", "set", "bucket", f"file://{gone}").code == 0
+    assert machine.run("config", "set", "bucket", f"file://{gone}").code == 0  # created, owner-only
+    gone.rmdir()  # and then the drive goes away
     assert machine.run("project", "map", "demo").code == 0
     runs = {
         "save": machine.save("# Kept\n\nkept while the drive is away"),

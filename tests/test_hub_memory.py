@@ -26,7 +26,7 @@ def _note_paths(hub):
 
 def test_both_bucket_forms_are_accepted_and_stored_canonically(machine, hub):
     for form in (BUCKET, HF_BUCKET, f" {HF_BUCKET}/ "):
-        assert machine.run("config", "set", "bucket", form, "--json").json == {"bucket": HF_BUCKET}
+        assert machine.run("config", "set", "bucket", form, "--json").json["bucket"] == HF_BUCKET
     for bad in ("alice", "alice/memory/extra", "s3://x/y", "alice/me--mory", "file://relative/path"):
         result = machine.run("config", "set", "bucket", bad)
         assert result.code == 2, bad

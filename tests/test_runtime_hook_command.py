@@ -168,13 +168,13 @@ def test_stop_retries_pending_uploads_once_the_bucket_is_back(alice, hub):
     assert (still.code, still.out) == (0, "")
     assert (
         still.err
-        == "agent-memory hook: retried 1 pending upload(s): 0 shared, 1 still pending (see: agent-memory pending)\n"
+        == "agent-memory hook: retried 1 pending upload: 0 shared, 1 still pending (see: agent-memory pending)\n"
     )
 
     hub.clear_faults()
     result = hook(alice, "stop")
     assert (result.code, result.out) == (0, "")
-    assert result.err == "agent-memory hook: retried 1 pending upload(s): 1 shared, 0 still pending\n"
+    assert result.err == "agent-memory hook: retried 1 pending upload: 1 shared, 0 still pending\n"
     assert [p for p in hub.list_paths(BUCKET) if "/notes/" in p] == [saved.json["path"]]
     assert alice.run("pending", "--json").json["notes"] == []
 
@@ -239,7 +239,7 @@ def test_stop_also_finishes_a_pending_skill_publication(alice, hub, tmp_path):
     hub.clear_faults()
     result = hook(alice, "stop", agent="claude")
     assert (result.code, result.out) == (0, "")
-    assert result.err == "agent-memory hook: retried 1 pending upload(s): 1 shared, 0 still pending\n"
+    assert result.err == "agent-memory hook: retried 1 pending upload: 1 shared, 0 still pending\n"
     revision = pending.json["revision"]
     assert f"skills/release-notes/{revision}/SKILL.md" in hub.list_paths(BUCKET)
     assert alice.run("pending", "--json").json["skills"] == []

@@ -216,7 +216,10 @@ def test_bootstrap_takes_consent_only_when_asked_and_only_for_codex(machine, fol
     assert given.code == 0, given.err
     assert given.json["codex_sandbox"]["state"] == "allowed"
     text = machine.run("bootstrap", "--project", "demo", "--codex-sandbox").out
-    assert "codex sandbox: allowed in " + str(config_toml(machine)) + ": network access, and writes to " in text
+    assert (
+        "codex sandbox: allowed in " + str(config_toml(machine)) + " (unchanged): network access, and writes to "
+        in text
+    )
 
 
 def test_bootstrap_refuses_a_conflicting_codex_config_before_setting_anything_up(machine, folder_store):

@@ -88,6 +88,7 @@ def test_publish_discover_install_on_another_machine(alice, bob, hub, tmp_path):
         "name": "db-migrations",
         "revision": result["revision"],
         "installed": [str(codex_dir), str(claude_dir)],
+        "unchanged": [],
         "backup": None,
     }
     for folder in (codex_dir, claude_dir):
@@ -102,7 +103,13 @@ def test_publish_discover_install_on_another_machine(alice, bob, hub, tmp_path):
         assert marker["installed"].endswith("Z")
     assert not (bob.home / "SCRIPT-WAS-RUN").exists()  # downloaded scripts are never executed
     again = bob.run("install-skill", "db-migrations", "--revision", result["revision"], "--json")
-    assert again.code == 0 and again.json == installed.json  # the same revision, unmodified: nothing to do
+    assert again.code == 0  # the same revision, unmodified: nothing to do, and it says so
+    assert again.json == {**installed.json, "unchanged": installed.json["installed"]}
+    text = bob.run("install-skill", "db-migrations", "--revision", result["revision"]).out
+    assert text.splitlines() == [
+        f"Already installed, unchanged: db-migrations revision {result['revision']} in {folder}"
+        for folder in (codex_dir, claude_dir)
+    ]
     status = bob.run("status", "--json").json["skills"]
     assert {(s["agent"], s["name"], s["revision"], s["modified"]) for s in status} == {
         ("codex", "db-migrations", result["revision"], False),
@@ -132,7 +139,7 @@ def test_an_interrupted_publication_is_invisible_and_retry_completes_the_same_re
     assert not any(p.endswith("/SKILL.md") for p in hub.list_paths(BUCKET))
     assert bob.run("search", "--skills", "--json").json == {"skills": []}
     refused = bob.run("install-skill", "db-migrations", "--revision", revision)
-    assert refused.code == 5 and "No complete revision" in refused.err
+    assert refused.code == 1 and "No complete revision" in refused.err  # not found: nothing was refused
     assert not (bob.home / ".agents" / "skills" / "db-migrations").exists()
     assert [p["revision"] for p in alice.run("status", "--json").json["pending_skills"]] == [revision]
 

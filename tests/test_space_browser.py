@@ -4,10 +4,13 @@ itself, the form makes commands, the copy button copies them, and loading failur
 from __future__ import annotations
 
 import re
+import urllib.request
 from typing import Any
 
 import pytest
 from space_browser import ARTIFACTS, chromium_fixture, fill_form, open_page, served_fixture, wait_until_settled  # noqa: F401
+
+from space import generator
 
 pytestmark = pytest.mark.slow
 
@@ -179,3 +182,75 @@ CONTRAST = """() => {
                      "#status", "a", "#project"];
   return Object.fromEntries(selectors.map((s) => [s, ratio(document.querySelector(s))]));
 }"""
+
+
+def watched(page: Any) -> tuple[list[str], list[str]]:
+    """The console errors and the failed requests of `page`, as they come."""
+    errors: list[str] = []
+    failed: list[str] = []
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("response", lambda response: failed.append(response.url) if response.status >= 400 else None)
+    return errors, failed
+
+
+def test_no_console_error_and_no_failed_request_on_the_pages(chromium: object, served) -> None:
+    url, _ = served
+    for path in ("", "bootstrap.html"):
+        context = chromium.new_context()
+        page = context.new_page()
+        errors, failed = watched(page)
+        page.goto(url + path)
+        if not path:
+            assert wait_until_settled(page) == "ready"
+            fill_form(page, FORM)
+        icon = page.evaluate("document.querySelector('link[rel=icon]').href")
+        assert icon == f"{url}favicon.svg"
+        assert errors == [] and failed == [], (path, errors, failed)
+        context.close()
+    with urllib.request.urlopen(f"{url}favicon.ico") as response:  # what browsers ask for on any page of the site
+        assert response.status == 200 and response.headers.get_content_type() == "image/x-icon"
+
+
+def test_long_commands_wrap_inside_the_box_and_copy_gives_their_exact_bytes(chromium: object, served) -> None:
+    url, report = served
+    long_bucket = "file:///home/me/" + "/".join(["a-rather-long-folder-name"] * 6) + "/store"
+    page, _ = open_page(
+        chromium, url, viewport={"width": 390, "height": 800}, permissions=["clipboard-read", "clipboard-write"]
+    )
+    assert wait_until_settled(page) == "ready"
+    fill_form(page, {**FORM, "Bucket": long_bucket})
+    sizes = page.evaluate("(() => { const e = document.getElementById('setup-commands');"
+                          " return [e.scrollWidth, e.clientWidth]; })()")  # fmt: skip
+    assert sizes[0] <= sizes[1], sizes  # nothing runs out sideways: long lines wrap in the box
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    page.get_by_role("button", name="Copy").click()
+    page.wait_for_function("document.getElementById('copy-status').textContent.startsWith('Copied')")
+    helper = generator.Helper(
+        url=report["helper_url"], sha256=report["sha256"], version=report["version"], revision="local"
+    )
+    form = {"os": "linux", "installer": "venv", "agent": "both", "project": "demo", "bucket": long_bucket}
+    assert page.evaluate("navigator.clipboard.readText()") == generator.script(generator.choices(form), helper)
+    page.context.close()
+
+
+def test_the_codex_consent_box_and_the_windows_folder_warning(chromium: object, served) -> None:
+    url, _ = served
+    page, _ = open_page(chromium, url)
+    assert wait_until_settled(page) == "ready"
+    box = page.get_by_label("Let Codex save from its sandbox", exact=True)
+    assert not box.is_checked()  # off unless the owner ticks it
+    assert "workspace-write" in page.inner_text("#codex_sandbox-hint")
+    commands = fill_form(page, {**FORM, "Let Codex save from its sandbox": True})
+    assert "--no-hooks --codex-sandbox --space-revision local" in commands
+    fill_form(page, {"Agent": "Claude Code"})
+    assert page.inner_text("#codex_sandbox-error") == "This consent is for Codex: choose Codex, or both, as the agent."
+    assert page.get_by_role("button", name="Copy").is_disabled()
+    fill_form(page, {"Agent": "Codex and Claude Code", "Let Codex save from its sandbox": False})
+    assert page.inner_text("#bucket-warning") == ""
+    commands = fill_form(page, {"Operating system": "Windows"})
+    assert "--bucket 'file:///home/me/agent-memory-store'" in commands  # accepted, with a word about it
+    assert page.inner_text("#bucket-warning").startswith("Note: On Windows, file:///home/me/agent-memory-store is ")
+    fill_form(page, {"Bucket": "file:///C:/Users/me/agent-memory-store"})
+    assert page.inner_text("#bucket-warning") == ""
+    page.context.close()

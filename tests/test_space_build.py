@@ -88,6 +88,8 @@ def test_the_site_has_the_pages_the_runtime_and_the_pinned_helper(tmp_path: Path
         "llms.txt",
         "page.js",
         "page.css",
+        "favicon.svg",
+        "favicon.ico",
         wheel_path,
         *(f"py/{path}" for path in generator.RUNTIME_FILES),
         *(f"pyodide/{name}" for name in ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip")),
@@ -223,6 +225,8 @@ def test_serve_uses_the_content_types_pyodide_needs(tmp_path: Path) -> None:
             "page.js": "text/javascript",
             "bootstrap.md": "text/markdown",
             "llms.txt": "text/plain",
+            "favicon.ico": "image/x-icon",
+            "favicon.svg": "image/svg+xml",
             f"helper/{report['wheel']}": "application/zip",
         }
         for path, content_type in expected.items():

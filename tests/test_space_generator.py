@@ -172,6 +172,10 @@ def test_every_os_installer_and_agent_gives_a_script_its_shell_accepts(case: str
     assert expected[-2:] == ["--space-revision", HELPER.revision]
     assert ["--agent", data["agent"]] == expected[expected.index("--agent") : expected.index("--agent") + 2]
     assert ("--hooks" if data["hooks"] else "--no-hooks") in expected
+    assert ("--codex-sandbox" in expected) == data["codex_sandbox"]
+    if data["os"] == "windows":  # bootstrap links it on Linux and macOS; on Windows the commands put it on PATH
+        assert "Step '5/" in script and "Put agent-memory on your PATH" in script
+        assert script.index("Put agent-memory on your PATH") < script.index(PS_BOOTSTRAP)
     # the login is checked, never asked for: no prompt, no token on a command line
     assert ("auth login" in script) == (not str(data["bucket"]).startswith("file:"))
     assert not re.search(r"(^|[;&|{(]\s*)read\s", script, re.M), "a prompt"
@@ -278,3 +282,52 @@ def test_a_failed_download_stops_the_commands_with_a_message(tmp_path: Path) -> 
     assert proc.returncode == 1
     assert "Error: could not download the helper.\nNext: check the network" in proc.stderr
     assert "==> 3/" not in proc.stdout and list(home.iterdir()) == []
+
+
+# -- Codex's sandbox, Windows paths ---------------------------------------------------------------------------
+
+
+def test_the_codex_sandbox_consent_is_passed_only_when_given_and_only_for_codex() -> None:
+    given = answer(cases.form(agent="codex", codex_sandbox=True))
+    assert given["ok"] and "--no-hooks --codex-sandbox --space-revision" in given["script"]
+    assert "let Codex save from its sandbox (your consent)" in given["script"]
+    assert "--codex-sandbox" not in answer(cases.form(agent="both"))["script"]  # off unless ticked
+    refused = answer(cases.form(agent="claude", codex_sandbox=True))
+    assert refused == {
+        "ok": False,
+        "field": "codex_sandbox",
+        "message": "This consent is for Codex: choose Codex, or both, as the agent.",
+    }
+
+
+def test_a_posix_folder_on_windows_is_accepted_with_a_warning() -> None:
+    warned = answer(cases.form(system="windows", bucket="file:///home/you/agent-memory-store"))
+    assert warned["ok"] and "--bucket 'file:///home/you/agent-memory-store'" in warned["script"]
+    assert warned["warnings"] == [
+        {
+            "field": "bucket",
+            "message": "On Windows, file:///home/you/agent-memory-store is the folder \\home\\you\\agent-memory-store "
+            "of the current drive. A Windows folder is written with its drive, as in "
+            "file:///C:/Users/you/agent-memory-store.",
+        }
+    ]
+    for quiet in (
+        cases.form(system="windows", bucket="file:///C:/Users/you/store"),
+        cases.form(system="linux", bucket="file:///home/you/store"),
+        cases.form(system="windows", bucket="alice/memory"),
+    ):
+        assert answer(quiet)["warnings"] == []
+
+
+def test_the_windows_path_step_prints_a_line_that_adds_the_folder() -> None:
+    for installer, folder in (
+        ("venv", "$binDir = Join-Path $HOME '.local\\bin'"),
+        ("uv", "$binDir = (uv tool dir --bin)"),
+        ("pipx", "$binDir = (pipx environment --value PIPX_BIN_DIR)"),
+    ):
+        script = answer(cases.form(system="windows", installer=installer))["script"]
+        assert folder in script
+        assert "[Environment]::GetEnvironmentVariable('Path', 'User')" in script
+        assert "[Environment]::SetEnvironmentVariable('Path', '" in script  # the line it prints for the owner
+    venv = answer(cases.form(system="windows", installer="venv"))["script"]
+    assert "Copy-Item -Force -LiteralPath (Join-Path $envDir 'Scripts\\agent-memory.exe') -Destination $binDir" in venv

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -22,11 +23,16 @@ import pytest
 import space_site
 from space_browser import chromium_fixture, fill_form, open_page, served_fixture, wait_until_settled  # noqa: F401
 
-from conftest import BUCKET, OWNER, TOKEN
+from conftest import BUCKET, NEW_USER_PROFILE, OWNER, TOKEN
 
 pytestmark = pytest.mark.slow
 
 VENV = Path(".local/share/agent-memory/venv")  # where the venv installer puts the helper, under HOME
+
+
+# the installers the form offers besides a venv, at the versions these tests were written against, installed from
+# PyPI into a folder of their own (as a user's package manager would have put them on the PATH)
+INSTALLERS = ("uv==0.13.9", "pipx==1.18.4")
 
 
 @pytest.fixture(scope="module")
@@ -34,14 +40,39 @@ def wheelhouse(served, tmp_path_factory: pytest.TempPathFactory) -> Path:
     _, report = served
     folder = tmp_path_factory.mktemp("wheelhouse")
     wheel = Path(report["site"]) / "helper" / report["wheel"]
-    proc = subprocess.run(
-        [sys.executable, "-m", "pip", "download", "--quiet", "--only-binary=:all:", "--dest", str(folder), str(wheel)],
-        capture_output=True,
-        text=True,
-    )
+    # pip too: pipx brings its shared environment's pip up to date from the index it is given
+    download = [sys.executable, "-m", "pip", "download", "--quiet", "--only-binary=:all:", "--dest", str(folder)]
+    proc = subprocess.run([*download, str(wheel), "pip"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     (folder / report["wheel"]).unlink()  # the helper itself must come from the Space, checked
     return folder
+
+
+@pytest.fixture(scope="module")
+def installers(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder whose bin/ holds uv and pipx."""
+    folder = tmp_path_factory.mktemp("installers")
+    subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True)
+    proc = subprocess.run(
+        [folder / "bin" / "python", "-m", "pip", "install", "--quiet", *INSTALLERS], capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr
+    return folder / "bin"
+
+
+def new_user_home(machine: Path) -> Path:
+    """A new user's HOME: the login profile most Linux systems give one (Debian's /etc/skel/.profile says the same)."""
+    home = machine / "home"
+    home.mkdir(parents=True, exist_ok=True)
+    (home / ".profile").write_text(NEW_USER_PROFILE)
+    return home
+
+
+def login_shell(home: Path, command: str) -> subprocess.CompletedProcess:
+    """`sh -lc COMMAND` as a new terminal of that user runs it: from the system's PATH, through the profiles."""
+    return subprocess.run(
+        ["sh", "-lc", command], env={"HOME": str(home), "PATH": os.defpath}, capture_output=True, text=True
+    )
 
 
 def copied_commands(browser: object, url: str, form: dict[str, object]) -> str:
@@ -87,12 +118,26 @@ def test_the_copied_linux_commands_install_the_helper_and_verify_a_folder_store(
 ) -> None:
     url, report = served
     store = tmp_path / "store"
-    commands = copied_commands(chromium, url, {**FORM, "Project": "demo", "Bucket": f"file://{store}"})
+    form = {**FORM, "Project": "demo", "Bucket": f"file://{store}", "Let Codex save from its sandbox": True}
+    commands = copied_commands(chromium, url, form)
+    home = new_user_home(tmp_path)
+    assert login_shell(home, "agent-memory --version").returncode != 0
     proc = paste(commands, tmp_path, install_env(base_env, wheelhouse))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "==> 3/5 Check its SHA-256 before installing anything" in proc.stdout
     assert "verification: verified" in proc.stdout
     helper = tmp_path / "home" / VENV / "bin" / "agent-memory"
+    # on the PATH of every new terminal, and the output says where it came from
+    found = login_shell(home, "agent-memory --version")
+    assert found.returncode == 0 and found.stdout.strip() == f"agent-memory {report['version']}", found.stderr
+    assert f"command: agent-memory -> {helper} (linked in {home / '.local' / 'bin' / 'agent-memory'}" in proc.stdout
+    # the consent box was ticked: Codex's config.toml has the consent, for exactly this helper's folders
+    consent = (home / ".codex" / "config.toml").read_text()
+    assert (
+        "# agent-memory:begin codex-sandbox" in consent and "sandbox_workspace_write.network_access = true" in consent
+    )
+    assert str(home / ".local" / "state" / "agent-memory") in consent
+    assert "codex sandbox: allowed in " in proc.stdout and "In Codex's usual workspace-write" not in proc.stderr
     assert (
         subprocess.run([helper, "--version"], capture_output=True, text=True).stdout.strip().endswith(report["version"])
     )
@@ -169,3 +214,35 @@ def test_a_tampered_helper_stops_the_commands_before_anything_is_installed(
     )
     assert "==> 4/" not in proc.stdout
     assert not (tmp_path / "home" / ".local").exists() and not (tmp_path / "store").exists()
+
+
+@pytest.mark.parametrize("installer", ["uv tool", "pipx"])
+def test_uv_and_pipx_put_the_helper_where_a_login_shell_finds_it(
+    chromium, served, wheelhouse: Path, installers: Path, base_env: dict[str, str], tmp_path: Path, installer: str
+) -> None:
+    url, report = served
+    store = tmp_path / "store"
+    commands = copied_commands(
+        chromium, url, {**FORM, "Installer": installer, "Project": "demo", "Bucket": f"file://{store}"}
+    )
+    home = new_user_home(tmp_path)
+    env = install_env(base_env, wheelhouse)
+    env.update(
+        {
+            "PATH": f"{installers}{os.pathsep}{os.defpath}",  # the installer, and the system's commands
+            "UV_NO_INDEX": "1",
+            "UV_FIND_LINKS": str(wheelhouse),
+            "UV_PYTHON_DOWNLOADS": "never",
+            "UV_NO_CONFIG": "1",
+        }
+    )
+    proc = paste(commands, tmp_path, env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "verification: verified" in proc.stdout
+    found = login_shell(home, "agent-memory --version")
+    assert found.returncode == 0 and found.stdout.strip() == f"agent-memory {report['version']}", found.stderr
+    link = home / ".local" / "bin" / "agent-memory"
+    assert link.exists()
+    # the installer's own link was already there: bootstrap says so and leaves it
+    assert "(found on a login shell's PATH, unchanged)" in proc.stdout, proc.stdout
+    assert len(list((store / "projects" / "demo" / "notes").glob("setup-*.md"))) == 1

@@ -1,9 +1,10 @@
 """Text from outside (notes, skills, the bucket, the disk), made safe to print and to put in a model's context.
 
 One rule, applied everywhere: every control character (C0, DEL, C1), bidirectional control (U+061C,
-U+200E/F, U+202A-202E, U+2066-2069) and line or paragraph separator (U+2028/9; U+0085 is C1) is replaced by
-its visible escape, `\\u` and four hex digits. A terminal then never sees an escape sequence (window titles,
-colours, cursor moves, line erases), text cannot be reordered on screen, and one field stays one line.
+U+200E/F, U+202A-202E, U+2066-2069), line or paragraph separator (U+2028/9; U+0085 is C1) and lone surrogate
+(the bytes of a file name that is not UTF-8, which no UTF-8 stream can write) is replaced by its visible escape,
+`\\u` and four hex digits. A terminal then never sees an escape sequence (window titles, colours, cursor moves,
+line erases), text cannot be reordered on screen, and one field stays one line.
 Standard library only, and cheap: the hook and the hot commands run it on every session start.
 """
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def safe(text: str) -> str:
@@ -37,6 +38,11 @@ def safe_tree(value: object) -> object:
     if isinstance(value, (list, tuple)):
         return [safe_tree(item) for item in value]
     return value
+
+
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """`1 attempt`, `2 attempts`: a count with its noun in the right number (`many` for irregular plurals)."""
+    return f"{count} {word if count == 1 else many or word + 's'}"
 
 
 def shorten(text: str, limit: int) -> str:

@@ -25,7 +25,7 @@ from . import outbox, uploads
 from .agents import RUNTIMES
 from .budget import Budget
 from .context import Context
-from .display import safe, shorten
+from .display import plural, safe, shorten
 from .errors import AgentMemoryError, NotSetUp
 from .memory.cache import ProjectCache
 from .memory.note_uploads import pending
@@ -167,7 +167,8 @@ def retry(event: str) -> dict[str, object]:
 def _retry_summary(result: dict[str, object]) -> str:
     statuses = [item.get("status") for item in result["results"]]
     shared = len(statuses) - statuses.count("pending")
-    text = f"retried {len(statuses)} pending upload(s): {shared} shared, {statuses.count('pending')} still pending"
+    tried, waiting = plural(len(statuses), "pending upload"), statuses.count("pending")
+    text = f"retried {tried}: {shared} shared, {waiting} still pending"
     if result["damaged"]:
         text += f", {len(result['damaged'])} damaged"
     return text + ("" if shared == len(statuses) and not result["damaged"] else " (see: agent-memory pending)")

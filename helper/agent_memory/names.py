@@ -121,9 +121,9 @@ def _file_uri(spec: str) -> str:
         or parts.fragment
         or not path.startswith("/")
     ):
-        raise UsageError(
+        raise MalformedBucket(
             f"Malformed folder store {spec!r}: use an absolute path, as in file:///home/me/agent-memory-store.",
-            next_step="agent-memory config set bucket file:///ABSOLUTE/PATH",
+            suggestion="file:///ABSOLUTE/PATH",
         )
     if (char := unshowable(path)) is not None:  # %0A, %E2%80%AE and the like, once decoded
         raise _unshowable_bucket(spec, char, decoded=True)
@@ -139,22 +139,42 @@ def is_bucket_uri(value: str) -> bool:
     return len(parts) == 2 and all(_HUB_PART.fullmatch(part) for part in parts)
 
 
-def _unshowable_bucket(spec: str, char: str, decoded: bool = False) -> UsageError:
+class MalformedBucket(UsageError):
+    """A bucket that is not one; `suggestion` is what to give instead, and the command that fixes it uses it
+    (`config set bucket`, or bootstrap's own command line)."""
+
+    def __init__(self, message: str, suggestion: str) -> None:
+        super().__init__(message, next_step=f"agent-memory config set bucket {suggestion}")
+        self.suggestion = suggestion
+
+
+def _unshowable_bucket(spec: str, char: str, decoded: bool = False) -> MalformedBucket:
     where = "once its percent-escapes are decoded, it holds" if decoded else "it holds"
-    return UsageError(
+    return MalformedBucket(
         f"Malformed bucket {spec!r}: {where} the invisible or line-breaking character U+{ord(char):04X}, which "
-        "would not show as itself in a command or a path.",
-        next_step="agent-memory config set bucket file:///ABSOLUTE/PATH (typed without it)"
-        if spec.startswith("file:")
-        else "agent-memory config set bucket OWNER/NAME",
+        "would not show as itself in a command or a path; type it without that character.",
+        suggestion="file:///ABSOLUTE/PATH" if spec.startswith("file:") else "OWNER/NAME",
     )
 
 
-def _malformed_bucket(spec: str) -> UsageError:
-    return UsageError(
-        f"Malformed bucket {spec!r}: expected owner/name, hf://buckets/owner/name or file:///absolute/path.",
-        next_step="agent-memory config set bucket OWNER/NAME",
-    )
+def _malformed_bucket(spec: str) -> MalformedBucket:
+    expected = "expected owner/name, hf://buckets/owner/name or file:///absolute/path"
+    if spec.startswith(("/", "~", "./", "../")):  # a folder, given as a path: say how a folder store is written
+        home = spec[2:] if spec.startswith("~/") else None
+        if spec.startswith("/") and _PLAIN_PATH.fullmatch(spec):
+            suggestion = FILE_SCHEME + spec
+        elif home is not None and _PLAIN_PATH.fullmatch("/" + home):
+            suggestion = f'"file://$HOME/{home}"'  # the shell gives the absolute path
+        else:
+            suggestion = "file:///ABSOLUTE/PATH"
+        return MalformedBucket(
+            f"Malformed bucket {spec!r}: a folder store is given as a file:// URI of its absolute path.",
+            suggestion=suggestion,
+        )
+    return MalformedBucket(f"Malformed bucket {spec!r}: {expected}.", suggestion="OWNER/NAME")
+
+
+_PLAIN_PATH = re.compile(r"(?:/[A-Za-z0-9._+-]+)+/?")  # a path that reads the same in every shell, unquoted
 
 
 def hub_id(uri: str) -> str | None:

@@ -9,11 +9,13 @@ from . import __version__, outbox, paths, uploads
 from .clock import age_seconds
 from .context import Context
 from .display import safe_tree
-from .errors import NotSetUp
+from .errors import AccessError, NotSetUp
 from .memory import pack
 from .memory.cache import ProjectCache
+from .names import folder_path
 from .setup import codex_sandbox, hook_files
 from .skills.installed import installed_skills
+from .store import check_private
 
 
 def status(ctx: Context) -> dict[str, object]:
@@ -30,6 +32,7 @@ def status(ctx: Context) -> dict[str, object]:
         "version": __version__,
         "config_file": str(paths.config_file()),
         "bucket": bucket,
+        "store": store_check(bucket),
         "project": project,
         "project_error": project_error,
         "last_refresh": cache.last_refresh() if cache else None,
@@ -45,6 +48,28 @@ def status(ctx: Context) -> dict[str, object]:
         "codex_sandbox": codex_sandbox.status(),
     }
     return safe_tree(result)  # notes' problems, store errors and paths reach people and models alike
+
+
+def store_check(bucket: str | None) -> dict[str, object]:
+    """Whether the configured store can be used, checked as save checks it before keeping a note, without the
+    network: `{"status": "ok"|"refused"|"missing"|"not checked"|"not set", "detail", "next"}`."""
+    folder = folder_path(bucket) if bucket else None
+    if not bucket:
+        return {"status": "not set", "detail": None, "next": "agent-memory bootstrap --project NAME"}
+    if folder is None:
+        detail = "a Hugging Face bucket is checked when it is used (status uses no network)"
+        return {"status": "not checked", "detail": detail, "next": None}
+    try:
+        check_private(bucket)
+    except AccessError as exc:  # every save, search and read refuses it the same way, with exit 4
+        return {"status": "refused", "detail": exc.message, "next": exc.next_step}
+    if not folder.is_dir():
+        return {
+            "status": "missing",
+            "detail": f"the folder store {folder} is not there (unmounted drive?): saves stay pending",
+            "next": "mount its drive, or choose another one: agent-memory config set bucket file:///ABSOLUTE/PATH",
+        }
+    return {"status": "ok", "detail": None, "next": None}
 
 
 def _damaged_notes(cache: ProjectCache) -> list[dict[str, str]]:

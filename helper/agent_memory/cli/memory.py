@@ -8,14 +8,14 @@ import sys
 from .. import config, names, outbox, paths, uploads
 from ..config.projects import map_directory
 from ..context import Context
-from ..display import safe_tree
-from ..errors import OK, UsageError
+from ..display import plural, safe_tree
+from ..errors import ACCESS, OK, UsageError, render
 from ..memory import saving
 from ..memory.note_uploads import NOTES
 from ..memory.reading import read as read_note
 from ..memory.search import search_project
+from ..setup.buckets import set_bucket
 from ..status import status as machine_status
-from ..store import check_private, parse_bucket
 from .common import Rendered, notice, subcommands, told_retries, told_sync, told_upload, with_json
 from .setup import sandbox_lines
 from .skills import read_skill, search_skills
@@ -119,10 +119,15 @@ def project_show(args: argparse.Namespace) -> Rendered:
 
 
 def config_set(args: argparse.Namespace) -> Rendered:
-    bucket = parse_bucket(args.value)
-    check_private(bucket)
-    config.update(bucket=bucket)
-    return {"bucket": bucket}, f"bucket: {bucket}", OK
+    result = set_bucket(Context(), args.value)
+    line = f"bucket: {result['bucket']}"
+    if result["created"]:
+        line += " (created, owner-only)"
+    if result["was"]:
+        line += f" (was {result['was']}: every project mapped on this machine now uses this bucket)"
+    elif result["was"] is None and result["unchanged"]:
+        line += " (unchanged)"
+    return result, line, OK
 
 
 def config_show(args: argparse.Namespace) -> Rendered:
@@ -191,7 +196,8 @@ def search(args: argparse.Namespace) -> Rendered:
     if not lines:
         lines.append("No matching notes." if args.query else "No notes yet.")
     if found["pending"]:
-        notice(f"{found['pending']} note(s) are pending upload: run {outbox.RETRY}.")
+        waiting = plural(found["pending"], "note")
+        notice(f"{waiting} {'is' if found['pending'] == 1 else 'are'} pending upload: run {outbox.RETRY}.")
     sync, code = told_sync(freshness)
     result = {"project": found["project"], "query": found["query"], "results": found["results"], "sync": sync}
     return {**result, "pending": found["pending"]}, "\n".join(lines), code
@@ -214,6 +220,7 @@ def status(args: argparse.Namespace) -> Rendered:
         f"agent-memory {result['version']}",
         f"config file: {result['config_file']}",
         f"bucket: {result['bucket'] or '(not set: run agent-memory bootstrap)'}",
+        *_store_lines(result["store"]),
         f"project: {project['project'] + ' (' + project['root'] + ')' if project else result['project_error']}",
         f"last refresh: {result['last_refresh'] or 'never'}",
         f"pending uploads: {len(result['pending'])}",
@@ -222,7 +229,8 @@ def status(args: argparse.Namespace) -> Rendered:
         error = entry["last_error"] or {}
         lines.append(
             f"  {entry['id']} -> {entry['bucket']}/{entry['path']}, {entry['age_seconds']} s old, "
-            f"{entry['attempts']} attempt(s), last error: {error.get('reason', '-')}: {error.get('detail', '-')}"
+            f"{plural(entry['attempts'], 'attempt')}, "
+            f"last error: {error.get('reason', '-')}: {error.get('detail', '-')}"
         )
     for manifest in result["pending_skills"]:
         lines.append(f"  skill {manifest['name']} revision {manifest['revision']}: publication pending")
@@ -238,7 +246,18 @@ def status(args: argparse.Namespace) -> Rendered:
         lines.append(f"  {skill['agent']}: {skill['name']} @ {revision}{edited} in {skill['path']}")
     lines += [f"hooks ({h['agent']}): {h['note']}" for h in result["hooks"]]
     lines += sandbox_lines(result["codex_sandbox"]) if result["codex_sandbox"]["state"] != "not allowed" else []
+    if result["store"]["status"] == "refused":  # as every command that uses the store would: exit 4
+        notice(render(result["store"]["detail"], result["store"]["next"]))
+        return result, "\n".join(lines), ACCESS
     return result, "\n".join(lines), OK
+
+
+def _store_lines(store: dict[str, object]) -> list[str]:
+    if store["status"] in ("ok", "not set"):
+        return [f"store: {store['status']}"] if store["status"] == "ok" else []
+    if store["status"] == "not checked":
+        return [f"store: not checked ({store['detail']})"]
+    return [f"store: {str(store['status']).upper()}: {store['detail']}", f"  Next: {store['next']}"]
 
 
 def pending_list(args: argparse.Namespace) -> Rendered:
@@ -246,7 +265,8 @@ def pending_list(args: argparse.Namespace) -> Rendered:
     lines = []
     for entry in result["notes"]:
         error = (entry["last_error"] or {}).get("detail") or "not tried yet"
-        lines.append(f"note {entry['id']} -> {entry['bucket']}/{entry['path']} ({entry['attempts']} attempts: {error})")
+        attempts = plural(entry["attempts"], "attempt")
+        lines.append(f"note {entry['id']} -> {entry['bucket']}/{entry['path']} ({attempts}: {error})")
     for entry in result["skills"]:
         error = (entry["last_error"] or {}).get("detail") or "not tried yet"
         lines.append(f"skill {entry['name']} revision {entry['revision']} -> {entry['bucket']} ({error})")

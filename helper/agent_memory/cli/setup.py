@@ -6,11 +6,12 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from .. import agents
-from ..errors import ERROR, OK, PENDING
+from ..errors import ERROR, OK, PENDING, render
 from ..setup import codex_sandbox as sandbox
-from ..setup import hook_files, instructions
+from ..setup import hook_files, instructions, on_path
 from ..setup.bootstrap import bootstrap as set_up
 from .common import Rendered, agent_option, each_action, notice, subcommands, with_json
 
@@ -98,19 +99,75 @@ def bootstrap(args: argparse.Namespace) -> Rendered:
     verification = result["verification"]
     for warning in result["warnings"]:
         notice(f"Warning: {warning}")
+    skill = result["skill"]
     lines = [
-        f"bucket: {result['bucket']}" + (" (created, private)" if result["bucket_created"] else ""),
-        f"project: {result['project']} -> {result['root']}",
-        *(f"core skill installed: {path}" for path in result["skill"]["installed"]),
-        *(f"core skill kept (modified locally): {path}" for path in result["skill"]["kept"]),
-        *(f"instructions: {path}" for path in result["instructions"]),
-        *(f"hooks ({h['agent']}): {h['note']} in {h['file']}" for h in result["hooks"]["installed"]),
+        _bucket_line(result),
+        f"project: {result['project']} -> {result['root']} ({_mapping(result['mapping'])})",
+        *(f"core skill {state}: {path}" for state in ("installed", "updated", "unchanged") for path in skill[state]),
+        *(f"core skill kept (modified locally): {path}" for path in skill["kept"]),
+        *(f"core skill: your edited copy is backed up in {backup}" for backup in skill["backups"]),
+        *(f"skill {s['name']}@{s['revision']}: {_SHARED[s['state']]}" for s in result["skills"]),
+        *(f"instructions {entry['state']}: {entry['file']}" for entry in result["instructions"]),
+        *(f"hooks ({h['agent']}): {hook_line('install', h)}" for h in result["hooks"]["installed"]),
         *sandbox_lines(result["codex_sandbox"]),
+        *command_lines(result["command"]),
         *(f"previous file backed up in {backup}" for backup in result["backups"]),
         f"verification: {verification['status']} ({verification['id']})",
     ]
+    if not result["changed"]:
+        lines.append("Nothing needed changing: this machine was already set up this way.")
     code = {"verified": OK, "pending": PENDING}.get(verification["status"], ERROR)
+    if code == PENDING:
+        notice("Next: agent-memory pending retry, once the network or the login is fixed (or the same bootstrap again)")
+    elif code == ERROR:  # the warning above says why
+        notice(
+            render(
+                "This machine is set up, but saving, reading and searching could not be verified (see the warning).",
+                "fix what the warning names, then run the same bootstrap again",
+            )
+        )
     return result, "\n".join(lines), code
+
+
+_SHARED = {
+    "installed": "installed",
+    "unchanged": "already installed, unchanged",
+    "left": "left as it was (see the warning)",
+}
+
+
+def _bucket_line(result: dict[str, object]) -> str:
+    line = f"bucket: {result['bucket']}"
+    if result["bucket_created"]:
+        line += " (created, private)" if result["bucket"].startswith("hf://") else " (created, owner-only)"
+    if result["bucket_was"]:
+        line += f" (was {result['bucket_was']}: every project mapped on this machine now uses this bucket)"
+    return line
+
+
+def _mapping(mapping: dict[str, object]) -> str:
+    return f"mapped, was {mapping['was']}" if mapping["state"] == "remapped" else str(mapping["state"])
+
+
+def command_lines(command: dict[str, object] | None) -> list[str]:
+    """Where the command `agent-memory` comes from, in words."""
+    if not command:
+        return []
+    where = f"agent-memory -> {command['target']}"
+    state = command["state"]
+    if state == "other":
+        return [f"command: {command['path']} is another agent-memory, left as it is (see the warning)"]
+    if state == "on path":
+        text = f"command: {where} (found on a login shell's PATH, unchanged)"
+    elif state == "replaced":
+        text = f"command: {where} (linked in {command['path']}, was {command['was']})"
+    elif state == "unchanged":
+        text = f"command: {where} (already linked in {command['path']}, unchanged)"
+    else:
+        text = f"command: {where} ({state} in {command['path']})"
+    if command["found"] and not on_path.in_this_shell(Path(command["found"])):
+        text += f"; in a terminal opened before, run first: {on_path.EXPORT}"
+    return [text]
 
 
 def sandbox_lines(consent: dict[str, object] | None) -> list[str]:
@@ -118,25 +175,53 @@ def sandbox_lines(consent: dict[str, object] | None) -> list[str]:
         return []
     if consent["state"] != "allowed":
         return [f"codex sandbox: {consent['state']} ({consent['file']})"]
+    unchanged = " (unchanged)" if consent.get("changed") is False else ""
     return [
-        f"codex sandbox: allowed in {consent['file']}: network access, and writes to " + ", ".join(consent["roots"])
+        f"codex sandbox: allowed in {consent['file']}{unchanged}: network access, and writes to "
+        + ", ".join(consent["roots"])
     ]
+
+
+def hook_line(action: str, found: dict[str, object]) -> str:
+    """One runtime's hooks after `action`, saying what changed."""
+    file, note, changed = found["file"], str(found["note"]), found.get("changed")
+    if action == "remove":
+        if not changed:
+            return f"no agent-memory hooks in {file}, nothing to remove" + _own_entries(found)
+        gone = "" if Path(str(file)).exists() else " (and the file, which held nothing else)"
+        return f"removed agent-memory's hooks from {file}{gone}" + _own_entries(found)
+    if action == "install" and found["state"] == "installed":
+        rest = note.removeprefix("installed").lstrip("; ")
+        done = f"installed in {file}" if changed else f"already installed in {file}, unchanged"
+        return done + (f"; {rest}" if rest else "")
+    return f"{note} ({file})"
+
+
+def _own_entries(found: dict[str, object]) -> str:
+    return "; your own hook entries stay as they are" if found["state"] == "installed" else ""
 
 
 def hooks(args: argparse.Namespace) -> Rendered:
     found = getattr(hook_files, args.action)(args.agent)
-    lines = [f"{h['agent']}: {h['note']} ({h['file']})" for h in found]
+    lines = [f"{h['agent']}: {hook_line(args.action, h)}" for h in found]
     lines += [f"  previous file backed up in {h['backup']}" for h in found if h.get("backup")]
     return {"agents": found}, "\n".join(lines), OK
 
 
 def codex_sandbox(args: argparse.Namespace) -> Rendered:
     result = getattr(sandbox, args.action)()
-    lines = sandbox_lines(result)
+    if args.action == "remove":
+        lines = [
+            f"codex sandbox: consent removed from {result['file']}"
+            if result["changed"]
+            else f"codex sandbox: no consent in {result['file']}, nothing to remove"
+        ]
+    else:
+        lines = sandbox_lines(result)
     if result.get("backup"):
         lines.append(f"  previous file backed up in {result['backup']}")
-    if args.action == "allow":
-        lines.append("Codex uses it from its next session.")
+    if result.get("changed"):
+        lines.append("Codex uses it from its next session." if args.action == "allow" else "Codex no longer has it.")
     return result, "\n".join(lines), OK
 
 

@@ -65,7 +65,13 @@ def publish_skill(args: argparse.Namespace) -> Rendered:
 
 def install_skill(args: argparse.Namespace) -> Rendered:
     result = install_revision(Context(), args.name, args.revision, agent=args.agent, replace=args.replace)
-    lines = [f"Installed {result['name']} revision {result['revision']} in {path}" for path in result["installed"]]
+    skill = f"{result['name']} revision {result['revision']}"
+    lines = [
+        f"Already installed, unchanged: {skill} in {path}"
+        if path in result["unchanged"]
+        else f"{'Replaced' if result['backup'] else 'Installed'}: {skill} in {path}"
+        for path in result["installed"]
+    ]
     if result["backup"]:
         lines.append(f"The previous folder is backed up in {result['backup']}")
     return result, "\n".join(lines), OK

@@ -89,17 +89,18 @@ def editing() -> Iterator[dict[str, object]]:
 
 
 def update(**changes: object) -> dict[str, object]:
-    """Change top-level keys (under the lock); returns the new configuration.
+    """Change top-level keys (under the lock); returns the values they had before (None: not set).
 
     Only the result is checked, not the keys it replaces: `config set bucket` repairs a damaged bucket.
     """
     file = paths.config_file()
     with locked(_lock(file)):
         config = _read()
+        before = {key: config.get(key) for key in changes}
         config.update(changes)
         check(config)
         write_json_atomic(file, config)
-    return config
+    return before
 
 
 def bucket(config: dict[str, object] | None = None) -> str:

@@ -61,10 +61,15 @@ def resolve(directory: str | os.PathLike[str] | None = None, config: dict[str, o
     if best is None:
         raise NotSetUp(
             f"{here} is not mapped to a project on this machine.",
-            next_step=f"agent-memory project map NAME {_quote(here)}",
+            next_step=_map_command(here),
         )
     return {"project": best[1], "root": best[2]}
 
 
-def _quote(path: Path) -> str:
-    return shlex.quote(str(path))
+def _map_command(path: Path) -> str:
+    """The command that maps `path`; for a folder whose name is not UTF-8 (which could not be recorded), a rename."""
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        return "rename the folder to a UTF-8 name, then run in it: agent-memory project map NAME"
+    return f"agent-memory project map NAME {shlex.quote(str(path))}"

@@ -51,6 +51,21 @@ def read(ctx: Context, note_id: str, *, fresh: bool = False) -> dict[str, object
     return _found(note_id, path, data, "bucket")
 
 
+def known(ctx: Context, note_id: str) -> bool | None:
+    """Whether the command's project has note `note_id` (cached, pending on this machine for this bucket, or in the
+    bucket); None when the bucket could not say (offline, say): then nobody can tell that it does not exist."""
+    bucket, path = ctx.bucket, object_path(ctx.project, note_id)
+    if ProjectCache(bucket, ctx.project).verified([note_id])[note_id] is not None:
+        return True
+    waiting = _pending(note_id)
+    if waiting is not None and waiting[0]["bucket"] == bucket and waiting[0]["objects"][-1]["path"] == path:
+        return True
+    try:
+        return ctx.store.read(path) is not None
+    except StoreError:
+        return None
+
+
 def _pending(note_id: str) -> tuple[dict[str, object], bytes] | None:
     try:
         return pending_copy(note_id)

@@ -15,7 +15,7 @@ from ..context import Context
 from ..display import is_safe
 from ..errors import AgentMemoryError, UsageError
 from ..store import check_private
-from . import notes
+from . import notes, reading
 from .note_uploads import NOTES
 
 MACHINE_VARIABLE = "AGENT_MEMORY_MACHINE"
@@ -87,6 +87,12 @@ def save(
         raise UsageError(
             f"The note's fields would not be readable ({problem}).",
             next_step="save it again with fewer or shorter --tag and --source values",
+        )
+    if corrects is not None and reading.known(ctx, corrects) is False:  # last: it may cost a read of the bucket
+        raise UsageError(
+            f"--corrects {corrects}: project {project} has no such note (not in {bucket}, the cache or this "
+            "machine's pending notes), so nothing was saved.",
+            next_step="agent-memory search QUERY (lists this project's notes and their ids), then save again",
         )
     display = {key: meta[key] for key in ("project", "title", "kind", "created", "agent", "machine")}
     outbox.add(NOTES, note_id, bucket, [(notes.object_path(project, note_id), data)], display)

@@ -21,12 +21,13 @@ from ..errors import AgentMemoryError, UsageError
 from ..fsutil import write_atomic
 from ..memory import note_uploads, reading, saving
 from ..memory.search import search_project
-from ..names import folder_path
+from ..names import MalformedBucket, folder_path
 from ..skills.installed import local_changes, read_marker, skill_roots
-from ..skills.installing import install_files, install_revision
+from ..skills.installing import holds_revision, install_files, install_revision
 from ..store import StoreError, hub_user, parse_bucket
 from . import codex_sandbox as sandbox
-from . import hook_files, instructions
+from . import hook_files, instructions, on_path
+from .buckets import no_parent
 from .command import helper_command
 
 CORE_SKILL_DIR = Path(__file__).parent.parent / "core_skill"
@@ -47,11 +48,21 @@ def bootstrap(
     replace: bool = False,
 ) -> dict[str, object]:
     """Set up this machine; the command's JSON result (its `verification.status` decides the exit code)."""
-    names.project(project)
+    try:
+        names.project(project)
+    except UsageError as exc:  # the fix is this same command, with a name that can be one
+        raise UsageError(
+            exc.message, next_step="agent-memory bootstrap --project my-project (or another name of that kind)"
+        ) from None
     root = projects.mappable(directory)
-    supplied = parse_bucket(bucket) if bucket else None
+    try:
+        supplied = parse_bucket(bucket) if bucket else None
+    except MalformedBucket as exc:  # the fix is this same command, with the bucket written as it should be
+        raise UsageError(
+            exc.message, next_step=f"agent-memory bootstrap --project {project} --bucket {exc.suggestion}"
+        ) from None
     if supplied and (folder := folder_path(supplied)) is not None and not folder.parent.is_dir():
-        raise _no_parent(folder)
+        raise no_parent(folder, "run the same bootstrap again")
     wanted_skills = [names.skill_spec(spec) for spec in skill_specs or []]
     roots = skill_roots(agent)
     if codex_sandbox and "codex" not in roots:
@@ -72,8 +83,7 @@ def bootstrap(
 
     uri, created = _connect(ctx, supplied or configured)
     skill = _install_core_skill(roots, replace, warnings)
-    for name, revision in wanted_skills:
-        _install_shared_skill(ctx, uri, name, revision, agent, warnings)
+    shared = [_install_shared_skill(ctx, uri, name, revision, agent, warnings) for name, revision in wanted_skills]
 
     helper = helper_command()
     written, made, backups = [], [], []
@@ -81,20 +91,29 @@ def bootstrap(
         path = agents.runtime(name).instructions_file()
         if not path.exists():
             made.append(str(path))
-        if backup := instructions.upsert(path, helper, runtime=name)["backup"]:
-            backups.append(backup)
-        written.append(str(path))
+        edited = instructions.upsert(path, helper, runtime=name)
+        if edited["backup"]:
+            backups.append(edited["backup"])
+        state = "created" if str(path) in made else "updated" if edited["changed"] else "unchanged"
+        written.append({"file": str(path), "state": state})
         if warning := agents.runtime(name).instructions_warning(instructions.BEGIN):
             warnings.append(warning)
     if "codex" in roots and (problem := _login_shell_problem(helper)):
         warnings.append(problem)
     installed_hooks = hook_files.install(agent) if hooks else []
     consent = sandbox.allow() if codex_sandbox else None
+    if "codex" in roots and consent is None and (unsaved := _sandbox_warning()):
+        warnings.append(unsaved)
     backups += [h["backup"] for h in installed_hooks if h["backup"]]
     if consent and consent["backup"]:
         backups.append(consent["backup"])
+    command = on_path.put_on_path()
+    if command and command["warning"]:
+        warnings.append(command["warning"])
 
     with config_file.editing() as config:  # the one write, once everything it records is in place
+        previous = config.get("bucket")
+        mapped_before = (config.get("projects") or {}).get(str(root))
         config["bucket"] = uri
         projects.add_mapping(config, project, root)
         recorded = config.get("core_skill") or {}
@@ -105,20 +124,59 @@ def bootstrap(
     verification, problem = _verify(Context(project=project, directory=root, budget=ctx.budget))
     if problem:
         warnings.append(f"Verification {verification['status']}: {problem}")
-    return {
+    mapping = "unchanged" if mapped_before == project else "mapped" if mapped_before is None else "remapped"
+    result = {
         "bucket": uri,
         "bucket_created": created,
+        "bucket_was": previous if previous and previous != uri else None,
         "project": project,
         "root": str(root),
+        "mapping": {"state": mapping, "was": mapped_before if mapping == "remapped" else None},
         "agents": list(roots),
         "skill": skill,
+        "skills": shared,
         "instructions": written,
         "backups": backups,
         "hooks": {"requested": hooks, "installed": installed_hooks},
         "codex_sandbox": consent,
+        "command": command,
         "verification": verification,
         "warnings": warnings,
     }
+    return {**result, "changed": _changed(result)}
+
+
+def _changed(result: dict[str, object]) -> bool:
+    """Whether this run changed anything on the machine (the verification note aside: it is written once)."""
+    return bool(
+        result["bucket_created"]
+        or result["bucket_was"]
+        or result["mapping"]["state"] != "unchanged"
+        or result["skill"]["installed"]
+        or result["skill"]["updated"]
+        or any(s["state"] == "installed" for s in result["skills"])
+        or any(entry["state"] != "unchanged" for entry in result["instructions"])
+        or any(h["changed"] for h in result["hooks"]["installed"])
+        or (result["codex_sandbox"] and result["codex_sandbox"]["changed"])
+        or (result["command"] and result["command"]["state"] in ("linked", "replaced"))
+    )
+
+
+def _sandbox_warning() -> str | None:
+    """What fails in Codex's sandbox without the user's consent, and how to give it; None once it is given."""
+    state = sandbox.status()["state"]
+    if state == "allowed":
+        return None
+    if state == "outdated":
+        return (
+            "Your consent for Codex's sandbox names other folders than agent-memory now writes, so saves from a "
+            "sandboxed Codex session fail. To bring it up to date, run this yourself: agent-memory codex-sandbox allow"
+        )
+    return (
+        "In Codex's usual workspace-write sandbox, the model's commands may write only in the project and temporary "
+        "folders, with no network, so a save from a Codex session fails there (nothing is saved). To allow it, run "
+        "this yourself: agent-memory codex-sandbox allow (or bootstrap again with --codex-sandbox)"
+    )
 
 
 def _login_shell_problem(helper: str) -> str | None:
@@ -195,13 +253,6 @@ def _connect(ctx: Context, chosen: str | None) -> tuple[str, bool]:
         raise
 
 
-def _no_parent(folder: Path) -> UsageError:
-    return UsageError(
-        f"Cannot create the folder store {folder}: its parent folder does not exist.",
-        next_step=f"mkdir -p {shlex.quote(str(folder.parent))}, then run the same bootstrap again",
-    )
-
-
 # -- skills -------------------------------------------------------------------------------------------------
 
 
@@ -215,26 +266,33 @@ def core_skill_files() -> dict[str, bytes]:
 
 
 def _install_core_skill(roots: dict[str, Path], replace: bool, warnings: list[str]) -> dict[str, list[str]]:
+    """The packaged core skill in each agent's folder: `{"installed", "updated", "unchanged", "kept", "backups"}`
+    (destinations by what happened to them, and where replaced local edits were backed up)."""
     files = core_skill_files()
     marker = {"name": names.RESERVED_SKILL, "revision": None, "source": "package", "version": __version__}
-    result: dict[str, list[str]] = {"installed": [], "kept": []}
+    result: dict[str, list[str]] = {"installed": [], "updated": [], "unchanged": [], "kept": [], "backups": []}
     for agent, root in roots.items():
         dest = root / names.RESERVED_SKILL
-        if dest.exists() and not replace:
+        state, edited = "installed", False
+        if dest.exists() or dest.is_symlink():
             changes = local_changes(dest)
-            if changes is None or any(changes.values()):
+            edited = changes is None or any(changes.values())
+            if not edited and _installed_files_match(dest, files):
+                result["unchanged"].append(str(dest))
+                continue
+            if edited and not replace:
                 warnings.append(
                     f"Kept your modified copy of the core skill in {dest}. "
                     "To replace it with the packaged one (a backup is kept), run bootstrap again with --replace."
                 )
                 result["kept"].append(str(dest))
                 continue
-            if read_marker(dest) is not None and _installed_files_match(dest, files):
-                result["installed"].append(str(dest))
-                continue
-        # an unmodified copy is what an earlier package installed: no need to back it up
-        install_files(names.RESERVED_SKILL, files, {agent: root}, marker, replace=True, backup=replace)
-        result["installed"].append(str(dest))
+            state = "updated"
+        # an unmodified copy is what an earlier package installed: only local edits need a backup
+        done = install_files(names.RESERVED_SKILL, files, {agent: root}, marker, replace=True, backup=edited)
+        result[state].append(str(dest))
+        if done["backup"]:
+            result["backups"].append(done["backup"])
     return result
 
 
@@ -243,19 +301,21 @@ def _installed_files_match(dest: Path, files: dict[str, bytes]) -> bool:
     return marker.get("files") == {p: sha256(d) for p, d in sorted(files.items())}
 
 
-def _install_shared_skill(ctx: Context, bucket: str, name: str, revision: str, agent: str, warnings: list[str]) -> None:
-    """Install NAME@REVISION from `bucket` unless it is already there; never over another folder without consent."""
+def _install_shared_skill(
+    ctx: Context, bucket: str, name: str, revision: str, agent: str, warnings: list[str]
+) -> dict[str, str]:
+    """Install NAME@REVISION from `bucket` where it is not already; never over another folder without consent.
+    `{"name", "revision", "state": "installed"|"unchanged"|"left"}`."""
+    found = {"name": name, "revision": revision}
     destinations = [root / name for root in skill_roots(agent).values()]
-    present = [dest for dest in destinations if dest.exists()]
-    if not present:
-        install_revision(ctx, name, revision, agent=agent, bucket=bucket)
-        return
-    other_revision = [dest for dest in present if (read_marker(dest) or {}).get("revision") != revision]
-    if other_revision or len(present) < len(destinations):
+    if any(dest.exists() and not holds_revision(dest, bucket, revision) for dest in destinations):
         warnings.append(
-            f"Skill {name} is already installed at another revision, or for one agent only, so it was left as "
-            f"it is. To replace it: agent-memory install-skill {name} --revision {revision} --replace"
+            f"Skill {name} is already installed at another revision (or edited locally), so it was left as it is. "
+            f"To replace it: agent-memory install-skill {name} --revision {revision} --replace"
         )
+        return {**found, "state": "left"}
+    done = install_revision(ctx, name, revision, agent=agent, bucket=bucket)
+    return {**found, "state": "unchanged" if len(done["unchanged"]) == len(destinations) else "installed"}
 
 
 # -- verification -------------------------------------------------------------------------------------------

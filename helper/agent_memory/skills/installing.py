@@ -26,15 +26,23 @@ def install_revision(
     ctx: Context, name: str, revision: str, *, agent: str = "both", replace: bool = False, bucket: str | None = None
 ) -> dict[str, object]:
     """Download a complete revision from `bucket` (default: the configured one), validate every path and file,
-    install it; the contract's result."""
+    install it; the contract's result: `{"name", "revision", "installed" (every destination, which now holds it),
+    "unchanged" (those that already did), "backup"}`."""
     names.skill(name)
     names.revision(revision)
     roots = skill_roots(agent)
     bucket = bucket or ctx.bucket
-    destinations = [root / name for root in roots.values()]
-    if not replace and all(_holds_revision(dest, bucket, revision) for dest in destinations):
-        # revisions are immutable: an unmodified install of the same one is already what was asked for
-        return {"name": name, "revision": revision, "installed": [str(d) for d in destinations], "backup": None}
+    # revisions are immutable: an unmodified install of the same one is already what was asked for, there
+    held = {runtime for runtime, root in roots.items() if holds_revision(root / name, bucket, revision)}
+    result = {
+        "name": name,
+        "revision": revision,
+        "installed": [str(root / name) for root in roots.values()],
+        "unchanged": [str(roots[runtime] / name) for runtime in roots if runtime in held],
+        "backup": None,
+    }
+    if len(held) == len(roots):
+        return result
     files, executable = _download(ctx.store_for(bucket), name, revision)
     meta = layout.parse_skill_md(files[layout.SKILL_FILE], f"{name}@{revision}", _another(name))
     if meta["name"] != name:
@@ -43,8 +51,9 @@ def install_revision(
             next_step=_another(name),
         )
     marker = {"name": name, "revision": revision, "bucket": bucket}
-    result = install_files(name, files, roots, marker, replace=replace, executable=executable)
-    return {"name": name, "revision": revision, **result}
+    missing = {runtime: root for runtime, root in roots.items() if runtime not in held}
+    done = install_files(name, files, missing, marker, replace=replace, executable=executable)
+    return {**result, "backup": done["backup"]}
 
 
 def _another(name: str) -> str:
@@ -52,7 +61,8 @@ def _another(name: str) -> str:
     return f"agent-memory search --skills {name} (then install another revision)"
 
 
-def _holds_revision(folder: Path, bucket: str, revision: str) -> bool:
+def holds_revision(folder: Path, bucket: str, revision: str) -> bool:
+    """Whether `folder` is an unmodified install of `revision` from `bucket`."""
     marker = read_marker(folder) or {}
     changes = local_changes(folder) if marker else None
     same = (marker.get("bucket"), marker.get("revision")) == (bucket, revision)

@@ -73,9 +73,10 @@ def parse_skill_md(data: bytes, where: str, next_step: str) -> dict[str, str]:
 
 def read_folder(folder: Path, name: str | None = None) -> tuple[dict[str, str], dict[str, bytes], list[str]]:
     """Validate a skill folder; its frontmatter, every file (relative path -> bytes), and the executable ones."""
-    if not folder.is_dir():
-        raise ContentRefused(
-            f"{folder} is not a folder.", next_step="agent-memory publish-skill DIR (the folder that holds SKILL.md)"
+    if not folder.is_dir():  # an argument that names nothing usable: a usage error, not refused content
+        raise UsageError(
+            f"{folder} is not a folder." if folder.exists() else f"There is no folder {folder}.",
+            next_step="agent-memory publish-skill DIR (the folder that holds SKILL.md)",
         )
     again = f"then agent-memory publish-skill {_quote(folder)}"
     files: dict[str, bytes] = {}
@@ -86,7 +87,7 @@ def read_folder(folder: Path, name: str | None = None) -> tuple[dict[str, str], 
         if entry.is_symlink():
             raise ContentRefused(
                 f"{relative} is a symbolic link: skills hold regular files only.",
-                next_step=f"replace the link {relative} with a copy of its file, {again}",
+                next_step=f"put a copy of the file that {relative} points to in its place, {again}",
             )
         if entry.is_dir():
             continue
@@ -159,8 +160,8 @@ def published_at(revision: str) -> str | None:
 
 
 def not_found(name: str, revision: str, bucket: str) -> AgentMemoryError:
-    """The error for a revision that is absent or incomplete."""
-    return ContentRefused(
+    """The error for a revision that is absent or incomplete (not found: exit 1, nothing was refused)."""
+    return AgentMemoryError(
         f"No complete revision {revision} of skill {name} in {bucket} (missing, or its publication never finished).",
         next_step=f"agent-memory search --skills {name}",
     )

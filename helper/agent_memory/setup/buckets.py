@@ -1,0 +1,46 @@
+"""The machine's bucket, as `config set bucket` and bootstrap choose it: checked, a folder store that is not there
+yet created owner-only (its parent must exist), and a switch from another bucket said."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+from .. import config as config_file
+from ..context import Context
+from ..errors import UsageError
+from ..names import folder_path
+from ..store import StoreError, check_private, parse_bucket
+
+
+def set_bucket(ctx: Context, spec: str) -> dict[str, object]:
+    """Make `spec` this machine's bucket: `{"bucket", "created", "was", "unchanged"}` (`was`: the bucket it
+    replaces, None if there was none or it is the same)."""
+    uri = parse_bucket(spec)
+    created = False
+    if (folder := folder_path(uri)) is not None:
+        check_private(uri)
+        if not folder.parent.is_dir():
+            raise no_parent(folder, f"run: agent-memory config set bucket {shlex.quote(uri)}")
+        try:
+            created = ctx.store_for(uri).ensure(create=True)
+        except StoreError as exc:
+            exc.during(f"Could not use the folder store {folder}")
+            raise
+        uri = parse_bucket(uri)  # now that it exists: the one URI of the folder, links resolved
+    previous = config_file.update(bucket=uri)["bucket"]
+    return {
+        "bucket": uri,
+        "created": created,
+        "was": previous if previous and previous != uri else None,
+        "unchanged": previous == uri,
+    }
+
+
+def no_parent(folder: Path, again: str) -> UsageError:
+    """The error for a folder store whose parent folder does not exist; `again`: what to do once it does."""
+    return UsageError(
+        f"Cannot create the folder store {folder}: its parent folder does not exist (a typo, or a drive that is "
+        "not mounted?). Nothing was changed.",
+        next_step=f"mkdir -p {shlex.quote(str(folder.parent))}, then {again}",
+    )
