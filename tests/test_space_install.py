@@ -23,6 +23,7 @@ import pytest
 import space_site
 from space_browser import chromium_fixture, fill_form, open_page, served_fixture, wait_until_settled  # noqa: F401
 
+import tools
 from conftest import BUCKET, NEW_USER_PROFILE, OWNER, TOKEN
 
 pytestmark = pytest.mark.slow
@@ -30,9 +31,9 @@ pytestmark = pytest.mark.slow
 VENV = Path(".local/share/agent-memory/venv")  # where the venv installer puts the helper, under HOME
 
 
-# the installers the form offers besides a venv, at the versions these tests were written against, installed from
-# PyPI into a folder of their own (as a user's package manager would have put them on the PATH)
-INSTALLERS = ("uv==0.13.9", "pipx==1.18.4")
+# the installers the form offers besides a venv, at the versions the test extra pins (pyproject.toml), installed
+# with the tests' own packages: nothing is downloaded while the tests run
+INSTALLERS = ("uv", "pipx")
 
 
 @pytest.fixture(scope="module")
@@ -50,14 +51,14 @@ def wheelhouse(served, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def installers(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A folder whose bin/ holds uv and pipx."""
+    """A folder that holds only uv and pipx (as a user's package manager would have put them on the PATH)."""
     folder = tmp_path_factory.mktemp("installers")
-    subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True)
-    proc = subprocess.run(
-        [folder / "bin" / "python", "-m", "pip", "install", "--quiet", *INSTALLERS], capture_output=True, text=True
-    )
-    assert proc.returncode == 0, proc.stderr
-    return folder / "bin"
+    for name in INSTALLERS:
+        installed = Path(sys.executable).parent / name
+        if not installed.exists():
+            tools.missing(f"{name} is not installed beside the tests: pip install -e '.[test]'")
+        (folder / name).symlink_to(installed)
+    return folder
 
 
 def new_user_home(machine: Path) -> Path:
