@@ -156,6 +156,28 @@ def write_section(path: Path, heading: str, tables: list[Table], info: dict[str,
     path.write_text(text[:start] + space_section(tables, info) + ("\n" + rest if rest else ""))
 
 
+def replace_tables(path: Path, tables: list[Table]) -> None:
+    """Replace these tables (each `### title` up to the next heading) and their summary rows in docs/benchmarks.md.
+
+    What `--only CASE` writes: the other comparisons keep the figures of their own, earlier run, and a note
+    under each replaced table gives the date of its run.
+    """
+    text = path.read_text()
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    for table in tables:
+        start = text.index(f"### {table.title}\n")
+        ends = [i for i in (text.find("\n### ", start + 1), text.find("\n## ", start + 1)) if i != -1]
+        end = min(ends) + 1 if ends else len(text)
+        note = f"Measured by `python bench/run.py --only` on {now}, on its own; the other tables keep the figures "
+        table.notes = [*table.notes, note + "of their own run."]
+        text = text[:start] + table.markdown() + ("\n" if ends else "") + text[end:]
+        if table.headline:
+            row = f"| {table.title} | {table.headline} | {table.verdict or 'no target'} |"
+            lines = [row if line.startswith(f"| {table.title} |") else line for line in text.split("\n")]
+            text = "\n".join(lines)
+    path.write_text(text)
+
+
 def plot_search(path: Path, latencies: dict[str, dict[int, float]]) -> None:
     """Log-log plot of search latency against the number of notes, one line per tool."""
     import matplotlib
