@@ -263,3 +263,16 @@ def test_bootstrap_reports_a_block_claude_code_would_load_twice(machine, folder_
     assert json.loads(machine.run("status", "--json", env=moved).out)["hooks"][1]["file"].startswith(
         moved["CLAUDE_CONFIG_DIR"]
     )
+
+
+def test_a_config_with_a_utf8_bom_keeps_it_byte_for_byte(machine):
+    original = b"\xef\xbb\xbf" + USER_CONFIG.encode()
+    config_toml(machine).parent.mkdir(parents=True)
+    config_toml(machine).write_bytes(original)
+    allowed = machine.run("codex-sandbox", "allow", "--json")
+    assert allowed.code == 0, allowed.err
+    data = config_toml(machine).read_bytes()
+    assert data.startswith(b"\xef\xbb\xbf# agent-memory:begin codex-sandbox") and data.endswith(USER_CONFIG.encode())
+    assert machine.run("codex-sandbox", "status", "--json").json["state"] == "allowed"
+    assert machine.run("codex-sandbox", "remove").code == 0
+    assert config_toml(machine).read_bytes() == original

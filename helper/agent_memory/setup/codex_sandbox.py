@@ -28,6 +28,12 @@ from . import agent_files
 BEGIN = "# agent-memory:begin codex-sandbox"
 END = "# agent-memory:end codex-sandbox"
 KEY = "sandbox_workspace_write"
+BOM = "\ufeff"  # Codex starts with a UTF-8 BOM in config.toml; it stays first, byte for byte
+
+
+def _split_bom(text: str) -> tuple[str, str]:
+    """(the BOM or "", the rest): the block goes after a BOM, never before it."""
+    return (BOM, text[1:]) if text.startswith(BOM) else ("", text)
 
 
 def writable_roots() -> list[Path]:
@@ -59,7 +65,7 @@ def render_block(roots: list[Path]) -> str:
 def check() -> None:
     """AgentMemoryError (nothing changed) if the consent block could not be added to Codex's config.toml."""
     path = codex.config_file()
-    _addable(agent_files.read_text(path) or "", path)
+    _addable(_split_bom(agent_files.read_text(path) or "")[1], path)
 
 
 def _addable(text: str, path: Path) -> str:
@@ -80,9 +86,10 @@ def allow() -> dict[str, object]:
     roots = writable_roots()
 
     def with_block(text: str | None) -> str:
-        updated = render_block(roots) + _addable(text or "", path)
+        bom, rest = _split_bom(text or "")
+        updated = render_block(roots) + _addable(rest, path)
         _parse(updated, path)  # never write a file that would stop Codex from starting
-        return updated
+        return bom + updated
 
     for root in roots:  # Codex can only bind folders that exist
         make_dirs(root, mode=0o700)  # parents too: mkdir(parents=True) would leave them as the umask says
@@ -99,7 +106,8 @@ def remove() -> dict[str, object]:
     def without_block(text: str | None) -> str | None:
         if text is None:
             return None
-        rest = _without_block(text, path)
+        bom, body = _split_bom(text)
+        rest = bom + _without_block(body, path)
         return None if rest == "" and rest != text else rest
 
     edited = agent_files.edit(path, "codex", without_block)
@@ -110,7 +118,7 @@ def status() -> dict[str, object]:
     """`{"file", "state": "allowed"|"outdated"|"not allowed", "roots", "network"}` of the consent block."""
     path = codex.config_file()
     try:
-        text = agent_files.read_text(path) or ""
+        text = _split_bom(agent_files.read_text(path) or "")[1]
         block = _block(text, path)
     except AgentMemoryError:
         return {"file": str(path), "state": "unreadable", "roots": [], "network": False}
