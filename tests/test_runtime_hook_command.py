@@ -86,6 +86,16 @@ def test_compaction_points_at_the_newest_checkpoint_never_at_its_content(ready):
     assert "PLUM-42" not in compacted and older["id"] not in compacted
 
 
+def test_a_damaged_pending_upload_is_named_in_the_right_number(alice, hub):
+    hub.fault("batch", "fail", times=0)
+    saved = alice.save("A note whose plan gets damaged.")
+    assert saved.code == 75, saved.err
+    plan = alice.state / "state" / "outbox" / f"note-{saved.json['id']}" / "plan.json"
+    plan.write_bytes(plan.read_bytes()[:40])
+    text = context(hook(alice, "session-start"))
+    assert f"1 pending upload is damaged and needs the user: {HELPER} pending" in text.splitlines()
+
+
 def test_a_checkpoint_pending_on_this_machine_is_pointed_at_too(alice, hub):
     hub.fault("batch", "fail", times=0)
     pending = alice.save("body", "--kind", "checkpoint", "--title", "Saved while offline")
@@ -93,9 +103,13 @@ def test_a_checkpoint_pending_on_this_machine_is_pointed_at_too(alice, hub):
     compacted = context(hook(alice, "session-start", {"cwd": str(alice.work), "source": "compact"}))
     assert f'{pending.json["id"]} "Saved while offline"' in compacted
     assert (
-        f"1 upload(s) saved on this machine are not shared yet (1 note(s), 0 skill publication(s)); "
-        f"retry them with: {HELPER} pending retry"
+        f"1 upload saved on this machine is not shared yet (1 note); retry it with: {HELPER} pending retry"
     ) in compacted.splitlines()
+    assert alice.save("second body", "--title", "Also offline").code == 75
+    again = context(hook(alice, "session-start", {"cwd": str(alice.work), "source": "compact"}))
+    assert (
+        f"2 uploads saved on this machine are not shared yet (2 notes); retry them with: {HELPER} pending retry"
+    ) in again.splitlines()
 
 
 def test_a_long_title_keeps_the_reminder_under_2_kb(ready):
@@ -234,7 +248,7 @@ def test_stop_also_finishes_a_pending_skill_publication(alice, hub, tmp_path):
     pending = alice.run("publish-skill", str(skill), "--json")
     assert pending.code == 75, pending.err
     text = context(hook(alice, "session-start"))
-    assert "1 upload(s) saved on this machine are not shared yet (0 note(s), 1 skill publication(s))" in text
+    assert "1 upload saved on this machine is not shared yet (1 skill publication); retry it with" in text
 
     hub.clear_faults()
     result = hook(alice, "stop", agent="claude")

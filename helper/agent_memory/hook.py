@@ -123,13 +123,15 @@ def _pending_lines(helper: str) -> list[str]:
     counts = outbox.summary()
     lines = []
     notes, skills = counts.get("note", 0), counts.get("skill", 0)
-    if notes + skills:
+    if total := notes + skills:
+        kinds = [plural(n, word) for n, word in ((notes, "note"), (skills, "skill publication")) if n]
         lines.append(
-            f"{notes + skills} upload(s) saved on this machine are not shared yet ({notes} note(s), "
-            f"{skills} skill publication(s)); retry them with: {helper} pending retry"
+            f"{plural(total, 'upload')} saved on this machine {'is' if total == 1 else 'are'} not shared yet "
+            f"({', '.join(kinds)}); retry {'it' if total == 1 else 'them'} with: {helper} pending retry"
         )
-    if counts["damaged"]:
-        lines.append(f"{counts['damaged']} pending upload(s) are damaged and need the user: {helper} pending")
+    if damaged := counts["damaged"]:
+        state = "is damaged and needs" if damaged == 1 else "are damaged and need"
+        lines.append(f"{plural(damaged, 'pending upload')} {state} the user: {helper} pending")
     return lines
 
 
