@@ -450,3 +450,25 @@ def test_concurrent_installs_and_removes_give_back_the_users_bytes(machine):
     assert hooks(machine, "remove").code == 0
     for runtime, original in originals.items():
         assert hook_file(machine, runtime).read_bytes() == original
+
+
+@pytest.mark.parametrize("key", ["hooks", "codex_hooks"])
+def test_settings_that_turn_every_hook_off_are_named_by_status(machine, key):
+    assert hooks(machine, "install").code == 0
+    settings = json.loads(claude_file(machine).read_text())
+    claude_file(machine).write_text(json.dumps({**settings, "disableAllHooks": True}))
+    config = machine.home / ".codex" / "config.toml"
+    config.write_text(f'model = "o3"\n\n[features]\n{key} = false\n')
+
+    found = {e["agent"]: e for e in hooks(machine, "status").json["agents"]}
+    assert found["claude"]["state"] == found["codex"]["state"] == "disabled"
+    assert found["claude"]["note"] == (
+        f'installed, but "disableAllHooks": true in {claude_file(machine)} turns every hook off: '
+        "they will not run until it goes"
+    )
+    assert f"[features] {key} = false in {config}" in found["codex"]["note"]
+    assert 'hooks (claude): installed, but "disableAllHooks": true' in machine.run("status").out
+
+    claude_file(machine).write_text(json.dumps({**settings, "disableAllHooks": False}))
+    config.write_text('model = "o3"\n\n[features]\nhooks = true\n')
+    assert [e["state"] for e in hooks(machine, "status").json["agents"]] == ["installed", "installed"]

@@ -31,6 +31,21 @@ KEY = "sandbox_workspace_write"
 BOM = "\ufeff"  # Codex starts with a UTF-8 BOM in config.toml; it stays first, byte for byte
 
 
+def hooks_turned_off() -> str | None:
+    """The setting of config.toml that keeps Codex from running any hook (`[features] hooks = false`, or its
+    older name `codex_hooks`), as the user would search for it; None when hooks run (or the file is unreadable,
+    which `status` reports on its own)."""
+    path = codex.config_file()
+    try:
+        features = _parse(_split_bom(agent_files.read_text(path) or "")[1], path).get("features", {})
+    except AgentMemoryError:
+        return None
+    for key in ("hooks", "codex_hooks"):
+        if isinstance(features, dict) and features.get(key) is False:
+            return f"[features] {key} = false in {path}"
+    return None
+
+
 def _split_bom(text: str) -> tuple[str, str]:
     """(the BOM or "", the rest): the block goes after a BOM, never before it."""
     return (BOM, text[1:]) if text.startswith(BOM) else ("", text)

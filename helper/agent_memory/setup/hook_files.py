@@ -26,7 +26,7 @@ from types import ModuleType
 
 from .. import agents
 from ..errors import AgentMemoryError
-from . import agent_files
+from . import agent_files, codex_sandbox
 from .command import helper_command
 from .json_edits import Document
 
@@ -247,12 +247,21 @@ def _status(runtime: str, settings: dict[str, object]) -> dict[str, object]:
         note = f"some hooks are missing or call another helper (agent-memory hooks install --agent {runtime})"
     else:
         state, note = "incomplete", "some of your own hook entries call another helper"
+    if state == "installed" and (switch := _turned_off(runtime, settings)):
+        state, note = "disabled", f"installed, but {switch} turns every hook off: they will not run until it goes"
     if own := [event for event, found in events.items() if found in (OWN, OWN_OUTDATED)]:
         note += "; " + _own_note(own)
     for event, argument, _timeout in module.HOOKS:
         if events[event] == OWN_OUTDATED:
             note += f"; change the command of your {event} entry to {module.hook_command(helper, argument)}"
     return {"agent": runtime, "file": str(file), "state": state, "events": events, "note": note}
+
+
+def _turned_off(runtime: str, settings: dict[str, object]) -> str | None:
+    """The user's setting that keeps the runtime from running any hook, ours included, or None."""
+    if runtime == "claude":
+        return f'"disableAllHooks": true in {hooks_file(runtime)}' if settings.get("disableAllHooks") is True else None
+    return codex_sandbox.hooks_turned_off()
 
 
 def _own_note(events: list[str]) -> str:
