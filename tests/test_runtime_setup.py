@@ -276,3 +276,19 @@ def test_a_config_with_a_utf8_bom_keeps_it_byte_for_byte(machine):
     assert machine.run("codex-sandbox", "status", "--json").json["state"] == "allowed"
     assert machine.run("codex-sandbox", "remove").code == 0
     assert config_toml(machine).read_bytes() == original
+
+
+@pytest.mark.parametrize("original", [b"", b"\xef\xbb\xbf"])
+def test_an_empty_config_survives_allow_then_remove(machine, original):
+    config_toml(machine).parent.mkdir(parents=True)
+    config_toml(machine).write_bytes(original)
+    assert sandbox(machine, "allow").code == 0
+    assert sandbox(machine, "allow").json["changed"] is False  # a second consent keeps what the first recorded
+    removed = sandbox(machine, "remove")
+    assert removed.code == 0 and removed.json["changed"] is True, removed.err
+    assert config_toml(machine).read_bytes() == original
+
+    # the record went with the consent: a file created by allow goes with remove, as before
+    config_toml(machine).unlink()
+    assert sandbox(machine, "allow").code == 0 and sandbox(machine, "remove").code == 0
+    assert not config_toml(machine).exists()

@@ -22,7 +22,7 @@ from pathlib import Path
 from .. import paths
 from ..agents import codex
 from ..errors import AgentMemoryError
-from ..fsutil import make_dirs
+from ..fsutil import make_dirs, write_atomic
 from . import agent_files
 
 BEGIN = "# agent-memory:begin codex-sandbox"
@@ -102,6 +102,8 @@ def allow() -> dict[str, object]:
 
     def with_block(text: str | None) -> str:
         bom, rest = _split_bom(text or "")
+        if text is not None and not rest:  # an empty file of the user's: `remove` must leave it, empty
+            write_atomic(_was_empty(), b"")
         updated = render_block(roots) + _addable(rest, path)
         _parse(updated, path)  # never write a file that would stop Codex from starting
         return bom + updated
@@ -123,10 +125,17 @@ def remove() -> dict[str, object]:
             return None
         bom, body = _split_bom(text)
         rest = bom + _without_block(body, path)
-        return None if rest == "" and rest != text else rest
+        return None if rest == "" and rest != text and not _was_empty().exists() else rest
 
     edited = agent_files.edit(path, "codex", without_block)
+    _was_empty().unlink(missing_ok=True)
     return {**status(), **edited}
+
+
+def _was_empty() -> Path:
+    """Kept while the consent stands in a config.toml that was empty before it (an empty file and no file are
+    the same text, and only this tells `remove` which one to give back)."""
+    return paths.state_dir() / "codex-config-was-empty"
 
 
 def status() -> dict[str, object]:
