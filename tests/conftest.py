@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -132,6 +133,16 @@ class Machine:
     def save(self, body: str, *args: str, env: dict[str, str] | None = None) -> Result:
         """`agent-memory save --json ARGS` with `body` on stdin."""
         return self.run("save", "--json", *args, input=body, env=env)
+
+    @property
+    def backoff(self) -> Path:
+        """The hooks' wait after a failed retry (`outbox/backoff.py`)."""
+        return self.state / "state" / "retry-backoff.json"
+
+    def wait_over(self) -> None:
+        """As if the hooks' wait had passed: its end moved to the past, its count of failures kept."""
+        record = json.loads(self.backoff.read_text())
+        self.backoff.write_text(json.dumps({**record, "until": time.time() - 1}))
 
 
 @pytest.fixture(autouse=True)

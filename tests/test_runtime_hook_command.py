@@ -171,7 +171,7 @@ def test_json_shows_what_the_hook_did(ready):
     out = json.loads(result.out)
     assert set(out) == {"event", "agent", "context"} and out["agent"] == "codex"
     stop = json.loads(hook(ready, "stop", extra=("--json",), agent="claude").out)
-    assert stop == {"event": "stop", "agent": "claude", "results": [], "damaged": []}
+    assert stop == {"event": "stop", "agent": "claude", "results": [], "damaged": [], "waiting": 0}
 
 
 def test_stop_retries_pending_uploads_once_the_bucket_is_back(alice, hub):
@@ -186,11 +186,69 @@ def test_stop_retries_pending_uploads_once_the_bucket_is_back(alice, hub):
     )
 
     hub.clear_faults()
+    alice.wait_over()  # the failed retry made the hooks wait (see the backoff tests below)
     result = hook(alice, "stop")
     assert (result.code, result.out) == (0, "")
     assert result.err == "agent-memory hook: retried 1 pending upload: 1 shared, 0 still pending\n"
     assert [p for p in hub.list_paths(BUCKET) if "/notes/" in p] == [saved.json["path"]]
     assert alice.run("pending", "--json").json["notes"] == []
+
+
+@pytest.mark.slow
+def test_a_hanging_hub_costs_one_budget_per_interval_not_one_per_turn(alice, hub):
+    hub.fault("batch", "fail", times=0)
+    saved = alice.save("body", "--title", "Saved while the Hub hangs")
+    assert saved.code == 75, saved.err
+    hub.clear_faults()
+    hub.fault("batch", "hang", times=0, seconds=30)
+    env = {"AGENT_MEMORY_HOOK_BUDGET": "2"}
+
+    started = time.monotonic()
+    first = hook(alice, "stop", agent="claude", env=env, extra=("--json",))
+    assert first.json["results"][0]["status"] == "pending" and first.json["waiting"] == 0
+    assert time.monotonic() - started >= 1.5  # the first stop spent its budget on the hanging Hub
+    record = json.loads(alice.backoff.read_text())
+    assert record["failures"] == 1 and 55 <= record["until"] - time.time() <= 60
+
+    hub.reset_requests()
+    for _ in range(5):
+        turn = hook(alice, "stop", agent="claude", env=env, extra=("--json",))
+        assert turn.json["results"] == [] and 50 <= turn.json["waiting"] <= 60, turn.json
+        assert turn.err == ""  # nothing tried, nothing to say
+    assert hub.requests == []  # five more turns cost no request, and no budget
+
+    alice.wait_over()  # the wait is over: one more try, and a longer wait after it fails again
+    again = hook(alice, "stop", agent="claude", env=env, extra=("--json",))
+    assert again.json["results"][0]["status"] == "pending"
+    record = json.loads(alice.backoff.read_text())
+    assert record["failures"] == 2 and 115 <= record["until"] - time.time() <= 120
+
+    hub.clear_faults()
+    retried = alice.run("pending", "retry", "--json")  # the user's own retry always tries, and ends the wait
+    assert retried.code == 0 and retried.json["results"][0]["status"] == "saved", retried.out
+    assert not alice.backoff.exists()
+
+
+def test_a_successful_save_ends_the_wait_and_a_damaged_record_means_no_wait(alice, hub):
+    hub.fault("batch", "fail", times=0)
+    assert alice.save("first", "--title", "First").code == 75
+    assert hook(alice, "stop", agent="claude").code == 0
+    assert alice.backoff.exists()
+    assert hook(alice, "stop", agent="claude", extra=("--json",)).json["waiting"] > 0
+
+    hub.clear_faults()
+    assert alice.save("second", "--title", "Second").code == 0  # the bucket answers again
+    assert not alice.backoff.exists()
+    result = hook(alice, "stop", agent="claude", extra=("--json",))
+    assert result.json["waiting"] == 0 and [r["status"] for r in result.json["results"]] == ["saved"]
+
+    damages = ("{not json", json.dumps({"failures": "x", "until": 1e12}), json.dumps({"failures": 3, "until": 1e12}))
+    for damage in damages:
+        hub.fault("batch", "fail", times=1)
+        assert alice.save("third", "--title", "Third").code == 75
+        alice.backoff.write_text(damage)  # cut short, wrong types, or a wait longer than the longest
+        result = hook(alice, "stop", agent="claude", extra=("--json",))
+        assert result.json["waiting"] == 0 and [r["status"] for r in result.json["results"]] == ["saved"], damage
 
 
 @pytest.mark.slow
@@ -213,6 +271,7 @@ def test_retry_stops_at_its_budget_and_leaves_the_rest_pending(alice, hub):
     assert time.monotonic() - started < 10
 
     hub.clear_faults()
+    alice.wait_over()  # the hanging Hub made the hooks wait
     assert hook(alice, "stop", agent="claude").code == 0
     assert alice.run("pending", "--json").json["notes"] == []
     assert len([p for p in hub.list_paths(BUCKET) if "/notes/" in p]) == 2

@@ -118,5 +118,6 @@ def test_the_stop_hook_says_on_stderr_only_what_it_retried(ready, folder_store):
         "agent-memory hook: retried 1 pending upload: 0 shared, 1 still pending (see: agent-memory pending)\n"
     )
     os.rename(folder.with_name("away"), folder)
+    ready.wait_over()  # the failed retry made the hooks wait a minute
     shared = ready.run("hook", "stop", "--agent", "claude", input="{}")
     assert (shared.out, shared.err) == ("", "agent-memory hook: retried 1 pending upload: 1 shared, 0 still pending\n")

@@ -7,7 +7,8 @@
   else of a note. A configuration that cannot be used is said, with the command that repairs it. Every line
   is made display-safe (`display.safe`): one item per line, no control characters. No network.
 - `stop` (every turn) and `session-end` (Claude Code) retry pending uploads within a time budget, then stop and
-  leave the rest pending. They print nothing: Codex fails a Stop hook whose output is not JSON (X5).
+  leave the rest pending. They print nothing: Codex fails a Stop hook whose output is not JSON (X5). After a
+  retry that left uploads pending they wait (`outbox/backoff.py`), so a hanging Hub costs one budget per wait.
 
 A hook never starts a model, never reads the transcript, and never blocks or fails the session: whatever goes
 wrong, it exits 0 with one line on stderr. It runs at every session start and every turn, so its arguments are
@@ -30,6 +31,7 @@ from .errors import AgentMemoryError, NotSetUp
 from .memory.cache import ProjectCache
 from .memory.note_uploads import pending
 from .memory.search import search
+from .outbox import backoff
 from .setup.command import helper_command
 
 EVENTS = ("session-start", "stop", "session-end")
@@ -159,11 +161,17 @@ def _fit(lines: list[str]) -> str:
 
 
 def retry(event: str) -> dict[str, object]:
-    """Retry pending notes and skill publications within the event's budget: `{"results", "damaged"}`."""
+    """Retry pending notes and skill publications within the event's budget, unless an earlier retry failed
+    recently (`backoff`): `{"results", "damaged", "waiting"}`, `waiting` the seconds left of that wait."""
     counts = outbox.summary()
     if not any(count for name, count in counts.items() if name != "damaged"):
-        return {"results": [], "damaged": []}  # nothing to do: no network library is loaded
-    return outbox.retry(uploads.KINDS, Context(budget=Budget(budget_seconds(event))))
+        return {"results": [], "damaged": [], "waiting": 0}  # nothing to do: no network library is loaded
+    if left := backoff.waiting():
+        return {"results": [], "damaged": [], "waiting": round(left)}  # this turn costs nothing
+    result = outbox.retry(uploads.KINDS, Context(budget=Budget(budget_seconds(event))), by_user=False)
+    if any(item.get("status") == "pending" for item in result["results"]):
+        backoff.failed()
+    return {**result, "waiting": 0}
 
 
 def _retry_summary(result: dict[str, object]) -> str:

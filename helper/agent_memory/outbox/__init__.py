@@ -18,8 +18,8 @@ from pathlib import Path
 from ..context import Context
 from ..errors import AgentMemoryError, UsageError
 from ..names import is_id
-from . import claims, plans
-from .delivery import deliver as _deliver
+from . import backoff, claims, plans
+from .delivery import deliver as _attempt
 from .delivery import peek
 from .kinds import RETRY, Kind, Outcome, not_waiting, progress
 from .plans import Damaged
@@ -49,6 +49,14 @@ def add(kind: Kind, key: str, bucket: str, objects: list[tuple[str, bytes]], dis
     return plans.create(kind.name, key, bucket, objects, display)
 
 
+def _deliver(kind: Kind, op: str, ctx: Context, *, check_first: bool = True) -> Outcome | None:
+    """Deliver one plan; a confirmed upload ends the hooks' wait (`backoff`): the bucket answers again."""
+    outcome = _attempt(kind, op, ctx, check_first=check_first)
+    if outcome is not None and outcome.done:
+        backoff.reset()
+    return outcome
+
+
 def deliver(kind: Kind, key: str, ctx: Context, *, check_first: bool = True) -> dict[str, object] | None:
     """Upload one planned upload now: its kind's result, or None if the outbox does not hold it.
 
@@ -58,13 +66,16 @@ def deliver(kind: Kind, key: str, ctx: Context, *, check_first: bool = True) -> 
     return kind.result(outcome) if outcome is not None else None
 
 
-def retry(kinds: Sequence[Kind], ctx: Context, key: str | None = None) -> dict[str, object]:
-    """Retry the uploads of `kinds`, within the command's one budget.
+def retry(kinds: Sequence[Kind], ctx: Context, key: str | None = None, *, by_user: bool = True) -> dict[str, object]:
+    """Retry the uploads of `kinds`, within the command's one budget; asked `by_user`, it also ends the hooks'
+    wait (`backoff`), whatever comes of it, so that the next turn tries again too.
 
     With `key`, that one upload: its result (an error saying how to list them if it is not there, unless the
     bucket has it already, which is then reported as done). Without, every one: `{"results", "damaged"}`, what
     the budget does not reach staying pending, reported as such.
     """
+    if by_user:
+        backoff.reset()
     if key is not None:
         return _retry_one(kinds, ctx, key)
     results, damaged = [], []
