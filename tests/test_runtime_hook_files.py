@@ -463,8 +463,8 @@ def test_settings_that_turn_every_hook_off_are_named_by_status(machine, key):
     found = {e["agent"]: e for e in hooks(machine, "status").json["agents"]}
     assert found["claude"]["state"] == found["codex"]["state"] == "disabled"
     assert found["claude"]["note"] == (
-        f'installed, but "disableAllHooks": true in {claude_file(machine)} turns every hook off: '
-        "they will not run until it goes"
+        f'installed, but "disableAllHooks": true in {claude_file(machine)} turns every hook off, so they do not run '
+        "(take that setting out to run them)"
     )
     assert f"[features] {key} = false in {config}" in found["codex"]["note"]
     assert 'hooks (claude): installed, but "disableAllHooks": true' in machine.run("status").out

@@ -248,7 +248,8 @@ def _status(runtime: str, settings: dict[str, object]) -> dict[str, object]:
     else:
         state, note = "incomplete", "some of your own hook entries call another helper"
     if state == "installed" and (switch := _turned_off(runtime, settings)):
-        state, note = "disabled", f"installed, but {switch} turns every hook off: they will not run until it goes"
+        state = "disabled"
+        note = f"installed, but {switch} turns every hook off, so they do not run (take that setting out to run them)"
     if own := [event for event, found in events.items() if found in (OWN, OWN_OUTDATED)]:
         note += "; " + _own_note(own)
     for event, argument, _timeout in module.HOOKS:
