@@ -10,13 +10,14 @@ An online search refreshes the cache first, which also heals it (see `refresh`).
 from __future__ import annotations
 
 import contextlib
+import errno
 import heapq
 from collections.abc import Iterator
 
 from .. import outbox
 from ..context import Context
 from ..display import safe_tree
-from ..store import Freshness
+from ..store import Freshness, StoreError
 from . import pack
 from .cache import ProjectCache
 from .note_uploads import NOTES, pending
@@ -135,13 +136,28 @@ def _best(
     return best, seen
 
 
+def _refreshed(ctx: Context, cache: ProjectCache) -> Freshness:
+    """Refresh the cache; where it cannot be written (Codex's sandbox without the consent, a read-only home),
+    answer from it as it is, stale, as `--offline` would: a search must not fail for want of a write."""
+    try:
+        return refresh(ctx.store, cache)
+    except OSError as exc:
+        if exc.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+            raise
+        detail = (
+            f"the local cache cannot be written here ({exc.strerror}: {exc.filename}), so it was not refreshed; "
+            "in Codex's sandbox, the user can allow it with: agent-memory codex-sandbox allow"
+        )
+        return Freshness(error=StoreError("error", detail))
+
+
 def search_project(
     ctx: Context, query: str, *, limit: int = 10, kind: str | None = None, offline: bool = False
 ) -> tuple[dict[str, object], Freshness]:
     """Refresh the cache of the command's project unless `offline`, then search it: `({"project", "query",
     "results", "pending"}, how fresh the cache is)`."""
     cache = ProjectCache(ctx.bucket, ctx.project)
-    freshness = Freshness(offline=True) if offline else refresh(ctx.store, cache)
+    freshness = Freshness(offline=True) if offline else _refreshed(ctx, cache)
     mine = pending(ctx)
     results = search(cache, query, limit=limit, kind=kind, pending_notes=mine)
     if cache.discarded and freshness.fresh:
