@@ -292,3 +292,10 @@ def test_an_empty_config_survives_allow_then_remove(machine, original):
     config_toml(machine).unlink()
     assert sandbox(machine, "allow").code == 0 and sandbox(machine, "remove").code == 0
     assert not config_toml(machine).exists()
+
+    # an empty file consented to, then deleted by the user: the file allow creates next goes with remove
+    config_toml(machine).write_bytes(original)
+    assert sandbox(machine, "allow").code == 0
+    config_toml(machine).unlink()
+    assert sandbox(machine, "allow").code == 0 and sandbox(machine, "remove").code == 0
+    assert not config_toml(machine).exists()

@@ -17,6 +17,7 @@ parsed by hand (no argparse), and network libraries load only when something is 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -170,7 +171,8 @@ def retry(event: str) -> dict[str, object]:
         return {"results": [], "damaged": [], "waiting": round(left)}  # this turn costs nothing
     result = outbox.retry(uploads.KINDS, Context(budget=Budget(budget_seconds(event))), by_user=False)
     if any(item.get("status") == "pending" for item in result["results"]):
-        backoff.failed()
+        with contextlib.suppress(OSError):  # a state folder it cannot write (a sandbox): the next turn tries again
+            backoff.failed()
     return {**result, "waiting": 0}
 
 

@@ -12,9 +12,11 @@ from __future__ import annotations
 import contextlib
 import errno
 import heapq
+import os
 from collections.abc import Iterator
+from pathlib import Path
 
-from .. import outbox
+from .. import outbox, paths
 from ..context import Context
 from ..display import safe_tree
 from ..store import Freshness, StoreError
@@ -142,8 +144,9 @@ def _refreshed(ctx: Context, cache: ProjectCache) -> Freshness:
     try:
         return refresh(ctx.store, cache)
     except OSError as exc:
-        if exc.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
-            raise
+        ours = exc.filename is not None and Path(os.fsdecode(exc.filename)).is_relative_to(paths.cache_dir())
+        if exc.errno not in (errno.EROFS, errno.EACCES, errno.EPERM) or not ours:
+            raise  # a store's folder, a full disk: not this case
         detail = (
             f"the local cache cannot be written here ({exc.strerror}: {exc.filename}), so it was not refreshed; "
             "in Codex's sandbox, the user can allow it with: agent-memory codex-sandbox allow"

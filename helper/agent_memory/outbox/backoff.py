@@ -9,8 +9,10 @@ lock; one that cannot be read (damaged, planted, from a clock far away) counts a
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
+from pathlib import Path
 
 from .. import paths
 from ..fsutil import locked, read_own, write_json_atomic
@@ -19,7 +21,7 @@ FIRST = 60.0  # seconds
 LONGEST = 3600.0
 
 
-def _record():
+def _record() -> Path:
     return paths.state_dir() / "retry-backoff.json"
 
 
@@ -41,7 +43,8 @@ def failed() -> float:
 
 def reset() -> None:
     """End the wait: an upload went through, or the user asked for a retry."""
-    _record().unlink(missing_ok=True)
+    with contextlib.suppress(OSError):  # a record left behind only makes the hooks wait: never fail an upload
+        _record().unlink()
 
 
 def _read() -> tuple[int, float]:

@@ -102,10 +102,12 @@ def allow() -> dict[str, object]:
 
     def with_block(text: str | None) -> str:
         bom, rest = _split_bom(text or "")
-        if text is not None and not rest:  # an empty file of the user's: `remove` must leave it, empty
-            write_atomic(_was_empty(), b"")
         updated = render_block(roots) + _addable(rest, path)
         _parse(updated, path)  # never write a file that would stop Codex from starting
+        if text is not None and not rest:  # an empty file of the user's: `remove` must leave it, empty
+            write_atomic(_was_empty(), b"")
+        elif text is None:  # a file allow creates: `remove` takes it away again
+            _was_empty().unlink(missing_ok=True)
         return bom + updated
 
     for root in roots:  # Codex can only bind folders that exist
