@@ -21,7 +21,7 @@ from ..errors import AgentMemoryError, UsageError, render
 from ..fsutil import tighten
 from ..guard import redact
 from ..store import StoreError
-from . import memory, setup, skills
+from . import importing, memory, setup, skills
 from .common import Handler, Parser
 
 HOOK_HELP = "(what the hooks run: agent-memory hook session-start|stop|session-end --agent codex|claude)"
@@ -32,6 +32,7 @@ _COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
     "save": ("save a note or checkpoint (body from --file or stdin)", memory.declare_save),
     "search": ("refresh the cache and search this project's notes", memory.declare_search),
     "read": ("print a note's exact bytes (or a skill file)", memory.declare_read),
+    "import": ("import the memories you have (Claude Code, Codex, Cline, Markdown)", importing.declare_import),
     "publish-skill": ("publish a skill folder as a new immutable revision", skills.declare_publish_skill),
     "install-skill": ("install a skill at an explicit revision", skills.declare_install_skill),
     "status": ("configuration, project, pending uploads, installed skills", memory.declare_status),
