@@ -10,6 +10,7 @@ cannot bring a file from elsewhere into the bucket; such an entry is listed as r
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..agents import claude, codex
+from ..display import safe
 from ..errors import UsageError
 from ..store.local_tree import Folder, Untrusted, open_root
 from . import notes
@@ -325,14 +327,12 @@ def _refused(source: Source, where: str, why: str) -> File:
 
 def _recorded(source: Source, where: str) -> str:
     """The note's `source`: the file's path, relative to the checkout when it lies inside it (the same in every
-    clone, on every machine), else absolute."""
+    clone, on every machine), else absolute; a control character in a name is written as its visible escape."""
     path = source.folder / where
     if source.relative_to is not None:
-        try:
-            return path.relative_to(source.relative_to).as_posix()
-        except ValueError:
-            pass
-    return str(path)
+        with contextlib.suppress(ValueError):
+            return safe(path.relative_to(source.relative_to).as_posix())
+    return safe(str(path))
 
 
 def _too_many(source: Source, what: str) -> UsageError:
