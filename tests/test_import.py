@@ -373,3 +373,35 @@ def test_too_many_files_imports_nothing(ready, tmp_path, monkeypatch):
     assert result.code == 2
     assert "more than 5 Markdown files" in result.err and "Next: agent-memory import DIR" in result.err
     assert ready.run("search", "", "--json").json["results"] == []
+
+
+def test_imported_while_the_hub_fails_the_notes_wait_in_the_outbox(alice, hub):
+    store = alice
+    store.objects = lambda: {p: hub.read_file(BUCKET, p) for p in hub.list_paths(BUCKET) if p.startswith("projects/")}
+    write_cline_layout(store)
+    hub.fault("batch", "fail", status=500, times=0)
+    waiting = store.run("import", "--json")
+    assert waiting.code == 75, waiting.err
+    assert waiting.json["counts"]["pending"] == 3 and {row["status"] for row in waiting.json["files"]} == {"pending"}
+    assert store.objects() == {}
+    assert len(store.run("pending", "--json").json["notes"]) == 3
+    again = store.run("import", "--json")  # the pending notes count as imported: nothing is saved twice
+    assert again.code == 0 and again.json["counts"]["unchanged"] == 3
+    assert len(store.run("pending", "--json").json["notes"]) == 3
+    hub.clear_faults()
+    assert store.run("pending", "retry").code == 0
+    assert len(store.objects()) == 3
+    assert store.run("import", "--json").json["counts"]["unchanged"] == 3
+
+
+def test_two_imports_at_once_save_each_file_once(ready, tmp_path):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    for number in range(8):
+        (folder / f"{number}.md").write_text(f"# Note {number}\n\nText {number}.\n")
+    procs = [ready.popen("import", str(folder), "--json") for _ in range(2)]
+    results = [json.loads(proc.communicate(timeout=120)[0]) for proc in procs]
+    assert sorted(result["counts"]["new"] for result in results) == [0, 8]
+    assert sorted(result["counts"]["unchanged"] for result in results) == [0, 8]
+    found = ready.run("search", "", "--limit", "100", "--json").json["results"]
+    assert len(found) == 8

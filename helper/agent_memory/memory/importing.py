@@ -14,10 +14,11 @@ import contextlib
 from collections.abc import Callable
 from pathlib import Path
 
-from .. import guard
+from .. import guard, paths
 from ..context import Context
 from ..display import safe
 from ..errors import AgentMemoryError, ContentRefused, UsageError
+from ..fsutil import locked
 from . import notes, saving
 from .cache import ProjectCache
 from .import_sources import (
@@ -71,15 +72,17 @@ def run(ctx: Context, found: list[Source], *, dry_run: bool, progress: Progress 
     project = ctx.project
     files = [(source, file) for source in found if source.found for file in read_files(source)]
     cache = ProjectCache(ctx.bucket, project)
-    freshness = refresh(ctx.store, cache)  # notes imported on other machines count too
-    known = _imported_notes(ctx, cache)
-    rows = [_plan(source, file, known) for source, file in files]
-    to_save = [row for row in rows if row["action"] in ("new", "correction")]
-    for count, row in enumerate(to_save, start=1):
-        if progress is not None:
-            progress(count, len(to_save), row["file"])
-        if not dry_run:
-            _save(ctx, row)
+    # one import at a time on this machine: a second one, started meanwhile, then finds the first one's notes
+    with contextlib.nullcontext() if dry_run else locked(paths.state_dir() / "import.lock"):
+        freshness = refresh(ctx.store, cache)  # notes imported on other machines count too
+        known = _imported_notes(ctx, cache)
+        rows = [_plan(source, file, known) for source, file in files]
+        to_save = [row for row in rows if row["action"] in ("new", "correction")]
+        for count, row in enumerate(to_save, start=1):
+            if progress is not None:
+                progress(count, len(to_save), row["file"])
+            if not dry_run:
+                _save(ctx, row)
     listed = [_shown(row, dry_run) for row in rows]
     counts = {action: sum(row["action"] == action for row in listed) for action in _ACTIONS}
     counts["pending"] = sum(row["status"] == "pending" for row in listed)
