@@ -66,6 +66,8 @@ def write_claude_layout(folder: Path) -> None:
         "---\nname: project-pin\ndescription: hub pin\nmetadata:\n  type: project\n---\n\n# Pin huggingface_hub\n\n"
         "We pin huggingface_hub to 2.4.0.\n"
     )
+    (folder / "team").mkdir()  # team memory, shared with the project's other users
+    (folder / "team" / "reference_dashboard.md").write_text("The latency dashboard is grafana/d/api.\n")
 
 
 def write_codex_layout(machine: Machine) -> Path:
@@ -165,20 +167,21 @@ def test_every_source_imported_once_then_nothing_new(store):
     result = first.json
     assert set(result) == {"project", "dry_run", "sources", "files", "counts", "sync"}
     assert [(s["tool"], s["found"], s["files"]) for s in result["sources"]] == [
-        ("claude", True, 3),
+        ("claude", True, 4),
         ("codex", True, 5),
         ("cline", True, 3),
     ]
-    assert result["counts"] == {"new": 11, "correction": 0, "unchanged": 0, "refused": 0, "empty": 0, "pending": 0}
+    assert result["counts"] == {"new": 12, "correction": 0, "unchanged": 0, "refused": 0, "empty": 0, "pending": 0}
     assert set(result["files"][0]) == {
         "path", "source", "tool", "title", "action", "id", "corrects", "status", "reason", "findings",
     }  # fmt: skip
     titles = {row["source"].split("/")[-1]: row["title"] for row in result["files"]}
+    assert titles["reference_dashboard.md"] == "reference_dashboard"  # in team/: imported too
     assert titles["project_pin.md"] == "Pin huggingface_hub"  # the heading, past the file's own frontmatter
     assert titles["feedback_tests.md"] == "feedback_tests"  # no heading: the file's name
     assert titles["activeContext.md"] == "Active context"
     stored = notes_of(store.objects())
-    assert len(stored) == 11
+    assert len(stored) == 12
     pin = next(text for text in stored.values() if "title: Pin huggingface_hub" in text)
     source = str(store.home / ".claude" / "projects")
     assert f"sources:\n- {source}" in pin and "tags:\n- imported\n- claude\n" in pin and "agent: claude\n" in pin
@@ -191,12 +194,12 @@ def test_every_source_imported_once_then_nothing_new(store):
 
     again = store.run("import", "--json")
     assert again.code == 0, again.err
-    assert again.json["counts"]["unchanged"] == 11 and again.json["counts"]["new"] == 0
+    assert again.json["counts"]["unchanged"] == 12 and again.json["counts"]["new"] == 0
     assert {row["id"] for row in again.json["files"]} == {row["id"] for row in result["files"]}
     assert notes_of(store.objects()) == stored
 
     text = store.run("import")
-    assert "Imported into project demo: 0 new notes, 0 corrections, 11 unchanged, 0 refused." in text.out
+    assert "Imported into project demo: 0 new notes, 0 corrections, 12 unchanged, 0 refused." in text.out
 
 
 def test_a_changed_file_corrects_its_note(store):
@@ -333,6 +336,9 @@ def test_progress_on_a_long_import_goes_to_stderr_only(ready, tmp_path):
     assert text.code == 0, text.err
     assert "Importing 1/12: " in text.err and "Importing 12/12: " in text.err
     assert "Importing" not in text.out
+    (folder / "note-00.md").write_text("# Note 0\n\nChanged first.\n")
+    planned = ready.run("import", str(folder), "--dry-run")  # nothing is being saved: no progress
+    assert planned.code == 0 and "Importing" not in planned.err
     (folder / "note-00.md").write_text("# Note 0\n\nChanged.\n")
     as_json = ready.run("import", str(folder), "--json")
     assert as_json.code == 0 and as_json.err == ""
@@ -405,3 +411,19 @@ def test_two_imports_at_once_save_each_file_once(ready, tmp_path):
     assert sorted(result["counts"]["unchanged"] for result in results) == [0, 8]
     found = ready.run("search", "", "--limit", "100", "--json").json["results"]
     assert len(found) == 8
+
+
+def test_cline_memory_bank_found_from_a_subfolder(ready):
+    write_cline_layout(ready)
+    deep = ready.work / "src" / "pkg"
+    deep.mkdir(parents=True)
+    result = ready.run("import", "--from", "cline", "--json", cwd=deep)
+    assert result.code == 0, result.err
+    assert result.json["sources"] == [
+        {"tool": "cline", "path": str(ready.work / "memory-bank"), "found": True, "files": 3}
+    ]
+    assert sorted(row["source"] for row in result.json["files"]) == [
+        "memory-bank/activeContext.md",
+        "memory-bank/progress.md",
+        "memory-bank/projectbrief.md",
+    ]

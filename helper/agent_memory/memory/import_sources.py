@@ -119,7 +119,7 @@ def claude_memory(folder: Path) -> Source:
     name = os.environ.get("CLAUDE_CODE_PROJECT_DIR_NAME", "")
     valid = _KEY_NAME.fullmatch(name) and not _RESERVED.fullmatch(name)
     by_name = valid and not remote and os.environ.get("CLAUDE_CONFIG_DIR")
-    key = name if by_name else claude_key(unicodedata.normalize("NFC", str(base)))
+    key = name if by_name else claude_key(str(base))  # the path as it is: only the whole folder is NFC-normalised
     memory = Path(unicodedata.normalize("NFC", str(root / "projects" / key / "memory")))
     return _source("claude", memory, f"Claude Code's folder for {base}")
 
@@ -214,13 +214,14 @@ def codex_memories() -> Source:
 
 
 def cline_memory_bank(folder: Path, checkout: Path) -> Source:
-    """Cline's `memory-bank/` folder: the nearest one from `folder` up to the mapped `checkout` (or the git root)."""
+    """Cline's `memory-bank/` folder: the nearest one from `folder` up to its checkout's root (the mapped
+    `checkout`, or the root of the git checkout or worktree `folder` is in), recorded relative to that root."""
     levels = [folder, *folder.parents]
-    stop = next((level for level in levels if level == checkout or os.path.lexists(level / ".git")), checkout)
-    for level in levels[: levels.index(stop) + 1] if stop in levels else [checkout]:
+    root = next((level for level in levels if level == checkout or os.path.lexists(level / ".git")), None)
+    for level in levels[: levels.index(root) + 1] if root is not None else [checkout]:
         if (level / "memory-bank").is_dir():
-            return _source("cline", level / "memory-bank", "Cline's memory bank", relative_to=checkout)
-    return Source("cline", checkout / "memory-bank", False, f"no memory-bank/ folder in {checkout}")
+            return _source("cline", level / "memory-bank", "Cline's memory bank", relative_to=root or checkout)
+    return Source("cline", (root or checkout) / "memory-bank", False, f"no memory-bank/ folder in {root or checkout}")
 
 
 def folder_source(path: str, tool: str | None, checkout: Path) -> Source:

@@ -79,9 +79,9 @@ def run(ctx: Context, found: list[Source], *, dry_run: bool, progress: Progress 
         rows = [_plan(source, file, known) for source, file in files]
         to_save = [row for row in rows if row["action"] in ("new", "correction")]
         for count, row in enumerate(to_save, start=1):
-            if progress is not None:
-                progress(count, len(to_save), row["file"])
             if not dry_run:
+                if progress is not None:
+                    progress(count, len(to_save), row["file"])
                 _save(ctx, row)
     listed = [_shown(row, dry_run) for row in rows]
     counts = {action: sum(row["action"] == action for row in listed) for action in _ACTIONS}
