@@ -463,3 +463,21 @@ def test_cline_memory_bank_found_from_a_subfolder(ready):
         "memory-bank/progress.md",
         "memory-bank/projectbrief.md",
     ]
+
+
+def test_fifos_are_refused_without_waiting(ready, tmp_path):
+    git("init", "-q", ".", cwd=ready.work)
+    (ready.work / ".claude").mkdir()
+    os.mkfifo(ready.work / ".claude" / "settings.local.json")  # where Claude Code's local settings would be
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    os.mkfifo(folder / "pipe.md")
+    (folder / "real.md").write_text("# Real\n")
+    result = ready.run("import", str(folder), "--json", process=True, timeout=60)
+    assert result.code == 5, result.err
+    rows = {row["source"].rsplit("/", 1)[-1]: row for row in result.json["files"]}
+    assert rows["pipe.md"]["action"] == "refused" and rows["pipe.md"]["reason"] == "is not a regular file"
+    assert rows["real.md"]["action"] == "new"
+    planned = ready.run("import", "--dry-run", "--json", process=True, timeout=60)
+    assert planned.code == 0, planned.err
+    assert planned.json["sources"][0]["tool"] == "claude"  # the FIFO was not taken for settings

@@ -16,6 +16,7 @@ import fnmatch
 import json
 import os
 import re
+import shlex
 import stat
 import sys
 import unicodedata
@@ -155,9 +156,7 @@ def _configured_memory_dir(folder: Path) -> tuple[Path | None, str]:
 def _setting(path: Path, key: str) -> str | None:
     """A string setting of a JSON settings file, None if the file is missing, unreadable or does not set it."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(SETTINGS_MAX + 1)
-        value = json.loads(data) if len(data) <= SETTINGS_MAX else None
+        value = json.loads(_small_file(path, SETTINGS_MAX))
     except (OSError, ValueError, RecursionError):
         return None
     found = value.get(key) if isinstance(value, dict) else None
@@ -199,11 +198,19 @@ def _git_base(folder: Path) -> Path:
 
 
 def _small_text(path: Path) -> str:
-    with open(path, "rb") as handle:
-        data = handle.read(GIT_FILE_MAX + 1)
-    if len(data) > GIT_FILE_MAX:
+    return _small_file(path, GIT_FILE_MAX).decode("utf-8", "replace").strip()
+
+
+def _small_file(path: Path, limit: int) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes; OSError for anything else (a FIFO never blocks)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    with open(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        data = handle.read(limit + 1)
+    if len(data) > limit:
         raise OSError(errno.EFBIG, "too large", str(path))
-    return data.decode("utf-8", "replace").strip()
+    return data
 
 
 # -- Codex and Cline -----------------------------------------------------------------------------------------
@@ -237,12 +244,12 @@ def cline_memory_bank(folder: Path, checkout: Path) -> Source:
 
 def folder_source(path: str, tool: str | None, checkout: Path) -> Source:
     """`import PATH`: a folder of Markdown files (UsageError if it is not one)."""
-    folder = Path(path).expanduser().absolute()
+    folder = Path(path).expanduser().resolve()  # one folder, one name: however it is given, its notes match
     if not folder.is_dir():
         if folder.is_file():
             raise UsageError(
                 f"{path} is a file: import takes a folder of Markdown files.",
-                next_step=f"agent-memory save --file {path} (one file), or agent-memory import FOLDER",
+                next_step=f"agent-memory save --file {shlex.quote(path)} (one file), or agent-memory import DIR",
             )
         raise UsageError(
             f"There is no folder {path}.", next_step="agent-memory import DIR (a folder of Markdown files)"

@@ -17,9 +17,9 @@ from pathlib import Path
 from .. import guard, paths
 from ..context import Context
 from ..display import safe
-from ..errors import AgentMemoryError, ContentRefused, UsageError
+from ..errors import ContentRefused, UsageError
 from ..fsutil import locked
-from . import notes, saving
+from . import notes, pack, saving
 from .cache import ProjectCache
 from .import_sources import (
     TOOLS,
@@ -70,7 +70,10 @@ def run(ctx: Context, found: list[Source], *, dry_run: bool, progress: Progress 
     Every source is read, and every limit checked, before anything is saved.
     """
     project = ctx.project
-    files = [(source, file) for source in found if source.found for file in read_files(source)]
+    files: list[tuple[Source, File]] = []
+    for source in found:
+        seen = {file.path for _source, file in files}  # a folder two sources share (a setting may point anywhere)
+        files += [(source, file) for file in read_files(source) if file.path not in seen] if source.found else []
     cache = ProjectCache(ctx.bucket, project)
     # one import at a time on this machine: a second one, started meanwhile, then finds the first one's notes
     with contextlib.nullcontext() if dry_run else locked(paths.state_dir() / "import.lock"):
@@ -101,21 +104,20 @@ _ACTIONS = ("new", "correction", "unchanged", "refused", "empty")
 
 def _imported_notes(ctx: Context, cache: ProjectCache) -> list[dict[str, object]]:
     """Every imported note of the project (cached or pending here): `{"id", "created", "corrects", "body",
-    "sources"}`."""
-    ids = cache.search_pack(TAG.encode(), lambda headers: [header[: header.find(b"\t")].decode() for header in headers])
-    texts = [data for data in cache.verified(ids).values() if data is not None]
-    texts += [entry["content"].encode("utf-8") for entry in pending(ctx)]
+    "sources"}`. Only notes whose fields pass `notes.fields` count: a damaged one is never trusted for them."""
+    ids = cache.search_pack(TAG.encode(), lambda headers: [pack.record_id(header) for header in headers])
+    texts = [(note_id, data) for note_id, data in cache.verified(ids).items() if data is not None]
+    texts += [(str(entry["id"]), entry["content"].encode("utf-8")) for entry in pending(ctx)]
     found = []
-    for data in texts:
-        try:
-            meta, body = notes.split(data.decode("utf-8").removeprefix("\ufeff"))
-        except (notes.Malformed, UnicodeDecodeError):
-            continue  # damaged: never trusted for its fields
-        tags, sources = meta.get("tags"), meta.get("sources")
-        if not isinstance(tags, list) or TAG not in tags or not isinstance(sources, list):
+    for note_id, data in texts:
+        checked, problem = notes.fields(note_id, data)
+        if problem is not None:
             continue
-        note = {"id": meta.get("id"), "created": str(meta.get("created") or ""), "corrects": meta.get("corrects")}
-        found.append({**note, "body": body, "sources": [item for item in sources if isinstance(item, str)]})
+        meta, body = notes.split(data.decode("utf-8").removeprefix("\ufeff"))
+        tags, sources = meta.get("tags") or [], meta.get("sources") or []
+        if TAG in tags:
+            note = {"id": note_id, "created": checked["created"], "corrects": meta.get("corrects")}
+            found.append({**note, "body": body, "sources": sources})
     return found
 
 
@@ -188,8 +190,6 @@ def _save(ctx: Context, row: dict[str, object]) -> None:
     except (ContentRefused, UsageError) as exc:  # this file only: the others are imported
         row.update(action="refused", reason=f"{exc.message} ({exc.next_step})", corrects=None)
         return
-    except AgentMemoryError:
-        raise
     row.update(id=result["id"], status=result["status"])
 
 
