@@ -386,7 +386,7 @@ def test_bad_input_changes_nothing_and_says_what_to_run(ready, machine, tmp_path
     cases = [
         (("import", str(tmp_path / "missing")), 2, "There is no folder", "agent-memory import DIR"),
         (("import", str(tmp_path / "file.md")), 2, "is a file", "agent-memory save --file"),
-        (("import", "--from", "codex"), 1, "No Codex's memories to import", "agent-memory import"),
+        (("import", "--from", "codex"), 1, "Nothing to import from Codex's memories: no folder", "agent-memory import"),
         (("import", "--from", "windsurf"), 2, "invalid choice", "agent-memory import --help"),
     ]
     for args, code, message, next_step in cases:

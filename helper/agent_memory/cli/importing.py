@@ -38,7 +38,7 @@ def import_memories(args: argparse.Namespace) -> Rendered:
     found = importing.sources(ctx, args.path, args.tool)
     if args.tool and args.path is None and not found[0].found:
         raise AgentMemoryError(
-            f"No {_LABELS[args.tool]} to import: {found[0].why}.",
+            f"Nothing to import from {_LABELS[args.tool]}: {found[0].why}.",
             next_step="agent-memory import (every source found), or agent-memory import DIR (a folder of Markdown)",
         )
     result = importing.run(ctx, found, dry_run=args.dry_run, progress=None if args.json else _progress)
