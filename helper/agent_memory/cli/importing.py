@@ -9,12 +9,11 @@ from .. import failures, outbox
 from ..context import Context
 from ..display import plural, safe
 from ..errors import OK, PENDING, REFUSED, AgentMemoryError, render
-from ..memory import importing
-from ..memory.import_sources import TOOLS
 from .common import Rendered, notice, with_json
 
 PROGRESS_MIN = 10  # files to save from which each one is shown on stderr as it goes
 _LABELS = {"claude": "Claude Code's auto memory", "codex": "Codex's memories", "cline": "Cline's memory bank"}
+TOOLS = tuple(_LABELS)  # `import_sources.TOOLS`, without loading it (and what it loads) for every command
 
 
 def declare_import(p: argparse.ArgumentParser) -> None:
@@ -34,6 +33,8 @@ def declare_import(p: argparse.ArgumentParser) -> None:
 
 
 def import_memories(args: argparse.Namespace) -> Rendered:
+    from ..memory import importing  # what every other command would load for nothing
+
     ctx = Context()
     found = importing.sources(ctx, args.path, args.tool)
     if args.tool and args.path is None and not found[0].found:
@@ -55,7 +56,7 @@ def import_memories(args: argparse.Namespace) -> Rendered:
     return result, "\n".join(lines), _code(result, args)
 
 
-def _progress(count: int, total: int, file: importing.File) -> None:
+def _progress(count: int, total: int, file: object) -> None:
     if total >= PROGRESS_MIN:
         notice(f"Importing {count}/{total}: {safe(file.source)}")
 
