@@ -356,6 +356,6 @@ def _recorded(source: Source, where: str) -> str:
 
 def _too_many(source: Source, what: str) -> UsageError:
     return UsageError(
-        f"{source.folder} holds {what}; an import reads at most {FILES_MAX} Markdown files, so nothing was imported.",
+        f"{source.folder} holds {what}, more than one import reads, so nothing was imported.",
         next_step="agent-memory import DIR with a smaller folder (a subfolder of it)",
     )
