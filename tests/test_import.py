@@ -127,7 +127,7 @@ def memory_folder_claude_uses(machine: Machine, cwd: Path) -> str:
     return found.group(1).rstrip("/")
 
 
-@pytest.mark.parametrize("case", ["checkout", "worktree", "long path", "setting"])
+@pytest.mark.parametrize("case", ["checkout", "worktree", "long path", "setting", "dir name"])
 def test_claude_memory_folder_is_the_one_claude_code_uses(case, machine, tmp_path):
     checkout = machine.work
     if case == "long path":
@@ -140,6 +140,8 @@ def test_claude_memory_folder_is_the_one_claude_code_uses(case, machine, tmp_pat
     if case == "worktree":  # outside the checkout, as Codex and Claude Code place theirs
         here = tmp_path / "worktrees" / "feature"
         git("worktree", "add", "-q", str(here), cwd=checkout)
+    if case == "dir name":  # honoured while CLAUDE_CONFIG_DIR is set, as it is on this machine
+        machine.own_env["CLAUDE_CODE_PROJECT_DIR_NAME"] = "my-project"
     if case == "setting":
         settings = machine.home / ".claude" / "settings.json"
         settings.parent.mkdir(parents=True)
@@ -155,6 +157,8 @@ def test_claude_memory_folder_is_the_one_claude_code_uses(case, machine, tmp_pat
         assert expected.endswith(re.sub(r"[^a-zA-Z0-9]", "-", str(checkout)) + "/memory")
     if case == "setting":
         assert expected == str(machine.home / "notes" / "claude-memory")
+    if case == "dir name":
+        assert expected == str(machine.home / ".claude" / "projects" / "my-project" / "memory")
 
     (Path(expected) / "fact.md").write_text("# A fact\n\nClaude Code wrote this.\n")
     imported = machine.run("import", "--from", "claude", "--json", cwd=here)
