@@ -485,3 +485,13 @@ def test_fifos_are_refused_without_waiting(ready, tmp_path):
     planned = ready.run("import", "--dry-run", "--json", process=True, timeout=60)
     assert planned.code == 0, planned.err
     assert planned.json["sources"][0]["tool"] == "claude"  # the FIFO was not taken for settings
+
+
+def test_a_bucket_that_cannot_be_listed_is_said_and_the_import_goes_on(alice, hub):
+    write_cline_layout(alice)
+    assert alice.run("import").code == 0
+    hub.fault("tree", "fail", status=500, times=0)
+    again = alice.run("import", "--json")  # the cache still knows this machine's imports
+    assert again.code == 0, again.err
+    assert again.json["sync"]["status"] == "stale" and again.json["counts"]["unchanged"] == 3
+    assert "The bucket could not be read (" in again.err and "may be imported again" in again.err
