@@ -21,16 +21,8 @@ from ..errors import ContentRefused, UsageError
 from ..fsutil import locked
 from . import notes, pack, saving
 from .cache import ProjectCache
-from .import_sources import (
-    TOOLS,
-    File,
-    Source,
-    claude_memory,
-    cline_memory_bank,
-    codex_memories,
-    folder_source,
-    read_files,
-)
+from .import_files import File, read_files
+from .import_sources import TOOLS, Source, claude_source, cline_memory_bank, codex_memories, folder_source
 from .note_uploads import pending
 from .refresh import refresh
 
@@ -56,9 +48,9 @@ def sources(ctx: Context, path: str | None, tool: str | None) -> list[Source]:
 
 def _claude(here: Path, checkout: Path) -> Source:
     """Claude Code's memory of the folder it would be started in: here, else the mapped checkout's root."""
-    found = claude_memory(here)
+    found = claude_source(here)
     if not found.found and checkout != here:
-        other = claude_memory(checkout)
+        other = claude_source(checkout)
         return other if other.found else found
     return found
 
