@@ -106,19 +106,20 @@ def _read_small(path: Path) -> str | None:
     return data.decode("utf-8", "replace")
 
 
-_SECTION = re.compile(r'^\s*\[\s*remote\s+"origin"\s*\]\s*(?:[#;].*)?$', re.IGNORECASE)
-_ANY_SECTION = re.compile(r"^\s*\[")
-_URL = re.compile(r"^\s*url\s*=\s*(.*)$", re.IGNORECASE)
+# Patterns are compiled on first use (re keeps them), not at import: every command imports this module, and
+# only a directory that no mapping covers reads a repository.
+_SECTION = r'(?i)^\s*\[\s*remote\s+"origin"\s*\]\s*(?:[#;].*)?$'
+_URL = r"(?i)^\s*url\s*=\s*(.*)$"
 
 
 def _origin_url(config: str) -> str | None:
     """The first `url` of `[remote "origin"]` in a git config's text (git's own rule for fetching)."""
     inside = False
     for line in config.splitlines():
-        if _ANY_SECTION.match(line):
-            inside = bool(_SECTION.match(line))
+        if line.lstrip().startswith("["):
+            inside = bool(re.match(_SECTION, line))
             continue
-        if inside and (match := _URL.match(line)):
+        if inside and (match := re.match(_URL, line)):
             return _config_value(match.group(1))
     return None
 
@@ -136,8 +137,8 @@ def _config_value(raw: str) -> str:
     return "".join(out).strip()
 
 
-_SCP_LIKE = re.compile(r"^(?:[^@/]+@)?([^:/]+):(?!//)(.*)$")  # git@host:owner/repo (git's "scp-like" form)
-_URL_FORM = re.compile(r"^([a-z][a-z0-9+.-]*)://(?:[^@/]*@)?([^/:]*)(?::\d*)?(/.*)?$", re.IGNORECASE)
+_SCP_LIKE = r"^(?:[^@/]+@)?([^:/]+):(?!//)(.*)$"  # git@host:owner/repo (git's "scp-like" form)
+_URL_FORM = r"(?i)^([a-z][a-z0-9+.-]*)://(?:[^@/]*@)?([^/:]*)(?::\d*)?(/.*)?$"
 
 
 def normalise_url(url: str) -> str | None:
@@ -147,14 +148,14 @@ def normalise_url(url: str) -> str | None:
     url = url.strip()
     if not url or any(ord(c) < 32 or ord(c) == 127 for c in url) or len(url) > 2048:
         return None
-    if match := _URL_FORM.match(url):
+    if match := re.match(_URL_FORM, url):
         scheme, host, path = match.group(1).lower(), match.group(2).lower(), match.group(3) or ""
         if scheme == "file":
             return _strip_repo_suffix(os.path.normpath(path)) if path else None
         return f"{host}{_strip_repo_suffix(path)}" if host else None
     if url.startswith(("/", ".", "~")) or (len(url) > 1 and url[1] == ":"):  # a local path (or C:\ on Windows)
         return _strip_repo_suffix(os.path.normpath(os.path.expanduser(url)))
-    if match := _SCP_LIKE.match(url):
+    if match := re.match(_SCP_LIKE, url):
         path = match.group(2)
         return f"{match.group(1).lower()}{_strip_repo_suffix('/' + path.lstrip('/'))}"
     return None

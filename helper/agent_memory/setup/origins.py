@@ -22,7 +22,7 @@ from ..guard import redact
 from ..store import Store, StoreError
 
 PREFIX = "origins"
-_CLAIM = re.compile(r"[^/]+/[0-9a-f]{32}/([^/]+)\.json")
+_CLAIM = r"[^/]+/[0-9a-f]{32}/([^/]+)\.json"  # compiled on first use: every command imports this module
 
 
 def folder(origin: str) -> str:
@@ -34,7 +34,7 @@ def claimants(store: Store, origin: str) -> list[str]:
     """The projects that claim `origin`, sorted; entries that are not claims (planted, damaged) are ignored."""
     found = set()
     for info in store.list(folder(origin)):
-        match = _CLAIM.fullmatch(info.path)
+        match = re.fullmatch(_CLAIM, info.path)
         if match:
             try:
                 found.add(names.project(match.group(1)))
