@@ -148,10 +148,12 @@ def test_claude_memory_folder_is_the_one_claude_code_uses(case, machine, tmp_pat
         settings.write_text(json.dumps({"autoMemoryDirectory": "~/notes/claude-memory"}))
     (tmp_path / "store").mkdir(mode=0o700)
     machine.setup(f"file://{tmp_path / 'store'}")
-    assert machine.run("project", "map", "demo", str(here)).code == 0
+    if case != "worktree":  # a worktree of the mapped checkout finds its project by itself
+        assert machine.run("project", "map", "demo", str(here)).code == 0
 
     expected = memory_folder_claude_uses(machine, here)  # which Claude Code creates, empty
     planned = machine.run("import", "--from", "claude", "--dry-run", "--json", cwd=here).json
+    assert planned["project"] == "demo"
     assert planned["sources"] == [{"tool": "claude", "path": expected, "found": True, "files": 0}]
     if case == "worktree":  # keyed by the main checkout, not by the worktree
         assert expected.endswith(re.sub(r"[^a-zA-Z0-9]", "-", str(checkout)) + "/memory")
@@ -496,3 +498,24 @@ def test_a_bucket_that_cannot_be_listed_is_said_and_the_import_goes_on(alice, hu
     assert again.code == 0, again.err
     assert again.json["sync"]["status"] == "stale" and again.json["counts"]["unchanged"] == 3
     assert "The bucket could not be read (" in again.err and "may be imported again" in again.err
+
+
+def test_a_worktree_imports_its_memory_bank_as_the_same_files(ready, tmp_path):
+    """Cline's files are recorded relative to the checkout they are in: a worktree's are the main checkout's."""
+    git("init", "-q", ".", cwd=ready.work)
+    write_cline_layout(ready)
+    git("add", "memory-bank", cwd=ready.work)
+    git("-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q", "-m", "bank", cwd=ready.work)
+    assert ready.run("import", "--from", "cline").code == 0
+    worktree = tmp_path / "elsewhere" / "feature"
+    git("worktree", "add", "-q", str(worktree), cwd=ready.work)
+    (worktree / "memory-bank" / "progress.md").write_text("# Progress\n\nSearch and import work.\n")
+    result = ready.run("import", "--from", "cline", "--json", cwd=worktree)
+    assert result.code == 0, result.err
+    assert result.json["sources"][0]["path"] == str(worktree / "memory-bank")
+    actions = {row["source"]: row["action"] for row in result.json["files"]}
+    assert actions == {
+        "memory-bank/activeContext.md": "unchanged",
+        "memory-bank/progress.md": "correction",
+        "memory-bank/projectbrief.md": "unchanged",
+    }

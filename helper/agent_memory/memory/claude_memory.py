@@ -16,9 +16,10 @@ import unicodedata
 from pathlib import Path
 
 from ..agents import claude
+from ..config import repository
 
 SETTINGS_MAX = 1024 * 1024  # a settings.json larger than this is not read for autoMemoryDirectory
-GIT_FILE_MAX = 4096  # `.git`, `commondir` and `gitdir` files hold one path
+GIT_FILE_MAX = 4096  # a worktree's `gitdir` file holds one path
 
 # The rules below are read from Claude Code 2.1.328's bundle (node_modules/@anthropic-ai/claude-code/bin/
 # claude.exe, a compiled binary whose JavaScript is searchable as text: around `autoMemoryDirectory`, the class
@@ -94,9 +95,9 @@ def _configured_memory_dir(folder: Path) -> tuple[Path | None, str]:
         if sys.platform == "darwin"
         else Path("/etc/claude-code/managed-settings.json")
     )
-    local = _git_root(folder)
+    repo = repository.find(folder)
     user = claude.config_dir() / "settings.json"
-    candidates = [managed, *([local / ".claude" / "settings.local.json"] if local else []), user]
+    candidates = [managed, *([repo.top / ".claude" / "settings.local.json"] if repo else []), user]
     for settings in candidates:
         value = _setting(settings, "autoMemoryDirectory")
         if value is None:
@@ -123,38 +124,25 @@ def _setting(path: Path, key: str) -> str | None:
     return found if isinstance(found, str) else None
 
 
-def _git_root(folder: Path) -> Path | None:
-    """The nearest folder at or above `folder` with a `.git` entry (a folder, or a worktree's file)."""
-    for level in (folder, *folder.parents):
-        if os.path.lexists(level / ".git"):
-            return level
-    return None
-
-
 def _git_base(folder: Path) -> Path:
-    """The path Claude Code keys a project by: the main checkout of a linked worktree, else the git root, else
-    `folder`."""
-    root = _git_root(folder)
-    if root is None:
+    """The path Claude Code keys a project by: the main checkout of a linked worktree, else the checkout's top
+    folder, else `folder` (the repository is read as `config.repository` reads it, without running git)."""
+    repo = repository.find(folder)
+    if repo is None:
         return folder
+    if not repo.is_linked_worktree:
+        return repo.top
+    # Claude Code's own checks: the worktree's folder lies in `<common>/worktrees/`, and points back here
     try:
-        pointer = _small_text(root / ".git")
+        back = (repo.git_dir / _small_text(repo.git_dir / "gitdir")).resolve()
     except OSError:
-        return root  # a folder (a main checkout), or unreadable
-    if not pointer.startswith("gitdir:"):
-        return root
-    gitdir = (root / pointer[len("gitdir:") :].strip()).resolve()
-    try:
-        common = (gitdir / _small_text(gitdir / "commondir")).resolve()
-        back = (gitdir / _small_text(gitdir / "gitdir")).resolve()
-    except OSError:
-        return root
-    # the same checks as Claude Code: the worktree's folder lies in `<common>/worktrees/`, and points back here
-    if gitdir.parent != common / "worktrees" or back != root.resolve() / ".git":
-        return root
-    if common.name != ".git":  # a bare repository's worktree: keyed by the repository, unless it has a .git
-        return root if os.path.lexists(common / ".git") else common
-    return common.parent
+        return repo.top
+    common = repo.common_dir.resolve()
+    if repo.git_dir.resolve().parent != common / "worktrees" or back != repo.top.resolve() / ".git":
+        return repo.top
+    if repo.main_checkout is None:  # a bare repository's worktree: keyed by the repository, unless it has a .git
+        return repo.top if os.path.lexists(common / ".git") else repo.common_dir
+    return repo.main_checkout
 
 
 def _small_text(path: Path) -> str:
