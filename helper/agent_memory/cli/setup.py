@@ -173,13 +173,17 @@ def command_lines(command: dict[str, object] | None) -> list[str]:
 def sandbox_lines(consent: dict[str, object] | None) -> list[str]:
     if not consent:
         return []
-    if consent["state"] != "allowed":
-        return [f"codex sandbox: {consent['state']} ({consent['file']})"]
-    unchanged = " (unchanged)" if consent.get("changed") is False else ""
-    return [
-        f"codex sandbox: allowed in {consent['file']}{unchanged}: network access, and writes to "
-        + ", ".join(consent["roots"])
-    ]
+    if consent["state"] == "allowed":
+        unchanged = " (unchanged)" if consent.get("changed") is False else ""
+        return [
+            f"codex sandbox: allowed in {consent['file']}{unchanged}: network access, and writes to "
+            + ", ".join(consent["roots"])
+        ]
+    if consent["state"] == "incomplete":
+        line = f"codex sandbox: incomplete in {consent['file']}: not writable: {', '.join(consent['missing'])}"
+    else:
+        line = f"codex sandbox: {consent['state']} ({consent['file']})"
+    return [line] + ([f"  Next: {consent['next']}"] if consent.get("next") else [])
 
 
 def hook_line(action: str, found: dict[str, object]) -> str:

@@ -101,8 +101,8 @@ def bootstrap(
     if "codex" in roots and (problem := _login_shell_problem(helper)):
         warnings.append(problem)
     installed_hooks = hook_files.install(agent) if hooks else []
-    consent = sandbox.allow() if codex_sandbox else None
-    if "codex" in roots and consent is None and (unsaved := _sandbox_warning()):
+    consent = sandbox.allow(uri) if codex_sandbox else None  # for the bucket this run configures
+    if "codex" in roots and consent is None and (unsaved := sandbox.warning(uri)):
         warnings.append(unsaved)
     backups += [h["backup"] for h in installed_hooks if h["backup"]]
     if consent and consent["backup"]:
@@ -159,23 +159,6 @@ def _changed(result: dict[str, object]) -> bool:
         or any(h["changed"] for h in result["hooks"]["installed"])
         or (result["codex_sandbox"] and result["codex_sandbox"]["changed"])
         or (result["command"] and result["command"]["state"] in ("linked", "replaced"))
-    )
-
-
-def _sandbox_warning() -> str | None:
-    """What fails in Codex's sandbox without the user's consent, and how to give it; None once it is given."""
-    state = sandbox.status()["state"]
-    if state == "allowed":
-        return None
-    if state == "outdated":
-        return (
-            "Your consent for Codex's sandbox names other folders than agent-memory now writes, so saves from a "
-            "sandboxed Codex session fail. To bring it up to date, run this yourself: agent-memory codex-sandbox allow"
-        )
-    return (
-        "In Codex's usual workspace-write sandbox, the model's commands may write only in the project and temporary "
-        "folders, with no network, so a save from a Codex session fails there (nothing is saved). To allow it, run "
-        "this yourself: agent-memory codex-sandbox allow (or bootstrap again with --codex-sandbox)"
     )
 
 
