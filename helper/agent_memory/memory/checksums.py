@@ -44,6 +44,13 @@ def read(file: Path, note_ids: list[str] | set[str] | dict[str, object] | None =
     return found
 
 
+def ids(file: Path) -> set[str]:
+    """The ids of the notes that `file` records, its well-formed lines' first fields: what `read(file)` would give
+    the keys of, at a fraction of its cost (the SessionStart hook counts the notes at every session start)."""
+    found = {line.split(b"\t", 1)[0] for line in _complete(file).split(b"\n") if line.count(b"\t") == 3}
+    return {note_id.decode("ascii", errors="replace") for note_id in found if note_id}
+
+
 def ends_torn(file: Path) -> bool:
     """Whether the file's last line is incomplete (an append cut by a crash)."""
     try:
