@@ -28,7 +28,8 @@ SKILL_DESCRIPTION = next(
     if line.startswith("description: ")
 )
 BLOCK_LINE = f"- Before relying on earlier decisions or context, search memory: `{HELPER} search QUERY`."
-REMINDER = "this session's memory project is demo. Search memory before relying on remembered decisions"
+REMINDER = "this session's memory project is demo ("
+SEARCH_TRIGGER = "If this task continues earlier work or depends on past decisions, first run: "
 COMPACTED = "The context was just compacted."
 OTHER = {"codex": "claude", "claude": "codex"}
 CHECKPOINT = """# Parser lookahead checkpoint

@@ -196,13 +196,14 @@ def _checkpoint_line(helper: str, ctx: Context, agent: str) -> list[str]:
         return []
     newest = found[0]  # display-safe already (`search`), its date checked when it was cached (`notes.fields`)
     title = shorten(newest["title"], MAX_TITLE)
-    theirs, by = newest["machine"], newest["agent"] if newest["agent"] not in ("", "unknown") else "an unknown agent"
+    # only whether they match this session's: a note's agent and machine are anyone's text, and stay out of it
     mine = _this_machine()
-    if mine and theirs == mine and by == agent:
+    here, same_agent = bool(mine) and newest["machine"] == mine, newest["agent"] == agent
+    if here and same_agent:
         whose, then = f"saved by {agent} on this machine, as this session is", "to pick up from it"
     else:
-        where = "this machine" if mine and theirs == mine else theirs or "an unknown machine"
-        whose = f"saved by {by} on {where}, while this session is {agent} on {mine or 'a machine with no name'}"
+        by = "on another machine" if same_agent else "by another agent " + ("on this machine" if here else "elsewhere")
+        whose = f"saved {by}, not by this session ({agent} on this machine)"
         then = "it may be another session's work: to see whether it is this one's"
     return [
         f'The context was just compacted. This project\'s newest checkpoint is {newest["id"]} "{title}" '
