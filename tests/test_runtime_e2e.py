@@ -8,9 +8,7 @@ bucket, the outbox) and about what the model was shown (its recorded requests), 
 from __future__ import annotations
 
 import json
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -184,18 +182,6 @@ def test_after_compaction_the_model_is_pointed_at_the_newest_checkpoint(runtime,
         assert "benchmark the change" not in after and "nested generics" not in after
         assert COMPACTED not in model.text(0) and saved["id"] not in model.text(0)  # a fresh start: no pointer
     assert run.code == 0, run.err
-
-
-@pytest.fixture
-def machine_outside_tmp(base_env):
-    """A machine whose HOME and state are not under /tmp, which Codex's workspace-write sandbox leaves writable.
-
-    The Hub emulator stays under the test's temporary folder: hf_xet writes uploads straight into its local CAS
-    folder, where the real Hub would take them over the network.
-    """
-    root = Path(tempfile.mkdtemp(prefix="agent-memory-sandbox-test-", dir="/var/tmp"))
-    yield Machine(root, base_env)
-    shutil.rmtree(root, ignore_errors=True)
 
 
 def test_codex_workspace_write_sandbox_needs_and_honours_the_consent(machine_outside_tmp, hub):
