@@ -73,7 +73,8 @@ def declare_codex_sandbox(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Codex's workspace-write sandbox lets commands write only in the project and temporary folders, with no "
         "network, so a save fails there. 'allow' adds agent-memory's state and cache folders, the Hugging Face "
-        "caches, and network access for sandboxed commands to Codex's config.toml; 'remove' takes that out again."
+        "caches (or a folder store's folder), and network access for sandboxed commands to Codex's config.toml; "
+        "'status' says whether that covers what the current configuration writes; 'remove' takes it out again."
     )
     each_action(
         parser,
