@@ -98,7 +98,6 @@ def test_a_command_that_must_write_says_what_it_left_undone_and_that_the_consent
     cases = {
         ("save", "--title", "T"): "The note was not saved, not even on this machine",
         ("publish-skill", str(source)): "The skill was not published, and nothing was queued on this machine",
-        ("install-skill", "db-migrations", "--revision", revision): "The skill was not installed",
     }
     for args, undone in cases.items():
         result = sandboxed(ready, *args, env=CODEX, stdin="a body")
@@ -107,6 +106,21 @@ def test_a_command_that_must_write_says_what_it_left_undone_and_that_the_consent
         assert error.startswith(f"Error: {undone}: Codex's sandbox does not let agent-memory write in {state} ("), error
         assert "Read-only file system" in error
         assert next_line == FIX
+
+    # what writes the agents' own folders (or the configuration) is never opened by the consent: the user runs it
+    for args, undone in {
+        ("install-skill", "db-migrations", "--revision", revision): "The skill was not installed",
+        ("project", "map", "other"): "The directory was not mapped",
+        ("hooks", "install"): "The hooks were not changed",
+    }.items():
+        result = sandboxed(ready, *args, env=CODEX)
+        assert result.returncode == 1, (args, result.stderr)
+        error, next_line = result.stderr.splitlines()[-2:]
+        assert error.startswith(f"Error: {undone}: Codex's sandbox does not let agent-memory write in "), error
+        assert next_line == (
+            f"Next: agent-memory {' '.join(args)} (the user runs it in their own terminal: the sandbox's consent "
+            "does not cover it)"
+        )
     assert ready.run("pending", "--json").json == {"notes": [], "skills": [], "damaged": []}  # nothing half-kept
 
     outside = sandboxed(ready, "save", "--title", "T", stdin="a body")  # a read-only home, not Codex's sandbox

@@ -79,21 +79,29 @@ UNDONE = {
 }
 
 
+# commands that write the agents' own files (or the configuration), which the consent never opens: the user runs them
+YOURS = ("install-skill", "bootstrap", "hooks", "instructions", "codex-sandbox", "project", "config")
+
+
 def local_error(failure: OSError, command: Sequence[str] = ()) -> AgentMemoryError:
     """The user's error for a file of this machine that `command` could not use (a full disk, a read-only home,
     Codex's sandbox): what that command left undone, which folder, and the fix."""
     undone = _undone(failure, command)
     where = Path(os.fsdecode(failure.filename)) if failure.filename else None
     reason = failure.strerror or str(failure)
-    if where is not None and codex.sandboxed_write(failure):
-        folder = next((root for root in paths.roots() if where.is_relative_to(root)), where.parent)
+    if where is None or not codex.sandboxed_write(failure):
         return AgentMemoryError(
-            f"{undone}: Codex's sandbox does not let agent-memory write in {folder} ({reason}: {where}).",
-            next_step=codex.SANDBOX_FIX,
+            f"{undone}: cannot use a local file: {reason}" + (f" ({where})." if where else "."),
+            next_step="check that folder's permissions and free space (see the README, section Troubleshooting)",
         )
+    opened = next((root for root in (paths.state_dir(), paths.cache_dir()) if where.is_relative_to(root)), None)
+    folder = opened or next((root for root in paths.roots() if where.is_relative_to(root)), where.parent)
+    told = f"{undone}: Codex's sandbox does not let agent-memory write in {folder} ({reason}: {where})."
+    if opened is not None and not (command and command[0] in YOURS):
+        return AgentMemoryError(told, next_step=codex.SANDBOX_FIX)
+    again = "agent-memory " + (shlex.join(command) if command else "COMMAND")
     return AgentMemoryError(
-        f"{undone}: cannot use a local file: {reason}" + (f" ({where})." if where else "."),
-        next_step="check that folder's permissions and free space (see the README, section Troubleshooting)",
+        told, next_step=f"{again} (the user runs it in their own terminal: the sandbox's consent does not cover it)"
     )
 
 
