@@ -144,8 +144,8 @@ def _held(cache: ProjectCache) -> str:
     text = f"{plural(len(ids), 'note')} in this machine's cache"
     now = time.time()
     ceiling = time.strftime("%Y%m%d-%H%M%S", time.gmtime(now + FUTURE_SLACK))  # an id from later is not believed
-    newest = max((note_id for note_id in ids if note_id[:15] <= ceiling), default=None)
-    if newest is not None and clock.id_time(newest) is None:  # an id of another shape sorted first: the slow way
+    newest: str | None = max(ids)
+    if newest[:15] > ceiling or clock.id_time(newest) is None:  # from later, or of another shape: the slow way
         dated = (note_id for note_id in ids if note_id[:15] <= ceiling and clock.id_time(note_id) is not None)
         newest = max(dated, default=None)
     if newest is None:
