@@ -157,3 +157,21 @@ def test_without_network_in_codex_s_sandbox_a_read_says_so_and_names_the_consent
     elsewhere = alice.run("read", not_cached, env={"HF_ENDPOINT": "http://127.0.0.1:9"})  # not Codex: the network
     assert "Next: check this machine's network" in elsewhere.err and "codex-sandbox" not in elsewhere.err
     assert os.environ.get("CODEX_THREAD_ID") is None
+
+
+@read_only_mounts
+def test_a_retry_in_the_sandbox_leaves_what_is_pending_as_it_was(alice, hub):
+    hub.fault("batch", "fail", times=0)
+    saved = alice.save("Kept here while the Hub fails.", "--title", "Pending")
+    assert saved.code == 75, saved.err
+    hub.clear_faults()
+    result = sandboxed(alice, "pending", "retry", env=CODEX)
+    assert result.returncode == 1, result.stderr
+    error, next_line = result.stderr.splitlines()[-2:]
+    assert error.startswith(
+        "Error: Nothing was retried (what is pending stays pending): Codex's sandbox does not let agent-memory "
+        f"write in {alice.state / 'state'} ("
+    ), error
+    assert next_line == FIX
+    assert [n["id"] for n in alice.run("pending", "--json").json["notes"]] == [saved.json["id"]]
+    assert alice.run("pending", "retry").code == 0  # outside the sandbox, the same retry goes through

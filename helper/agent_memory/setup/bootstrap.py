@@ -70,7 +70,7 @@ def bootstrap(
     if hooks:  # a hook file we would refuse to edit is refused now, before anything is set up
         hook_files.check(agent)
     if codex_sandbox:
-        sandbox.check()
+        sandbox.check(supplied)
     for name in roots:  # an instruction file the block cannot go into is refused now, before anything is set up
         instructions.check(agents.runtime(name).instructions_file())
     _check_writable(
