@@ -232,7 +232,7 @@ def test_status_reports_everything(ready, folder_store):
         "codex_sandbox",
     }
     assert status["bucket"] == folder_store and status["store"]["status"] == "ok"
-    assert status["project"] == {"project": "demo", "root": str(ready.work.resolve())}
+    assert status["project"] == {"project": "demo", "root": str(ready.work.resolve()), "found": "mapped", "via": None}
     assert status["last_refresh"] is None
     ready.run("search", "hello")
     assert ready.run("status", "--json").json["last_refresh"] is not None

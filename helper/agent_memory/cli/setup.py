@@ -19,7 +19,11 @@ from .common import Rendered, agent_option, each_action, notice, subcommands, wi
 def declare_bootstrap(p: argparse.ArgumentParser) -> None:
     p.description = "Set up (or repair) this machine. Safe to run again: it only adds what is missing."
     with_json(p)
-    p.add_argument("--project", required=True, help="the project name for --dir")
+    p.add_argument(
+        "--project",
+        help="the project name for --dir (default: the project it resolves to here, else the one that claims its "
+        "git origin in the bucket, recorded by bootstrap or project map on another machine)",
+    )
     p.add_argument(
         "--bucket",
         help="owner/name, hf://buckets/owner/name or file:///path "
@@ -103,7 +107,8 @@ def bootstrap(args: argparse.Namespace) -> Rendered:
     skill = result["skill"]
     lines = [
         _bucket_line(result),
-        f"project: {result['project']} -> {result['root']} ({_mapping(result['mapping'])})",
+        f"project: {result['project']} -> {result['root']} ({_mapping(result['mapping'])}){_found(result['found'])}",
+        *_origin_lines(result["origin"]),
         *(f"core skill {state}: {path}" for state in ("installed", "updated", "unchanged") for path in skill[state]),
         *(f"core skill kept (modified locally): {path}" for path in skill["kept"]),
         *(f"core skill: your edited copy is backed up in {backup}" for backup in skill["backups"]),
@@ -128,6 +133,23 @@ def bootstrap(args: argparse.Namespace) -> Rendered:
             )
         )
     return result, "\n".join(lines), code
+
+
+def _found(found: dict[str, str | None]) -> str:
+    """How bootstrap chose the project when it was not given one."""
+    return {
+        "option": "",
+        "mapped": "",
+        "worktree": f", found as a worktree of {found['via']}",
+        "origin": f", found by its origin {found['via']}, as a clone mapped on this machine",
+        "bucket": f", found by its origin {found['via']}, claimed by this project in the bucket",
+    }[str(found["by"])]
+
+
+def _origin_lines(origin: dict[str, object] | None) -> list[str]:
+    if origin is None or origin["state"] == "failed":
+        return []  # a failure is a warning
+    return [f"origin {origin['origin']}: {'recorded in the bucket' if origin['state'] == 'recorded' else 'unchanged'}"]
 
 
 _SHARED = {
