@@ -16,10 +16,11 @@ import re
 from pathlib import Path
 
 from . import paths
-from .fsutil import locked, read_own, write_atomic
+from .fsutil import locked, open_own, write_atomic
 
 KEEP = 200  # sessions remembered: far more than anyone resumes, and a few KB to read
 ID_MAX = 128
+LIMIT = KEEP * (ID_MAX + 1)  # bytes: a record any larger is not ours, and is not read further
 _ID = re.compile(rb"[A-Za-z0-9][A-Za-z0-9._:-]{0,%d}" % (ID_MAX - 1))
 
 
@@ -50,10 +51,11 @@ def add(session: str) -> None:
 def _read() -> list[str]:
     """The remembered ids, oldest first; [] if the record is missing, damaged or not ours."""
     try:
-        data = read_own(_record())
+        with open(open_own(_record()), "rb") as handle:
+            data = handle.read(LIMIT + 1)
     except OSError:  # missing, a link, another user's (UnsafeLocalFile is an OSError)
         return []
     lines = data.split(b"\n")
-    if len(data) > KEEP * (ID_MAX + 1) or lines[-1] != b"" or not all(_ID.fullmatch(line) for line in lines[:-1]):
+    if len(data) > LIMIT or lines[-1] != b"" or not all(_ID.fullmatch(line) for line in lines[:-1]):
         return []
     return [line.decode() for line in lines[:-1]]
