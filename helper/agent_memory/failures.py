@@ -26,6 +26,8 @@ NEXT = {
     "offline": "check this machine's network (for a folder store: that its drive is mounted), then run: {again}",
     "error": "agent-memory status (it names the bucket and what failed last), then run: {again}",
 }
+# said of a bucket that cannot be reached from Codex's sandbox, which closes the network (the consent opens it)
+NO_NETWORK = "This runs in Codex's sandbox, which gives commands no network unless the user allows it"
 
 
 def user_error(failure: StoreError, command: Sequence[str] = ()) -> AgentMemoryError:
@@ -57,8 +59,6 @@ def user_error(failure: StoreError, command: Sequence[str] = ()) -> AgentMemoryE
     next_step = NEXT.get(failure.reason, NEXT["error"]).format(again=again)
     return error(f"{what}: {failure.detail}.", next_step=safe(next_step))
 
-
-NO_NETWORK = "This runs in Codex's sandbox, which gives commands no network unless the user allows it"
 
 # what a command left undone when one of this machine's own files could not be written, by its first words
 UNDONE = {
