@@ -15,7 +15,6 @@ import sys
 from collections.abc import Callable
 
 from .. import __version__, failures, paths
-from ..agents import codex
 from ..display import safe
 from ..errors import AgentMemoryError, UsageError, render
 from ..fsutil import tighten
@@ -83,11 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         code = _report(interrupted, as_json)
     except OSError as exc:  # the local disk: a full disk, a read-only home, an agent's sandbox
-        what = f"{exc.strerror or exc} ({exc.filename})" if exc.filename else str(exc)
-        next_step = codex.sandbox_next_step(exc) or (
-            "check that folder's permissions and free space (see the README, section Troubleshooting)"
-        )
-        code = _report(AgentMemoryError(f"Cannot use a local file: {what}.", next_step=next_step), as_json)
+        code = _report(failures.local_error(exc, argv), as_json)
     except Exception as exc:
         if os.environ.get("AGENT_MEMORY_DEBUG") == "1":
             raise

@@ -77,7 +77,8 @@ def declare_codex_sandbox(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Codex's workspace-write sandbox lets commands write only in the project and temporary folders, with no "
         "network, so a save fails there. 'allow' adds agent-memory's state and cache folders, the Hugging Face "
-        "caches, and network access for sandboxed commands to Codex's config.toml; 'remove' takes that out again."
+        "caches (or a folder store's folder), and network access for sandboxed commands to Codex's config.toml; "
+        "'status' says whether that covers what the current configuration writes; 'remove' takes it out again."
     )
     each_action(
         parser,
@@ -195,13 +196,17 @@ def command_lines(command: dict[str, object] | None) -> list[str]:
 def sandbox_lines(consent: dict[str, object] | None) -> list[str]:
     if not consent:
         return []
-    if consent["state"] != "allowed":
-        return [f"codex sandbox: {consent['state']} ({consent['file']})"]
-    unchanged = " (unchanged)" if consent.get("changed") is False else ""
-    return [
-        f"codex sandbox: allowed in {consent['file']}{unchanged}: network access, and writes to "
-        + ", ".join(consent["roots"])
-    ]
+    if consent["state"] == "allowed":
+        unchanged = " (unchanged)" if consent.get("changed") is False else ""
+        return [
+            f"codex sandbox: allowed in {consent['file']}{unchanged}: network access, and writes to "
+            + ", ".join(consent["roots"])
+        ]
+    if consent["state"] == "incomplete":
+        line = f"codex sandbox: incomplete in {consent['file']}: not writable: {', '.join(consent['missing'])}"
+    else:
+        line = f"codex sandbox: {consent['state']} ({consent['file']})"
+    return [line] + ([f"  Next: {consent['next']}"] if consent.get("next") else [])
 
 
 def hook_line(action: str, found: dict[str, object]) -> str:

@@ -76,6 +76,10 @@ class ProjectCache:
         """What each verified note must be: `{id: (size, crc32, remote hash or None)}`."""
         return checksums.read(self.checksum_file)
 
+    def note_ids(self) -> set[str]:
+        """The ids of the verified notes the cache holds (their copies are checked when they are read)."""
+        return checksums.ids(self.checksum_file)
+
     def verified(self, note_ids: list[str]) -> dict[str, bytes | None]:
         """Each cached note's bytes if they are exactly what was cached from a verified source, else None."""
         found = self._intact(note_ids)

@@ -76,7 +76,7 @@ def bootstrap(
     if hooks:  # a hook file we would refuse to edit is refused now, before anything is set up
         hook_files.check(agent)
     if codex_sandbox:
-        sandbox.check()
+        sandbox.check(supplied)
     for name in roots:  # an instruction file the block cannot go into is refused now, before anything is set up
         instructions.check(agents.runtime(name).instructions_file())
     _check_writable(
@@ -111,8 +111,8 @@ def bootstrap(
     if "codex" in roots and (problem := _login_shell_problem(helper)):
         warnings.append(problem)
     installed_hooks = hook_files.install(agent) if hooks else []
-    consent = sandbox.allow() if codex_sandbox else None
-    if "codex" in roots and consent is None and (unsaved := _sandbox_warning()):
+    consent = sandbox.allow(uri) if codex_sandbox else None  # for the bucket this run configures
+    if "codex" in roots and consent is None and (unsaved := sandbox.warning(uri)):
         warnings.append(unsaved)
     backups += [h["backup"] for h in installed_hooks if h["backup"]]
     if consent and consent["backup"]:
@@ -218,23 +218,6 @@ def _again(project: str, directory: str | None, uri: str) -> str:
     """The bootstrap that records this folder's origin once more (a failed claim)."""
     words = ["agent-memory", "bootstrap", "--project", project, "--bucket", uri]
     return shlex.join(words + (["--dir", directory] if directory else []))
-
-
-def _sandbox_warning() -> str | None:
-    """What fails in Codex's sandbox without the user's consent, and how to give it; None once it is given."""
-    state = sandbox.status()["state"]
-    if state == "allowed":
-        return None
-    if state == "outdated":
-        return (
-            "Your consent for Codex's sandbox names other folders than agent-memory now writes, so saves from a "
-            "sandboxed Codex session fail. To bring it up to date, run this yourself: agent-memory codex-sandbox allow"
-        )
-    return (
-        "In Codex's usual workspace-write sandbox, the model's commands may write only in the project and temporary "
-        "folders, with no network, so a save from a Codex session fails there (nothing is saved). To allow it, run "
-        "this yourself: agent-memory codex-sandbox allow (or bootstrap again with --codex-sandbox)"
-    )
 
 
 def _login_shell_problem(helper: str) -> str | None:
