@@ -52,7 +52,8 @@ def user_error(failure: StoreError, command: Sequence[str] = ()) -> AgentMemoryE
 
 
 def sync(freshness: Freshness) -> dict[str, object]:
-    """The `sync` object of a search: `{"status": "fresh"|"stale", "reason", "detail", "skipped"}`."""
+    """The `sync` object of a search: `{"status": "fresh"|"stale", "reason", "detail", "kind", "skipped"}`; `kind`
+    is how a fresh cache was brought up to date: `changes` (the change feed) or `listing` (the whole project)."""
     if freshness.offline:
         found = {"status": "stale", "reason": "offline", "detail": "--offline: the bucket was not consulted"}
     elif freshness.error is not None:
@@ -60,4 +61,4 @@ def sync(freshness: Freshness) -> dict[str, object]:
     else:
         found = {"status": "fresh", "reason": None, "detail": None}
     skipped = [{"path": s.path, "detail": s.detail, "next": s.next_step} for s in freshness.skipped]
-    return safe_tree({**found, "skipped": skipped})
+    return safe_tree({**found, "kind": freshness.kind if freshness.fresh else None, "skipped": skipped})

@@ -8,6 +8,9 @@ Layout, mirroring the bucket: `<cache>/<bucket key>/projects/<project>/notes/<id
   with the listing.
 - `search.pack` (see `pack`): derived from the verified notes; appended to, and rebuilt whenever it is
   damaged or disagrees with them.
+- `stands.json`: where the cache stands in the bucket's change feed (see `refresh`): the feed's cursor after
+  the last refresh, when the last complete listing was, and how `checksums` and the pack looked then (a cheap
+  sign of changes made to them since). Forgotten whenever damage is found, so that the next refresh lists.
 
 The cache is only a cache: a note that is damaged or unverified here is never shown, it is fetched again.
 Writers hold the project's lock; readers take it only when what they read looks wrong (a writer may be
@@ -43,6 +46,18 @@ from . import checksums, pack
 from .checksums import Checksum
 
 TAIL = 4 << 20  # more than the longest record (a 1 MiB note, lowercased)
+STANDS = "stands.json"
+
+
+class Stand:
+    """Where a project's cache stands in the bucket's change feed (see `ProjectCache.stand`)."""
+
+    __slots__ = ("cursor", "listed", "files")
+
+    def __init__(self, cursor: str, listed: str, files: list | None) -> None:
+        self.cursor = cursor
+        self.listed = listed
+        self.files = files
 
 
 class ProjectCache:
@@ -75,6 +90,10 @@ class ProjectCache:
     def verified_checksums(self) -> dict[str, Checksum]:
         """What each verified note must be: `{id: (size, crc32, remote hash or None)}`."""
         return checksums.read(self.checksum_file)
+
+    def verified_checksums_of(self, note_ids: list[str] | set[str] | dict[str, object]) -> dict[str, Checksum]:
+        """`verified_checksums` of these notes only (for a few, cheaper than parsing every line)."""
+        return checksums.read(self.checksum_file, note_ids)
 
     def verified(self, note_ids: list[str]) -> dict[str, bytes | None]:
         """Each cached note's bytes if they are exactly what was cached from a verified source, else None."""
@@ -152,6 +171,8 @@ class ProjectCache:
         with self._locked():
             damaged = {note_id for note_id, data in self._intact(note_ids).items() if data is None}
             self._forget_locked(damaged)
+            if damaged:
+                self.forget_stand()  # the feed will not tell them again: the next refresh lists
         self.discarded |= damaged
 
     def _repair_locked(self) -> None:
@@ -227,19 +248,56 @@ class ProjectCache:
 
         write_atomic(self.pack, records())
         self._forget_locked(damaged)
+        if damaged:
+            self.forget_stand()
         self.discarded |= damaged
 
     # -- refresh bookkeeping ------------------------------------------------------------------------------
 
     def record_refresh(self) -> None:
-        """Remember when the cache last matched a complete listing of the bucket."""
+        """Remember when the cache last matched the bucket."""
         write_json_atomic(self.dir / "refresh.json", {"last_success": utc_now()})
 
     def last_refresh(self) -> str | None:
-        """When the cache last matched a complete listing, or None."""
+        """When the cache last matched the bucket, or None."""
         with contextlib.suppress(ValueError, OSError):
             return (read_json(self.dir / "refresh.json", {}) or {}).get("last_success")
         return None
+
+    def stand(self) -> Stand | None:
+        """Where the cache stood after its last refresh in the bucket's change feed, or None (never recorded,
+        forgotten after damage, or not readable: then the next refresh lists)."""
+        try:
+            found = read_json(self.dir / STANDS)
+        except (ValueError, OSError):
+            return None
+        if not isinstance(found, dict):
+            return None
+        cursor, listed, files = found.get("cursor"), found.get("listed"), found.get("files")
+        if not (isinstance(cursor, str) and 0 < len(cursor) <= 1000 and isinstance(listed, str)):
+            return None
+        return Stand(cursor, listed, files if isinstance(files, list) else None)
+
+    def record_stand(self, cursor: str, listed: str) -> None:
+        """Remember that the cache holds every change up to `cursor`, and when it was last listed whole."""
+        write_json_atomic(self.dir / STANDS, {"cursor": cursor, "listed": listed, "files": self.files_signature()})
+
+    def forget_stand(self) -> None:
+        """Make the next refresh list the whole project (damage was found, or the feed cannot be followed)."""
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.dir / STANDS)
+
+    def files_signature(self) -> list[list[int] | None]:
+        """How `checksums` and the pack look on disk (inode, size, modification time), None for a missing one."""
+        found: list[list[int] | None] = []
+        for file in (self.checksum_file, self.pack):
+            try:
+                info = os.stat(file, follow_symlinks=False)
+            except FileNotFoundError:
+                found.append(None)
+            else:
+                found.append([info.st_ino, info.st_size, info.st_mtime_ns])
+        return found
 
     def sweep(self) -> None:
         """Remove the download folders of killed processes (a folder in use is locked by its process)."""

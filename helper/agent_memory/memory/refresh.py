@@ -1,6 +1,17 @@
-"""Bring a project's cache up to date with the bucket, and heal it: the listing is the truth.
+"""Bring a project's cache up to date with the bucket, at the cost of what changed; and heal it: the listing is
+the truth.
 
-Every cached note is checked against the listing: its file's size, and the size and hash recorded when it was
+A refresh first asks the bucket's change feed what changed after the cursor where the cache stands (see
+`ProjectCache.stand`): with nothing new that is one request, whatever the number of notes; new notes cost
+their downloads. Changes of other projects and of skills are passed over. It lists the whole project instead
+when there is no cursor yet, when the feed cannot say (`reset`: the cursor is older than the feed's replay
+buffer; a deployment or token without the feed; an answer not understood), at least once a day (by this
+machine's clock; a clock set back counts as a day), and whenever damage to the cache was found, by a search or
+a read (which forget the cursor) or by `checksums` or the pack having changed since the last refresh, which
+is then checked whole. The cursor is read before the listing, so a change made during it is replayed next time;
+it is recorded only once what it covers is cached.
+
+A listing checks every cached note against the listing: its file's size, and the size and hash recorded when it was
 cached (`checksums`); a note that differs, is missing or was never verified is downloaded again. A
 cached copy with no known hash is compared by hashing it the way the listing does, where the store can.
 Downloads land in a staging folder and are moved into the cache only when complete, a batch at a time: when
@@ -14,27 +25,103 @@ the rest goes on: it is neither fetched nor dropped from the cache, and the call
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 
 from .. import names
+from ..clock import age_seconds, utc_now
 from ..store import Freshness, ObjectInfo, Store, StoreError, UnsafeObject
-from .cache import ProjectCache
+from ..store.change_feed import Replay, Unfollowable
+from .cache import ProjectCache, Stand
+from .checksums import Checksum
 
 _NOTE_FILE = re.compile(r"projects/[^/]+/notes/([^/]+)\.md")
 BATCH = 1000  # notes per download: one request for a few new notes, kept progress for a first fill of thousands
+LIST_EVERY = 86400  # seconds: the longest a cache goes without a complete listing, which heals what nothing showed
+CLOCK_SLACK = 300  # seconds: a last listing this far in the future means the clock was set back
 
 
 def refresh(store: Store, cache: ProjectCache) -> Freshness:
     """Sync the cache of one project with the bucket: fresh, with the notes (or folders) it skipped as unsafe; or
     stale, with the store's failure (then what is cached stays cached)."""
     try:
-        return Freshness(skipped=_refresh(store, cache))
+        if _follow(store, cache):
+            return Freshness(kind="changes")
+        return Freshness(skipped=_refresh(store, cache), kind="listing")
     except StoreError as exc:
         return Freshness(error=exc)
 
 
+def _prefix(cache: ProjectCache) -> str:
+    return f"projects/{cache.project}/notes"
+
+
+def _follow(store: Store, cache: ProjectCache) -> bool:
+    """Bring the cache up to date from the change feed; False if only a listing can (see the module docstring)."""
+    stand = cache.stand()
+    if stand is None or cache.discarded or not _listed_lately(stand) or not _intact(cache, stand):
+        return False
+    try:
+        replay = store.changes(stand.cursor, _prefix(cache))
+    except Unfollowable:
+        return False
+    if not _apply(store, cache, replay) or cache.discarded:
+        return False
+    if replay.cursor is not None:
+        cache.record_stand(replay.cursor, stand.listed)
+    cache.record_refresh()
+    return True
+
+
+def _listed_lately(stand: Stand) -> bool:
+    age = age_seconds(stand.listed)
+    return age is not None and -CLOCK_SLACK <= age < LIST_EVERY
+
+
+def _intact(cache: ProjectCache, stand: Stand) -> bool:
+    """Whether the cache's bookkeeping is as the last refresh left it, or checks out whole (a save since then,
+    by this machine, changes it too); False if it is lost."""
+    if cache.files_signature() == stand.files:
+        return True
+    if not cache.checksum_file.exists():
+        return False  # a listing compares every note: nothing here says which are verified
+    cache.check_pack()  # rebuilt if torn or if it disagrees with the notes; damaged copies are discarded
+    return not cache.discarded
+
+
+def _apply(store: Store, cache: ProjectCache, replay: Replay) -> bool:
+    """Fetch the notes the replay added or changed, drop those it deleted; False if a change does not say
+    enough to know what the note is now (then the listing does)."""
+    remote: dict[str, ObjectInfo] = {}
+    gone = set()
+    for path, change in replay.changes.items():
+        note_id = _note_id(path)
+        if note_id is None:
+            continue  # not a note: never read, as in a listing
+        if change.deleted:
+            gone.add(note_id)
+        elif change.size is None or change.hash is None:
+            return False  # an update that left out the size or hash of a note this replay did not add
+        else:
+            remote[note_id] = ObjectInfo(path, change.size, hash=change.hash)
+    sizes = {}
+    for note_id in remote:  # a few files: one stat each, not a scan of thousands
+        with contextlib.suppress(FileNotFoundError):
+            sizes[note_id] = os.stat(cache.note_file(note_id), follow_symlinks=False).st_size
+    _fetch_changed(store, cache, remote, [], sizes, cache.verified_checksums_of(remote))
+    if gone:
+        cache.drop(gone)
+    return True
+
+
 def _refresh(store: Store, cache: ProjectCache) -> list[UnsafeObject]:
-    prefix = f"projects/{cache.project}/notes"
+    prefix = _prefix(cache)
+    try:
+        head = store.changes(None, prefix).cursor  # before the listing: what changes during it comes again
+    except Unfollowable:
+        head = None
+    listed = utc_now()
     listing = store.list(prefix)
     remote: dict[str, ObjectInfo] = {}
     for info in listing:
@@ -48,6 +135,10 @@ def _refresh(store: Store, cache: ProjectCache) -> list[UnsafeObject]:
         _sync(store, cache, remote, skipped)
         if not cache.discarded:
             break
+    if head is not None and not skipped:
+        cache.record_stand(head, listed)
+    else:
+        cache.forget_stand()  # no feed to follow (or a partial listing): the next refresh lists again
     cache.record_refresh()
     return list({s.path: s for s in skipped}.values())  # once each, though both passes may meet it
 
@@ -59,6 +150,26 @@ def _note_id(path: str) -> str | None:
 
 def _sync(store: Store, cache: ProjectCache, remote: dict[str, ObjectInfo], skipped: list[UnsafeObject]) -> None:
     sizes, known = cache.sizes(), cache.verified_checksums()
+    _fetch_changed(store, cache, remote, skipped, sizes, known)
+    gone = (sizes.keys() | known.keys()) - remote.keys()
+    if any(_note_id(s.path) is None for s in skipped):  # a folder on the way was skipped: the listing is partial
+        gone = set()
+    gone -= {_note_id(s.path) for s in skipped}  # kept as they were: the bucket's copy could not be read
+    if gone:
+        cache.drop(gone)
+    cache.check_pack()
+
+
+def _fetch_changed(
+    store: Store,
+    cache: ProjectCache,
+    remote: dict[str, ObjectInfo],
+    skipped: list[UnsafeObject],
+    sizes: dict[str, int],
+    known: dict[str, Checksum],
+) -> None:
+    """Fetch each note of `remote` that the cache does not hold as it is there (`sizes` of its files and `known`
+    checksums, of these notes at least)."""
     fetch, compare = [], []
     for note_id, info in remote.items():
         size, checksum = sizes.get(note_id), known.get(note_id)
@@ -71,13 +182,6 @@ def _sync(store: Store, cache: ProjectCache, remote: dict[str, ObjectInfo], skip
     fetch = sorted(fetch + _verify_by_hash(store, cache, {note_id: remote[note_id] for note_id in compare}))
     for start in range(0, len(fetch), BATCH):
         _download(store, cache, {note_id: remote[note_id] for note_id in fetch[start : start + BATCH]}, skipped)
-    gone = (sizes.keys() | known.keys()) - remote.keys()
-    if any(_note_id(s.path) is None for s in skipped):  # a folder on the way was skipped: the listing is partial
-        gone = set()
-    gone -= {_note_id(s.path) for s in skipped}  # kept as they were: the bucket's copy could not be read
-    if gone:
-        cache.drop(gone)
-    cache.check_pack()
 
 
 def _verify_by_hash(store: Store, cache: ProjectCache, infos: dict[str, ObjectInfo]) -> list[str]:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import tempfile
+import time
+from collections.abc import Generator
 from pathlib import Path
 
 # hf_xet reads its configuration when it is first loaded. Its defaults retry an unreachable Hub for
@@ -28,7 +30,10 @@ from huggingface_hub.utils._http import hf_request_event_hook  # noqa: E402
 
 from ..budget import Budget, DeadlineExceeded  # noqa: E402
 from ..guard import redact  # noqa: E402
+from . import change_feed  # noqa: E402
 from .base import BucketMissing, BucketPublic, Listing, NoCredentials, ObjectConflict, ObjectInfo, Store, StoreError  # noqa: E402
+
+FEED_SECONDS = 10.0  # at most this long (or half the budget) for the feed to get ready, then list instead
 
 
 class _Unreachable(Exception):
@@ -147,10 +152,55 @@ class HubStore(Store):
     def fetch(self, objects: list[ObjectInfo], dest: Path) -> None:
         if not objects:
             return
-        files = [(info.ref if info.ref is not None else info.path, dest / info.path) for info in objects]
+        files = [(self._remote(info), dest / info.path) for info in objects]
         self._call(
             lambda: self.api.download_bucket_files(self.bucket_id, files, raise_on_missing_files=True)  # type: ignore[arg-type]
         )
+
+    @staticmethod
+    def _remote(info: ObjectInfo) -> object:
+        """What the SDK downloads: the listing's entry; for a change told by the feed, an entry made from its size
+        and hash (which saves the SDK a lookup); else the path, which it looks up."""
+        if info.ref is not None:
+            return info.ref
+        if info.hash is not None:
+            return huggingface_hub.BucketFile(type="file", path=info.path, size=info.size, xetHash=info.hash)
+        return info.path
+
+    def changes(self, cursor: str | None, prefix: str) -> change_feed.Replay:
+        # a feed that hangs must leave time for the listing that replaces it
+        deadline = time.monotonic() + min(FEED_SECONDS, self.budget.remaining() / 2)
+        url = f"{self.api.endpoint}/api/buckets/{self.bucket_id}/events"
+
+        def open_stream(params: dict[str, str]) -> Generator[bytes, None, None]:
+            from huggingface_hub.utils import build_hf_headers, get_session
+
+            wait = max(0.1, deadline - time.monotonic())
+            headers = {**build_hf_headers(token=self.api.token), "accept": "text/event-stream"}
+            try:
+                with get_session().stream(
+                    "GET", url, headers=headers, params=params, timeout=httpx2.Timeout(wait, connect=min(wait, 10.0))
+                ) as response:
+                    status = response.status_code
+                    if status in change_feed.UNFOLLOWABLE or status >= 400:  # 400: the cursor is refused
+                        reason = "refused" if status == 400 else "unavailable"
+                        raise change_feed.Unfollowable(reason, f"the change feed answered {status}")
+                    if not response.headers.get("content-type", "").startswith("text/event-stream"):
+                        raise change_feed.Unfollowable("unavailable", "the change feed answered something else")
+                    yield from response.iter_bytes()
+            except _ServerAnswer as exc:  # 501 (not served here) or a failing feed: the listing decides
+                raise change_feed.Unfollowable("unavailable", str(exc)) from None
+            except httpx2.TimeoutException:
+                raise change_feed.Unfollowable("slow", "the change feed did not get ready in time") from None
+            except httpx2.HTTPError as exc:  # cut in the middle: as if it had ended
+                raise change_feed.Unfollowable("ended", f"the change feed broke off ({type(exc).__name__})") from None
+
+        try:
+            return self.budget.run(lambda: change_feed.head_or_changes(open_stream, cursor, prefix, deadline=deadline))
+        except change_feed.Unfollowable:
+            raise
+        except Exception as exc:
+            raise self._classify(exc) from exc
 
     def _stat(self, path: str) -> object:
         found = self._call(lambda: list(self.api.get_bucket_paths_info(self.bucket_id, [path])))
