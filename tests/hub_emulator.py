@@ -268,6 +268,7 @@ class HubEmulator:
         self._feed_status: int | None = None  # set: the events feed answers this status (unavailable)
         self._feed_buffer: int | None = None
         self.feed_keepalive = FEED_KEEPALIVE
+        self.open_streams = 0  # event streams being served now (a client that closes at `ready` leaves none)
         self.feed_stream_seconds = FEED_STREAM_SECONDS
         self.spaces = SpaceRepos(self)
         self._stopping = threading.Event()
@@ -834,6 +835,9 @@ class _Handler(BaseHTTPRequestHandler):
         if response.stream is None:
             self.wfile.write(response.body)
             return
+        emulator: HubEmulator = self.server.emulator  # type: ignore[attr-defined]
+        with emulator._lock:
+            emulator.open_streams += 1
         try:  # HTTP/1.0 without a length: the stream ends when the connection closes
             for chunk in response.stream:
                 self.wfile.write(chunk)
@@ -842,6 +846,8 @@ class _Handler(BaseHTTPRequestHandler):
             pass
         finally:
             response.stream.close()
+            with emulator._lock:
+                emulator.open_streams -= 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -37,6 +37,7 @@ from .cache import ProjectCache, Stand
 from .checksums import Checksum
 
 _NOTE_FILE = re.compile(r"projects/[^/]+/notes/([^/]+)\.md")
+NOTE = "projects/{}/notes/{}.md"
 BATCH = 1000  # notes per download: one request for a few new notes, kept progress for a first fill of thousands
 LIST_EVERY = 86400  # seconds: the longest a cache goes without a complete listing, which heals what nothing showed
 CLOCK_SLACK = 300  # seconds: a last listing this far in the future means the clock was set back
@@ -92,19 +93,26 @@ def _intact(cache: ProjectCache, stand: Stand) -> bool:
 
 def _apply(store: Store, cache: ProjectCache, replay: Replay) -> bool:
     """Fetch the notes the replay added or changed, drop those it deleted; False if a change does not say
-    enough to know what the note is now (then the listing does)."""
+    enough to know what a note is now (then the listing does)."""
+    changed = {note_id: change for path, change in replay.changes.items() if (note_id := _note_id(path))}
+    known = cache.verified_checksums_of([note_id for note_id, change in changed.items() if not change.added])
     remote: dict[str, ObjectInfo] = {}
     gone = set()
-    for path, change in replay.changes.items():
-        note_id = _note_id(path)
-        if note_id is None:
-            continue  # not a note: never read, as in a listing
+    for note_id, change in changed.items():  # anything else below the folder is not a note: never read
         if change.deleted:
             gone.add(note_id)
-        elif change.size is None or change.hash is None:
-            return False  # an update that left out the size or hash of a note this replay did not add
-        else:
-            remote[note_id] = ObjectInfo(path, change.size, hash=change.hash)
+            continue
+        size, xet_hash = change.size, change.hash
+        if not change.added:  # an update tells only what changed: the rest is as cached, if it is cached
+            if note_id not in known:
+                return False
+            size = known[note_id][0] if size is None else size
+            xet_hash = known[note_id][2] if xet_hash is None else xet_hash
+        if xet_hash is None:
+            if change.added:
+                return False  # an add without its hash: nothing to check a download against
+            continue  # the bytes did not change (only their time): the cached copy is still the one
+        remote[note_id] = ObjectInfo(NOTE.format(cache.project, note_id), size, hash=xet_hash)
     sizes = {}
     for note_id in remote:  # a few files: one stat each, not a scan of thousands
         with contextlib.suppress(FileNotFoundError):

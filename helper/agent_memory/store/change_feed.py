@@ -152,16 +152,16 @@ def _events(chunks: Iterator[bytes], deadline: float, budget: list[int]) -> Iter
     """
     buffer = bytearray()
     name, data, size = "", [], 0
-    held = b""  # a CR that ended the last chunk: the first half of a CRLF, or a line end of its own
+    after_cr = False  # the last chunk ended with a CR: an LF starting this one is the rest of a CRLF
     for chunk in chunks:
         if time.monotonic() > deadline:
             raise Unfollowable("slow", "the change feed did not get ready in time")
         budget[0] -= len(chunk)
         if budget[0] < 0:
             raise Unfollowable("long", f"the change feed replays more than {MAX_REPLAY >> 20} MiB")
-        chunk, held = held + chunk, b""
-        if chunk.endswith(b"\r"):
-            chunk, held = chunk[:-1], b"\r"
+        if after_cr and chunk.startswith(b"\n"):
+            chunk = chunk[1:]
+        after_cr = chunk.endswith(b"\r")
         if b"\r" in chunk:
             chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         buffer += chunk

@@ -190,6 +190,8 @@ class HubStore(Store):
                     yield from response.iter_bytes()
             except _ServerAnswer as exc:  # 501 (not served here) or a failing feed: the listing decides
                 raise change_feed.Unfollowable("unavailable", str(exc)) from None
+            except _Unreachable as exc:  # timed out (or refused): the listing has the rest of the budget to try
+                raise change_feed.Unfollowable("slow", str(exc)) from None
             except httpx2.TimeoutException:
                 raise change_feed.Unfollowable("slow", "the change feed did not get ready in time") from None
             except httpx2.HTTPError as exc:  # cut in the middle: as if it had ended
