@@ -138,6 +138,8 @@ class ProjectCache:
         """
         remote = remote or {}
         with self._locked():
+            if any(isinstance(source, Path) for source in notes.values()):
+                make_dirs(self.notes)  # once, not per note: checking the folders on the way costs a few stats
             known = checksums.read(self.checksum_file, notes)
             lines, added, replaced = [], [], False
             for note_id, source in notes.items():
@@ -200,9 +202,8 @@ class ProjectCache:
     def _place(self, target: Path, source: bytes | Path, data: bytes) -> None:
         if not isinstance(source, Path):
             write_atomic(target, data)
-        elif source != target:  # a download: made private, then moved in whole
+        elif source != target:  # a download: made private, then moved in whole (`add` made the folder)
             os.chmod(source, FILE_MODE)
-            make_dirs(target.parent)
             os.replace(source, target)
 
     def _record(self, lines: list[bytes]) -> None:

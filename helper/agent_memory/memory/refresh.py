@@ -28,6 +28,9 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 from .. import names
 from ..clock import age_seconds, utc_now
@@ -188,8 +191,8 @@ def _fetch_changed(
         elif checksum is None or (info.hash is not None and checksum[2] is None):
             compare.append(note_id)  # never verified, or saved here before its hash was known
     fetch = sorted(fetch + _verify_by_hash(store, cache, {note_id: remote[note_id] for note_id in compare}))
-    for start in range(0, len(fetch), BATCH):
-        _download(store, cache, {note_id: remote[note_id] for note_id in fetch[start : start + BATCH]}, skipped)
+    batches = [{note_id: remote[note_id] for note_id in fetch[at : at + BATCH]} for at in range(0, len(fetch), BATCH)]
+    _download(store, cache, batches, skipped)
 
 
 def _verify_by_hash(store: Store, cache: ProjectCache, infos: dict[str, ObjectInfo]) -> list[str]:
@@ -206,24 +209,61 @@ def _verify_by_hash(store: Store, cache: ProjectCache, infos: dict[str, ObjectIn
     return [note_id for note_id in infos if note_id not in same]
 
 
-def _download(store: Store, cache: ProjectCache, infos: dict[str, ObjectInfo], skipped: list[UnsafeObject]) -> None:
-    with cache.staging() as staging:
-        left = list(infos.values())
-        while left:
-            try:
-                store.fetch(left, staging)
-                left = []
-            except UnsafeObject as exc:  # changed since the listing: skip it (a note, or their folder), go on
-                skipped.append(exc)
-                bad = [info for info in left if info.path == exc.path or info.path.startswith(exc.path + "/")]
-                for info in bad:
-                    infos.pop(_note_id(info.path) or "", None)
-                at = left.index(bad[0]) if bad else len(left)  # those before it were copied already
-                left = [info for info in left[at:] if info not in bad]
-        complete = {}
-        for note_id, info in infos.items():
-            file = staging / info.path
-            if not file.is_file() or file.stat().st_size != info.size:
-                raise StoreError("error", f"incomplete download of {info.path}")
-            complete[note_id] = file
-        cache.add(complete, remote={note_id: info.hash for note_id, info in infos.items()})
+def _download(
+    store: Store, cache: ProjectCache, batches: list[dict[str, ObjectInfo]], skipped: list[UnsafeObject]
+) -> None:
+    """Download the batches in order, each into its own staging folder, and add each to the cache once complete.
+
+    While one batch is added (read, checked, indexed: Python's work), the next one downloads (hf_xet's, outside
+    the interpreter's lock): a first fill costs about the larger of the two instead of their sum.
+    """
+    with contextlib.ExitStack() as stack:
+        pool = stack.enter_context(ThreadPoolExecutor(1, "agent-memory-download")) if len(batches) > 1 else None
+        previous: tuple[contextlib.ExitStack, Path, dict[str, ObjectInfo]] | None = None
+        for infos in batches:
+            folder = contextlib.ExitStack()
+            staging = folder.enter_context(cache.staging())
+            job = pool.submit(_fetch, store, staging, infos, skipped) if pool is not None else None
+            if previous is not None:
+                with previous[0]:  # its staging folder goes once it is added (or fails)
+                    _keep(cache, previous[1], previous[2])
+            previous = (folder, staging, infos)
+            with _closed_on_error(folder):
+                job.result() if job is not None else _fetch(store, staging, infos, skipped)
+        if previous is not None:
+            with previous[0]:
+                _keep(cache, previous[1], previous[2])
+
+
+@contextlib.contextmanager
+def _closed_on_error(stack: contextlib.ExitStack) -> Iterator[None]:
+    try:
+        yield
+    except BaseException:
+        stack.close()
+        raise
+
+
+def _fetch(store: Store, staging: Path, infos: dict[str, ObjectInfo], skipped: list[UnsafeObject]) -> None:
+    left = list(infos.values())
+    while left:
+        try:
+            store.fetch(left, staging)
+            left = []
+        except UnsafeObject as exc:  # changed since the listing: skip it (a note, or their folder), go on
+            skipped.append(exc)
+            bad = [info for info in left if info.path == exc.path or info.path.startswith(exc.path + "/")]
+            for info in bad:
+                infos.pop(_note_id(info.path) or "", None)
+            at = left.index(bad[0]) if bad else len(left)  # those before it were copied already
+            left = [info for info in left[at:] if info not in bad]
+
+
+def _keep(cache: ProjectCache, staging: Path, infos: dict[str, ObjectInfo]) -> None:
+    complete = {}
+    for note_id, info in infos.items():
+        file = staging / info.path
+        if not file.is_file() or file.stat().st_size != info.size:
+            raise StoreError("error", f"incomplete download of {info.path}")
+        complete[note_id] = file
+    cache.add(complete, remote={note_id: info.hash for note_id, info in infos.items()})
