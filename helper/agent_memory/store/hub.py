@@ -7,6 +7,7 @@ print them. Every call runs inside the command's time budget, and the SDK's own 
 
 from __future__ import annotations
 
+import functools
 import os
 import tempfile
 import time
@@ -80,7 +81,13 @@ class HubStore(Store):
         self.budget = budget
         huggingface_hub.set_client_factory(_client_factory)  # our transport, whoever set one before us
         # the endpoint is read when the store is opened, like every other setting, not when the SDK was imported
-        self.api = huggingface_hub.HfApi(endpoint=os.environ.get("HF_ENDPOINT") or None)
+        self.endpoint = (os.environ.get("HF_ENDPOINT") or huggingface_hub.constants.ENDPOINT).rstrip("/")
+
+    @functools.cached_property
+    def api(self) -> huggingface_hub.HfApi:
+        """The SDK's client, made when first used: a refresh with nothing new needs only its HTTP session, and
+        loading `HfApi` costs about a third of that refresh."""
+        return huggingface_hub.HfApi(endpoint=self.endpoint)
 
     def _call(self, fn: object) -> object:
         try:
@@ -170,13 +177,13 @@ class HubStore(Store):
     def changes(self, cursor: str | None, prefix: str) -> change_feed.Replay:
         # a feed that hangs must leave time for the listing that replaces it
         deadline = time.monotonic() + min(FEED_SECONDS, self.budget.remaining() / 2)
-        url = f"{self.api.endpoint}/api/buckets/{self.bucket_id}/events"
+        url = f"{self.endpoint}/api/buckets/{self.bucket_id}/events"
 
         def open_stream(params: dict[str, str]) -> Generator[bytes, None, None]:
             from huggingface_hub.utils import build_hf_headers, get_session
 
             wait = max(0.1, deadline - time.monotonic())
-            headers = {**build_hf_headers(token=self.api.token), "accept": "text/event-stream"}
+            headers = {**build_hf_headers(), "accept": "text/event-stream"}  # the SDK's own credentials
             try:
                 with get_session().stream(
                     "GET", url, headers=headers, params=params, timeout=httpx2.Timeout(wait, connect=min(wait, 10.0))
