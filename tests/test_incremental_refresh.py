@@ -206,3 +206,21 @@ def test_a_hung_feed_falls_back_to_the_listing_within_the_budget(reader, hub):
     result = reader.run("search", "patient note", "--json", env={"AGENT_MEMORY_TIMEOUT": "6"})
     assert result.code == 0 and time.monotonic() - started < 6
     assert result.json["sync"]["kind"] == "listing" and len(result.json["results"]) == 1
+
+
+@pytest.mark.slow
+def test_concurrent_searches_while_notes_arrive_lose_none(reader, hub):
+    workers = []
+    for round_ in range(3):
+        _seed(hub, 4, word="racing", start=round_ * 4, stamp="20260109-000000")
+        workers += [reader.popen("search", "racing note", "--json") for _ in range(2)]
+    workers.append(reader.popen("save", "--json", input=b"racing note saved here meanwhile"))
+    for worker in workers:
+        out, err = worker.communicate(timeout=120)
+        assert worker.returncode == 0, err.decode()
+    found = _search(reader, "racing note")
+    assert found["sync"]["status"] == "fresh" and len(found["results"]) == 13
+    _seed(hub, 1, word="racing", start=99, stamp="20260109-000000")
+    hub.feed_buffer(0)  # reset: a listing now, which must agree that the feed left nothing out
+    listed = _search(reader, "racing note")
+    assert listed["sync"]["kind"] == "listing" and len(listed["results"]) == 14

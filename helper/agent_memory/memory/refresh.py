@@ -70,6 +70,8 @@ def _follow(store: Store, cache: ProjectCache) -> bool:
         replay = store.changes(stand.cursor, _prefix(cache))
     except Unfollowable:
         return False
+    if replay.changes:
+        cache.sweep()  # the download folders of killed refreshes, as a listing would
     if not _apply(store, cache, replay) or cache.discarded:
         return False
     if replay.cursor is not None:
@@ -222,6 +224,7 @@ def _download(
         previous: tuple[contextlib.ExitStack, Path, dict[str, ObjectInfo]] | None = None
         for infos in batches:
             folder = contextlib.ExitStack()
+            stack.callback(folder.close)  # whatever fails, no staging folder is left behind (closing twice is none)
             staging = folder.enter_context(cache.staging())
             job = pool.submit(_fetch, store, staging, infos, skipped) if pool is not None else None
             if previous is not None:
