@@ -148,10 +148,10 @@ def _refresh(store: Store, cache: ProjectCache) -> list[UnsafeObject]:
         _sync(store, cache, remote, skipped)
         if not cache.discarded:
             break
-    if head is not None and not skipped:
+    if head is not None and not skipped and not cache.discarded:
         cache.record_stand(head, listed)
     else:
-        cache.forget_stand()  # no feed to follow (or a partial listing): the next refresh lists again
+        cache.forget_stand()  # no feed to follow, a partial listing, damage left: the next refresh lists again
     cache.record_refresh()
     return list({s.path: s for s in skipped}.values())  # once each, though both passes may meet it
 
