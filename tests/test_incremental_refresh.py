@@ -141,9 +141,16 @@ def test_an_unavailable_feed_falls_back_to_the_listing(reader, hub, status):
     assert found["sync"]["status"] == "fresh" and found["sync"]["kind"] == "listing" and len(found["results"]) == 2
     assert _requests(hub).count("tree") == 13
     hub.reset_requests()
-    assert _search(reader, "unfollowed")["sync"]["kind"] == "listing"  # no cursor while it stays unavailable
+    # the bucket's updatedAt stands in for the cursor: unchanged, one small request tells that nothing is new
+    assert _search(reader, "unfollowed")["sync"]["kind"] == "changes" and _requests(hub) == ["info"]
+    HfApi(endpoint=hub.url, token=reader.env["HF_TOKEN"]).batch_bucket_files(BUCKET, add=[(b"x", "skills/a/1/x")])
+    hub.reset_requests()
+    assert _search(reader, "unfollowed")["sync"]["kind"] == "listing"  # any write to the bucket changes it
+    assert _requests(hub).count("tree") == 13
     hub.feed_on()
-    assert _search(reader, "unfollowed")["sync"]["kind"] == "listing"  # the feed is back: a cursor again
+    stands = _stands(reader)  # the next daily listing follows the feed again
+    stands.write_text(json.dumps({**json.loads(stands.read_text()), "listed": "2020-01-01T00:00:00Z"}))
+    assert _search(reader, "unfollowed")["sync"]["kind"] == "listing"
     hub.reset_requests()
     assert _search(reader, "unfollowed")["sync"]["kind"] == "changes" and _requests(hub) == ["events"]
 

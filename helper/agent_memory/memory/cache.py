@@ -8,9 +8,10 @@ Layout, mirroring the bucket: `<cache>/<bucket key>/projects/<project>/notes/<id
   with the listing.
 - `search.pack` (see `pack`): derived from the verified notes; appended to, and rebuilt whenever it is
   damaged or disagrees with them.
-- `stands.json`: where the cache stands in the bucket's change feed (see `refresh`): the feed's cursor after
-  the last refresh, when the last complete listing was, and how `checksums` and the pack looked then (a cheap
-  sign of changes made to them since). Forgotten whenever damage is found, so that the next refresh lists.
+- `stands.json`: where the cache stands in the bucket (see `refresh`): the change feed's cursor after the last
+  refresh (or, for a bucket without a feed to follow, the `updatedAt` it showed), when the last complete
+  listing was, and how `checksums` and the pack looked then (a cheap sign of changes made to them since).
+  Forgotten whenever damage is found, so that the next refresh lists.
 
 The cache is only a cache: a note that is damaged or unverified here is never shown, it is fetched again.
 Writers hold the project's lock; readers take it only when what they read looks wrong (a writer may be
@@ -50,12 +51,14 @@ STANDS = "stands.json"
 
 
 class Stand:
-    """Where a project's cache stands in the bucket's change feed (see `ProjectCache.stand`)."""
+    """Where a project's cache stands (see `ProjectCache.stand`): the change feed's cursor, or where the bucket has
+    no feed to follow, the `updatedAt` it showed; when it was last listed whole; how its bookkeeping looked."""
 
-    __slots__ = ("cursor", "listed", "files")
+    __slots__ = ("cursor", "updated_at", "listed", "files")
 
-    def __init__(self, cursor: str, listed: str, files: list | None) -> None:
+    def __init__(self, cursor: str | None, updated_at: str | None, listed: str, files: list | None) -> None:
         self.cursor = cursor
+        self.updated_at = updated_at
         self.listed = listed
         self.files = files
 
@@ -274,14 +277,20 @@ class ProjectCache:
             return None
         if not isinstance(found, dict):
             return None
-        cursor, listed, files = found.get("cursor"), found.get("listed"), found.get("files")
-        if not (isinstance(cursor, str) and 0 < len(cursor) <= 1000 and isinstance(listed, str)):
+        cursor, updated_at, listed, files = (found.get(key) for key in ("cursor", "updated_at", "listed", "files"))
+        if not all(
+            value is None or (isinstance(value, str) and 0 < len(value) <= 1000) for value in (cursor, updated_at)
+        ):
             return None
-        return Stand(cursor, listed, files if isinstance(files, list) else None)
+        if (cursor is None) == (updated_at is None) or not isinstance(listed, str):
+            return None  # exactly one of them says where the cache stands
+        return Stand(cursor, updated_at, listed, files if isinstance(files, list) else None)
 
-    def record_stand(self, cursor: str, listed: str) -> None:
-        """Remember that the cache holds every change up to `cursor`, and when it was last listed whole."""
-        write_json_atomic(self.dir / STANDS, {"cursor": cursor, "listed": listed, "files": self.files_signature()})
+    def record_stand(self, listed: str, *, cursor: str | None = None, updated_at: str | None = None) -> None:
+        """Remember that the cache holds every change up to `cursor` (or up to the bucket's `updated_at`), and
+        when it was last listed whole."""
+        stand = {"cursor": cursor, "updated_at": updated_at, "listed": listed, "files": self.files_signature()}
+        write_json_atomic(self.dir / STANDS, stand)
 
     def forget_stand(self) -> None:
         """Make the next refresh list the whole project (damage was found, or the feed cannot be followed)."""

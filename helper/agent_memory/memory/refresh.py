@@ -3,7 +3,9 @@ the truth.
 
 A refresh first asks the bucket's change feed what changed after the cursor where the cache stands (see
 `ProjectCache.stand`): with nothing new that is one request, whatever the number of notes; new notes cost
-their downloads. Changes of other projects and of skills are passed over. It lists the whole project instead
+their downloads. Changes of other projects and of skills are passed over. Where the feed cannot be followed,
+the bucket's `updatedAt` seen before the last listing stands in for the cursor: unchanged, nothing is new (one
+request); changed by any write to the bucket, the project is listed again. It lists the whole project instead
 when there is no cursor yet, when the feed cannot say (`reset`: the cursor is older than the feed's replay
 buffer; a deployment or token without the feed; an answer not understood), at least once a day (by this
 machine's clock; a clock set back counts as a day), and whenever damage to the cache was found, by a search or
@@ -66,6 +68,11 @@ def _follow(store: Store, cache: ProjectCache) -> bool:
     stand = cache.stand()
     if stand is None or cache.discarded or not _listed_lately(stand) or not _intact(cache, stand):
         return False
+    if stand.cursor is None:  # a bucket without a feed to follow: any write anywhere in it changes `updatedAt`
+        if store.updated_at() != stand.updated_at:
+            return False
+        cache.record_refresh()
+        return True
     try:
         replay = store.changes(stand.cursor, _prefix(cache))
     except Unfollowable:
@@ -75,7 +82,7 @@ def _follow(store: Store, cache: ProjectCache) -> bool:
     if not _apply(store, cache, replay) or cache.discarded:
         return False
     if replay.cursor is not None:
-        cache.record_stand(replay.cursor, stand.listed)
+        cache.record_stand(stand.listed, cursor=replay.cursor)
     cache.record_refresh()
     return True
 
@@ -134,6 +141,10 @@ def _refresh(store: Store, cache: ProjectCache) -> list[UnsafeObject]:
         head = store.changes(None, prefix).cursor  # before the listing: what changes during it comes again
     except Unfollowable:
         head = None
+    updated = None
+    if head is None:  # no feed to follow: `updatedAt` will tell whether anything changed since this listing
+        with contextlib.suppress(StoreError):  # then the listing says what is wrong, if anything is
+            updated = store.updated_at()
     listed = utc_now()
     listing = store.list(prefix)
     remote: dict[str, ObjectInfo] = {}
@@ -148,8 +159,8 @@ def _refresh(store: Store, cache: ProjectCache) -> list[UnsafeObject]:
         _sync(store, cache, remote, skipped)
         if not cache.discarded:
             break
-    if head is not None and not skipped and not cache.discarded:
-        cache.record_stand(head, listed)
+    if (head is not None or updated is not None) and not skipped and not cache.discarded:
+        cache.record_stand(listed, cursor=head, updated_at=None if head else updated)
     else:
         cache.forget_stand()  # no feed to follow, a partial listing, damage left: the next refresh lists again
     cache.record_refresh()

@@ -179,6 +179,11 @@ class Store(ABC):
         (a folder store), a cursor too old for it, a feed that fails; the caller lists instead."""
         raise Unfollowable("unsupported", f"{self.uri} has no change feed")
 
+    def updated_at(self) -> str | None:
+        """When the store last changed, as the store tells it (compared for equality only, never as a time), in
+        one request; None if it cannot tell (a folder store)."""
+        return None
+
     def hashes(self, files: list[Path]) -> list[str | None]:
         """For each local file, the hash that `list` would give an object with its bytes (None: no such hash).
 

@@ -211,6 +211,11 @@ class HubStore(Store):
         except Exception as exc:
             raise self._classify(exc) from exc
 
+    def updated_at(self) -> str | None:
+        info = self._call(lambda: self.api.bucket_info(self.bucket_id))
+        value = getattr(info, "updatedAt", None)  # a field BucketInfo keeps as the Hub spells it
+        return value if isinstance(value, str) and 0 < len(value) <= 100 else None
+
     def _stat(self, path: str) -> object:
         found = self._call(lambda: list(self.api.get_bucket_paths_info(self.bucket_id, [path])))
         return found[0] if found else None
