@@ -70,6 +70,7 @@ def refresh(ctx: Context) -> list[Table]:
             "`hf buckets sync hf://buckets/.../notes DIR` into an up-to-date copy is shown for context (it lists).",
             f"Medians of {ctx.runs} alternating runs after one warm-up round, every size in the same rounds; "
             "requests counted by the emulator.",
+            *CAUSES_3A,
         ],
     )
     added = Table(
@@ -170,6 +171,26 @@ def _refresh_new(ctx: Context, corpus: Corpus, table: Table) -> bool:
     return ok
 
 
+# what the profiles showed about the targets these tables miss (static: measured once, by hand)
+CAUSES_3A = [
+    "Where the rest of the time goes (measured with `python -X importtime` and cProfile on 2026-12-02, 1,000 "
+    "notes): an online search loads huggingface_hub's HTTP stack, which `search --offline` never does (`httpx2` "
+    "about 80 to 110 ms, `huggingface_hub.utils` about 35 ms), then makes its client (a TLS context) and runs the"
+    " request in the budget's thread: about 250 ms in all, of which the request is 2 to 5 ms. Within 1.5x would "
+    "need the feed's one request without the SDK (the standard library's `http.client`), which means reading the "
+    "SDK's credentials ourselves: left as a decision, not done. `HfApi` itself is no longer loaded on this path "
+    "(it was a further 60 ms).",
+    "Flatness: the refresh's own share (search minus `search --offline`) does not grow with the notes; `search "
+    "--offline` itself does (the pack scan: section 1), and so the online search at 50,000 notes.",
+]
+CAUSES_3C = [
+    "Where the gap comes from: besides downloading, a fill reads each note back, checks its CRC-32, parses its "
+    "frontmatter for the search pack, and moves it into the cache (about 0.3 ms a note: 3 s at 10,000, 15 s at "
+    "50,000, which hf does not do), and downloads in 1,000-note batches (one hf_xet download group each, against "
+    "one for hf) so that a command cut by its budget keeps its finished batches. The next batch downloads while "
+    "the last one is added, which hides that work only when a core is free: on this shared 2-core machine (load "
+    "average 7 to 20 during the run) it rarely is. Batches of 5,000 measured no better.",
+]
 FILL_RUNS = 3  # whole fills of up to 50,000 notes: a minute each
 
 
@@ -184,6 +205,7 @@ def _fill(ctx: Context) -> Table:
             "cache (a new machine) or an empty folder, prepared untimed. The search lists the project, downloads "
             "it in batches of 1,000 (the next batch downloads while the last one is added to the cache) and "
             "builds the search pack; hf downloads the files only.",
+            *CAUSES_3C,
         ],
     )
     worst = 0.0
