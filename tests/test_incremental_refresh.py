@@ -231,3 +231,20 @@ def test_concurrent_searches_while_notes_arrive_lose_none(reader, hub):
     hub.feed_buffer(0)  # reset: a listing now, which must agree that the feed left nothing out
     listed = _search(reader, "racing note")
     assert listed["sync"]["kind"] == "listing" and len(listed["results"]) == 14
+
+
+@pytest.mark.parametrize("missing", ["build_hf_headers", "get_session"])
+def test_an_sdk_without_the_helpers_the_feed_uses_falls_back_to_the_listing(reader, hub, monkeypatch, missing):
+    """The feed is read with the SDK's public HTTP session and headers only; should a release drop either, every
+    search lists, as before the feed was used (the commands run inside this process: see `in_process`)."""
+    import huggingface_hub.utils as utils
+
+    monkeypatch.delitem(utils._ATTR_TO_MODULE, missing)  # its utils are loaded lazily, by this table
+    if missing in vars(utils):
+        monkeypatch.delattr(utils, missing)
+    with pytest.raises(ImportError):
+        exec(f"from huggingface_hub.utils import {missing}")
+    _seed(hub, 1, word="listed", stamp="20260110-000000")
+    found = _search(reader, "listed note")
+    assert found["sync"]["status"] == "fresh" and found["sync"]["kind"] == "listing" and len(found["results"]) == 1
+    assert "events" not in _requests(hub)

@@ -208,6 +208,9 @@ class HubStore(Store):
             return self.budget.run(lambda: change_feed.head_or_changes(open_stream, cursor, prefix, deadline=deadline))
         except change_feed.Unfollowable:
             raise
+        except (ImportError, AttributeError) as exc:  # an SDK without the helpers used above: list, as before
+            detail = f"this huggingface_hub cannot read the feed ({exc})"
+            raise change_feed.Unfollowable("unsupported", detail) from None
         except Exception as exc:
             raise self._classify(exc) from exc
 
