@@ -194,6 +194,11 @@ def startup(ctx: Context) -> list[Table]:
         ["command", "imports beyond `python -c pass`", "largest imports (ms, with the libraries inside)"],
         notes=[
             "From `python -X importtime`, medians of 5 runs (the instrumentation inflates times a little).",
+            "The SessionStart reminder counts the project's cached notes and dates the newest from one read of the "
+            "cache's checksums file (one regular-expression pass, no note parsed): measured alone on 2026-12-02 "
+            "against the previous reminder in alternating runs, no difference on 20 notes (56.8 ms against 62.2 ms, "
+            "within the noise of a loaded machine), and about 50 ms more on 50,000 notes (106 ms against 55 ms on "
+            "20).",
         ],
     )
     for name, args in commands.items():

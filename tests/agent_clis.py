@@ -81,8 +81,11 @@ class AgentCli:
     ) -> Run:
         """Run one non-interactive session with `prompt` and extra CLI `args`, in `cwd` (default: the checkout)."""
         cwd = cwd or self.machine.work
+        return self._run(self.argv(cwd, args), prompt, cwd, env)
+
+    def _run(self, argv: list[str], prompt: str, cwd: Path, env: dict[str, str] | None) -> Run:
         proc = subprocess.Popen(
-            self.argv(cwd, args),
+            argv,
             cwd=cwd,
             env={**self.env(), **(env or {})},
             stdin=subprocess.PIPE,
@@ -147,6 +150,23 @@ class Codex(AgentCli):
         if self.bypass_hook_trust:
             argv.append("--dangerously-bypass-hook-trust")
         return [*argv, "-"]  # the prompt on stdin
+
+    def resume(self, session: str, prompt: str, *, cwd: Path | None = None) -> Run:
+        """`codex exec resume SESSION` with `prompt`: the session goes on, its earlier context kept. It takes no
+        `-C` or `-s`: the folder is the process's own, the sandbox a setting."""
+        argv = [str(self.binary), "exec", "resume", session, "--skip-git-repo-check"]
+        if self.sandbox == "bypass":
+            argv.append("--dangerously-bypass-approvals-and-sandbox")
+        else:
+            argv += ["-c", f'sandbox_mode="{self.sandbox}"']
+        if self.bypass_hook_trust:
+            argv.append("--dangerously-bypass-hook-trust")
+        return self._run([*argv, "-"], prompt, cwd or self.machine.work, None)
+
+    @staticmethod
+    def session_id(run: Run) -> str:
+        """The id of the session a run started (Codex prints it on stderr)."""
+        return run.err.split("session id: ", 1)[1].split()[0]
 
 
 class CodexAppServer:
@@ -243,6 +263,15 @@ class Claude(AgentCli):
     def argv(self, cwd: Path, extra: Sequence[str]) -> list[str]:
         # the prompt goes on stdin: --allowedTools is variadic and would swallow it
         return [str(self.binary), "-p", "--output-format", "json", *extra, "--allowedTools", "Bash"]
+
+    def resume(self, session: str, prompt: str, *, cwd: Path | None = None) -> Run:
+        """`claude -p --resume SESSION` with `prompt`."""
+        return self.run(prompt, cwd=cwd, args=["--resume", session])
+
+    @staticmethod
+    def session_id(run: Run) -> str:
+        """The id of the session a run started (in its JSON result)."""
+        return json.loads(run.out)["session_id"]
 
 
 CLIS: dict[str, type[AgentCli]] = {"codex": Codex, "claude": Claude}

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -215,3 +217,15 @@ def bob(machine_b: Machine, hub) -> Machine:
 def ready(machine: Machine, folder_store: str) -> Machine:
     """Machine A set up on a `file://` folder store."""
     return machine.setup(folder_store)
+
+
+@pytest.fixture
+def machine_outside_tmp(base_env):
+    """A machine whose HOME and state are not under /tmp, which Codex's workspace-write sandbox leaves writable.
+
+    The Hub emulator stays under the test's temporary folder: hf_xet writes uploads straight into its local CAS
+    folder, where the real Hub would take them over the network.
+    """
+    root = Path(tempfile.mkdtemp(prefix="agent-memory-sandbox-test-", dir="/var/tmp"))
+    yield Machine(root, base_env)
+    shutil.rmtree(root, ignore_errors=True)

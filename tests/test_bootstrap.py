@@ -22,6 +22,8 @@ KEYS = {
     "project",
     "root",
     "mapping",
+    "found",
+    "origin",
     "agents",
     "skill",
     "skills",

@@ -154,7 +154,8 @@ def test_an_unwritable_state_folder_is_a_clear_error(ready, tmp_path):
     (ready.state / "state" / "outbox").write_text("a file where the state folder should be")
     result = ready.save("cannot be queued")
     assert result.code == 1
-    assert "Cannot use a local file" in result.err and "Traceback" not in result.err
+    assert result.err.startswith("Error: The note was not saved, not even on this machine: cannot use a local file: ")
+    assert "Traceback" not in result.err
 
 
 def test_a_link_in_place_of_a_state_folder_is_refused(ready, tmp_path):
@@ -232,7 +233,7 @@ def test_status_reports_everything(ready, folder_store):
         "codex_sandbox",
     }
     assert status["bucket"] == folder_store and status["store"]["status"] == "ok"
-    assert status["project"] == {"project": "demo", "root": str(ready.work.resolve())}
+    assert status["project"] == {"project": "demo", "root": str(ready.work.resolve()), "found": "mapped", "via": None}
     assert status["last_refresh"] is None
     ready.run("search", "hello")
     assert ready.run("status", "--json").json["last_refresh"] is not None

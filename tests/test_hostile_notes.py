@@ -218,12 +218,14 @@ def test_hostile_fields_in_checkpoints_reach_the_hook_context_bounded(victim):
     context = json.loads(result.out)["hookSpecificOutput"]["additionalContext"]
     assert len(context.encode()) < 2048
     lines = context.split("\n")
-    assert len(lines) == 2 and "memory project is demo" in lines[0]  # one line per item: reminder, pointer
-    shown = lines[1].split('"')[1]
+    assert len(lines) == 3 and "memory project is demo" in lines[0]  # one line per item: reminder, search, pointer
+    shown = lines[2].split('"')[1]
     assert len(shown) <= 120 and shown.endswith("…") and shown.startswith(f"Attacker {SHOWN}")
-    assert lines[1] == (
+    assert lines[2] == (
         f'The context was just compacted. This project\'s newest checkpoint is {newest_id} "{shown}" '
-        f"({ahead:%Y-%m-%dT%H:%M:%SZ}); to pick up from it, read it with: {HELPER} read {newest_id}"
+        f"({ahead:%Y-%m-%dT%H:%M:%SZ}), saved by another agent elsewhere, not by this session (claude on this "
+        "machine); it may be another session's work: to see whether it is this one's, read it with: "
+        f"{HELPER} read {newest_id}"
     )
     for attacker in ("IGNORE ALL", "TAIL-BEYOND-120", "PLUM-42", "AGENT-MARK", "MACHINE-MARK", "+02:00", mine["id"]):
         assert attacker not in context

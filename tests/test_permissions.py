@@ -138,10 +138,10 @@ def test_under_umask_000_nothing_the_product_creates_is_writable_by_others(machi
         home / ".claude" / "CLAUDE.md",
         home / ".agents" / "skills" / "db-migrations" / "references" / "checklist.md",
         home / ".claude" / "skills" / "db-migrations" / "SKILL.md",
-        home / ".cache" / "huggingface",
     ):
         assert made.exists(), made  # what the walk below checks was made indeed
-    assert _writable_by_others(home) == []  # the agents' folders and files, installed skills, the sandbox's roots
+    assert not (home / ".cache" / "huggingface").exists()  # a folder store's consent opens its folder instead
+    assert _writable_by_others(home) == []  # the agents' folders and files, installed skills
     assert _open_to_others(machine) == []  # local state: owner-only
     assert stat.S_IMODE((home / ".agents" / "skills").stat().st_mode) == 0o755
     assert stat.S_IMODE((home / ".codex").stat().st_mode) == 0o755

@@ -8,10 +8,10 @@ import os
 def test_map_and_show(machine):
     result = machine.run("project", "map", "demo", "--json")
     assert result.code == 0, result.err
-    assert result.json == {"project": "demo", "root": str(machine.work.resolve())}
+    assert result.json == {"project": "demo", "root": str(machine.work.resolve()), "origin": None}
     shown = machine.run("project", "show", "--json")
-    assert shown.json == {"project": "demo", "root": str(machine.work.resolve())}
-    assert machine.run("project", "show").out == f"project: demo\nroot: {machine.work.resolve()}\n"
+    assert shown.json == {"project": "demo", "root": str(machine.work.resolve()), "found": "mapped", "via": None}
+    assert machine.run("project", "show").out == f"project: demo\nroot: {machine.work.resolve()}\nfound: mapped\n"
 
 
 def test_longest_ancestor_wins_on_directory_boundaries(machine, tmp_path):
@@ -40,7 +40,7 @@ def test_resolution_uses_the_canonical_directory(machine, tmp_path):
     link = tmp_path / "link"
     os.symlink(real, link)
     assert machine.run("project", "map", "viaLink", str(link)).code == 0
-    assert machine.run("project", "show", "--json", cwd=real).json == {"project": "viaLink", "root": str(real)}
+    assert machine.run("project", "show", "--json", cwd=real).json["root"] == str(real)
 
 
 def test_remapping_a_directory_replaces_its_project(machine):

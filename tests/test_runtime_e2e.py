@@ -8,9 +8,7 @@ bucket, the outbox) and about what the model was shown (its recorded requests), 
 from __future__ import annotations
 
 import json
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -28,7 +26,8 @@ SKILL_DESCRIPTION = next(
     if line.startswith("description: ")
 )
 BLOCK_LINE = f"- Before relying on earlier decisions or context, search memory: `{HELPER} search QUERY`."
-REMINDER = "this session's memory project is demo. Search memory before relying on remembered decisions"
+REMINDER = "this session's memory project is demo ("
+SEARCH_TRIGGER = "If this task continues earlier work or depends on past decisions, first run: "
 COMPACTED = "The context was just compacted."
 OTHER = {"codex": "claude", "claude": "codex"}
 CHECKPOINT = """# Parser lookahead checkpoint
@@ -109,7 +108,7 @@ def test_memory_loop_in_the_real_runtimes(runtime, hooks, machine, laptop, hub):
         first = model.text(0)
         assert "agent-memory" in first and SKILL_DESCRIPTION in first
         assert BLOCK_LINE in first
-        assert (REMINDER in first) is (hooks == "installed")
+        assert (REMINDER in first) is (SEARCH_TRIGGER in first) is (hooks == "installed")
 
         # 2: it found the earlier note, then saved a checkpoint before replying; the bucket has it, from this runtime
         assert earlier.json["id"] in tool_output(model, 0) and exit_code_of(model, runtime, 0) == 0
@@ -185,18 +184,6 @@ def test_after_compaction_the_model_is_pointed_at_the_newest_checkpoint(runtime,
     assert run.code == 0, run.err
 
 
-@pytest.fixture
-def machine_outside_tmp(base_env):
-    """A machine whose HOME and state are not under /tmp, which Codex's workspace-write sandbox leaves writable.
-
-    The Hub emulator stays under the test's temporary folder: hf_xet writes uploads straight into its local CAS
-    folder, where the real Hub would take them over the network.
-    """
-    root = Path(tempfile.mkdtemp(prefix="agent-memory-sandbox-test-", dir="/var/tmp"))
-    yield Machine(root, base_env)
-    shutil.rmtree(root, ignore_errors=True)
-
-
 def test_codex_workspace_write_sandbox_needs_and_honours_the_consent(machine_outside_tmp, hub):
     """Scenario 7: without consent the save fails plainly; after bootstrap --codex-sandbox it is shared."""
     machine = machine_outside_tmp
@@ -208,8 +195,15 @@ def test_codex_workspace_write_sandbox_needs_and_honours_the_consent(machine_out
         model.assert_played()
         output = tool_output(model, 0)
         assert exit_code_of(model, "codex", 0) == 1
-        assert "Error: Cannot use a local file: Read-only file system" in output
-        assert "Next: this runs inside Codex's sandbox" in output and "agent-memory codex-sandbox allow" in output
+        state = machine.state / "state"
+        assert (
+            f"Error: The note was not saved, not even on this machine: Codex's sandbox does not let agent-memory "
+            f"write in {state} (Read-only file system: " in output
+        )
+        assert (
+            "Next: agent-memory codex-sandbox allow (the user runs it in their own terminal, then starts a new "
+            in output
+        )
         assert '"status": "saved"' not in output and '"status": "pending"' not in output
         assert notes_in(hub) == [] and machine.run("pending", "--json").json["notes"] == []
         assert refused.code == 0, refused.err

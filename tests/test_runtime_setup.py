@@ -56,6 +56,8 @@ def test_consent_adds_exactly_the_helpers_folders_and_network_then_comes_out_byt
         "state": "allowed",
         "roots": expected_roots(machine),
         "network": True,
+        "missing": [],
+        "next": None,
         "changed": True,
     }
     assert Path(backup).read_text() == USER_CONFIG and Path(backup).is_relative_to(machine.state / "state" / "backups")
@@ -78,6 +80,8 @@ def test_consent_adds_exactly_the_helpers_folders_and_network_then_comes_out_byt
         "state": "not allowed",
         "roots": [],
         "network": False,
+        "missing": [],
+        "next": "agent-memory codex-sandbox allow",
         "changed": True,
         "backup": removed.json["backup"],
     }
@@ -184,10 +188,12 @@ def test_consent_refuses_a_config_it_cannot_edit_safely(machine, content, error)
     assert config_toml(machine).read_text() == content
 
 
-def test_moved_state_makes_the_consent_outdated_until_allowed_again(machine, tmp_path):
+def test_moved_state_makes_the_consent_incomplete_until_allowed_again(machine, tmp_path):
     assert sandbox(machine, "allow").code == 0
     moved = {"AGENT_MEMORY_HOME": str(tmp_path / "moved")}
-    assert machine.run("codex-sandbox", "status", "--json", env=moved).json["state"] == "outdated"
+    found = machine.run("codex-sandbox", "status", "--json", env=moved).json
+    assert found["state"] == "incomplete" and found["next"] == "agent-memory codex-sandbox allow"
+    assert found["missing"] == [str(tmp_path / "moved" / "state"), str(tmp_path / "moved" / "cache")]
     assert machine.run("codex-sandbox", "allow", "--json", env=moved).json["state"] == "allowed"
     assert (
         str(tmp_path / "moved" / "state")
@@ -299,3 +305,71 @@ def test_an_empty_config_survives_allow_then_remove(machine, original):
     config_toml(machine).unlink()
     assert sandbox(machine, "allow").code == 0 and sandbox(machine, "remove").code == 0
     assert not config_toml(machine).exists()
+
+
+def test_with_a_folder_store_the_consent_opens_its_folder_and_not_the_hugging_face_caches(machine, folder_store):
+    store = folder_store.removeprefix("file://")
+    assert machine.run("config", "set", "bucket", folder_store).code == 0
+    allowed = sandbox(machine, "allow").json
+    roots = [str(machine.state / "state"), str(machine.state / "cache"), store]
+    assert allowed["state"] == "allowed" and allowed["roots"] == roots and allowed["missing"] == []
+    granted = tomllib.loads(config_toml(machine).read_text())["sandbox_workspace_write"]["writable_roots"]
+    assert granted == roots  # exactly what a save to this store writes
+    assert not (machine.home / ".cache" / "huggingface").exists()  # nothing made for a library that is not used
+
+
+def test_switching_to_a_folder_store_leaves_the_consent_incomplete_with_the_fix(machine, folder_store, tmp_path):
+    assert machine.run("config", "set", "bucket", "alice/memory").code == 0
+    assert sandbox(machine, "allow").json["state"] == "allowed"
+    assert machine.run("config", "set", "bucket", folder_store).code == 0
+    store = folder_store.removeprefix("file://")
+
+    found = sandbox(machine, "status")
+    assert found.json["state"] == "incomplete" and found.json["missing"] == [store]
+    assert found.json["next"] == "agent-memory codex-sandbox allow"
+    text = machine.run("codex-sandbox", "status").out.splitlines()
+    assert text == [
+        f"codex sandbox: incomplete in {config_toml(machine)}: not writable: {store}",
+        "  Next: agent-memory codex-sandbox allow",
+    ]
+    status = machine.run("status")
+    assert status.code == 0 and f"codex sandbox: incomplete in {config_toml(machine)}" in status.out
+    assert "  Next: agent-memory codex-sandbox allow" in status.out.splitlines()
+    assert machine.run("status", "--json").json["codex_sandbox"]["missing"] == [store]
+
+    assert sandbox(machine, "allow").json["state"] == "allowed"  # the fix it names
+    roots = [str(machine.state / "state"), str(machine.state / "cache"), store]
+    assert sandbox(machine, "status").json["roots"] == roots
+
+    assert machine.run("config", "set", "bucket", "alice/memory").code == 0  # back: the store's folder is not needed
+    back = sandbox(machine, "status").json
+    assert back["state"] == "incomplete" and back["missing"] == expected_roots(machine)[2:]
+
+
+def test_a_consent_that_opens_a_parent_folder_is_complete_but_outdated(machine, folder_store):
+    assert machine.run("config", "set", "bucket", folder_store).code == 0
+    config_toml(machine).parent.mkdir(parents=True, exist_ok=True)
+    assert sandbox(machine, "allow").code == 0
+    text = config_toml(machine).read_text()
+    config_toml(machine).write_text(text.replace("writable_roots = [", f'writable_roots = ["{machine.root}", '))
+    found = sandbox(machine, "status").json
+    assert found["state"] == "outdated" and found["missing"] == []
+    assert found["next"] == "agent-memory codex-sandbox allow"
+
+
+def test_bootstrap_with_a_folder_store_consents_for_that_store(machine, folder_store):
+    result = machine.run("bootstrap", "--project", "demo", "--bucket", folder_store, "--codex-sandbox", "--json")
+    assert result.code == 0, result.err
+    consent = result.json["codex_sandbox"]
+    assert consent["state"] == "allowed" and folder_store.removeprefix("file://") in consent["roots"]
+    assert not any("sandbox" in warning for warning in result.json["warnings"])
+
+
+def test_bootstrap_warns_when_the_consent_leaves_out_the_new_store(machine, folder_store):
+    assert machine.run("config", "set", "bucket", "alice/memory").code == 0
+    assert sandbox(machine, "allow").code == 0
+    result = machine.run("bootstrap", "--project", "demo", "--bucket", folder_store, "--agent", "codex", "--json")
+    store = folder_store.removeprefix("file://")
+    (warning,) = [w for w in result.json["warnings"] if "sandbox" in w]
+    assert warning.startswith(f"Your consent for Codex's sandbox leaves out {store}, which agent-memory now writes")
+    assert warning.endswith("run this yourself: agent-memory codex-sandbox allow")

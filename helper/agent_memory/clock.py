@@ -33,6 +33,35 @@ def age_seconds(stamp: str) -> int | None:
     return int(time.time() - _timegm(then))
 
 
+def id_time(note_id: str) -> int | None:
+    """The POSIX time (to the second) at which an id of `new_id` was made, None if `note_id` does not start like one.
+
+    Ids from the bucket are anyone's: only the shape is checked here, the caller weighs a time in the future."""
+    stamp = note_id[:15]
+    if len(stamp) != 15 or stamp[8] != "-" or not (stamp[:8] + stamp[9:]).isdigit():
+        return None
+    try:
+        moment = _parsed(stamp)
+    except ValueError:
+        return None
+    return _timegm(moment)
+
+
+def _parsed(stamp: str) -> time.struct_time:
+    """`YYYYMMDD-HHMMSS` as a UTC struct_time, without `time.strptime` (which loads `_strptime`, `datetime` and
+    `calendar`: several milliseconds, at every session start); ValueError if it is no real moment."""
+    year, month, day = int(stamp[:4]), int(stamp[4:6]), int(stamp[6:8])
+    hour, minute, second = int(stamp[9:11]), int(stamp[11:13]), int(stamp[13:15])
+    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    lengths = (31, 29 if leap else 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+    if year < 1970 or not 1 <= month <= 12 or not 1 <= day <= lengths[month - 1]:
+        raise ValueError(stamp)
+    if hour > 23 or minute > 59 or second > 60:  # 60: a leap second
+        raise ValueError(stamp)
+    yday = sum(lengths[: month - 1]) + day
+    return time.struct_time((year, month, day, hour, minute, second, 0, yday, 0))
+
+
 def _timegm(moment: time.struct_time) -> int:
     """The POSIX time of a UTC `struct_time` (`calendar.timegm`, without loading `calendar`)."""
     days = (moment.tm_year - 1970) * 365 + _leap_days(moment.tm_year) + moment.tm_yday - 1

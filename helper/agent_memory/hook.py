@@ -1,11 +1,13 @@
 """`agent-memory hook EVENT --agent codex|claude`: what the agent runtimes run, with the event's JSON on stdin.
 
 - `session-start` prints a short reminder in the one form both runtimes take as model context (Codex fails a
-  SessionStart hook whose JSON lacks `hookEventName`, X4): the project, the uploads still pending, and "search
-  before relying on remembered decisions". After a compaction it also names the project's newest checkpoint
-  (its id, its title cut to MAX_TITLE characters and its checked date, and the `read` command), never anything
-  else of a note. A configuration that cannot be used is said, with the command that repairs it. Every line
-  is made display-safe (`display.safe`): one item per line, no control characters. No network.
+  SessionStart hook whose JSON lacks `hookEventName`, X4): the project with how many notes this machine's cache
+  holds and how recent the newest is, when to search ("if this task continues earlier work ..."), and the uploads
+  still pending. After a compaction it also names the project's newest checkpoint (its id, its title cut to
+  MAX_TITLE characters, its checked date, whose it is: this session's agent and machine or others, and the `read`
+  command), never anything else of a note. A configuration that cannot be used is said, with the command that
+  repairs it. Every line is made display-safe (`display.safe`): one item per line, no control characters. No
+  network. A resumed session that already got it, in a runtime that keeps it on resume, gets nothing (`reminded`).
 - `stop` (every turn) and `session-end` (Claude Code) retry pending uploads within a time budget, then stop and
   leave the rest pending. They print nothing: Codex fails a Stop hook whose output is not JSON (X5). After a
   retry that left uploads pending they wait (`outbox/backoff.py`), so a hanging Hub costs one budget per wait.
@@ -22,8 +24,9 @@ import json
 import os
 import re
 import sys
+import time
 
-from . import outbox, uploads
+from . import agents, clock, outbox, reminded, uploads
 from .agents import RUNTIMES
 from .budget import Budget
 from .context import Context
@@ -31,6 +34,7 @@ from .display import plural, safe, shorten
 from .errors import AgentMemoryError, NotSetUp
 from .memory.cache import ProjectCache
 from .memory.note_uploads import pending
+from .memory.notes import FUTURE_SLACK
 from .memory.search import search
 from .outbox import backoff
 from .setup.command import helper_command
@@ -59,9 +63,11 @@ def main(argv: list[str]) -> int:
     try:
         payload = _payload()
         if event == "session-start":
-            context = reminder(payload)
-            result: dict[str, object] = {"event": event, "agent": agent, "context": context}
-            output = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}}
+            context = session_start(payload, agent)
+            result: dict[str, object] = {"event": event, "agent": agent, "context": context or ""}
+            output = None  # nothing at all: the resumed session still has its first reminder
+            if context is not None:
+                output = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}}
         else:
             result = {"event": event, "agent": agent, **retry(event)}
             output = None  # Stop output must be empty or JSON of Stop's own schema (X5): say nothing
@@ -81,7 +87,20 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def reminder(payload: dict[str, object]) -> str:
+def session_start(payload: dict[str, object], agent: str) -> str | None:
+    """The reminder for this session, or None when it is a resumed one that already has it (see `reminded`)."""
+    session = reminded.session_id(payload)
+    keeps = agents.runtime(agent).KEEPS_SESSION_START_ON_RESUME
+    if session and keeps and payload.get("source") == "resume" and reminded.seen(session):
+        return None
+    text = reminder(payload, agent)
+    if session and keeps:
+        with contextlib.suppress(OSError):  # a state folder it cannot write: a resume then reminds once more
+            reminded.add(session)
+    return text
+
+
+def reminder(payload: dict[str, object], agent: str = "codex") -> str:
     """The SessionStart context: most important line first, under MAX_CONTEXT bytes, no note content."""
     helper = helper_command()
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else os.getcwd()
@@ -103,13 +122,43 @@ def reminder(payload: dict[str, object]) -> str:
         return _fit([_unusable(helper, exc)])
     else:
         lines = [
-            f"agent-memory: this session's memory project is {project}. Search memory before relying on remembered "
-            f"decisions: {helper} search QUERY"
+            f"agent-memory: this session's memory project is {project} ({_held(ProjectCache(ctx.bucket, project))}).",
+            f"If this task continues earlier work or depends on past decisions, first run: {helper} search KEYWORDS "
+            "(literal text, case-insensitive: a word or an exact phrase, such as a module, file or topic name).",
         ]
     lines += _pending_lines(helper)
     if project and payload.get("source") == "compact":  # a fresh session never gets a pointer to earlier work
-        lines += _checkpoint_line(helper, ctx)
+        lines += _checkpoint_line(helper, ctx, agent)
     return _fit(lines)
+
+
+def _held(cache: ProjectCache) -> str:
+    """How many notes this machine's cache holds for the project, and how recent the newest is (from its id, which
+    sorts by creation time: see `clock.new_id`), cheaply: one read of the cache's checksums file."""
+    try:
+        ids = cache.note_ids()
+    except OSError:  # a record that is not ours to read: nothing is counted (the next search replaces it)
+        ids = set()
+    if not ids:
+        return "no notes in this machine's cache yet; a search also fetches what other machines saved"
+    text = f"{plural(len(ids), 'note')} in this machine's cache"
+    now = time.time()
+    ceiling = time.strftime("%Y%m%d-%H%M%S", time.gmtime(now + FUTURE_SLACK))  # an id from later is not believed
+    newest: str | None = max(ids)
+    if newest[:15] > ceiling or clock.id_time(newest) is None:  # from later, or of another shape: the slow way
+        dated = (note_id for note_id in ids if note_id[:15] <= ceiling and clock.id_time(note_id) is not None)
+        newest = max(dated, default=None)
+    if newest is None:
+        return text
+    return f"{text}, the newest saved {_ago(now - clock.id_time(newest))} ({newest[:4]}-{newest[4:6]}-{newest[6:8]})"
+
+
+def _ago(seconds: float) -> str:
+    if seconds < 3600:
+        return "within the last hour"
+    if seconds < 2 * 86400:
+        return f"{plural(int(seconds // 3600), 'hour')} ago"
+    return f"{plural(int(seconds // 86400), 'day')} ago"
 
 
 def _unusable(helper: str, exc: AgentMemoryError) -> str:
@@ -138,18 +187,38 @@ def _pending_lines(helper: str) -> list[str]:
     return lines
 
 
-def _checkpoint_line(helper: str, ctx: Context) -> list[str]:
-    """A pointer to the project's newest checkpoint in the local cache (or pending here), never its content."""
+def _checkpoint_line(helper: str, ctx: Context, agent: str) -> list[str]:
+    """A pointer to the project's newest checkpoint in the local cache (or pending here), never its content: its
+    id, title and date, and whose it is, so that a session does not pick up another one's work as its own."""
     cache = ProjectCache(ctx.bucket, ctx.project)
     found = search(cache, "", limit=1, kind="checkpoint", pending_notes=pending(ctx))
     if not found:
         return []
     newest = found[0]  # display-safe already (`search`), its date checked when it was cached (`notes.fields`)
     title = shorten(newest["title"], MAX_TITLE)
+    # only whether they match this session's: a note's agent and machine are anyone's text, and stay out of it
+    mine = _this_machine()
+    here, same_agent = bool(mine) and newest["machine"] == mine, newest["agent"] == agent
+    if here and same_agent:
+        whose, then = f"saved by {agent} on this machine, as this session is", "to pick up from it"
+    else:
+        by = "on another machine" if same_agent else "by another agent " + ("on this machine" if here else "elsewhere")
+        whose = f"saved {by}, not by this session ({agent} on this machine)"
+        then = "it may be another session's work: to see whether it is this one's"
     return [
         f'The context was just compacted. This project\'s newest checkpoint is {newest["id"]} "{title}" '
-        f"({newest['created']}); to pick up from it, read it with: {helper} read {newest['id']}"
+        f"({newest['created']}), {whose}; {then}, read it with: {helper} read {newest['id']}"
     ]
+
+
+def _this_machine() -> str | None:
+    """The machine name this machine's notes carry (`saving.machine_name`), None if it has none."""
+    from .memory.saving import machine_name  # loaded only after a compaction: the guard it needs is not free
+
+    try:
+        return machine_name()
+    except AgentMemoryError:  # an AGENT_MEMORY_MACHINE that no note could carry: no note has it either
+        return None
 
 
 def _fit(lines: list[str]) -> str:

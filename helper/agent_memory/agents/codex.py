@@ -7,6 +7,9 @@ import os
 from pathlib import Path
 
 LABEL = "Codex"
+# `codex exec resume` keeps the session's context, the SessionStart hook's too, and runs SessionStart again
+# (source `resume`, same session id): a second reminder would stack on the first (see `reminded`)
+KEEPS_SESSION_START_ON_RESUME = True
 
 
 def home() -> Path:
@@ -73,17 +76,23 @@ def hook_command(helper: str, event: str) -> str:
     return f"{helper} hook {event} --agent codex"
 
 
-def sandbox_next_step(error: OSError) -> str | None:
-    """What to do when Codex's sandbox refused a write of ours, or None if that is not what happened.
+# the user's fix for anything Codex's sandbox keeps from agent-memory: it cannot be run from inside it
+SANDBOX_FIX = (
+    "agent-memory codex-sandbox allow (the user runs it in their own terminal, then starts a new Codex session; "
+    "it cannot work from inside the sandbox, so do not retry from here)"
+)
+
+
+def sandboxed_write(error: OSError) -> bool:
+    """Whether `error` is Codex's sandbox refusing a write of ours.
 
     Codex marks the commands it runs (CODEX_THREAD_ID); its workspace-write sandbox refuses writes outside the
     working folder with EROFS (X7). Only the user can lift that, from outside the sandbox.
     """
+    return bool(os.environ.get("CODEX_THREAD_ID")) and error.errno in (errno.EROFS, errno.EACCES, errno.EPERM)
 
-    if not os.environ.get("CODEX_THREAD_ID") or error.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
-        return None
-    return (
-        "this runs inside Codex's sandbox, which keeps agent-memory from writing its folders, so the command did not "
-        "complete (a note was not saved). Do not retry: ask the user to run `agent-memory codex-sandbox allow` in "
-        "their own terminal, then to start a new Codex session"
-    )
+
+def network_blocked() -> bool:
+    """Whether this runs in Codex's sandbox without network access (Codex then sets CODEX_SANDBOX_NETWORK_DISABLED
+    for the commands it runs): a bucket that cannot be reached is that, not the machine's network."""
+    return bool(os.environ.get("CODEX_THREAD_ID")) and os.environ.get("CODEX_SANDBOX_NETWORK_DISABLED") == "1"

@@ -15,13 +15,12 @@ import sys
 from collections.abc import Callable
 
 from .. import __version__, failures, paths
-from ..agents import codex
 from ..display import safe
 from ..errors import AgentMemoryError, UsageError, render
 from ..fsutil import tighten
 from ..guard import redact
 from ..store import StoreError
-from . import memory, setup, skills
+from . import importing, memory, setup, skills
 from .common import Handler, Parser
 
 HOOK_HELP = "(what the hooks run: agent-memory hook session-start|stop|session-end --agent codex|claude)"
@@ -32,6 +31,7 @@ _COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
     "save": ("save a note or checkpoint (body from --file or stdin)", memory.declare_save),
     "search": ("refresh the cache and search this project's notes", memory.declare_search),
     "read": ("print a note's exact bytes (or a skill file)", memory.declare_read),
+    "import": ("import the memories you have (Claude Code, Codex, Cline, Markdown)", importing.declare_import),
     "publish-skill": ("publish a skill folder as a new immutable revision", skills.declare_publish_skill),
     "install-skill": ("install a skill at an explicit revision", skills.declare_install_skill),
     "status": ("configuration, project, pending uploads, installed skills", memory.declare_status),
@@ -82,11 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         code = _report(interrupted, as_json)
     except OSError as exc:  # the local disk: a full disk, a read-only home, an agent's sandbox
-        what = f"{exc.strerror or exc} ({exc.filename})" if exc.filename else str(exc)
-        next_step = codex.sandbox_next_step(exc) or (
-            "check that folder's permissions and free space (see the README, section Troubleshooting)"
-        )
-        code = _report(AgentMemoryError(f"Cannot use a local file: {what}.", next_step=next_step), as_json)
+        code = _report(failures.local_error(exc, argv), as_json)
     except Exception as exc:
         if os.environ.get("AGENT_MEMORY_DEBUG") == "1":
             raise

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
+from pathlib import Path
 
 from .. import config, names, outbox, paths, uploads
-from ..config.projects import map_directory
+from ..config.projects import how_found, map_directory
 from ..context import Context
 from ..display import plural, safe_tree
 from ..errors import ACCESS, OK, UsageError, render
@@ -14,6 +16,7 @@ from ..memory import saving
 from ..memory.note_uploads import NOTES
 from ..memory.reading import read as read_note
 from ..memory.search import search_project
+from ..setup import origins
 from ..setup.buckets import set_bucket
 from ..status import status as machine_status
 from .common import Rendered, notice, subcommands, told_retries, told_sync, told_upload, with_json
@@ -110,12 +113,20 @@ def declare_pending(parser: argparse.ArgumentParser) -> None:
 
 def project_map(args: argparse.Namespace) -> Rendered:
     result = map_directory(args.name, args.dir)
-    return result, f"Mapped {result['root']} to project {result['project']}.", OK
+    recorded = origins.record_for(Context(), result["project"], Path(result["root"]))
+    again = shlex.join(["agent-memory", "project", "map", args.name, result["root"]])
+    for warning in origins.warnings(recorded, again):
+        notice(f"Warning: {warning}")
+    line = f"Mapped {result['root']} to project {result['project']}."
+    if recorded and recorded["state"] != "failed":
+        done = "recorded" if recorded["state"] == "recorded" else "already recorded"
+        line += f"\nIts origin {recorded['origin']} is {done} in the bucket: a clone elsewhere finds this project."
+    return {**result, "origin": recorded}, line, OK
 
 
 def project_show(args: argparse.Namespace) -> Rendered:
     result = Context().mapping()
-    return result, f"project: {result['project']}\nroot: {result['root']}", OK
+    return result, f"project: {result['project']}\nroot: {result['root']}\nfound: {how_found(result)}", OK
 
 
 def config_set(args: argparse.Namespace) -> Rendered:
@@ -213,6 +224,11 @@ def read(args: argparse.Namespace) -> Rendered:
     return {**found, "content": content.decode("utf-8", errors="replace")}, content, OK
 
 
+def _project_line(project: dict[str, str]) -> str:
+    line = f"{project['project']} ({project['root']})"
+    return line if project["found"] == "mapped" else f"{line}, found as {how_found(project)}"
+
+
 def status(args: argparse.Namespace) -> Rendered:
     result = machine_status(Context())
     project = result["project"]
@@ -221,7 +237,7 @@ def status(args: argparse.Namespace) -> Rendered:
         f"config file: {result['config_file']}",
         f"bucket: {result['bucket'] or '(not set: run agent-memory bootstrap)'}",
         *_store_lines(result["store"]),
-        f"project: {project['project'] + ' (' + project['root'] + ')' if project else result['project_error']}",
+        f"project: {_project_line(project) if project else result['project_error']}",
         f"last refresh: {result['last_refresh'] or 'never'}",
         f"pending uploads: {len(result['pending'])}",
     ]

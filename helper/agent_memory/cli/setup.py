@@ -19,7 +19,11 @@ from .common import Rendered, agent_option, each_action, notice, subcommands, wi
 def declare_bootstrap(p: argparse.ArgumentParser) -> None:
     p.description = "Set up (or repair) this machine. Safe to run again: it only adds what is missing."
     with_json(p)
-    p.add_argument("--project", required=True, help="the project name for --dir")
+    p.add_argument(
+        "--project",
+        help="the project name for --dir (default: the project it resolves to here, else the one that claims its "
+        "git origin in the bucket, recorded by bootstrap or project map on another machine)",
+    )
     p.add_argument(
         "--bucket",
         help="owner/name, hf://buckets/owner/name or file:///path "
@@ -73,7 +77,8 @@ def declare_codex_sandbox(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Codex's workspace-write sandbox lets commands write only in the project and temporary folders, with no "
         "network, so a save fails there. 'allow' adds agent-memory's state and cache folders, the Hugging Face "
-        "caches, and network access for sandboxed commands to Codex's config.toml; 'remove' takes that out again."
+        "caches (or a folder store's folder), and network access for sandboxed commands to Codex's config.toml; "
+        "'status' says whether that covers what the current configuration writes; 'remove' takes it out again."
     )
     each_action(
         parser,
@@ -102,7 +107,8 @@ def bootstrap(args: argparse.Namespace) -> Rendered:
     skill = result["skill"]
     lines = [
         _bucket_line(result),
-        f"project: {result['project']} -> {result['root']} ({_mapping(result['mapping'])})",
+        f"project: {result['project']} -> {result['root']} ({_mapping(result['mapping'])}){_found(result['found'])}",
+        *_origin_lines(result["origin"]),
         *(f"core skill {state}: {path}" for state in ("installed", "updated", "unchanged") for path in skill[state]),
         *(f"core skill kept (modified locally): {path}" for path in skill["kept"]),
         *(f"core skill: your edited copy is backed up in {backup}" for backup in skill["backups"]),
@@ -127,6 +133,23 @@ def bootstrap(args: argparse.Namespace) -> Rendered:
             )
         )
     return result, "\n".join(lines), code
+
+
+def _found(found: dict[str, str | None]) -> str:
+    """How bootstrap chose the project when it was not given one."""
+    return {
+        "option": "",
+        "mapped": "",
+        "worktree": f", found as a worktree of {found['via']}",
+        "origin": f", found by its origin {found['via']}, as a clone mapped on this machine",
+        "bucket": f", found by its origin {found['via']}, claimed by this project in the bucket",
+    }[str(found["by"])]
+
+
+def _origin_lines(origin: dict[str, object] | None) -> list[str]:
+    if origin is None or origin["state"] == "failed":
+        return []  # a failure is a warning
+    return [f"origin {origin['origin']}: {'recorded in the bucket' if origin['state'] == 'recorded' else 'unchanged'}"]
 
 
 _SHARED = {
@@ -173,13 +196,17 @@ def command_lines(command: dict[str, object] | None) -> list[str]:
 def sandbox_lines(consent: dict[str, object] | None) -> list[str]:
     if not consent:
         return []
-    if consent["state"] != "allowed":
-        return [f"codex sandbox: {consent['state']} ({consent['file']})"]
-    unchanged = " (unchanged)" if consent.get("changed") is False else ""
-    return [
-        f"codex sandbox: allowed in {consent['file']}{unchanged}: network access, and writes to "
-        + ", ".join(consent["roots"])
-    ]
+    if consent["state"] == "allowed":
+        unchanged = " (unchanged)" if consent.get("changed") is False else ""
+        return [
+            f"codex sandbox: allowed in {consent['file']}{unchanged}: network access, and writes to "
+            + ", ".join(consent["roots"])
+        ]
+    if consent["state"] == "incomplete":
+        line = f"codex sandbox: incomplete in {consent['file']}: not writable: {', '.join(consent['missing'])}"
+    else:
+        line = f"codex sandbox: {consent['state']} ({consent['file']})"
+    return [line] + ([f"  Next: {consent['next']}"] if consent.get("next") else [])
 
 
 def hook_line(action: str, found: dict[str, object]) -> str:

@@ -1,7 +1,11 @@
 """Project names and the mapping of local directories to them.
 
 A project is resolved from the longest configured ancestor of the canonical current directory, on
-directory boundaries. Nothing is guessed: an unmapped directory is an error that says how to map it.
+directory boundaries. A directory that no mapping covers follows its git repository (`config.repository`):
+inside a linked worktree, it has the project of the same place in the main checkout; inside another clone, the
+project of the same place in a mapped checkout whose `origin` is the same. Nothing is guessed beyond that: an
+unmapped repository, or an origin whose checkouts are mapped to different projects, is an error that says how
+to map it. An explicit mapping always wins.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from pathlib import Path
 
 from .. import names
 from ..errors import NotSetUp, UsageError
-from . import editing, load
+from . import editing, load, repository
 
 
 def canonical(directory: str | os.PathLike[str]) -> Path:
@@ -50,20 +54,69 @@ def add_mapping(config: dict[str, object], name: str, root: Path) -> None:
 
 
 def resolve(directory: str | os.PathLike[str] | None = None, config: dict[str, object] | None = None) -> dict[str, str]:
-    """The project of `directory` (default: the current one): `{"project", "root"}`, or NotSetUp."""
+    """The project of `directory` (default: the current one), or NotSetUp: `{"project", "root", "found", "via"}`,
+    where `root` is the mapped folder, `found` says how (`mapped`, `worktree` of the main checkout `via`, or
+    `origin`: a checkout mapped on this machine has the same origin URL, `via`)."""
     here = canonical(directory if directory is not None else Path.cwd())
     mappings = (config if config is not None else load()).get("projects", {})
+    if mapped := _mapped(here, mappings):
+        return {**mapped, "found": "mapped", "via": None}
+    repo = repository.find(here)
+    if repo is not None:
+        inside = here.relative_to(repo.top)
+        main = repo.main_checkout
+        if repo.is_linked_worktree and main is not None and (mapped := _mapped(main / inside, mappings)):
+            return {**mapped, "found": "worktree", "via": str(main)}
+        if (origin := repo.origin()) is not None:
+            claims = _same_origin(origin, inside, repo, mappings)
+            if len({claim["project"] for claim in claims}) == 1:
+                return {**claims[0], "found": "origin", "via": origin}
+            if claims:
+                listed = ", ".join(f"{c['project']} ({c['root']})" for c in claims)
+                raise NotSetUp(
+                    f"{here} is not mapped, and the checkouts mapped on this machine with its origin {origin} "
+                    f"belong to different projects: {listed}.",
+                    next_step=_map_command(here),
+                )
+    raise NotSetUp(f"{here} is not mapped to a project on this machine.", next_step=_map_command(here))
+
+
+def _mapped(here: Path, mappings: dict[str, str]) -> dict[str, str] | None:
+    """`{"project", "root"}` of the longest mapped ancestor of `here` (or `here` itself), else None."""
     best: tuple[int, str, str] | None = None
     for root, name in mappings.items():
         root_path = Path(root)
         if (here == root_path or root_path in here.parents) and (best is None or len(root_path.parts) > best[0]):
             best = (len(root_path.parts), name, root)
-    if best is None:
-        raise NotSetUp(
-            f"{here} is not mapped to a project on this machine.",
-            next_step=_map_command(here),
-        )
-    return {"project": best[1], "root": best[2]}
+    return None if best is None else {"project": best[1], "root": best[2]}
+
+
+def _same_origin(
+    origin: str, inside: Path, repo: repository.Repository, mappings: dict[str, str]
+) -> list[dict[str, str]]:
+    """The mappings of the place `inside` in every other mapped checkout whose origin is `origin`, one per root.
+
+    Only a directory that no mapping covers pays for this: one walk up and one config read per mapped folder.
+    """
+    claims: dict[str, dict[str, str]] = {}
+    seen = {repo.common_dir}
+    for root in mappings:
+        other = repository.find(Path(root))
+        if other is None or other.common_dir in seen:
+            continue
+        seen.add(other.common_dir)
+        if other.origin() == origin and (mapped := _mapped(other.top / inside, mappings)):
+            claims.setdefault(mapped["root"], mapped)
+    return sorted(claims.values(), key=lambda claim: claim["root"])
+
+
+def how_found(mapping: dict[str, str]) -> str:
+    """How a resolved project was found, in words (for `project show` and `status`)."""
+    if mapping.get("found") == "worktree":
+        return f"worktree of {mapping['via']}"
+    if mapping.get("found") == "origin":
+        return f"same origin as {mapping['root']} ({mapping['via']})"
+    return "mapped"
 
 
 def _map_command(path: Path) -> str:

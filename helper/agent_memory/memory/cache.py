@@ -98,6 +98,10 @@ class ProjectCache:
         """`verified_checksums` of these notes only (for a few, cheaper than parsing every line)."""
         return checksums.read(self.checksum_file, note_ids)
 
+    def note_ids(self) -> set[str]:
+        """The ids of the verified notes the cache holds (their copies are checked when they are read)."""
+        return checksums.ids(self.checksum_file)
+
     def verified(self, note_ids: list[str]) -> dict[str, bytes | None]:
         """Each cached note's bytes if they are exactly what was cached from a verified source, else None."""
         found = self._intact(note_ids)

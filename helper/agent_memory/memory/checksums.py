@@ -11,6 +11,7 @@ says to remove it (the notes are then verified afresh), instead of trusting what
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from ..fsutil import open_own, read_own
@@ -42,6 +43,16 @@ def read(file: Path, note_ids: list[str] | set[str] | dict[str, object] | None =
         if at != -1 and (parsed := _parse(data[at : data.find(b"\n", at)])) is not None:
             found[note_id] = parsed[1]
     return found
+
+
+# a well-formed line, as `_parse` takes it, for `ids`: one regular-expression pass instead of a loop over lines
+_LINE = re.compile(r"^([^\t\n]+)\t[0-9]+\t[0-9a-fA-F]{8}\t[^\t\n]+$", re.MULTILINE)
+
+
+def ids(file: Path) -> set[str]:
+    """The ids of the notes that `file` records (its well-formed lines' first fields): the keys `read(file)` would
+    give, at a fraction of its cost (the SessionStart hook counts the notes at every session start)."""
+    return set(_LINE.findall(_complete(file).decode("ascii", errors="replace")))
 
 
 def ends_torn(file: Path) -> bool:

@@ -98,11 +98,19 @@ def derive_title(body: str, title: str | None = None) -> str:
     """`title`, else the first Markdown heading, else the first non-empty line, shortened."""
     if title is not None:
         return single_line(title, "title", TITLE_MAX * 2, "--title")
+    heading = first_heading(body)
+    if heading is not None:
+        return heading
     lines = [line.strip() for line in body.splitlines() if line.strip()]
-    for line in lines:
-        if match := _HEADING.match(line):
-            return _shorten(match.group(1))
     return _shorten(lines[0].lstrip("#>*- ").strip() or lines[0])
+
+
+def first_heading(body: str) -> str | None:
+    """The text of the first Markdown heading of `body`, shortened; None if it has none."""
+    for line in body.splitlines():
+        if match := _HEADING.match(line.strip()):
+            return _shorten(match.group(1))
+    return None
 
 
 def _shorten(text: str) -> str:

@@ -10,16 +10,14 @@ An online search refreshes the cache first, which also heals it (see `refresh`).
 from __future__ import annotations
 
 import contextlib
-import errno
 import heapq
-import os
 from collections.abc import Iterator
-from pathlib import Path
 
-from .. import outbox, paths
+from .. import outbox
 from ..context import Context
 from ..display import safe_tree
-from ..store import Freshness, StoreError
+from ..failures import cache_not_written
+from ..store import Freshness
 from . import pack
 from .cache import ProjectCache
 from .note_uploads import NOTES, pending
@@ -144,14 +142,9 @@ def _refreshed(ctx: Context, cache: ProjectCache) -> Freshness:
     try:
         return refresh(ctx.store, cache)
     except OSError as exc:
-        ours = exc.filename is not None and Path(os.fsdecode(exc.filename)).is_relative_to(paths.cache_dir())
-        if exc.errno not in (errno.EROFS, errno.EACCES, errno.EPERM) or not ours:
+        if (reason := cache_not_written(exc)) is None:
             raise  # a store's folder, a full disk: not this case
-        detail = (
-            f"the local cache cannot be written here ({exc.strerror}: {exc.filename}), so it was not refreshed; "
-            "in Codex's sandbox, the user can allow it with: agent-memory codex-sandbox allow"
-        )
-        return Freshness(error=StoreError("error", detail))
+        return Freshness(error=reason)
 
 
 def search_project(

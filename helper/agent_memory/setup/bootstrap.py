@@ -14,19 +14,20 @@ from pathlib import Path
 
 from .. import __version__, agents, failures, names, outbox, paths
 from .. import config as config_file
-from ..config import projects
+from ..budget import Budget
+from ..config import projects, repository
 from ..contents import sha256
 from ..context import Context
-from ..errors import AgentMemoryError, UsageError
+from ..errors import AgentMemoryError, NotSetUp, UsageError
 from ..fsutil import write_atomic
 from ..memory import note_uploads, reading, saving
 from ..memory.search import search_project
 from ..names import MalformedBucket, folder_path
 from ..skills.installed import local_changes, read_marker, skill_roots
 from ..skills.installing import holds_revision, install_files, install_revision
-from ..store import StoreError, hub_user, parse_bucket
+from ..store import BucketMissing, StoreError, hub_user, open_store, parse_bucket
 from . import codex_sandbox as sandbox
-from . import hook_files, instructions, on_path
+from . import hook_files, instructions, on_path, origins
 from .buckets import no_parent
 from .command import helper_command
 
@@ -36,7 +37,7 @@ DEFAULT_BUCKET_NAME = "agent-memory"
 
 
 def bootstrap(
-    project: str,
+    project: str | None,
     *,
     bucket: str | None = None,
     directory: str | None = None,
@@ -47,13 +48,18 @@ def bootstrap(
     space_revision: str | None = None,
     replace: bool = False,
 ) -> dict[str, object]:
-    """Set up this machine; the command's JSON result (its `verification.status` decides the exit code)."""
-    try:
-        names.project(project)
-    except UsageError as exc:  # the fix is this same command, with a name that can be one
-        raise UsageError(
-            exc.message, next_step="agent-memory bootstrap --project my-project (or another name of that kind)"
-        ) from None
+    """Set up this machine; the command's JSON result (its `verification.status` decides the exit code).
+
+    Without `project`, the folder's project is the one it already resolves to on this machine, else the one
+    whose claim in the bucket names its repository's origin (`origins`); never a name made up here.
+    """
+    if project is not None:
+        try:
+            names.project(project)
+        except UsageError as exc:  # the fix is this same command, with a name that can be one
+            raise UsageError(
+                exc.message, next_step="agent-memory bootstrap --project my-project (or another name of that kind)"
+            ) from None
     root = projects.mappable(directory)
     try:
         supplied = parse_bucket(bucket) if bucket else None
@@ -70,15 +76,19 @@ def bootstrap(
     if hooks:  # a hook file we would refuse to edit is refused now, before anything is set up
         hook_files.check(agent)
     if codex_sandbox:
-        sandbox.check()
+        sandbox.check(supplied)
     for name in roots:  # an instruction file the block cannot go into is refused now, before anything is set up
         instructions.check(agents.runtime(name).instructions_file())
     _check_writable(
         [paths.config_dir(), paths.state_dir(), paths.cache_dir(), *roots.values()]
         + [agents.runtime(name).instructions_file().parent for name in roots]
     )
-    ctx = Context(project=project, directory=root)
-    configured = ctx.config.get("bucket")  # here: a damaged configuration stops bootstrap before any change
+    budget = Budget()
+    configured = config_file.load().get("bucket")  # here: a damaged configuration stops bootstrap before any change
+    found = {"by": "option", "via": None}
+    if project is None:
+        project, found = _find_project(root, supplied or configured, budget)
+    ctx = Context(project=project, directory=root, budget=budget)
     warnings: list[str] = []
 
     uri, created = _connect(ctx, supplied or configured)
@@ -101,8 +111,8 @@ def bootstrap(
     if "codex" in roots and (problem := _login_shell_problem(helper)):
         warnings.append(problem)
     installed_hooks = hook_files.install(agent) if hooks else []
-    consent = sandbox.allow() if codex_sandbox else None
-    if "codex" in roots and consent is None and (unsaved := _sandbox_warning()):
+    consent = sandbox.allow(uri) if codex_sandbox else None  # for the bucket this run configures
+    if "codex" in roots and consent is None and (unsaved := sandbox.warning(uri)):
         warnings.append(unsaved)
     backups += [h["backup"] for h in installed_hooks if h["backup"]]
     if consent and consent["backup"]:
@@ -121,6 +131,8 @@ def bootstrap(
         config["core_skill"] = {"version": __version__, "space_revision": space_revision}
         instructions.record_created(config, made)
 
+    origin = origins.record_for(ctx, project, root)
+    warnings += origins.warnings(origin, _again(project, directory, uri))
     verification, problem = _verify(Context(project=project, directory=root, budget=ctx.budget))
     if problem:
         warnings.append(f"Verification {verification['status']}: {problem}")
@@ -132,6 +144,8 @@ def bootstrap(
         "project": project,
         "root": str(root),
         "mapping": {"state": mapping, "was": mapped_before if mapping == "remapped" else None},
+        "found": found,
+        "origin": origin,
         "agents": list(roots),
         "skill": skill,
         "skills": shared,
@@ -152,6 +166,7 @@ def _changed(result: dict[str, object]) -> bool:
         result["bucket_created"]
         or result["bucket_was"]
         or result["mapping"]["state"] != "unchanged"
+        or (result["origin"] and result["origin"]["state"] == "recorded")
         or result["skill"]["installed"]
         or result["skill"]["updated"]
         or any(s["state"] == "installed" for s in result["skills"])
@@ -162,21 +177,47 @@ def _changed(result: dict[str, object]) -> bool:
     )
 
 
-def _sandbox_warning() -> str | None:
-    """What fails in Codex's sandbox without the user's consent, and how to give it; None once it is given."""
-    state = sandbox.status()["state"]
-    if state == "allowed":
-        return None
-    if state == "outdated":
-        return (
-            "Your consent for Codex's sandbox names other folders than agent-memory now writes, so saves from a "
-            "sandboxed Codex session fail. To bring it up to date, run this yourself: agent-memory codex-sandbox allow"
+def _find_project(root: Path, uri: str | None, budget: Budget) -> tuple[str, dict[str, str | None]]:
+    """The project of `root` when bootstrap is given none, and how it was found: the one `root` resolves to on
+    this machine, else the only project whose claim in the bucket names the origin of `root`'s repository.
+    A refusal (UsageError) otherwise, before anything is changed: bootstrap never makes up a name."""
+    with contextlib.suppress(NotSetUp):
+        mapping = projects.resolve(root)
+        return mapping["project"], {"by": mapping["found"], "via": mapping["via"]}
+    repo = repository.find(root)
+    origin = repo.origin() if repo is not None else None
+    if origin is None:
+        raise UsageError(
+            f"{root} is in no git repository with an origin URL, so bootstrap cannot tell which project it is.",
+            next_step="agent-memory bootstrap --project NAME (a new name, or the project of this folder elsewhere)",
         )
-    return (
-        "In Codex's usual workspace-write sandbox, the model's commands may write only in the project and temporary "
-        "folders, with no network, so a save from a Codex session fails there (nothing is saved). To allow it, run "
-        "this yourself: agent-memory codex-sandbox allow (or bootstrap again with --codex-sandbox)"
-    )
+    uri = uri or _default_bucket(budget)
+    store = open_store(uri, budget=budget)
+    try:
+        claims = origins.claimants(store, origin)
+    except BucketMissing:
+        claims = []
+    except StoreError as exc:
+        exc.during(f"Could not look up, in {uri}, which project claims the repository {origin}")
+        raise
+    if not claims:
+        raise UsageError(
+            f"No project in {uri} claims the repository {origin} (bootstrap or project map records it), so "
+            "bootstrap cannot tell which project this clone belongs to.",
+            next_step="agent-memory bootstrap --project NAME (a new name, or the project's name on your other machine)",
+        )
+    if len(claims) > 1:
+        raise UsageError(
+            f"Several projects in {uri} claim the repository {origin}: {', '.join(claims)}.",
+            next_step=f"agent-memory bootstrap --project {claims[0]} (or another of: {', '.join(claims[1:])})",
+        )
+    return claims[0], {"by": "bucket", "via": origin}
+
+
+def _again(project: str, directory: str | None, uri: str) -> str:
+    """The bootstrap that records this folder's origin once more (a failed claim)."""
+    words = ["agent-memory", "bootstrap", "--project", project, "--bucket", uri]
+    return shlex.join(words + (["--dir", directory] if directory else []))
 
 
 def _login_shell_problem(helper: str) -> str | None:
@@ -236,21 +277,23 @@ def _check_writable(folders: list[Path]) -> None:
 def _connect(ctx: Context, chosen: str | None) -> tuple[str, bool]:
     """Verify (or, only for a folder store or the default name, create) the bucket: its URI and whether it was
     created now. A bucket that is named is never replaced by another."""
-    if chosen is None:
-        try:
-            user = hub_user(ctx.budget)  # first, so that missing credentials get their own clear message
-        except StoreError as exc:
-            exc.during("Could not reach the Hugging Face Hub")
-            raise
-        uri = f"hf://buckets/{user}/{DEFAULT_BUCKET_NAME}"
-    else:
-        uri = chosen
+    uri = chosen or _default_bucket(ctx.budget)
     store = ctx.store_for(uri)
     try:
         return uri, store.ensure(create=chosen is None or folder_path(uri) is not None)
     except StoreError as exc:
         exc.during(f"Could not use the bucket {uri}")
         raise
+
+
+def _default_bucket(budget: Budget) -> str:
+    """`<your user>/agent-memory`: the bucket bootstrap uses (and creates) when none is named or configured."""
+    try:
+        user = hub_user(budget)  # first, so that missing credentials get their own clear message
+    except StoreError as exc:
+        exc.during("Could not reach the Hugging Face Hub")
+        raise
+    return f"hf://buckets/{user}/{DEFAULT_BUCKET_NAME}"
 
 
 # -- skills -------------------------------------------------------------------------------------------------

@@ -3,8 +3,10 @@
 That sandbox lets the model's commands write only in the working folder and the temporary folders, and open no
 socket (X7), so a save can neither keep its pending copy nor upload. Codex's own settings lift exactly that:
 `sandbox_workspace_write.writable_roots` (folders that become writable) and `network_access`. With the user's
-consent we add both to `$CODEX_HOME/config.toml`, for exactly the folders the helper and its libraries write:
-its state and cache folders, and the Hugging Face and hf_xet caches.
+consent we add both to `$CODEX_HOME/config.toml`, for exactly the folders the helper and its libraries write with
+the configured bucket: its state and cache folders, and the Hugging Face and hf_xet caches for a Hugging Face bucket,
+or the store's own folder for a `file://` one. `status` compares the consent with what the configuration needs now:
+a bucket switched to a folder store, or a state folder moved, leaves it "incomplete" until `allow` runs again.
 
 The settings sit in a marked block at the top of the file, as dotted keys: at the top they belong to the root
 table whatever tables follow, and the block comes out again byte for byte. A marker is only a comment line of its
@@ -19,16 +21,18 @@ import os
 import re
 from pathlib import Path
 
-from .. import paths
+from .. import config, paths
 from ..agents import codex
 from ..errors import AgentMemoryError
 from ..fsutil import make_dirs, write_atomic
+from ..names import folder_path
 from . import agent_files
 
 BEGIN = "# agent-memory:begin codex-sandbox"
 END = "# agent-memory:end codex-sandbox"
 KEY = "sandbox_workspace_write"
 BOM = "\ufeff"  # Codex starts with a UTF-8 BOM in config.toml; it stays first, byte for byte
+ALLOW = "agent-memory codex-sandbox allow"
 
 
 def hooks_turned_off() -> str | None:
@@ -51,17 +55,33 @@ def _split_bom(text: str) -> tuple[str, str]:
     return (BOM, text[1:]) if text.startswith(BOM) else ("", text)
 
 
-def writable_roots() -> list[Path]:
-    """The folders agent-memory writes when it saves: its state and cache, the Hugging Face and hf_xet caches."""
-    cache_home = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    hf_home = Path(os.environ.get("HF_HOME") or cache_home / "huggingface").expanduser()
-    xet = Path(os.environ.get("HF_XET_CACHE") or hf_home / "xet").expanduser()
+def writable_roots(bucket: str | None = None) -> list[Path]:
+    """The folders agent-memory writes when it saves to `bucket` (default: the configured one): its state and
+    cache, then the Hugging Face and hf_xet caches for a Hugging Face bucket, or the folder of a `file://` store."""
+    if bucket is None:
+        bucket = _configured_bucket()
+    folder = folder_path(bucket) if bucket else None
+    if folder is not None:
+        wanted = [folder.expanduser()]  # a folder store never loads huggingface_hub: its caches stay closed
+    else:  # a Hugging Face bucket, or none yet (bootstrap's default is one)
+        cache_home = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+        hf_home = Path(os.environ.get("HF_HOME") or cache_home / "huggingface").expanduser()
+        wanted = [hf_home, Path(os.environ.get("HF_XET_CACHE") or hf_home / "xet").expanduser()]
     found: list[Path] = []
-    for root in (paths.state_dir(), paths.cache_dir(), hf_home, xet):
+    for root in (paths.state_dir(), paths.cache_dir(), *wanted):
         root = root.absolute()
         if not any(root == other or other in root.parents for other in found):
             found = [other for other in found if root not in other.parents] + [root]
     return found
+
+
+def _configured_bucket() -> str | None:
+    """The configured bucket, None when there is none (or the configuration cannot be used: `status` says so)."""
+    try:
+        value = config.load().get("bucket")
+    except AgentMemoryError:
+        return None
+    return value if isinstance(value, str) else None
 
 
 def render_block(roots: list[Path]) -> str:
@@ -77,17 +97,17 @@ def render_block(roots: list[Path]) -> str:
     )
 
 
-def check() -> None:
+def check(bucket: str | None = None) -> None:
     """AgentMemoryError (nothing changed) if the consent block could not be added to Codex's config.toml."""
     path = codex.config_file()
-    _addable(_split_bom(agent_files.read_text(path) or "")[1], path)
+    _addable(_split_bom(agent_files.read_text(path) or "")[1], path, bucket)
 
 
-def _addable(text: str, path: Path) -> str:
+def _addable(text: str, path: Path, bucket: str | None = None) -> str:
     """`text` without our block, if the block can be added to it; AgentMemoryError if it cannot."""
     rest = _without_block(text, path)
     if KEY in _parse(rest, path):
-        roots = ", ".join(json.dumps(str(root)) for root in writable_roots())
+        roots = ", ".join(json.dumps(str(root)) for root in writable_roots(bucket))
         raise AgentMemoryError(
             f"{path} already has its own [{KEY}] settings, so agent-memory will not edit them. Nothing was changed.",
             next_step=f"add to [{KEY}] in {path} yourself: writable_roots = [{roots}] and network_access = true",
@@ -95,14 +115,15 @@ def _addable(text: str, path: Path) -> str:
     return rest
 
 
-def allow() -> dict[str, object]:
-    """Add (or bring up to date) the consent block; the status afterwards, with `changed` and `backup`."""
+def allow(bucket: str | None = None) -> dict[str, object]:
+    """Add (or bring up to date) the consent block for `bucket` (default: the configured one); the status
+    afterwards, with `changed` and `backup`."""
     path = codex.config_file()
-    roots = writable_roots()
+    roots = writable_roots(bucket)
 
     def with_block(text: str | None) -> str:
         bom, rest = _split_bom(text or "")
-        updated = render_block(roots) + _addable(rest, path)
+        updated = render_block(roots) + _addable(rest, path, bucket)
         _parse(updated, path)  # never write a file that would stop Codex from starting
         if text is not None and not rest:  # an empty file of the user's: `remove` must leave it, empty
             write_atomic(_was_empty(), b"")
@@ -110,10 +131,12 @@ def allow() -> dict[str, object]:
             _was_empty().unlink(missing_ok=True)
         return bom + updated
 
+    store = folder_path(bucket or _configured_bucket() or "")
     for root in roots:  # Codex can only bind folders that exist
-        make_dirs(root, mode=0o700)  # parents too: mkdir(parents=True) would leave them as the umask says
+        if root != store:  # a folder store is made where it is configured (a missing one may be an unmounted drive)
+            make_dirs(root, mode=0o700)  # parents too: mkdir(parents=True) would leave them as the umask says
     edited = agent_files.edit(path, "codex", with_block)
-    return {**status(), **edited}
+    return {**status(bucket), **edited}
 
 
 def remove() -> dict[str, object]:
@@ -140,19 +163,62 @@ def _was_empty() -> Path:
     return paths.state_dir() / "codex-config-was-empty"
 
 
-def status() -> dict[str, object]:
-    """`{"file", "state": "allowed"|"outdated"|"not allowed", "roots", "network"}` of the consent block."""
+def status(bucket: str | None = None) -> dict[str, object]:
+    """`{"file", "state", "roots", "network", "missing", "next"}` of the consent block, compared with what saving to
+    `bucket` (default: the configured one) writes. `state`: "allowed" (exactly those folders), "incomplete" (some
+    are not writable: `missing`), "outdated" (all are, and others no longer needed too), "not allowed" or
+    "unreadable"; `next` is the command that fixes it (None when allowed)."""
     path = codex.config_file()
     try:
         text = _split_bom(agent_files.read_text(path) or "")[1]
         block = _block(text, path)
-    except AgentMemoryError:
-        return {"file": str(path), "state": "unreadable", "roots": [], "network": False}
+    except AgentMemoryError as exc:
+        return _state(path, "unreadable", [], False, [], exc.next_step)
+    needed = writable_roots(bucket)
     if block is None:
-        return {"file": str(path), "state": "not allowed", "roots": [], "network": False}
-    granted = [Path(root) for root in _parse(block, path).get(KEY, {}).get("writable_roots", [])]
-    state = "allowed" if granted == writable_roots() else "outdated"
-    return {"file": str(path), "state": state, "roots": [str(root) for root in granted], "network": True}
+        return _state(path, "not allowed", [], False, [], ALLOW)
+    settings = _parse(block, path).get(KEY, {})
+    granted = [Path(root) for root in settings.get("writable_roots", []) if isinstance(root, str)]
+    missing = [root for root in needed if not any(root == given or given in root.parents for given in granted)]
+    state = "allowed" if granted == needed else "incomplete" if missing else "outdated"
+    return _state(path, state, granted, True, missing, None if state == "allowed" else ALLOW)
+
+
+def _state(
+    path: Path, state: str, roots: list[Path], network: bool, missing: list[Path], next_step: str | None
+) -> dict[str, object]:
+    return {
+        "file": str(path),
+        "state": state,
+        "roots": [str(root) for root in roots],
+        "network": network,
+        "missing": [str(root) for root in missing],
+        "next": next_step,
+    }
+
+
+def warning(bucket: str | None = None) -> str | None:
+    """What fails in Codex's sandbox with the consent as it is, and the user's command that fixes it; None when the
+    consent covers what saving to `bucket` writes."""
+    found = status(bucket)
+    if found["state"] == "allowed":
+        return None
+    if found["state"] == "incomplete":
+        left_out = ", ".join(found["missing"])
+        return (
+            f"Your consent for Codex's sandbox leaves out {left_out}, which agent-memory now writes, "
+            f"so saves from a sandboxed Codex session fail. To bring it up to date, run this yourself: {ALLOW}"
+        )
+    if found["state"] == "outdated":
+        return (
+            "Your consent for Codex's sandbox also opens folders agent-memory no longer writes. To bring it up to "
+            f"date, run this yourself: {ALLOW}"
+        )
+    return (
+        "In Codex's usual workspace-write sandbox, the model's commands may write only in the project and temporary "
+        "folders, with no network, so a save from a Codex session fails there (nothing is saved). To allow it, run "
+        f"this yourself: {ALLOW} (or bootstrap again with --codex-sandbox)"
+    )
 
 
 def _without_block(text: str, path: Path) -> str:

@@ -14,6 +14,7 @@ from .. import names, paths
 from ..context import Context
 from ..display import safe_tree
 from ..errors import AgentMemoryError, ContentRefused, UsageError
+from ..failures import cache_not_written
 from ..fsutil import read_json, scratch_folder, write_json_atomic
 from ..store import Freshness, ObjectInfo, Store, StoreError
 from . import layout
@@ -37,6 +38,10 @@ def discover(ctx: Context, query: str = "", *, offline: bool = False) -> tuple[d
             freshness = Freshness()
         except StoreError as exc:
             freshness = Freshness(error=exc)
+        except OSError as exc:  # a cache it cannot write (Codex's sandbox): the index as it is, stale, like search
+            if (reason := cache_not_written(exc)) is None:
+                raise
+            freshness = Freshness(error=reason)
     wanted = query.lower()
     found = []
     for key, description in index.items():
