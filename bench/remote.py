@@ -178,8 +178,9 @@ CAUSES_3A = [
     "about 80 to 110 ms, `huggingface_hub.utils` about 35 ms), then makes its client (a TLS context) and runs the"
     " request in the budget's thread: about 250 ms in all, of which the request is 2 to 5 ms. Within 1.5x would "
     "need the feed's one request without the SDK (the standard library's `http.client`), which means reading the "
-    "SDK's credentials ourselves: left as a decision, not done. `HfApi` itself is no longer loaded on this path "
-    "(it was a further 60 ms).",
+    "SDK's credentials ourselves (its own `get_token` loads the whole HTTP stack: 110 ms): left as a decision, not "
+    "done. Even then, `http.client` with a TLS context costs about 55 ms to load and set up. `HfApi` itself is no "
+    "longer loaded on this path (it was a further 60 ms).",
     "Flatness: the refresh's own share (search minus `search --offline`) does not grow with the notes; `search "
     "--offline` itself does (the pack scan: section 1), and so the online search at 50,000 notes.",
 ]
