@@ -6,6 +6,13 @@ hub_emulator_cas.py for why each token gets its own folder). The Space repositor
 `create_repo(repo_type="space")`, `upload_folder` and a pinned `/spaces/.../resolve/REV/PATH` use are served
 by hub_emulator_spaces.py.
 
+The bucket change feed (`GET /api/buckets/{id}/events`, server-sent events) follows the contract that
+huggingface_hub 2.4.0's client parses (`_bucket_live_follow.py`): every write is logged as a change with a
+sequence number; `cursor` replays what came strictly after it, `since` from an instant (inclusive), nothing
+replays nothing; then `ready`, then live changes and keep-alive comments until the client leaves or the stream
+reaches its lifetime (`reconnect`). Changes older than the replay buffer are forgotten and a resume point
+before them gets `reset`; `feed_off()` makes the feed unavailable (501 by default).
+
 Run standalone: `python tests/hub_emulator.py --root DIR [--port N] [--user NAME --token TOK] [--page-size N]`.
 hf_xet picks its log folder ($HF_XET_CACHE/logs, default ~/.cache/huggingface/xet/logs) when imported, so set
 HF_XET_CACHE in the environment of that process to keep its logs elsewhere.
@@ -23,7 +30,7 @@ import threading
 import time
 import traceback
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -47,6 +54,7 @@ ENDPOINTS = (
     "xet-write-token",
     "xet-read-token",
     "resolve",
+    "events",
     *SPACE_ENDPOINTS,
     "other",
 )
@@ -60,8 +68,29 @@ READ_TOKEN_TTL = 61
 WRITE_TOKEN_TTL = 900
 
 
+FEED_KEEPALIVE = 0.5  # seconds between keep-alive comments (the Hub sends one about every 30 s)
+FEED_STREAM_SECONDS = 60.0  # a live stream ends with `reconnect` after this long
+FEED_BATCH = 100  # changes per `changes` event
+
+
 def _iso(seconds: float) -> str:
     return datetime.fromtimestamp(seconds, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def _cursor(seq: int) -> str:
+    return base64.urlsafe_b64encode(f"seq:{seq}".encode()).decode()
+
+
+def _seq(cursor: str) -> int:
+    """The sequence number of a cursor this emulator handed out; ValueError for anything else."""
+    text = base64.urlsafe_b64decode(cursor.encode()).decode()
+    if not text.startswith("seq:"):
+        raise ValueError(f"not a cursor: {cursor!r}")
+    return int(text[4:])
+
+
+def _sse(event: str, payload: dict[str, Any]) -> bytes:
+    return f"event: {event}\ndata: {json.dumps(payload)}\n\n".encode()
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -106,18 +135,41 @@ class _Bucket:
     created_at: float = field(default_factory=time.time)
     files: dict[str, _File] = field(default_factory=dict)
     version: int = 0  # bumped on every change; keys the listing cache
+    updated_at: float = 0.0  # the instant of the last change, strictly increasing (the Hub's `updatedAt`)
+    # the change feed: (sequence number = version after the change, instant, change as the feed sends it)
+    events: list[tuple[int, float, dict[str, Any]]] = field(default_factory=list)
+    forgotten: int = 0  # the sequence number of the newest change dropped from the replay buffer
+    forgotten_at: float = 0.0  # and its instant
+    buffer: int | None = None  # how many changes the replay buffer keeps (None: every one)
     _listings: dict[tuple[str, bool], tuple[int, list[str], dict[str, dict[str, Any]]]] = field(default_factory=dict)
 
     def put(self, path: str, xet_hash: str, size: int, mtime_ms: int, content_type: str | None = None) -> None:
         # Overwriting a path is allowed (as on the real Hub); `writes` lets tests see it happened.
         previous = self.files.get(path)
         writes = previous.writes + 1 if previous else 1
-        self.files[path] = _File(path, xet_hash, size, mtime_ms, time.time(), writes, content_type)
-        self.version += 1
+        file = self.files[path] = _File(path, xet_hash, size, mtime_ms, time.time(), writes, content_type)
+        change = {"path": path, "op": "update" if previous else "add"}
+        for key in ("size", "xetHash", "uploadedAt", "mtime"):  # an update carries only what changed
+            if previous is None or previous.entry[key] != file.entry[key]:
+                change[key] = file.entry[key]
+        self._changed(change)
 
     def remove(self, path: str) -> None:
         if self.files.pop(path, None) is not None:
-            self.version += 1
+            self._changed({"path": path, "op": "delete"})
+
+    def _changed(self, change: dict[str, Any]) -> None:
+        self.version += 1
+        self.updated_at = max(time.time(), self.updated_at + 0.001)  # the Hub's milliseconds: never twice the same
+        self.events.append((self.version, self.updated_at, change))
+        self.keep_events(self.buffer)
+
+    def keep_events(self, count: int | None) -> None:
+        """Keep only the newest `count` changes in the replay buffer (None: all of them)."""
+        if count is not None and len(self.events) > count:
+            dropped = self.events[: len(self.events) - count]
+            self.forgotten, self.forgotten_at = dropped[-1][:2]
+            del self.events[: len(dropped)]
 
     def listing(self, base: str, recursive: bool) -> tuple[list[str], dict[str, dict[str, Any]]]:
         """Sorted paths and entries under folder `base`, cached until the bucket changes (pages reuse it)."""
@@ -163,6 +215,7 @@ class _Response:
     status: int
     body: bytes = b""
     headers: dict[str, str] = field(default_factory=dict)
+    stream: Iterator[bytes] | None = None  # sent chunk by chunk, without a length, until it ends or the client goes
 
 
 def _json(status: int, payload: Any, headers: Mapping[str, str] | None = None) -> _Response:
@@ -212,6 +265,11 @@ class HubEmulator:
         self._users: dict[str, _User] = {}  # by token
         self._buckets: dict[str, _Bucket] = {}
         self._faults: list[_Fault] = []
+        self._feed_status: int | None = None  # set: the events feed answers this status (unavailable)
+        self._feed_buffer: int | None = None
+        self.feed_keepalive = FEED_KEEPALIVE
+        self.open_streams = 0  # event streams being served now (a client that closes at `ready` leaves none)
+        self.feed_stream_seconds = FEED_STREAM_SECONDS
         self.spaces = SpaceRepos(self)
         self._stopping = threading.Event()
         self._server: ThreadingHTTPServer | None = None
@@ -259,7 +317,7 @@ class HubEmulator:
         with self._lock:
             if bucket_id in self._buckets:
                 raise ValueError(f"bucket {bucket_id} already exists")
-            self._buckets[bucket_id] = _Bucket(bucket_id, private)
+            self._buckets[bucket_id] = _Bucket(bucket_id, private, buffer=self._feed_buffer)
 
     def delete_bucket(self, bucket_id: str) -> None:
         """Delete a bucket and everything in it, as its owner could on the Hub."""
@@ -315,6 +373,34 @@ class HubEmulator:
                 "mtime": entry.mtime_ms,
                 "contentType": entry.content_type,
             }
+
+    # -- the change feed ----------------------------------------------------------------------------------------
+
+    def feed_off(self, status: int = 501) -> None:
+        """Make the events feed unavailable: it answers `status` (the client's unfollowable: 401/403/404/501).
+        Writes are still logged, as a deployment that stops serving the feed still records them."""
+        with self._lock:
+            self._feed_status = status
+
+    def feed_on(self) -> None:
+        """Serve the events feed again."""
+        with self._lock:
+            self._feed_status = None
+
+    def feed_buffer(self, count: int | None) -> None:
+        """Keep only the newest `count` changes of every bucket for replay (None: all); older resume points get
+        `reset`. 0 forgets every change made so far, as if the buffer's time had passed."""
+        with self._lock:
+            self._feed_buffer = count
+            for bucket in self._buckets.values():
+                bucket.buffer = count
+                bucket.keep_events(count)
+
+    def feed_cursor(self, bucket_id: str) -> str | None:
+        """The cursor of the newest change of the bucket (what `ready` sends), None if it never changed."""
+        with self._lock:
+            bucket = self._buckets[bucket_id]
+            return _cursor(bucket.version) if bucket.version else None
 
     # -- faults and request log -----------------------------------------------------------------------------
 
@@ -407,6 +493,8 @@ class HubEmulator:
                 return self._batch(user, args["bucket_id"], body)
             if endpoint in SPACE_ENDPOINTS:
                 return self._space(endpoint, method, user, args, query, body)
+            if endpoint == "events":
+                return self._events(user, args["bucket_id"], query, headers)
             with self._lock:
                 bucket = self._visible_bucket(args["bucket_id"], user)
                 if endpoint == "info":
@@ -460,7 +548,7 @@ class HubEmulator:
             if bucket_id in self._buckets:
                 # The SDK reads "url" from this 409 body when create_bucket(exist_ok=True) hits it.
                 return _error(409, f"You already created this bucket: {bucket_id}", url=url)
-            self._buckets[bucket_id] = _Bucket(bucket_id, private)
+            self._buckets[bucket_id] = _Bucket(bucket_id, private, buffer=self._feed_buffer)
         return _json(200, {"url": url, "name": name, "id": bucket_id})
 
     @staticmethod
@@ -471,10 +559,75 @@ class HubEmulator:
                 "id": bucket.bucket_id,
                 "private": bucket.private,
                 "createdAt": _iso(bucket.created_at),
+                "updatedAt": _iso(bucket.updated_at or bucket.created_at),
                 "size": sum(f.size for f in bucket.files.values()),
                 "totalFiles": len(bucket.files),
             },
         )
+
+    def _events(
+        self, user: _User | None, bucket_id: str, query: dict[str, list[str]], headers: Mapping[str, str]
+    ) -> _Response:
+        """The change feed: replay after the resume point, `ready`, then live changes (see the module docstring)."""
+        with self._lock:
+            bucket = self._visible_bucket(bucket_id, user)
+            if self._feed_status is not None:
+                return _error(self._feed_status, "Live-follow is not available for this bucket")
+            if "text/event-stream" not in headers.get("Accept", ""):
+                return _error(406, "This endpoint only serves text/event-stream")
+            cursor, since = query.get("cursor", [""])[0], query.get("since", [""])[0]
+            if cursor:
+                after = _seq(cursor)  # ValueError: 400, the resume point is refused
+                if after > bucket.version:
+                    raise ValueError(f"cursor from the future: {cursor!r}")
+                stale = after < bucket.forgotten
+            elif since:
+                instant = datetime.fromisoformat(since.replace("Z", "+00:00")).timestamp()
+                after = next((seq - 1 for seq, at, _change in bucket.events if at >= instant), bucket.version)
+                stale = bool(bucket.forgotten) and instant <= bucket.forgotten_at
+            else:
+                after, stale = bucket.version, False
+        return _Response(
+            200,
+            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"},
+            stream=self._event_stream(bucket, after, stale),
+        )
+
+    def _event_stream(self, bucket: _Bucket, after: int, stale: bool) -> Iterator[bytes]:
+        if stale:
+            yield _sse("reset", {"reason": "resume point older than the replay buffer"})
+            return
+        after = yield from self._replay(bucket, after)
+        with self._lock:
+            head = bucket.version
+        yield _sse("ready", {"cursor": _cursor(head)} if head else {})
+        ends = time.monotonic() + self.feed_stream_seconds
+        quiet = time.monotonic()
+        while not self._stopping.wait(0.02):
+            if time.monotonic() >= ends:
+                yield _sse("reconnect", {"cursor": _cursor(after)} if after else {})
+                return
+            with self._lock:
+                if after < bucket.forgotten:
+                    yield _sse("reset", {"reason": "resume point older than the replay buffer"})
+                    return
+                new = bucket.version > after
+            if new:
+                after = yield from self._replay(bucket, after)
+                quiet = time.monotonic()
+            elif time.monotonic() - quiet >= self.feed_keepalive:
+                yield b": keep-alive\n\n"
+                quiet = time.monotonic()
+
+    def _replay(self, bucket: _Bucket, after: int) -> Iterator[bytes]:
+        """`changes` events for every logged change after `after`; returns the last sequence number sent."""
+        with self._lock:
+            changes = [(seq, change) for seq, _at, change in bucket.events if seq > after]
+        for start in range(0, len(changes), FEED_BATCH):
+            batch = changes[start : start + FEED_BATCH]
+            after = batch[-1][0]
+            yield _sse("changes", {"cursor": _cursor(after), "changes": [change for _seq, change in batch]})
+        return after
 
     def _tree(self, bucket: _Bucket, prefix: str, query: dict[str, list[str]]) -> _Response:
         recursive = query.get("recursive", ["false"])[0].lower() == "true"
@@ -602,7 +755,7 @@ def _route(method: str, path: str) -> tuple[str, dict[str, str]]:
             return "tree", {**args, "prefix": unquote("/".join(parts[6:]))}
         if len(parts) == 6 and (method, action) in (("POST", "paths-info"), ("POST", "batch")):
             return action, args
-        if len(parts) == 6 and method == "GET" and action in ("xet-write-token", "xet-read-token"):
+        if len(parts) == 6 and method == "GET" and action in ("xet-write-token", "xet-read-token", "events"):
             return action, args
     if len(parts) >= 6 and parts[1] == "buckets" and parts[4] == "resolve" and method in ("GET", "HEAD"):
         namespace, name = unquote(parts[2]), unquote(parts[3])
@@ -671,12 +824,30 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send(self, method: str, response: _Response) -> None:
         self.send_response(response.status)
-        headers = {"Content-Length": str(len(response.body)), **response.headers}
+        headers = (
+            response.headers if response.stream else {"Content-Length": str(len(response.body)), **response.headers}
+        )
         for key, value in headers.items():
             self.send_header(key, value)
         self.end_headers()
-        if method != "HEAD":
+        if method == "HEAD":
+            return
+        if response.stream is None:
             self.wfile.write(response.body)
+            return
+        emulator: HubEmulator = self.server.emulator  # type: ignore[attr-defined]
+        with emulator._lock:
+            emulator.open_streams += 1
+        try:  # HTTP/1.0 without a length: the stream ends when the connection closes
+            for chunk in response.stream:
+                self.wfile.write(chunk)
+                self.wfile.flush()
+        except OSError:  # the client went away (a refresh closes the stream at `ready`)
+            pass
+        finally:
+            response.stream.close()
+            with emulator._lock:
+                emulator.open_streams -= 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -99,6 +99,7 @@ def test_offline_search_makes_no_store_access(ready, folder_store):
         "status": "stale",
         "reason": "offline",
         "detail": "--offline: the bucket was not consulted",
+        "kind": None,
         "skipped": [],
     }
     assert len(result.json["results"]) == 1

@@ -107,6 +107,7 @@ def test_search_skips_the_bad_object_finds_the_others_and_says_so(writer, reader
         "status": "fresh",
         "reason": None,
         "detail": None,
+        "kind": "listing",
         "skipped": [
             {
                 "path": bad,

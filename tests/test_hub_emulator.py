@@ -552,3 +552,128 @@ def test_command_line_serves_until_sigterm(tmp_path: Path) -> None:
     finally:
         process.kill()
         process.wait()
+
+
+# -- 6. updatedAt and the change feed, read by the SDK's own live-follow client ----------------------------------
+
+# huggingface_hub 2.4.0's client for the feed (private: the emulator must speak exactly what it parses)
+from huggingface_hub import _bucket_live_follow as live  # noqa: E402
+
+
+def _session(hub: HubEmulator, resume: tuple[str, str] | None, token: str = ALICE, stop_at_ready: bool = True) -> list:
+    """The events of one session of the SDK's `_follow_events`, up to `ready` (or until the stream ends)."""
+    events = []
+    for event in live._follow_events(hub.url, "alice/notes", token, resume, lambda: False):
+        events.append(event)
+        if stop_at_ready and isinstance(event, (live._Ready, live._Reset)):
+            break
+    return events
+
+
+def _changes(events: list) -> list[tuple[str, str, int | None]]:
+    return [(c.path, c.op, c.size) for e in events if isinstance(e, live._Changes) for c in e.changes]
+
+
+def test_updated_at_changes_with_every_write_and_not_with_reads(hub: HubEmulator) -> None:
+    hub.create_bucket("alice/notes")
+    first = api(hub).bucket_info("alice/notes").updatedAt  # kept as the Hub spells it
+    hub.put_file("alice/notes", "a.md", b"one")
+    second = api(hub).bucket_info("alice/notes").updatedAt
+    list(api(hub).list_bucket_tree("alice/notes", recursive=True))
+    assert api(hub).bucket_info("alice/notes").updatedAt == second != first
+    api(hub).batch_bucket_files("alice/notes", delete=["a.md"])
+    assert api(hub).bucket_info("alice/notes").updatedAt != second
+
+
+def test_feed_replays_after_a_cursor_then_sends_ready(hub: HubEmulator) -> None:
+    hub.create_bucket("alice/notes")
+    [ready] = _session(hub, None)  # no resume point: no replay; a bucket that never changed has no cursor
+    assert ready == live._Ready(cursor=None)
+    hub.put_files("alice/notes", {"a.md": b"one", "b.md": b"three"})
+    [ready] = _session(hub, None)
+    assert ready.cursor == hub.feed_cursor("alice/notes")
+    start = ready.cursor
+
+    api(hub).batch_bucket_files("alice/notes", add=[(b"four", "c.md"), (b"fifth", "a.md")], delete=["b.md"])
+    events = _session(hub, ("cursor", start))
+    assert _changes(events) == [("c.md", "add", 4), ("a.md", "update", 5), ("b.md", "delete", None)]
+    added = events[0].changes[0]
+    assert added.xet_hash == hub.file_info("alice/notes", "c.md")["xetHash"] and added.uploaded_at is not None
+    assert isinstance(events[-1], live._Ready) and events[-1].cursor == hub.feed_cursor("alice/notes")
+    assert _changes(_session(hub, ("cursor", events[-1].cursor))) == []  # nothing after the newest cursor
+    assert _changes(_session(hub, ("cursor", events[0].cursor))) == []  # a batch's cursor resumes after it
+
+
+def test_feed_replays_from_an_instant_inclusively(hub: HubEmulator) -> None:
+    hub.create_bucket("alice/notes")
+    hub.put_file("alice/notes", "a.md", b"one")
+    time.sleep(0.01)
+    hub.put_file("alice/notes", "b.md", b"two")
+    since = api(hub).bucket_info("alice/notes").updatedAt
+    hub.put_file("alice/notes", "c.md", b"three")
+    # the instant of the last change comes again: since is inclusive
+    assert _changes(_session(hub, ("since", since))) == [("b.md", "add", 3), ("c.md", "add", 5)]
+
+
+def test_feed_answers_reset_past_its_replay_buffer(hub: HubEmulator) -> None:
+    hub.create_bucket("alice/notes")
+    hub.put_file("alice/notes", "a.md", b"one")
+    start = hub.feed_cursor("alice/notes")
+    hub.feed_buffer(2)
+    hub.put_files("alice/notes", {"b.md": b"2", "c.md": b"3"})
+    assert _changes(_session(hub, ("cursor", start))) == [("b.md", "add", 1), ("c.md", "add", 1)]  # still kept
+    hub.put_file("alice/notes", "d.md", b"4")  # b.md's change leaves the buffer
+    assert _session(hub, ("cursor", start)) == [live._Reset()]
+    assert _session(hub, ("since", "2000-01-01T00:00:00.000Z")) == [live._Reset()]
+    later = hub.feed_cursor("alice/notes")
+    hub.feed_buffer(0)  # everything forgotten: nothing new after the newest cursor is still no reset
+    assert isinstance(_session(hub, ("cursor", later))[0], live._Ready)
+
+
+def test_unavailable_feed_is_unfollowable_for_the_sdk(hub: HubEmulator) -> None:
+    hub.create_bucket("alice/notes")
+    for status in (404, 501):
+        hub.feed_off(status)
+        with pytest.raises(live.BucketEventsUnavailable, match=str(status)):
+            _session(hub, None)
+    hub.feed_on()
+    assert _session(hub, None) == [live._Ready(cursor=None)]
+    with pytest.raises(HfHubHTTPError) as refused:  # a cursor the server never gave: refused (400)
+        _session(hub, ("cursor", "not-a-cursor"))
+    assert refused.value.response.status_code == 400
+    with pytest.raises(live.BucketEventsUnavailable):  # someone else's private bucket: not found
+        _session(hub, None, token=BOB)
+    assert endpoints(hub).count("events") == 5
+
+
+def test_the_sdk_follower_sees_live_changes_and_reconnects(hub: HubEmulator) -> None:
+    """`BucketFollower`, as HfFileSystem runs it: reconcile, `since` from updatedAt, ready, live batches, and a
+    server-directed reconnect resumed from its cursor."""
+    hub.create_bucket("alice/notes")
+    hub.put_file("alice/notes", "old.md", b"old")
+    hub.feed_stream_seconds = 0.5
+    seen: list[str] = []
+    reconciled = threading.Event()
+    follower = live.BucketFollower(
+        endpoint=hub.url,
+        bucket_id="alice/notes",
+        token=ALICE,
+        on_changes=lambda changes: seen.extend(c.path for c in changes),
+        on_reconcile=reconciled.set,
+        is_alive=lambda: True,
+    )
+    follower.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not follower.subscribed and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert reconciled.is_set() and follower.subscribed
+        hub.put_file("alice/notes", "live.md", b"live")
+        time.sleep(1.5)  # past the stream's lifetime: the follower reconnects from its cursor
+        hub.put_file("alice/notes", "after.md", b"after")
+        while "after.md" not in seen and time.monotonic() < deadline:
+            time.sleep(0.02)
+    finally:
+        follower.stop()
+    assert seen[-2:] == ["live.md", "after.md"] and seen.count("live.md") == 1
+    assert endpoints(hub).count("events") >= 2

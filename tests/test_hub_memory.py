@@ -44,7 +44,13 @@ def test_two_machines_share_notes(alice, alice_laptop, hub):
 
     found = alice_laptop.run("search", "pin HUGGINGFACE_hub", "--json")
     assert found.code == 0, found.err
-    assert found.json["sync"] == {"status": "fresh", "reason": None, "detail": None, "skipped": []}
+    assert found.json["sync"] == {
+        "status": "fresh",
+        "reason": None,
+        "detail": None,
+        "kind": "listing",
+        "skipped": [],
+    }
     assert [r["id"] for r in found.json["results"]] == [note["id"]]
     assert found.json["results"][0]["matches"] == [{"line": 15, "text": "We pin huggingface_hub to 2.4.0."}]
 
@@ -187,6 +193,7 @@ def test_a_failed_or_partial_listing_preserves_the_cache(alice, alice_laptop, hu
     first = [alice.save(f"cached note {i}").json["id"] for i in range(4)]
     assert len(alice_laptop.run("search", "cached note", "--json").json["results"]) == 4
     alice.save("cached note, newer")
+    hub.feed_off()  # the listing is what is tested here: without the feed, every refresh lists
     hub.page_size = 2
     hub.fault("tree", "fail", status=500, after=1)  # the second page fails
     stale = alice_laptop.run("search", "cached note", "--json")
@@ -229,6 +236,7 @@ def test_offline_and_auth_failures_are_reported_differently(alice, hub):
     hub.start()
     alice.base_env["HF_ENDPOINT"] = hub.url  # a restarted emulator listens on a new port
     for status in (401, 403):
+        hub.fault("events", "fail", status=status)  # refused by the feed: the listing is asked, and says so too
         hub.fault("tree", "fail", status=status)
         denied = alice.run("search", "cached", "--json")
         assert denied.code == 4, status

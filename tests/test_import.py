@@ -493,6 +493,7 @@ def test_fifos_are_refused_without_waiting(ready, tmp_path):
 def test_a_bucket_that_cannot_be_listed_is_said_and_the_import_goes_on(alice, hub):
     write_cline_layout(alice)
     assert alice.run("import").code == 0
+    hub.fault("events", "fail", status=500, times=0)  # no change feed either: the refresh must list
     hub.fault("tree", "fail", status=500, times=0)
     again = alice.run("import", "--json")  # the cache still knows this machine's imports
     assert again.code == 0, again.err

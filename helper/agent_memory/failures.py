@@ -133,7 +133,8 @@ def cache_not_written(failure: OSError) -> StoreError | None:
 
 
 def sync(freshness: Freshness) -> dict[str, object]:
-    """The `sync` object of a search: `{"status": "fresh"|"stale", "reason", "detail", "skipped"}`."""
+    """The `sync` object of a search: `{"status": "fresh"|"stale", "reason", "detail", "kind", "skipped"}`; `kind`
+    is how a fresh cache was brought up to date: `changes` (the change feed) or `listing` (the whole project)."""
     if freshness.offline:
         found = {"status": "stale", "reason": "offline", "detail": "--offline: the bucket was not consulted"}
     elif freshness.error is not None:
@@ -144,4 +145,4 @@ def sync(freshness: Freshness) -> dict[str, object]:
     else:
         found = {"status": "fresh", "reason": None, "detail": None}
     skipped = [{"path": s.path, "detail": s.detail, "next": s.next_step} for s in freshness.skipped]
-    return safe_tree({**found, "skipped": skipped})
+    return safe_tree({**found, "kind": freshness.kind if freshness.fresh else None, "skipped": skipped})

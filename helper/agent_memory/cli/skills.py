@@ -38,6 +38,7 @@ def search_skills(args: argparse.Namespace) -> Rendered:
     lines = [f"{s['name']}  {s['revision']}  {s['description']}" for s in result["skills"]]
     sync, code = told_sync(freshness)
     del sync["skipped"]  # the skills' sync has never had it: a revision with an unsafe SKILL.md is just not listed
+    del sync["kind"]  # the index of skills is always listed whole
     return result, "\n".join(lines) or "No matching skills.", code
 
 

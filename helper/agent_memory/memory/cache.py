@@ -8,6 +8,10 @@ Layout, mirroring the bucket: `<cache>/<bucket key>/projects/<project>/notes/<id
   with the listing.
 - `search.pack` (see `pack`): derived from the verified notes; appended to, and rebuilt whenever it is
   damaged or disagrees with them.
+- `stands.json`: where the cache stands in the bucket (see `refresh`): the change feed's cursor after the last
+  refresh (or, for a bucket without a feed to follow, the `updatedAt` it showed), when the last complete
+  listing was, and how `checksums` and the pack looked then (a cheap sign of changes made to them since).
+  Forgotten whenever damage is found, so that the next refresh lists.
 
 The cache is only a cache: a note that is damaged or unverified here is never shown, it is fetched again.
 Writers hold the project's lock; readers take it only when what they read looks wrong (a writer may be
@@ -43,6 +47,20 @@ from . import checksums, pack
 from .checksums import Checksum
 
 TAIL = 4 << 20  # more than the longest record (a 1 MiB note, lowercased)
+STANDS = "stands.json"
+
+
+class Stand:
+    """Where a project's cache stands (see `ProjectCache.stand`): the change feed's cursor, or where the bucket has
+    no feed to follow, the `updatedAt` it showed; when it was last listed whole; how its bookkeeping looked."""
+
+    __slots__ = ("cursor", "updated_at", "listed", "files")
+
+    def __init__(self, cursor: str | None, updated_at: str | None, listed: str, files: list | None) -> None:
+        self.cursor = cursor
+        self.updated_at = updated_at
+        self.listed = listed
+        self.files = files
 
 
 class ProjectCache:
@@ -75,6 +93,10 @@ class ProjectCache:
     def verified_checksums(self) -> dict[str, Checksum]:
         """What each verified note must be: `{id: (size, crc32, remote hash or None)}`."""
         return checksums.read(self.checksum_file)
+
+    def verified_checksums_of(self, note_ids: list[str] | set[str] | dict[str, object]) -> dict[str, Checksum]:
+        """`verified_checksums` of these notes only (for a few, cheaper than parsing every line)."""
+        return checksums.read(self.checksum_file, note_ids)
 
     def note_ids(self) -> set[str]:
         """The ids of the verified notes the cache holds (their copies are checked when they are read)."""
@@ -123,6 +145,8 @@ class ProjectCache:
         """
         remote = remote or {}
         with self._locked():
+            if any(isinstance(source, Path) for source in notes.values()):
+                make_dirs(self.notes)  # once, not per note: checking the folders on the way costs a few stats
             known = checksums.read(self.checksum_file, notes)
             lines, added, replaced = [], [], False
             for note_id, source in notes.items():
@@ -156,6 +180,8 @@ class ProjectCache:
         with self._locked():
             damaged = {note_id for note_id, data in self._intact(note_ids).items() if data is None}
             self._forget_locked(damaged)
+            if damaged:
+                self.forget_stand()  # the feed will not tell them again: the next refresh lists
         self.discarded |= damaged
 
     def _repair_locked(self) -> None:
@@ -183,9 +209,8 @@ class ProjectCache:
     def _place(self, target: Path, source: bytes | Path, data: bytes) -> None:
         if not isinstance(source, Path):
             write_atomic(target, data)
-        elif source != target:  # a download: made private, then moved in whole
+        elif source != target:  # a download: made private, then moved in whole (`add` made the folder)
             os.chmod(source, FILE_MODE)
-            make_dirs(target.parent)
             os.replace(source, target)
 
     def _record(self, lines: list[bytes]) -> None:
@@ -231,19 +256,62 @@ class ProjectCache:
 
         write_atomic(self.pack, records())
         self._forget_locked(damaged)
+        if damaged:
+            self.forget_stand()
         self.discarded |= damaged
 
     # -- refresh bookkeeping ------------------------------------------------------------------------------
 
     def record_refresh(self) -> None:
-        """Remember when the cache last matched a complete listing of the bucket."""
+        """Remember when the cache last matched the bucket."""
         write_json_atomic(self.dir / "refresh.json", {"last_success": utc_now()})
 
     def last_refresh(self) -> str | None:
-        """When the cache last matched a complete listing, or None."""
+        """When the cache last matched the bucket, or None."""
         with contextlib.suppress(ValueError, OSError):
             return (read_json(self.dir / "refresh.json", {}) or {}).get("last_success")
         return None
+
+    def stand(self) -> Stand | None:
+        """Where the cache stood after its last refresh in the bucket's change feed, or None (never recorded,
+        forgotten after damage, or not readable: then the next refresh lists)."""
+        try:
+            found = read_json(self.dir / STANDS)
+        except (ValueError, OSError):
+            return None
+        if not isinstance(found, dict):
+            return None
+        cursor, updated_at, listed, files = (found.get(key) for key in ("cursor", "updated_at", "listed", "files"))
+        if not all(
+            value is None or (isinstance(value, str) and 0 < len(value) <= 1000) for value in (cursor, updated_at)
+        ):
+            return None
+        if (cursor is None) == (updated_at is None) or not isinstance(listed, str):
+            return None  # exactly one of them says where the cache stands
+        return Stand(cursor, updated_at, listed, files if isinstance(files, list) else None)
+
+    def record_stand(self, listed: str, *, cursor: str | None = None, updated_at: str | None = None) -> None:
+        """Remember that the cache holds every change up to `cursor` (or up to the bucket's `updated_at`), and
+        when it was last listed whole."""
+        stand = {"cursor": cursor, "updated_at": updated_at, "listed": listed, "files": self.files_signature()}
+        write_json_atomic(self.dir / STANDS, stand)
+
+    def forget_stand(self) -> None:
+        """Make the next refresh list the whole project (damage was found, or the feed cannot be followed)."""
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.dir / STANDS)
+
+    def files_signature(self) -> list[list[int] | None]:
+        """How `checksums` and the pack look on disk (inode, size, modification time), None for a missing one."""
+        found: list[list[int] | None] = []
+        for file in (self.checksum_file, self.pack):
+            try:
+                info = os.stat(file, follow_symlinks=False)
+            except FileNotFoundError:
+                found.append(None)
+            else:
+                found.append([info.st_ino, info.st_size, info.st_mtime_ns])
+        return found
 
     def sweep(self) -> None:
         """Remove the download folders of killed processes (a folder in use is locked by its process)."""

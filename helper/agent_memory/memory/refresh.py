@@ -1,6 +1,19 @@
-"""Bring a project's cache up to date with the bucket, and heal it: the listing is the truth.
+"""Bring a project's cache up to date with the bucket, at the cost of what changed; and heal it: the listing is
+the truth.
 
-Every cached note is checked against the listing: its file's size, and the size and hash recorded when it was
+A refresh first asks the bucket's change feed what changed after the cursor where the cache stands (see
+`ProjectCache.stand`): with nothing new that is one request, whatever the number of notes; new notes cost
+their downloads. Changes of other projects and of skills are passed over. Where the feed cannot be followed,
+the bucket's `updatedAt` seen before the last listing stands in for the cursor: unchanged, nothing is new (one
+request); changed by any write to the bucket, the project is listed again. It lists the whole project instead
+when there is no cursor yet, when the feed cannot say (`reset`: the cursor is older than the feed's replay
+buffer; a deployment or token without the feed; an answer not understood), at least once a day (by this
+machine's clock; a clock set back counts as a day), and whenever damage to the cache was found, by a search or
+a read (which forget the cursor) or by `checksums` or the pack having changed since the last refresh, which
+is then checked whole. The cursor is read before the listing, so a change made during it is replayed next time;
+it is recorded only once what it covers is cached.
+
+A listing checks every cached note against the listing: its file's size, and the size and hash recorded when it was
 cached (`checksums`); a note that differs, is missing or was never verified is downloaded again. A
 cached copy with no known hash is compared by hashing it the way the listing does, where the store can.
 Downloads land in a staging folder and are moved into the cache only when complete, a batch at a time: when
@@ -14,27 +27,125 @@ the rest goes on: it is neither fetched nor dropped from the cache, and the call
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 from .. import names
+from ..clock import age_seconds, utc_now
 from ..store import Freshness, ObjectInfo, Store, StoreError, UnsafeObject
-from .cache import ProjectCache
+from ..store.change_feed import Replay, Unfollowable
+from .cache import ProjectCache, Stand
+from .checksums import Checksum
 
 _NOTE_FILE = re.compile(r"projects/[^/]+/notes/([^/]+)\.md")
+NOTE = "projects/{}/notes/{}.md"
 BATCH = 1000  # notes per download: one request for a few new notes, kept progress for a first fill of thousands
+LIST_EVERY = 86400  # seconds: the longest a cache goes without a complete listing, which heals what nothing showed
+CLOCK_SLACK = 300  # seconds: a last listing this far in the future means the clock was set back
 
 
 def refresh(store: Store, cache: ProjectCache) -> Freshness:
     """Sync the cache of one project with the bucket: fresh, with the notes (or folders) it skipped as unsafe; or
     stale, with the store's failure (then what is cached stays cached)."""
     try:
-        return Freshness(skipped=_refresh(store, cache))
+        if _follow(store, cache):
+            return Freshness(kind="changes")
+        return Freshness(skipped=_refresh(store, cache), kind="listing")
     except StoreError as exc:
         return Freshness(error=exc)
 
 
+def _prefix(cache: ProjectCache) -> str:
+    return f"projects/{cache.project}/notes"
+
+
+def _follow(store: Store, cache: ProjectCache) -> bool:
+    """Bring the cache up to date from the change feed; False if only a listing can (see the module docstring)."""
+    stand = cache.stand()
+    if stand is None or cache.discarded or not _listed_lately(stand) or not _intact(cache, stand):
+        return False
+    if stand.cursor is None:  # a bucket without a feed to follow: any write anywhere in it changes `updatedAt`
+        if store.updated_at() != stand.updated_at:
+            return False
+        cache.record_refresh()
+        return True
+    try:
+        replay = store.changes(stand.cursor, _prefix(cache))
+    except Unfollowable:
+        return False
+    if replay.changes:
+        cache.sweep()  # the download folders of killed refreshes, as a listing would
+    if not _apply(store, cache, replay) or cache.discarded:
+        return False
+    if replay.cursor is not None:
+        cache.record_stand(stand.listed, cursor=replay.cursor)
+    cache.record_refresh()
+    return True
+
+
+def _listed_lately(stand: Stand) -> bool:
+    age = age_seconds(stand.listed)
+    return age is not None and -CLOCK_SLACK <= age < LIST_EVERY
+
+
+def _intact(cache: ProjectCache, stand: Stand) -> bool:
+    """Whether the cache's bookkeeping is as the last refresh left it, or checks out whole (a save since then,
+    by this machine, changes it too); False if it is lost."""
+    if cache.files_signature() == stand.files:
+        return True
+    if not cache.checksum_file.exists():
+        return False  # a listing compares every note: nothing here says which are verified
+    cache.check_pack()  # rebuilt if torn or if it disagrees with the notes; damaged copies are discarded
+    return not cache.discarded
+
+
+def _apply(store: Store, cache: ProjectCache, replay: Replay) -> bool:
+    """Fetch the notes the replay added or changed, drop those it deleted; False if a change does not say
+    enough to know what a note is now (then the listing does)."""
+    changed = {note_id: change for path, change in replay.changes.items() if (note_id := _note_id(path))}
+    known = cache.verified_checksums_of([note_id for note_id, change in changed.items() if not change.added])
+    remote: dict[str, ObjectInfo] = {}
+    gone = set()
+    for note_id, change in changed.items():  # anything else below the folder is not a note: never read
+        if change.deleted:
+            gone.add(note_id)
+            continue
+        size, xet_hash = change.size, change.hash
+        if not change.added:  # an update tells only what changed: the rest is as cached, if it is cached
+            if note_id not in known:
+                return False
+            size = known[note_id][0] if size is None else size
+            xet_hash = known[note_id][2] if xet_hash is None else xet_hash
+        if xet_hash is None:
+            if change.added:
+                return False  # an add without its hash: nothing to check a download against
+            continue  # the bytes did not change (only their time): the cached copy is still the one
+        remote[note_id] = ObjectInfo(NOTE.format(cache.project, note_id), size, hash=xet_hash)
+    sizes = {}
+    for note_id in remote:  # a few files: one stat each, not a scan of thousands
+        with contextlib.suppress(FileNotFoundError):
+            sizes[note_id] = os.stat(cache.note_file(note_id), follow_symlinks=False).st_size
+    _fetch_changed(store, cache, remote, [], sizes, cache.verified_checksums_of(remote))
+    if gone:
+        cache.drop(gone)
+    return True
+
+
 def _refresh(store: Store, cache: ProjectCache) -> list[UnsafeObject]:
-    prefix = f"projects/{cache.project}/notes"
+    prefix = _prefix(cache)
+    try:
+        head = store.changes(None, prefix).cursor  # before the listing: what changes during it comes again
+    except Unfollowable:
+        head = None
+    updated = None
+    if head is None:  # no feed to follow: `updatedAt` will tell whether anything changed since this listing
+        with contextlib.suppress(StoreError):  # then the listing says what is wrong, if anything is
+            updated = store.updated_at()
+    listed = utc_now()
     listing = store.list(prefix)
     remote: dict[str, ObjectInfo] = {}
     for info in listing:
@@ -48,6 +159,10 @@ def _refresh(store: Store, cache: ProjectCache) -> list[UnsafeObject]:
         _sync(store, cache, remote, skipped)
         if not cache.discarded:
             break
+    if (head is not None or updated is not None) and not skipped and not cache.discarded:
+        cache.record_stand(listed, cursor=head, updated_at=None if head else updated)
+    else:
+        cache.forget_stand()  # no feed to follow, a partial listing, damage left: the next refresh lists again
     cache.record_refresh()
     return list({s.path: s for s in skipped}.values())  # once each, though both passes may meet it
 
@@ -59,6 +174,26 @@ def _note_id(path: str) -> str | None:
 
 def _sync(store: Store, cache: ProjectCache, remote: dict[str, ObjectInfo], skipped: list[UnsafeObject]) -> None:
     sizes, known = cache.sizes(), cache.verified_checksums()
+    _fetch_changed(store, cache, remote, skipped, sizes, known)
+    gone = (sizes.keys() | known.keys()) - remote.keys()
+    if any(_note_id(s.path) is None for s in skipped):  # a folder on the way was skipped: the listing is partial
+        gone = set()
+    gone -= {_note_id(s.path) for s in skipped}  # kept as they were: the bucket's copy could not be read
+    if gone:
+        cache.drop(gone)
+    cache.check_pack()
+
+
+def _fetch_changed(
+    store: Store,
+    cache: ProjectCache,
+    remote: dict[str, ObjectInfo],
+    skipped: list[UnsafeObject],
+    sizes: dict[str, int],
+    known: dict[str, Checksum],
+) -> None:
+    """Fetch each note of `remote` that the cache does not hold as it is there (`sizes` of its files and `known`
+    checksums, of these notes at least)."""
     fetch, compare = [], []
     for note_id, info in remote.items():
         size, checksum = sizes.get(note_id), known.get(note_id)
@@ -69,15 +204,8 @@ def _sync(store: Store, cache: ProjectCache, remote: dict[str, ObjectInfo], skip
         elif checksum is None or (info.hash is not None and checksum[2] is None):
             compare.append(note_id)  # never verified, or saved here before its hash was known
     fetch = sorted(fetch + _verify_by_hash(store, cache, {note_id: remote[note_id] for note_id in compare}))
-    for start in range(0, len(fetch), BATCH):
-        _download(store, cache, {note_id: remote[note_id] for note_id in fetch[start : start + BATCH]}, skipped)
-    gone = (sizes.keys() | known.keys()) - remote.keys()
-    if any(_note_id(s.path) is None for s in skipped):  # a folder on the way was skipped: the listing is partial
-        gone = set()
-    gone -= {_note_id(s.path) for s in skipped}  # kept as they were: the bucket's copy could not be read
-    if gone:
-        cache.drop(gone)
-    cache.check_pack()
+    batches = [{note_id: remote[note_id] for note_id in fetch[at : at + BATCH]} for at in range(0, len(fetch), BATCH)]
+    _download(store, cache, batches, skipped)
 
 
 def _verify_by_hash(store: Store, cache: ProjectCache, infos: dict[str, ObjectInfo]) -> list[str]:
@@ -94,24 +222,62 @@ def _verify_by_hash(store: Store, cache: ProjectCache, infos: dict[str, ObjectIn
     return [note_id for note_id in infos if note_id not in same]
 
 
-def _download(store: Store, cache: ProjectCache, infos: dict[str, ObjectInfo], skipped: list[UnsafeObject]) -> None:
-    with cache.staging() as staging:
-        left = list(infos.values())
-        while left:
-            try:
-                store.fetch(left, staging)
-                left = []
-            except UnsafeObject as exc:  # changed since the listing: skip it (a note, or their folder), go on
-                skipped.append(exc)
-                bad = [info for info in left if info.path == exc.path or info.path.startswith(exc.path + "/")]
-                for info in bad:
-                    infos.pop(_note_id(info.path) or "", None)
-                at = left.index(bad[0]) if bad else len(left)  # those before it were copied already
-                left = [info for info in left[at:] if info not in bad]
-        complete = {}
-        for note_id, info in infos.items():
-            file = staging / info.path
-            if not file.is_file() or file.stat().st_size != info.size:
-                raise StoreError("error", f"incomplete download of {info.path}")
-            complete[note_id] = file
-        cache.add(complete, remote={note_id: info.hash for note_id, info in infos.items()})
+def _download(
+    store: Store, cache: ProjectCache, batches: list[dict[str, ObjectInfo]], skipped: list[UnsafeObject]
+) -> None:
+    """Download the batches in order, each into its own staging folder, and add each to the cache once complete.
+
+    While one batch is added (read, checked, indexed: Python's work), the next one downloads (hf_xet's, outside
+    the interpreter's lock): a first fill costs about the larger of the two instead of their sum.
+    """
+    with contextlib.ExitStack() as stack:
+        pool = stack.enter_context(ThreadPoolExecutor(1, "agent-memory-download")) if len(batches) > 1 else None
+        previous: tuple[contextlib.ExitStack, Path, dict[str, ObjectInfo]] | None = None
+        for infos in batches:
+            folder = contextlib.ExitStack()
+            stack.callback(folder.close)  # whatever fails, no staging folder is left behind (closing twice is none)
+            staging = folder.enter_context(cache.staging())
+            job = pool.submit(_fetch, store, staging, infos, skipped) if pool is not None else None
+            if previous is not None:
+                with previous[0]:  # its staging folder goes once it is added (or fails)
+                    _keep(cache, previous[1], previous[2])
+            previous = (folder, staging, infos)
+            with _closed_on_error(folder):
+                job.result() if job is not None else _fetch(store, staging, infos, skipped)
+        if previous is not None:
+            with previous[0]:
+                _keep(cache, previous[1], previous[2])
+
+
+@contextlib.contextmanager
+def _closed_on_error(stack: contextlib.ExitStack) -> Iterator[None]:
+    try:
+        yield
+    except BaseException:
+        stack.close()
+        raise
+
+
+def _fetch(store: Store, staging: Path, infos: dict[str, ObjectInfo], skipped: list[UnsafeObject]) -> None:
+    left = list(infos.values())
+    while left:
+        try:
+            store.fetch(left, staging)
+            left = []
+        except UnsafeObject as exc:  # changed since the listing: skip it (a note, or their folder), go on
+            skipped.append(exc)
+            bad = [info for info in left if info.path == exc.path or info.path.startswith(exc.path + "/")]
+            for info in bad:
+                infos.pop(_note_id(info.path) or "", None)
+            at = left.index(bad[0]) if bad else len(left)  # those before it were copied already
+            left = [info for info in left[at:] if info not in bad]
+
+
+def _keep(cache: ProjectCache, staging: Path, infos: dict[str, ObjectInfo]) -> None:
+    complete = {}
+    for note_id, info in infos.items():
+        file = staging / info.path
+        if not file.is_file() or file.stat().st_size != info.size:
+            raise StoreError("error", f"incomplete download of {info.path}")
+        complete[note_id] = file
+    cache.add(complete, remote={note_id: info.hash for note_id, info in infos.items()})

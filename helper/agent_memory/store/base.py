@@ -7,6 +7,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from pathlib import Path
 
+from .change_feed import Replay, Unfollowable
+
 
 class ObjectInfo:
     """One object in a store: its path, its size in bytes, its content hash when the listing gives one (see
@@ -101,16 +103,23 @@ class Listing(list):
 
 class Freshness:
     """How a local copy (the cache of a project, the index of skills) stands against its store after a refresh:
-    fresh, with what was skipped as unsafe; stale, with the store's error; or not asked (`offline`)."""
+    fresh, with what was skipped as unsafe; stale, with the store's error; or not asked (`offline`). `kind`
+    says how a fresh copy was brought up to date: `changes` (the store's change feed) or `listing` (all of it)."""
 
-    __slots__ = ("error", "skipped", "offline")
+    __slots__ = ("error", "skipped", "offline", "kind")
 
     def __init__(
-        self, *, error: StoreError | None = None, skipped: Iterable[UnsafeObject] = (), offline: bool = False
+        self,
+        *,
+        error: StoreError | None = None,
+        skipped: Iterable[UnsafeObject] = (),
+        offline: bool = False,
+        kind: str | None = None,
     ) -> None:
         self.error = error
         self.skipped = list(skipped)
         self.offline = offline
+        self.kind = kind
 
     @property
     def fresh(self) -> bool:
@@ -163,6 +172,17 @@ class Store(ABC):
     @abstractmethod
     def read(self, path: str) -> bytes | None:
         """The bytes at `path`, straight from the store, or None if there is no such object."""
+
+    def changes(self, cursor: str | None, prefix: str) -> Replay:
+        """What changed below the folder `prefix` after `cursor` (with None: nothing, only the cursor that stands
+        now, None if the store never changed), in one request. Unfollowable when the store cannot say: no feed
+        (a folder store), a cursor too old for it, a feed that fails; the caller lists instead."""
+        raise Unfollowable("unsupported", f"{self.uri} has no change feed")
+
+    def updated_at(self) -> str | None:
+        """When the store last changed, as the store tells it (compared for equality only, never as a time), in
+        one request; None if it cannot tell (a folder store)."""
+        return None
 
     def hashes(self, files: list[Path]) -> list[str | None]:
         """For each local file, the hash that `list` would give an object with its bytes (None: no such hash).

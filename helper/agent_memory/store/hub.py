@@ -7,8 +7,11 @@ print them. Every call runs inside the command's time budget, and the SDK's own 
 
 from __future__ import annotations
 
+import functools
 import os
 import tempfile
+import time
+from collections.abc import Generator
 from pathlib import Path
 
 # hf_xet reads its configuration when it is first loaded. Its defaults retry an unreachable Hub for
@@ -28,7 +31,10 @@ from huggingface_hub.utils._http import hf_request_event_hook  # noqa: E402
 
 from ..budget import Budget, DeadlineExceeded  # noqa: E402
 from ..guard import redact  # noqa: E402
+from . import change_feed  # noqa: E402
 from .base import BucketMissing, BucketPublic, Listing, NoCredentials, ObjectConflict, ObjectInfo, Store, StoreError  # noqa: E402
+
+FEED_SECONDS = 10.0  # at most this long (or half the budget) for the feed to get ready, then list instead
 
 
 class _Unreachable(Exception):
@@ -75,7 +81,13 @@ class HubStore(Store):
         self.budget = budget
         huggingface_hub.set_client_factory(_client_factory)  # our transport, whoever set one before us
         # the endpoint is read when the store is opened, like every other setting, not when the SDK was imported
-        self.api = huggingface_hub.HfApi(endpoint=os.environ.get("HF_ENDPOINT") or None)
+        self.endpoint = (os.environ.get("HF_ENDPOINT") or huggingface_hub.constants.ENDPOINT).rstrip("/")
+
+    @functools.cached_property
+    def api(self) -> huggingface_hub.HfApi:
+        """The SDK's client, made when first used: a refresh with nothing new needs only its HTTP session, and
+        loading `HfApi` costs about a third of that refresh."""
+        return huggingface_hub.HfApi(endpoint=self.endpoint)
 
     def _call(self, fn: object) -> object:
         try:
@@ -147,10 +159,65 @@ class HubStore(Store):
     def fetch(self, objects: list[ObjectInfo], dest: Path) -> None:
         if not objects:
             return
-        files = [(info.ref if info.ref is not None else info.path, dest / info.path) for info in objects]
+        files = [(self._remote(info), dest / info.path) for info in objects]
         self._call(
             lambda: self.api.download_bucket_files(self.bucket_id, files, raise_on_missing_files=True)  # type: ignore[arg-type]
         )
+
+    @staticmethod
+    def _remote(info: ObjectInfo) -> object:
+        """What the SDK downloads: the listing's entry; for a change told by the feed, an entry made from its size
+        and hash (which saves the SDK a lookup); else the path, which it looks up."""
+        if info.ref is not None:
+            return info.ref
+        if info.hash is not None:
+            return huggingface_hub.BucketFile(type="file", path=info.path, size=info.size, xetHash=info.hash)
+        return info.path
+
+    def changes(self, cursor: str | None, prefix: str) -> change_feed.Replay:
+        # a feed that hangs must leave time for the listing that replaces it
+        deadline = time.monotonic() + min(FEED_SECONDS, self.budget.remaining() / 2)
+        url = f"{self.endpoint}/api/buckets/{self.bucket_id}/events"
+
+        def open_stream(params: dict[str, str]) -> Generator[bytes, None, None]:
+            from huggingface_hub.utils import build_hf_headers, get_session
+
+            wait = max(0.1, deadline - time.monotonic())
+            headers = {**build_hf_headers(), "accept": "text/event-stream"}  # the SDK's own credentials
+            try:
+                with get_session().stream(
+                    "GET", url, headers=headers, params=params, timeout=httpx2.Timeout(wait, connect=min(wait, 10.0))
+                ) as response:
+                    status = response.status_code
+                    if status in change_feed.UNFOLLOWABLE or status >= 400:  # 400: the cursor is refused
+                        reason = "refused" if status == 400 else "unavailable"
+                        raise change_feed.Unfollowable(reason, f"the change feed answered {status}")
+                    if not response.headers.get("content-type", "").startswith("text/event-stream"):
+                        raise change_feed.Unfollowable("unavailable", "the change feed answered something else")
+                    yield from response.iter_bytes()
+            except _ServerAnswer as exc:  # 501 (not served here) or a failing feed: the listing decides
+                raise change_feed.Unfollowable("unavailable", str(exc)) from None
+            except _Unreachable as exc:  # timed out (or refused): the listing has the rest of the budget to try
+                raise change_feed.Unfollowable("slow", str(exc)) from None
+            except httpx2.TimeoutException:
+                raise change_feed.Unfollowable("slow", "the change feed did not get ready in time") from None
+            except httpx2.HTTPError as exc:  # cut in the middle: as if it had ended
+                raise change_feed.Unfollowable("ended", f"the change feed broke off ({type(exc).__name__})") from None
+
+        try:
+            return self.budget.run(lambda: change_feed.head_or_changes(open_stream, cursor, prefix, deadline=deadline))
+        except change_feed.Unfollowable:
+            raise
+        except (ImportError, AttributeError) as exc:  # an SDK without the helpers used above: list, as before
+            detail = f"this huggingface_hub cannot read the feed ({exc})"
+            raise change_feed.Unfollowable("unsupported", detail) from None
+        except Exception as exc:
+            raise self._classify(exc) from exc
+
+    def updated_at(self) -> str | None:
+        info = self._call(lambda: self.api.bucket_info(self.bucket_id))
+        value = getattr(info, "updatedAt", None)  # a field BucketInfo keeps as the Hub spells it
+        return value if isinstance(value, str) and 0 < len(value) <= 100 else None
 
     def _stat(self, path: str) -> object:
         found = self._call(lambda: list(self.api.get_bucket_paths_info(self.bucket_id, [path])))
