@@ -31,7 +31,6 @@ import contextlib
 import os
 import re
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from .. import names
@@ -231,7 +230,13 @@ def _download(
     the interpreter's lock): a first fill costs about the larger of the two instead of their sum.
     """
     with contextlib.ExitStack() as stack:
-        pool = stack.enter_context(ThreadPoolExecutor(1, "agent-memory-download")) if len(batches) > 1 else None
+        pool = None
+        if len(batches) > 1:
+            # loaded here: concurrent.futures brings threading and logging (about 10 ms), which the hooks and a
+            # refresh with nothing new must not pay for
+            from concurrent.futures import ThreadPoolExecutor
+
+            pool = stack.enter_context(ThreadPoolExecutor(1, "agent-memory-download"))
         previous: tuple[contextlib.ExitStack, Path, dict[str, ObjectInfo]] | None = None
         for infos in batches:
             folder = contextlib.ExitStack()
