@@ -32,7 +32,10 @@ def test_the_page_loads_python_from_its_own_origin_and_makes_the_commands(chromi
     assert traffic.blocked == []
     assert all(request.startswith(url) for request in traffic.requests), traffic.requests
     paths = {request[len(url) :] for request in traffic.requests}
-    assert {"pyodide/pyodide.asm.wasm", "pyodide/python_stdlib.zip", "py/space/generator.py"} <= paths
+    runtime = {"pyodide/pyodide.asm.wasm.gz", "pyodide/snapshot.bin.gz", "pyodide/python_stdlib.zip"}
+    assert runtime | {"pyodide/pyodide.mjs", "pyodide/pyodide.asm.mjs", "py/space/generator.py"} <= paths
+    # Python from the snapshot, the wasm from the gzipped file: not the plain one, and no lock file either
+    assert not {"pyodide/pyodide.asm.wasm", "pyodide/pyodide-lock.json"} & paths, paths
     assert page.evaluate("document.body.dataset.wasm") == "streaming"
     # the helper's version and hash are on the page, and the agents' page is linked
     assert page.inner_text("#helper-sha256") == report["sha256"]
@@ -90,16 +93,26 @@ def test_the_copy_button_and_the_keyboard(chromium: object, served) -> None:
     page.context.close()
 
 
-def test_the_page_becomes_ready_when_wasm_is_served_as_octet_stream(chromium: object, served) -> None:
+def octet_stream(route: Any) -> None:
+    response = route.fetch()
+    route.fulfill(response=response, headers={**response.headers, "content-type": "application/octet-stream"})
+
+
+def test_the_page_becomes_ready_whatever_content_type_the_runtime_is_served_with(chromium: object, served) -> None:
     url, _ = served
+    binaries = {suffix: octet_stream for suffix in (".wasm", ".wasm.gz", ".bin.gz", ".zip")}
+    page, traffic = open_page(chromium, url, answer=binaries)
+    assert wait_until_settled(page) == "ready", page.inner_text("#status")
+    assert page.evaluate("document.body.dataset.wasm") == "streaming"  # the page decompresses it itself
+    assert "--project demo" in fill_form(page, {"Project": "demo"})
+    page.context.close()
 
-    def octet_stream(route: Any) -> None:
-        response = route.fetch()
-        route.fulfill(response=response, headers={**response.headers, "content-type": "application/octet-stream"})
-
-    page, traffic = open_page(chromium, url, answer={".wasm": octet_stream})
+    # a browser without DecompressionStream starts Python the slow way, from the plain wasm (octet-stream too)
+    page, traffic = open_page(chromium, url, answer=binaries, init_script="delete window.DecompressionStream")
     assert wait_until_settled(page) == "ready", page.inner_text("#status")
     assert page.evaluate("document.body.dataset.wasm") == "buffered"
+    paths = {request[len(url) :] for request in traffic.requests}
+    assert "pyodide/pyodide.asm.wasm" in paths and not any(path.endswith(".gz") for path in paths), paths
     assert traffic.blocked == []
     assert "--project demo" in fill_form(page, {"Project": "demo"})
     page.context.close()
@@ -110,16 +123,18 @@ def test_a_failed_download_is_reported_at_once(chromium: object, served) -> None
 
     failures = {
         "HTTP 404": lambda route: route.fulfill(status=404, body="not here"),
-        "Could not download Python's runtime": lambda route: route.abort("connectionreset"),
+        "Failed to fetch": lambda route: route.abort("connectionreset"),
     }
-    for message, failure in failures.items():
-        page, _ = open_page(chromium, url, answer={".wasm": failure})
-        assert wait_until_settled(page) == "error"
-        status = page.locator("#status")
-        assert status.get_attribute("role") == "alert" and status.is_visible()
-        assert message in status.inner_text(), status.inner_text()
-        assert "bootstrap.md" in page.get_by_label("Setup commands", exact=True).inner_text()
-        page.context.close()
+    for suffix in ("pyodide.asm.wasm.gz", "snapshot.bin.gz", "python_stdlib.zip"):
+        for message, failure in failures.items():
+            page, _ = open_page(chromium, url, answer={suffix: failure})
+            assert wait_until_settled(page) == "error", suffix
+            status = page.locator("#status")
+            assert status.get_attribute("role") == "alert" and status.is_visible()
+            text = status.inner_text()
+            assert f"Could not download pyodide/{suffix}" in text and (message in text or "HTTP" not in message)
+            assert "bootstrap.md" in page.get_by_label("Setup commands", exact=True).inner_text()
+            page.context.close()
 
 
 def test_a_tampered_generator_file_is_refused(chromium: object, served) -> None:

@@ -3,6 +3,7 @@ types Pyodide needs."""
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import os
@@ -93,12 +94,13 @@ def test_the_site_has_the_pages_the_runtime_and_the_pinned_helper(tmp_path: Path
         wheel_path,
         *(f"py/{path}" for path in generator.RUNTIME_FILES),
         *(f"pyodide/{name}" for name in ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip")),
-        "pyodide/pyodide-lock.json",
+        "pyodide/pyodide.asm.wasm.gz",
+        "pyodide/snapshot.bin.gz",
     }
     for name in ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip"):
         assert files[f"pyodide/{name}"] == (PYODIDE / name).read_bytes()
-    lock = json.loads(files["pyodide/pyodide-lock.json"])
-    assert lock == {"info": json.loads((PYODIDE / "pyodide-lock.json").read_text())["info"], "packages": {}}
+    assert gzip.decompress(files["pyodide/pyodide.asm.wasm.gz"]) == files["pyodide/pyodide.asm.wasm"]
+    assert len(gzip.decompress(files["pyodide/snapshot.bin.gz"])) > 10_000_000  # Python's memory, once started
     for path, source in generator.RUNTIME_FILES.items():
         assert files[f"py/{path}"] == (space_site.REPO / source).read_bytes()
 
@@ -108,6 +110,10 @@ def test_the_site_has_the_pages_the_runtime_and_the_pinned_helper(tmp_path: Path
     config = space_site.page_config((site / "index.html").read_text())
     assert config["helper"] == {"url": url, "sha256": sha256, "version": __version__, "revision": "local"}
     assert config["modules"] == {p: hashlib.sha256(files[f"py/{p}"]).hexdigest() for p in generator.RUNTIME_FILES}
+    kept = ("pyodide/pyodide.asm.wasm.gz", "pyodide/snapshot.bin.gz", "pyodide/python_stdlib.zip")
+    assert config["runtime"] == {path: hashlib.sha256(files[path]).hexdigest() for path in kept}
+    # the lock file is in the page, with no packages: nothing is ever fetched from a CDN
+    assert config["lock"] == {"info": json.loads((PYODIDE / "pyodide-lock.json").read_text())["info"], "packages": {}}
     index = files["index.html"].decode()
     assert sha256 in index and f"agent-memory {__version__}" in index and 'href="bootstrap.md"' in index
     assert 'data-state="loading"' in index
@@ -221,7 +227,7 @@ def test_serve_uses_the_content_types_pyodide_needs(tmp_path: Path) -> None:
             "": "text/html",
             "pyodide/pyodide.asm.wasm": "application/wasm",
             "pyodide/pyodide.mjs": "text/javascript",
-            "pyodide/pyodide-lock.json": "application/json",
+            "pyodide/snapshot.bin.gz": "application/gzip",
             "page.js": "text/javascript",
             "bootstrap.md": "text/markdown",
             "llms.txt": "text/plain",

@@ -1,0 +1,45 @@
+// Makes the Space's memory snapshot of Pyodide, for build.py: CPython started, and the standard-library
+// modules the generator imports already imported, so that the page skips Python's start-up (seconds) and
+// only restores memory (a fraction of a second). The generator itself is not in it: the page still loads
+// and checks its files, so that what runs is exactly what the tests check.
+//
+//   node space/snapshot.mjs PYODIDE_DIR MODULE...     (the snapshot's bytes on stdout)
+//
+// The same inputs give the same bytes: the clock and the random bytes Pyodide and CPython read while
+// starting are fixed here (the page reseeds `random` after restoring; the string hash seed stays fixed,
+// which only matters to a server hashing untrusted keys). TZ and LANG are set by build.py.
+import nodeCrypto from "node:crypto";
+import { readFileSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+
+const [pyodideDir, ...modules] = process.argv.slice(2);
+let clock = Date.UTC(2026, 0, 1);
+let monotonic = 0;
+Date.now = () => (clock += 1);
+performance.now = () => (monotonic += 1);
+let seed = 1;
+function fixedBytes(view) {
+  const bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
+  for (let i = 0; i < bytes.length; i++) {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    bytes[i] = seed >>> 24;
+  }
+  return view;
+}
+nodeCrypto.randomFillSync = fixedBytes; // what Emscripten's getrandom() calls in Node
+globalThis.crypto.getRandomValues = fixedBytes;
+
+const { loadPyodide } = await import(pathToFileURL(join(pyodideDir, "pyodide.mjs")).href);
+const lock = JSON.parse(readFileSync(join(pyodideDir, "pyodide-lock.json"), "utf8"));
+const pyodide = await loadPyodide({
+  indexURL: pyodideDir,
+  lockFileContents: { info: lock.info, packages: {} },
+  env: { PYTHONHASHSEED: "0" },
+  stdout: (line) => process.stderr.write(`${line}\n`),
+  _sysExecutable: "python", // else the path of this script, which would then differ between checkouts
+  _makeSnapshot: true,
+});
+pyodide.runPython(`import importlib\nfor name in ${JSON.stringify(modules)}:\n    importlib.import_module(name)`);
+const snapshot = pyodide.makeMemorySnapshot();
+for (let done = 0; done < snapshot.length; ) done += writeSync(1, snapshot, done);
