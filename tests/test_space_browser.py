@@ -3,6 +3,7 @@ itself, the form makes commands, the copy button copies them, and loading failur
 
 from __future__ import annotations
 
+import gzip
 import re
 import urllib.request
 from typing import Any
@@ -268,4 +269,83 @@ def test_the_codex_consent_box_and_the_windows_folder_warning(chromium: object, 
     assert page.inner_text("#bucket-warning").startswith("Note: On Windows, file:///home/me/agent-memory-store is ")
     fill_form(page, {"Bucket": "file:///C:/Users/me/agent-memory-store"})
     assert page.inner_text("#bucket-warning") == ""
+    page.context.close()
+
+
+RUNTIME = ("pyodide/pyodide.asm.wasm.gz", "pyodide/snapshot.bin.gz", "pyodide/python_stdlib.zip")
+CACHED_KEYS = "caches.open('agent-memory-space').then((c) => c.keys()).then((keys) => keys.map((r) => r.url))"
+
+
+def test_what_is_typed_before_python_is_ready_is_kept_and_the_commands_follow(chromium: object, served) -> None:
+    url, _ = served
+    held: list[Any] = []
+    page, _ = open_page(chromium, url, answer={"snapshot.bin.gz": held.append})  # Python cannot start yet
+    page.wait_for_function("document.getElementById('project') !== null")
+    fill_form(page, {"Project": "early-bird", "Bucket": "file:///home/me/store", "Agent": "Codex"})
+    assert page.evaluate("document.body.dataset.state") == "loading" and held
+    assert "Fill in the project name" in page.get_by_label("Setup commands", exact=True).inner_text()
+    for route in held:
+        route.continue_()
+    assert wait_until_settled(page) == "ready"
+    commands = page.get_by_label("Setup commands", exact=True).inner_text()  # no typing after ready
+    assert "--project early-bird --bucket file:///home/me/store --agent codex" in commands
+    assert page.get_by_label("Project", exact=True).input_value() == "early-bird"
+    page.context.close()
+
+
+def test_a_second_visit_downloads_nothing_big_and_keeps_only_this_version(chromium: object, served) -> None:
+    url, _ = served
+    page, traffic = open_page(chromium, url)
+    assert wait_until_settled(page) == "ready"
+    page.wait_for_function(f"{CACHED_KEYS}.then((keys) => keys.length === {len(RUNTIME)})")
+    keys = sorted(page.evaluate(CACHED_KEYS))
+    assert [key.split("?sha256=")[0] for key in keys] == sorted(url + path for path in RUNTIME)
+    # an earlier version's file, left in the cache: dropped once this version is ready
+    stale = f"{url}pyodide/snapshot.bin.gz?sha256={'0' * 64}"
+    page.evaluate(f"caches.open('agent-memory-space').then((c) => c.put({stale!r}, new Response('old')))")
+
+    traffic.requests.clear()  # routing is on: the browser's HTTP cache is off, only Cache Storage can answer
+    page.goto(url)
+    assert wait_until_settled(page) == "ready"
+    assert page.evaluate("document.body.dataset.runtime") == "cache"
+    paths = {request[len(url) :] for request in traffic.requests}
+    assert not any(path.startswith("pyodide/") and path.endswith((".gz", ".zip", ".wasm")) for path in paths), paths
+    assert "--project demo" in fill_form(page, {"Project": "demo"})
+    page.wait_for_function(f"{CACHED_KEYS}.then((keys) => !keys.includes({stale!r}))")
+    assert sorted(page.evaluate(CACHED_KEYS)) == keys
+    page.context.close()
+
+
+def test_a_damaged_cache_fails_once_and_the_next_visit_downloads_again(chromium: object, served) -> None:
+    url, _ = served
+    page, traffic = open_page(chromium, url)
+    assert wait_until_settled(page) == "ready"
+    page.wait_for_function(f"{CACHED_KEYS}.then((keys) => keys.length === {len(RUNTIME)})")
+    page.evaluate("""async () => {
+      const cache = await caches.open('agent-memory-space');
+      const key = (await cache.keys()).map((r) => r.url).find((u) => u.includes('snapshot.bin.gz'));
+      await cache.put(key, new Response(new Uint8Array([0x1f, 0x8b, 8, 0, 1, 2, 3])));
+    }""")
+    page.goto(url)
+    assert wait_until_settled(page) == "error"
+    assert "Python could not start in this page" in page.inner_text("#status")
+    page.wait_for_function("caches.has('agent-memory-space').then((has) => !has)")  # forgotten at once
+    traffic.requests.clear()
+    page.goto(url)
+    assert wait_until_settled(page) == "ready"
+    assert f"{url}pyodide/snapshot.bin.gz" in traffic.requests  # downloaded again, not taken from the cache
+    page.context.close()
+
+
+def test_a_runtime_file_that_differs_from_the_page_is_refused_and_not_kept(chromium: object, served) -> None:
+    url, _ = served
+
+    def other_bytes(route: Any) -> None:
+        route.fulfill(status=200, body=gzip.compress(b"not the snapshot"), content_type="application/gzip")
+
+    page, _ = open_page(chromium, url, answer={"snapshot.bin.gz": other_bytes})
+    assert wait_until_settled(page) == "error"
+    status = page.inner_text("#status")
+    assert re.search(r"pyodide/snapshot\.bin\.gz has SHA-256 [0-9a-f]{64}, not [0-9a-f]{64}", status), status
+    page.wait_for_function("caches.keys().then((names) => names.length === 0)")
     page.context.close()
