@@ -57,6 +57,7 @@ DERIVED_CACHE = REPO / "build" / "space-runtime"
 GZIP_LEVEL = 6  # 9 gains 1 % for five times the time
 # The page's own Python (the generator's files' check, and the reseed after restoring) imports these
 PAGE_IMPORTS = ("hashlib", "pathlib", "random", "sys")
+MODULE_ROOT = "/home/pyodide/space/"  # where the page, and the snapshot, put the generator's files
 ASSETS = ("page.js", "page.css", "favicon.svg", "favicon.ico")  # copied from templates/ as they are
 CONTENT_TYPES = {
     ".html": "text/html; charset=utf-8",
@@ -103,7 +104,7 @@ def gather(epoch: int) -> Inputs:
     version, runtime, lock_info = pyodide_runtime()
     modules = {path: (REPO / source).read_bytes() for path, source in generator.RUNTIME_FILES.items()}
     assets = {name: (TEMPLATES / name).read_bytes() for name in ASSETS}
-    derived = derived_runtime(runtime, snapshot_imports(modules))
+    derived = derived_runtime(runtime, modules)
     wheel_name, wheel = build_wheel(epoch)
     return Inputs(wheel_name, wheel, version, runtime, lock_info, derived, modules, assets)
 
@@ -142,18 +143,20 @@ def pyodide_runtime() -> tuple[str, dict[str, bytes], dict[str, Any]]:
 
 
 def snapshot_imports(modules: dict[str, bytes]) -> list[str]:
-    """The standard-library modules the generator's files import at their top, and those of the page."""
+    """What the snapshot imports: every standard-library module the generator's files import (inside
+    functions too: the snapshot has no files), those of the page, then the generator."""
     names = set(PAGE_IMPORTS)
     for data in modules.values():
-        for node in ast.parse(data).body:
+        for node in ast.walk(ast.parse(data)):
             if isinstance(node, ast.Import):
                 names.update(alias.name for alias in node.names)
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
                 names.add(node.module)
-    return sorted(name for name in names if name.split(".")[0] in sys.stdlib_module_names - {"__future__"})
+    stdlib = sorted(name for name in names if name.split(".")[0] in sys.stdlib_module_names - {"__future__"})
+    return [*stdlib, "space.generator"]
 
 
-def derived_runtime(runtime: dict[str, bytes], imports: list[str]) -> dict[str, bytes]:
+def derived_runtime(runtime: dict[str, bytes], modules: dict[str, bytes]) -> dict[str, bytes]:
     """`snapshot.bin.gz` and `pyodide.asm.wasm.gz`, from build/ when they were made from the same inputs."""
     node = shutil.which("node")
     if node is None:
@@ -162,17 +165,23 @@ def derived_runtime(runtime: dict[str, bytes], imports: list[str]) -> dict[str, 
             next_step="install Node.js 18 or later (the one that ran npm ci), then build again",
         )
     node_version = subprocess.run([node, "--version"], capture_output=True, text=True).stdout.strip()
+    request = {
+        "root": MODULE_ROOT,
+        "files": {path: data.decode() for path, data in modules.items()},
+        "imports": snapshot_imports(modules),
+    }
     key = hashlib.sha256()
     for part in (*(runtime[name] for name in PYODIDE_FILES), SNAPSHOT_SCRIPT.read_bytes()):
         key.update(hashlib.sha256(part).digest())
-    key.update(json.dumps([imports, node_version, GZIP_LEVEL, zlib_version()]).encode())
+    key.update(json.dumps([request, node_version, GZIP_LEVEL, zlib_version()], sort_keys=True).encode())
     folder = DERIVED_CACHE / key.hexdigest()
     names = ("snapshot.bin.gz", "pyodide.asm.wasm.gz")
     kept = _kept(folder, names)
     if kept is not None:
         return kept
     proc = subprocess.run(
-        [node, str(SNAPSHOT_SCRIPT), str(PYODIDE), *imports],
+        [node, str(SNAPSHOT_SCRIPT), str(PYODIDE)],
+        input=json.dumps(request).encode(),
         capture_output=True,
         # the C library reads the time zone and the locale while Python starts: the snapshot keeps them
         env={**os.environ, "TZ": "UTC", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"},

@@ -1,9 +1,10 @@
-// Makes the Space's memory snapshot of Pyodide, for build.py: CPython started, and the standard-library
-// modules the generator imports already imported, so that the page skips Python's start-up (seconds) and
-// only restores memory (a fraction of a second). The generator itself is not in it: the page still loads
-// and checks its files, so that what runs is exactly what the tests check.
+// Makes the Space's memory snapshot of Pyodide, for build.py: CPython started and the generator imported
+// (from the checkout's files, the ones the tests check), so that the page skips Python's start-up and the
+// generator's compilation (seconds) and only restores memory (a fraction of a second).
 //
-//   node space/snapshot.mjs PYODIDE_DIR MODULE...     (the snapshot's bytes on stdout)
+//   node space/snapshot.mjs PYODIDE_DIR < REQUEST.json     (the snapshot's bytes on stdout)
+//
+// REQUEST: {"root": folder in Pyodide, "files": {path under root: text}, "imports": [module, ...]}.
 //
 // The same inputs give the same bytes: the clock and the random bytes Pyodide and CPython read while
 // starting are fixed here (the page reseeds `random` after restoring; the string hash seed stays fixed,
@@ -13,7 +14,8 @@ import { readFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 
-const [pyodideDir, ...modules] = process.argv.slice(2);
+const pyodideDir = process.argv[2];
+const request = JSON.parse(readFileSync(0, "utf8"));
 let clock = Date.UTC(2026, 0, 1);
 let monotonic = 0;
 Date.now = () => (clock += 1);
@@ -40,6 +42,20 @@ const pyodide = await loadPyodide({
   _sysExecutable: "python", // else the path of this script, which would then differ between checkouts
   _makeSnapshot: true,
 });
-pyodide.runPython(`import importlib\nfor name in ${JSON.stringify(modules)}:\n    importlib.import_module(name)`);
+for (const [path, text] of Object.entries(request.files)) {
+  const target = request.root + path;
+  pyodide.FS.mkdirTree(target.slice(0, target.lastIndexOf("/")));
+  pyodide.FS.writeFile(target, text);
+}
+// the files are not in the snapshot (Emscripten's file system lives outside Python's memory): every module
+// the page needs must be imported here, the standard library's included
+pyodide.globals.set("request", pyodide.toPy(request));
+pyodide.runPython(`
+import importlib, sys
+sys.path.insert(0, request["root"])
+for name in request["imports"]:
+    importlib.import_module(name)
+del request
+`);
 const snapshot = pyodide.makeMemorySnapshot();
 for (let done = 0; done < snapshot.length; ) done += writeSync(1, snapshot, done);

@@ -1,10 +1,12 @@
 // The Space's form: loads Python (Pyodide) from this site, loads the setup-command generator after checking
 // each file's SHA-256, and turns the form's answers into commands. Every request goes to this page's origin.
 //
-// Python starts from a memory snapshot made by build.py (CPython already started: restoring it takes a
-// fraction of a second, starting takes seconds), with the runtime's large files gzipped by the build and kept
-// in Cache Storage by their SHA-256, so that a second visit downloads nothing big again (a Space's file
-// storage serves binary files `no-store`: the HTTP cache cannot keep them).
+// Python starts from a memory snapshot made by build.py: CPython started and the generator imported from
+// the same files (restoring takes a fraction of a second, starting and importing take seconds). The
+// runtime's large files come gzipped by the build and are kept in Cache Storage by their SHA-256, so that a
+// second visit downloads nothing big again (a Space's file storage serves binary files `no-store`: the
+// browser's HTTP cache cannot keep them). Both the snapshot and, without it, the generator's files are
+// checked against the SHA-256 the build wrote into this page.
 
 const config = JSON.parse(document.getElementById("space-config").textContent);
 const body = document.body;
@@ -154,7 +156,7 @@ function pyodideOptions() {
 
 // The generator's files are checked against the SHA-256 that the build wrote into this page before Python
 // may import them (hashlib, inside Pyodide: it works on http://localhost and https alike).
-async function loadGenerator(pyodide, downloads) {
+async function checkedGenerator(pyodide, downloads) {
   const entries = Object.entries(config.modules);
   const contents = await downloads;
   entries.forEach(([path], i) => {
@@ -163,8 +165,7 @@ async function loadGenerator(pyodide, downloads) {
     pyodide.FS.writeFile(target, contents[i]);
   });
   const check = pyodide.runPython(`
-import hashlib, pathlib, random, sys
-random.seed()  # the snapshot's seed is the same for everyone
+import hashlib, pathlib, sys
 def check(root, expected):
     for path, digest in expected.items():
         actual = hashlib.sha256(pathlib.Path(root, path).read_bytes()).hexdigest()
@@ -175,6 +176,11 @@ def check(root, expected):
 check`);
   const problem = check(MODULE_ROOT, pyodide.toPy(config.modules));
   if (problem) throw new Error(`The generator's files do not match this page (${problem}).`);
+  return generator(pyodide);
+}
+
+function generator(pyodide) {
+  pyodide.runPython("import random; random.seed()"); // a snapshot's seed would be the same for everyone
   const fromForm = pyodide.pyimport("space.generator").from_form;
   return (request) => JSON.parse(fromForm(JSON.stringify(request)));
 }
@@ -261,17 +267,16 @@ async function main() {
   copyButton.addEventListener("click", copyCommands);
 
   installWasmFallback();
-  const downloads = Promise.all(Object.keys(config.modules).map((path) => download(`py/${path}`)));
-  downloads.catch(() => {}); // reported by loadGenerator
+  // without DecompressionStream (browsers before 2023), Python starts the slow way, from the plain files
+  const snapshot = Boolean(globalThis.DecompressionStream);
+  const downloads = snapshot ? null : Promise.all(Object.keys(config.modules).map((path) => download(`py/${path}`)));
+  downloads?.catch(() => {}); // reported by checkedGenerator
   const cache = await openCache();
   try {
     const { loadPyodide } = await import(`${INDEX_URL}pyodide.mjs`);
-    // without DecompressionStream (browsers before 2023), Python starts the slow way, from the plain files
-    const pyodide = globalThis.DecompressionStream
-      ? await loadPython(loadPyodide, cache)
-      : await loadPyodide(pyodideOptions());
+    const pyodide = snapshot ? await loadPython(loadPyodide, cache) : await loadPyodide(pyodideOptions());
     performance.mark("python-ready");
-    generate = await loadGenerator(pyodide, downloads);
+    generate = snapshot ? generator(pyodide) : await checkedGenerator(pyodide, downloads);
     performance.mark("generator-ready");
     if (cache) forgetOtherVersions(cache).catch(() => {});
   } catch (error) {

@@ -34,9 +34,11 @@ def test_the_page_loads_python_from_its_own_origin_and_makes_the_commands(chromi
     assert all(request.startswith(url) for request in traffic.requests), traffic.requests
     paths = {request[len(url) :] for request in traffic.requests}
     runtime = {"pyodide/pyodide.asm.wasm.gz", "pyodide/snapshot.bin.gz", "pyodide/python_stdlib.zip"}
-    assert runtime | {"pyodide/pyodide.mjs", "pyodide/pyodide.asm.mjs", "py/space/generator.py"} <= paths
-    # Python from the snapshot, the wasm from the gzipped file: not the plain one, and no lock file either
+    assert runtime | {"pyodide/pyodide.mjs", "pyodide/pyodide.asm.mjs"} <= paths
+    # Python and the generator from the snapshot, the wasm from the gzipped file: not the plain one, no
+    # lock file, and no generator file either (the snapshot has it, imported from the same files)
     assert not {"pyodide/pyodide.asm.wasm", "pyodide/pyodide-lock.json"} & paths, paths
+    assert not any(path.startswith("py/") for path in paths), paths
     assert page.evaluate("document.body.dataset.wasm") == "streaming"
     # the helper's version and hash are on the page, and the agents' page is linked
     assert page.inner_text("#helper-sha256") == report["sha256"]
@@ -114,6 +116,7 @@ def test_the_page_becomes_ready_whatever_content_type_the_runtime_is_served_with
     assert page.evaluate("document.body.dataset.wasm") == "buffered"
     paths = {request[len(url) :] for request in traffic.requests}
     assert "pyodide/pyodide.asm.wasm" in paths and not any(path.endswith(".gz") for path in paths), paths
+    assert "py/space/generator.py" in paths  # downloaded and checked, then imported
     assert traffic.blocked == []
     assert "--project demo" in fill_form(page, {"Project": "demo"})
     page.context.close()
@@ -145,7 +148,9 @@ def test_a_tampered_generator_file_is_refused(chromium: object, served) -> None:
         body = route.fetch().body() + b"\nRESERVED_SKILL = 'anything'\n"
         route.fulfill(status=200, body=body, content_type="text/x-python")
 
-    page, _ = open_page(chromium, url, answer={"/names.py": tampered})
+    # the files are loaded only without the snapshot (which has the generator, and is checked the same way)
+    no_snapshot = "delete window.DecompressionStream"
+    page, _ = open_page(chromium, url, answer={"/names.py": tampered}, init_script=no_snapshot)
     assert wait_until_settled(page) == "error"
     assert re.search(r"agent_memory/names\.py has SHA-256 [0-9a-f]{64}, not", page.inner_text("#status"))
     page.context.close()
