@@ -224,8 +224,11 @@ def _keep(folder: Path, files: dict[str, bytes]) -> None:
     staged = None
     try:
         folder.parent.mkdir(parents=True, exist_ok=True)
-        for other in folder.parent.iterdir():  # made from other inputs: an older Pyodide, another script
-            shutil.rmtree(other, ignore_errors=True)
+        # made from other inputs (an older Pyodide), damaged, or left by a killed build; not what another
+        # build may be writing at this moment
+        for other in folder.parent.iterdir():
+            if not (other.name.startswith(".") and time.time() - other.stat().st_mtime < 600):
+                shutil.rmtree(other, ignore_errors=True)
         staged = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
         for name, data in files.items():
             (staged / name).write_bytes(data)

@@ -5,9 +5,10 @@
 //   lock=file       loadPyodide fetches pyodide-lock.json (the default: the lock is passed inline)
 //   worker=1        Pyodide starts in a Web Worker created at page start
 //   stdlib=trimmed  a standard library holding only the modules that the generator and Pyodide import
-//   snapshot=1      from build.py's memory snapshot, the wasm and the snapshot gzipped (as the page)
-//   cache=1         with snapshot=1: the runtime's files kept in Cache Storage (as the page)
-//   generator=after|start   also import the generator, its files fetched after Python is ready, or at once
+//   snapshot=page   from build.py's memory snapshot (the generator imported), the wasm and it gzipped
+//   snapshot=python from a snapshot of Python alone (made by the bench), gzipped the same way
+//   cache=1         with a snapshot: the runtime's files kept in Cache Storage (as the page)
+//   generator=after|start   then import the generator, its files fetched after Python is ready, or at once
 const options = new URLSearchParams(location.search);
 const config = JSON.parse(document.getElementById("options-config").textContent);
 const INDEX_URL = new URL("pyodide/", document.baseURI).href;
@@ -22,7 +23,7 @@ function pyodideOptions() {
 }
 
 async function bytes(path, cache) {
-  const key = new URL(`${path}?sha256=${config.runtime[path]}`, document.baseURI).href;
+  const key = new URL(path, document.baseURI).href;
   const cached = cache && (await cache.match(key));
   if (cached) return new Uint8Array(await cached.arrayBuffer());
   const data = new Uint8Array(await (await networkFetch(new URL(path, document.baseURI))).arrayBuffer());
@@ -37,7 +38,8 @@ async function fromSnapshot(loadPyodide) {
   const cache = options.get("cache") === "1" ? await caches.open("bench-options") : null;
   const wasm = bytes("pyodide/pyodide.asm.wasm.gz", cache).then((data) => gunzip(data, "application/wasm"));
   const stdlib = bytes("pyodide/python_stdlib.zip", cache).then((data) => new Response(data));
-  const snapshot = bytes("pyodide/snapshot.bin.gz", cache)
+  const snapshotFile = options.get("snapshot") === "page" ? "snapshot.bin.gz" : "bench-snapshot-python.bin.gz";
+  const snapshot = bytes(`pyodide/${snapshotFile}`, cache)
     .then((data) => gunzip(data, "application/octet-stream").arrayBuffer())
     .then((buffer) => new Uint8Array(buffer));
   const served = { [`${INDEX_URL}pyodide.asm.wasm`]: wasm, [`${INDEX_URL}python_stdlib.zip`]: stdlib };
@@ -74,7 +76,7 @@ async function main() {
     mark("python-ready");
   } else {
     const { loadPyodide } = await import(`${INDEX_URL}pyodide.mjs`);
-    const pyodide = options.get("snapshot") === "1" ? await fromSnapshot(loadPyodide) : await loadPyodide(pyodideOptions());
+    const pyodide = options.get("snapshot") ? await fromSnapshot(loadPyodide) : await loadPyodide(pyodideOptions());
     mark("python-ready");
     if (options.get("generator")) await importGenerator(pyodide, early || generatorFiles());
   }

@@ -52,7 +52,8 @@ for (const [path, text] of Object.entries(request.files)) {
 pyodide.globals.set("request", pyodide.toPy(request));
 pyodide.runPython(`
 import importlib, sys
-sys.path.insert(0, request["root"])
+if request["files"]:  # else no folder: the import system would remember that it has none
+    sys.path.insert(0, request["root"])
 for name in request["imports"]:
     importlib.import_module(name)
 del request

@@ -98,6 +98,8 @@ function cacheKey(path) {
 
 // One of the runtime's files, from Cache Storage or else downloaded, checked against the SHA-256 the build
 // wrote into this page (a captive portal's page or a cut download must never be kept for later visits).
+// crypto.subtle, like Cache Storage, exists only in secure contexts: over plain http neither is used, and
+// there the page itself could be anything anyway.
 async function runtimeFile(path, cache) {
   const cached = cache && (await cache.match(cacheKey(path)));
   if (cached) {

@@ -257,3 +257,37 @@ def test_serve_on_a_busy_port_and_conflicting_options_are_usage_errors(tmp_path:
     proc = space_site.build(tmp_path / "site", "--deploy", "not a space id")
     assert proc.returncode == 2 and "Error: Invalid Space id" in proc.stderr
     assert not (tmp_path / "site").exists()
+
+
+@pytest.mark.slow
+def test_the_snapshot_kept_for_the_next_build_is_used_only_when_whole(tmp_path: Path) -> None:
+    checkout = space_site.copy_checkout(tmp_path / "checkout")
+    proc = space_site.build(tmp_path / "one", repo=checkout)
+    assert proc.returncode == 0, proc.stderr
+    made = (tmp_path / "one" / "pyodide" / "snapshot.bin.gz").read_bytes()
+    [kept] = (checkout / "build" / "space-runtime").iterdir()
+    assert (kept / "snapshot.bin.gz").read_bytes() == made
+    (kept / "snapshot.bin.gz").write_bytes(made[: len(made) // 2])  # a disk that lost half of it
+    proc = space_site.build(tmp_path / "two", repo=checkout)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "two" / "pyodide" / "snapshot.bin.gz").read_bytes() == made  # made again, the same
+    assert [path.name for path in (checkout / "build" / "space-runtime").iterdir()] == [kept.name]
+    assert (kept / "snapshot.bin.gz").read_bytes() == made
+    # the generator is in the snapshot: another generator, another snapshot
+    generator_py = checkout / "space" / "generator.py"
+    generator_py.write_text(generator_py.read_text() + "\nCHANGED = True\n")
+    proc = space_site.build(tmp_path / "three", repo=checkout)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "three" / "pyodide" / "snapshot.bin.gz").read_bytes() != made
+    assert [path.name for path in (checkout / "build" / "space-runtime").iterdir()] != [kept.name]
+
+
+def test_a_build_without_node_says_what_to_install(tmp_path: Path) -> None:
+    checkout = space_site.copy_checkout(tmp_path / "checkout")
+    python_only = tmp_path / "bin"
+    python_only.mkdir()
+    (python_only / "python").symlink_to(sys.executable)
+    proc = space_site.build(tmp_path / "site", repo=checkout, env={"PATH": str(python_only)})
+    assert proc.returncode == 1, proc.stderr
+    assert "Error: Node.js is needed" in proc.stderr and "Next: install Node.js" in proc.stderr
+    assert not (tmp_path / "site").exists()
