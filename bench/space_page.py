@@ -178,10 +178,10 @@ def _loads_table(loads: dict[str, dict[str, list[dict]]], core: int, runs: int, 
             "Space-like: text files from the page's origin, revalidated (`no-cache`, then 304); binary files "
             "(`.wasm`, `.zip`, `.gz`, `.whl`) by a `no-store` 302 to a freshly signed URL on another origin "
             "that sends `application/octet-stream` with CORS, as a static Space serves what it keeps in Xet "
-            "storage (docs/benchmarks.md cannot check huggingface.co from here: the headers come from "
-            "/work/shared/reference/pyodide-and-spaces.md). Pyodide alone then re-downloads 12 MB and compiles "
-            "its wasm again on every visit; on `build.py --serve` the HTTP cache keeps the files and Chromium "
-            "its compiled wasm.",
+            "storage (huggingface.co cannot be reached from this machine: these headers are what "
+            "/work/shared/reference/pyodide-and-spaces.md gathered). Pyodide alone then downloads its 12 MB again on "
+            "every visit; on `build.py --serve` the HTTP cache answers its standard library (304), but Chromium "
+            "downloads the 9.6 MB wasm again (`warm: transferred`).",
             f"Medians of {runs} cold loads and {runs} warm ones of each page, alternating, after one warm-up "
             f"round; the warm one {SECOND_VISIT_AFTER_S:.0f} s after the cold one was ready. {context}",
         ],
@@ -258,6 +258,19 @@ def _options_table(options: dict[str, list[dict]], core: int, runs: int) -> Tabl
             "Trimmed standard library: only the modules that Pyodide's start and the generator import, as a "
             "zip (made here, not shipped: the snapshot's zip directory is the full one's, so the two exclude "
             "each other).",
+            "Chosen for the page: the snapshot with the generator imported, gzipped, the runtime kept in Cache "
+            "Storage (the last row), with the lock file inlined and Pyodide's two scripts `modulepreload`ed. "
+            "Not chosen: the Web Worker (CPython's start is the same work in a worker; the form already works "
+            "while it runs, and every keystroke would become a message); the trimmed standard library (fewer "
+            "bytes, no sooner: the time is CPython starting, not downloading, and a snapshot needs the zip it "
+            "was made with). The page's files fetched at page start rather than once Python is ready: the "
+            "snapshot holds the generator, so there is nothing left to fetch.",
+            "Caching the compiled module: Chromium refuses to keep a `WebAssembly.Module` in IndexedDB "
+            "(`DataCloneError: A WebAssembly.Module can not be serialized for storage`, in this Chromium), and "
+            "its own code cache keeps compiled wasm only for what the HTTP cache answered (`Pyodide alone, "
+            "build.py --serve` in 6a), which a Space's `no-store` redirects rule out. The page keeps the "
+            "gzipped bytes in Cache Storage and compiles them on each visit (streaming, while they are "
+            "decompressed: a small part of the warm time above).",
         ],
         rows=rows,
     )

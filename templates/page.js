@@ -127,16 +127,21 @@ async function forgetOtherVersions(cache) {
   for (const request of await cache.keys()) if (!keep.has(request.url)) await cache.delete(request);
 }
 
-// Python from the snapshot. Pyodide downloads its .wasm and standard library itself: during loadPyodide,
-// fetch() answers those two URLs with the files above (decompressed), and everything else as usual.
-async function loadPython(loadPyodide, cache) {
+// The snapshot's runtime, downloads started at once (before Pyodide's loader is even imported).
+function snapshotRuntime(cache) {
   const wasm = runtimeFile("pyodide/pyodide.asm.wasm.gz", cache).then((data) => gunzip(data, "application/wasm"));
   const stdlib = runtimeFile("pyodide/python_stdlib.zip", cache).then((data) => new Response(data));
   const snapshot = runtimeFile("pyodide/snapshot.bin.gz", cache)
     .then((data) => gunzip(data, "application/octet-stream").arrayBuffer())
     .then((buffer) => new Uint8Array(buffer));
-  const served = { [`${INDEX_URL}pyodide.asm.wasm`]: wasm, [`${INDEX_URL}python_stdlib.zip`]: stdlib };
   for (const promise of [wasm, stdlib, snapshot]) promise.catch(() => {}); // reported where they are awaited
+  return { wasm, stdlib, snapshot };
+}
+
+// Python from the snapshot. Pyodide downloads its .wasm and standard library itself: during loadPyodide,
+// fetch() answers those two URLs with the runtime's files (decompressed), and everything else as usual.
+async function loadPython(loadPyodide, { wasm, stdlib, snapshot }) {
+  const served = { [`${INDEX_URL}pyodide.asm.wasm`]: wasm, [`${INDEX_URL}python_stdlib.zip`]: stdlib };
   globalThis.fetch = (resource, init) => served[String(resource)] || networkFetch(resource, init);
   try {
     const pyodide = await loadPyodide({ ...pyodideOptions(), _loadSnapshot: snapshot });
@@ -274,9 +279,10 @@ async function main() {
   const downloads = snapshot ? null : Promise.all(Object.keys(config.modules).map((path) => download(`py/${path}`)));
   downloads?.catch(() => {}); // reported by checkedGenerator
   const cache = await openCache();
+  const runtime = snapshot ? snapshotRuntime(cache) : null;
   try {
     const { loadPyodide } = await import(`${INDEX_URL}pyodide.mjs`);
-    const pyodide = snapshot ? await loadPython(loadPyodide, cache) : await loadPyodide(pyodideOptions());
+    const pyodide = snapshot ? await loadPython(loadPyodide, runtime) : await loadPyodide(pyodideOptions());
     performance.mark("python-ready");
     generate = snapshot ? generator(pyodide) : await checkedGenerator(pyodide, downloads);
     performance.mark("generator-ready");
