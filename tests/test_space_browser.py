@@ -6,9 +6,11 @@ from __future__ import annotations
 import gzip
 import re
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 import pytest
+import space_site
 from space_browser import ARTIFACTS, chromium_fixture, fill_form, open_page, served_fixture, wait_until_settled  # noqa: F401
 
 from space import generator
@@ -354,3 +356,28 @@ def test_a_runtime_file_that_differs_from_the_page_is_refused_and_not_kept(chrom
     assert re.search(r"pyodide/snapshot\.bin\.gz has SHA-256 [0-9a-f]{64}, not [0-9a-f]{64}", status), status
     page.wait_for_function("caches.keys().then((names) => names.length === 0)")
     page.context.close()
+
+
+def test_on_a_server_that_serves_binary_files_as_a_space_does(chromium: object, served) -> None:
+    _, report = served
+    with space_site.space_like_serving(Path(report["site"])) as url:
+        context = chromium.new_context()  # not routed: the HTTP cache is on, as for a visitor
+        responses: list[tuple[str, int]] = []
+        context.on("response", lambda response: responses.append((response.url, response.status)))
+        page = context.new_page()
+        page.goto(url)
+        assert wait_until_settled(page) == "ready", page.inner_text("#status")
+        # the runtime came from the other origin after `no-store` redirects, as octet-stream: checked, decompressed
+        redirected = {address for address, status in responses if status == 302}
+        assert {url + path for path in RUNTIME} <= redirected, redirected
+        fetched = {address.split("?")[0] for address, status in responses if status == 200 and "?X-Amz-" in address}
+        assert {path.rsplit("/", 1)[-1] for path in RUNTIME} <= {address.rsplit("/", 1)[-1] for address in fetched}
+        assert "--project demo" in fill_form(page, {"Project": "demo"})
+        page.wait_for_function(f"{CACHED_KEYS}.then((keys) => keys.length === {len(RUNTIME)})")
+        responses.clear()
+        page.goto(url)  # the HTTP cache cannot answer for what was redirected `no-store`: Cache Storage does
+        assert wait_until_settled(page) == "ready"
+        assert page.evaluate("document.body.dataset.runtime") == "cache"
+        assert not any(address.split("?")[0].endswith((".gz", ".zip", ".wasm")) for address, _ in responses)
+        assert "--project demo" in fill_form(page, {"Project": "demo"})
+        context.close()
