@@ -267,10 +267,10 @@ def _options_table(options: dict[str, list[dict]], core: int, runs: int) -> Tabl
             "snapshot holds the generator, so there is nothing left to fetch.",
             "Caching the compiled module: Chromium refuses to keep a `WebAssembly.Module` in IndexedDB "
             "(`DataCloneError: A WebAssembly.Module can not be serialized for storage`, in this Chromium), and "
-            "its own code cache keeps compiled wasm only for what the HTTP cache answered (`Pyodide alone, "
-            "build.py --serve` in 6a), which a Space's `no-store` redirects rule out. The page keeps the "
-            "gzipped bytes in Cache Storage and compiles them on each visit (streaming, while they are "
-            "decompressed: a small part of the warm time above).",
+            "V8 keeps compiled wasm only beside a response's entry in the HTTP cache, which a Space's `no-store` "
+            "redirects rule out (even `build.py --serve`'s wasm was downloaded again on the second visit: 6a, "
+            "`warm: transferred`). The page keeps the gzipped bytes in Cache Storage and compiles them on each "
+            "visit (streaming, while they are decompressed: a small part of the warm time above).",
         ],
         rows=rows,
     )
