@@ -30,7 +30,7 @@ function fixedBytes(view) {
   return view;
 }
 nodeCrypto.randomFillSync = fixedBytes; // what Emscripten's getrandom() calls in Node
-globalThis.crypto.getRandomValues = fixedBytes;
+if (globalThis.crypto) globalThis.crypto.getRandomValues = fixedBytes; // a global from Node 19 on
 
 const { loadPyodide } = await import(pathToFileURL(join(pyodideDir, "pyodide.mjs")).href);
 const lock = JSON.parse(readFileSync(join(pyodideDir, "pyodide-lock.json"), "utf8"));
