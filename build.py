@@ -13,6 +13,8 @@ memory), write (site/ replaced as a whole). Nothing is written until everything 
 from __future__ import annotations
 
 import argparse
+import ast
+import gzip
 import hashlib
 import http.server
 import io
@@ -45,8 +47,17 @@ LOAD_TIMEOUT_S = 90  # the page gives up on Python after this long (a phone on a
 ZIP_EPOCH = 315532864  # 1980-01-01 00:01:04 UTC: zip cannot store earlier times (and DOS time has 2 s steps)
 
 # What the page needs from the npm package: the loader, the runtime and the standard library. The lock
-# file is written by render() with the package's `info` and no packages, so nothing is ever fetched from a CDN.
+# file's `info` goes into the page with no packages, so nothing is ever fetched from a CDN.
 PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip")
+# What the build makes from them (space/snapshot.mjs): Python's memory once started, and the runtime,
+# gzipped, because a Space's file storage serves binary files as they are. Making them takes seconds, so
+# they are kept under build/ by the hash of everything they are made from.
+SNAPSHOT_SCRIPT = REPO / "space" / "snapshot.mjs"
+DERIVED_CACHE = REPO / "build" / "space-runtime"
+GZIP_LEVEL = 6  # 9 gains 1 % for five times the time
+# The page's own Python (the generator's files' check, and the reseed after restoring) imports these
+PAGE_IMPORTS = ("hashlib", "pathlib", "random", "sys")
+MODULE_ROOT = "/home/pyodide/space/"  # where the page, and the snapshot, put the generator's files
 ASSETS = ("page.js", "page.css", "favicon.svg", "favicon.ico")  # copied from templates/ as they are
 CONTENT_TYPES = {
     ".html": "text/html; charset=utf-8",
@@ -59,6 +70,7 @@ CONTENT_TYPES = {
     ".py": "text/x-python; charset=utf-8",
     ".wasm": "application/wasm",
     ".zip": "application/zip",
+    ".gz": "application/gzip",
     ".whl": "application/zip",
     ".svg": "image/svg+xml",
     ".ico": "image/x-icon",
@@ -74,6 +86,7 @@ class Inputs:
     pyodide_version: str
     pyodide: dict[str, bytes]
     lock_info: dict[str, Any]
+    derived: dict[str, bytes]
     modules: dict[str, bytes]
     assets: dict[str, bytes]
 
@@ -91,8 +104,9 @@ def gather(epoch: int) -> Inputs:
     version, runtime, lock_info = pyodide_runtime()
     modules = {path: (REPO / source).read_bytes() for path, source in generator.RUNTIME_FILES.items()}
     assets = {name: (TEMPLATES / name).read_bytes() for name in ASSETS}
+    derived = derived_runtime(runtime, modules)
     wheel_name, wheel = build_wheel(epoch)
-    return Inputs(wheel_name, wheel, version, runtime, lock_info, modules, assets)
+    return Inputs(wheel_name, wheel, version, runtime, lock_info, derived, modules, assets)
 
 
 def source_date_epoch() -> int:
@@ -126,6 +140,104 @@ def pyodide_runtime() -> tuple[str, dict[str, bytes], dict[str, Any]]:
             next_step="npm ci --no-audit --no-fund",
         )
     return installed, files, lock_info
+
+
+def snapshot_imports(modules: dict[str, bytes]) -> list[str]:
+    """What the snapshot imports: every standard-library module the generator's files import (inside
+    functions too: the snapshot has no files), those of the page, then the generator."""
+    names = set(PAGE_IMPORTS)
+    for data in modules.values():
+        for node in ast.walk(ast.parse(data)):
+            if isinstance(node, ast.Import):
+                names.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names.add(node.module)
+    stdlib = sorted(name for name in names if name.split(".")[0] in sys.stdlib_module_names - {"__future__"})
+    return [*stdlib, "space.generator"]
+
+
+def derived_runtime(runtime: dict[str, bytes], modules: dict[str, bytes]) -> dict[str, bytes]:
+    """`snapshot.bin.gz` and `pyodide.asm.wasm.gz`, from build/ when they were made from the same inputs."""
+    node = shutil.which("node")
+    if node is None:
+        raise AgentMemoryError(
+            "Node.js is needed to make the page's Python snapshot, and `node` is not on the PATH.",
+            next_step="install Node.js 18 or later (the one that ran npm ci), then build again",
+        )
+    node_version = subprocess.run([node, "--version"], capture_output=True, text=True).stdout.strip()
+    request = {
+        "root": MODULE_ROOT,
+        "files": {path: data.decode() for path, data in modules.items()},
+        "imports": snapshot_imports(modules),
+    }
+    key = hashlib.sha256()
+    for part in (*(runtime[name] for name in PYODIDE_FILES), SNAPSHOT_SCRIPT.read_bytes()):
+        key.update(hashlib.sha256(part).digest())
+    key.update(json.dumps([request, node_version, GZIP_LEVEL, zlib_version()], sort_keys=True).encode())
+    folder = DERIVED_CACHE / key.hexdigest()
+    names = ("snapshot.bin.gz", "pyodide.asm.wasm.gz")
+    kept = _kept(folder, names)
+    if kept is not None:
+        return kept
+    proc = subprocess.run(
+        [node, str(SNAPSHOT_SCRIPT), str(PYODIDE)],
+        input=json.dumps(request).encode(),
+        capture_output=True,
+        # the C library reads the time zone and the locale while Python starts: the snapshot keeps them
+        env={**os.environ, "TZ": "UTC", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"},
+        timeout=600,
+    )
+    if proc.returncode != 0 or not proc.stdout:
+        raise AgentMemoryError(
+            "Could not make the page's Python snapshot:\n" + proc.stderr.decode(errors="replace").strip()[-2000:],
+            next_step="npm ci --no-audit --no-fund (the pinned Pyodide), then build again",
+        )
+    made = {
+        "snapshot.bin.gz": gzip.compress(proc.stdout, compresslevel=GZIP_LEVEL, mtime=0),
+        "pyodide.asm.wasm.gz": gzip.compress(runtime["pyodide.asm.wasm"], compresslevel=GZIP_LEVEL, mtime=0),
+    }
+    _keep(folder, made)
+    return made
+
+
+def zlib_version() -> str:
+    import zlib
+
+    return zlib.ZLIB_RUNTIME_VERSION  # another zlib may write other (equally valid) gzip bytes
+
+
+def _kept(folder: Path, names: tuple[str, ...]) -> dict[str, bytes] | None:
+    """The files kept in `folder`, if all are there and match the SHA-256 recorded beside them."""
+    try:
+        digests = json.loads((folder / "sha256.json").read_text())
+        kept = {name: (folder / name).read_bytes() for name in names}
+    except (OSError, ValueError):
+        return None
+    if not isinstance(digests, dict) or any(hashlib.sha256(kept[n]).hexdigest() != digests.get(n) for n in names):
+        return None
+    return kept
+
+
+def _keep(folder: Path, files: dict[str, bytes]) -> None:
+    """Keep `files` in `folder` for the next build, and only them (best effort: a build never fails for its
+    cache; staged beside it, so that a build killed meanwhile leaves no half folder under that name)."""
+    staged = None
+    try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        # made from other inputs (an older Pyodide), damaged, or left by a killed build; not what another
+        # build may be writing at this moment
+        for other in folder.parent.iterdir():
+            if not (other.name.startswith(".") and time.time() - other.stat().st_mtime < 600):
+                shutil.rmtree(other, ignore_errors=True)
+        staged = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
+        for name, data in files.items():
+            (staged / name).write_bytes(data)
+        digests = {name: hashlib.sha256(data).hexdigest() for name, data in files.items()}
+        (staged / "sha256.json").write_text(json.dumps(digests))
+        os.replace(staged, folder)
+    except OSError:
+        if staged is not None:
+            shutil.rmtree(staged, ignore_errors=True)
 
 
 def build_wheel(epoch: int) -> tuple[str, bytes]:
@@ -218,6 +330,12 @@ def render(inputs: Inputs, base_url: str, revision: str) -> dict[str, bytes]:
         "config": {
             "helper": {"url": helper.url, "sha256": helper.sha256, "version": helper.version, "revision": revision},
             "modules": {path: hashlib.sha256(data).hexdigest() for path, data in inputs.modules.items()},
+            # what the page keeps in Cache Storage, by SHA-256 (checked before it is kept)
+            "runtime": {
+                f"pyodide/{name}": hashlib.sha256(data).hexdigest()
+                for name, data in (*inputs.derived.items(), ("python_stdlib.zip", inputs.pyodide["python_stdlib.zip"]))
+            },
+            "lock": {"info": inputs.lock_info, "packages": {}},
         },
     }
     bootstrap_md = env.get_template("bootstrap.md").render(context)
@@ -240,7 +358,7 @@ def render(inputs: Inputs, base_url: str, revision: str) -> dict[str, bytes]:
     site.update(inputs.assets)
     site.update({f"py/{path}": data for path, data in inputs.modules.items()})
     site.update({f"pyodide/{name}": data for name, data in inputs.pyodide.items()})
-    site["pyodide/pyodide-lock.json"] = json.dumps({"info": inputs.lock_info, "packages": {}}, indent=1).encode()
+    site.update({f"pyodide/{name}": data for name, data in inputs.derived.items()})
     site[f"helper/{inputs.wheel_name}"] = inputs.wheel
     return site
 

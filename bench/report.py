@@ -153,7 +153,14 @@ def write_section(path: Path, heading: str, tables: list[Table], info: dict[str,
     start = text.index(heading + "\n")
     end = text.find("\n## ", start + len(heading))
     rest = text[end + 1 :] if end != -1 else ""
-    path.write_text(text[:start] + space_section(tables, info) + ("\n" + rest if rest else ""))
+    text = text[:start] + space_section(tables, info) + ("\n" + rest if rest else "")
+    # and the section's rows of the summary at the top: the page's rows of the last run replace the old ones
+    rows = [f"| {t.title} | {t.headline} | {t.verdict or 'no target'} |" for t in tables if t.headline]
+    lines = text.split("\n")
+    old = [i for i, line in enumerate(lines) if line.startswith(f"| {SPACE_TABLES}")]
+    if old:
+        lines[old[0] : old[-1] + 1] = rows
+    path.write_text("\n".join(lines))
 
 
 def replace_tables(path: Path, tables: list[Table]) -> None:

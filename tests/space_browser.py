@@ -56,11 +56,22 @@ def launch() -> Iterator[object]:
 
 
 def open_page(
-    browser: object, url: str, *, answer: dict[str, Callable[[Any], None]] | None = None, **context_options: object
+    browser: object,
+    url: str,
+    *,
+    answer: dict[str, Callable[[Any], None]] | None = None,
+    init_script: str | None = None,
+    **context_options: object,
 ) -> tuple[Any, Traffic]:
     """A fresh context and page at `url`. Requests off 127.0.0.1 are aborted and recorded; a request whose URL
-    ends with a key of `answer` is answered by that function (given Playwright's route) instead of the server."""
+    ends with a key of `answer` is answered by that function (given Playwright's route) instead of the server.
+    `init_script` runs in every page of the context before the page's own scripts.
+
+    Routing turns off the browser's HTTP cache: what a page loaded again does not request came from the
+    page's own Cache Storage."""
     context = browser.new_context(**context_options)  # type: ignore[attr-defined]
+    if init_script:
+        context.add_init_script(init_script)
     traffic = Traffic()
 
     def route(route: Any) -> None:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import html
+import http.server
 import json
 import os
 import re
+import secrets
 import shutil
 import signal
 import subprocess
@@ -92,6 +94,12 @@ def serving(folder: Path, server: object | None = None) -> Iterator[str]:
     module = build_module()
     httpd = server or module.listen(0)
     httpd.RequestHandlerClass = lambda *a, **kw: module.SiteHandler(*a, directory=str(folder), **kw)
+    with _running(httpd) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def _running(httpd: http.server.ThreadingHTTPServer) -> Iterator[str]:
     thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
@@ -99,6 +107,55 @@ def serving(folder: Path, server: object | None = None) -> Iterator[str]:
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+# What a Space keeps in its file storage (Xet): binary files, whatever their size
+SPACE_STORAGE = (".wasm", ".zip", ".gz", ".whl")
+
+
+@contextlib.contextmanager
+def space_like_serving(folder: Path) -> Iterator[str]:
+    """Serve `folder` as a static Hugging Face Space appears to (docs/benchmarks.md, the page section): text
+    files from the page's origin with `Cache-Control: no-cache` (revalidated, then 304), binary files by a
+    `no-store` redirect to a freshly signed URL on another origin (a CDN) that sends them as
+    application/octet-stream with CORS. The browser's HTTP cache can never answer for a binary file."""
+    module = build_module()
+    with _running(_cdn_server(folder)) as cdn:
+
+        class SpaceHandler(module.SiteHandler):  # type: ignore[name-defined]
+            def send_head(self):  # noqa: ANN202 - SimpleHTTPRequestHandler's own signature
+                path = self.path.split("?")[0]
+                if not path.endswith(SPACE_STORAGE):
+                    return super().send_head()
+                self.send_response(302)
+                self.send_header("Location", f"{cdn}{path.lstrip('/')}?X-Amz-Signature={secrets.token_hex(16)}")
+                self.send_header("Cache-Control", "no-store")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return None
+
+        httpd = module.listen(0)
+        httpd.RequestHandlerClass = lambda *a, **kw: SpaceHandler(*a, directory=str(folder), **kw)
+        with _running(httpd) as url:
+            yield url
+
+
+def _cdn_server(folder: Path) -> http.server.ThreadingHTTPServer:
+    class CdnHandler(http.server.SimpleHTTPRequestHandler):
+        def guess_type(self, path: str) -> str:  # noqa: ARG002 - every file alike, as object storage does
+            return "application/octet-stream"
+
+        def end_headers(self) -> None:
+            self.send_header("Access-Control-Allow-Origin", "*")
+            self.send_header("Timing-Allow-Origin", "*")  # so that the page's resource timing sees the bytes
+            super().end_headers()
+
+        def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's name
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), CdnHandler)
+    httpd.RequestHandlerClass = lambda *a, **kw: CdnHandler(*a, directory=str(folder), **kw)
+    return httpd
 
 
 def build_module() -> ModuleType:

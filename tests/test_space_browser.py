@@ -3,11 +3,14 @@ itself, the form makes commands, the copy button copies them, and loading failur
 
 from __future__ import annotations
 
+import gzip
 import re
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 import pytest
+import space_site
 from space_browser import ARTIFACTS, chromium_fixture, fill_form, open_page, served_fixture, wait_until_settled  # noqa: F401
 
 from space import generator
@@ -32,7 +35,12 @@ def test_the_page_loads_python_from_its_own_origin_and_makes_the_commands(chromi
     assert traffic.blocked == []
     assert all(request.startswith(url) for request in traffic.requests), traffic.requests
     paths = {request[len(url) :] for request in traffic.requests}
-    assert {"pyodide/pyodide.asm.wasm", "pyodide/python_stdlib.zip", "py/space/generator.py"} <= paths
+    runtime = {"pyodide/pyodide.asm.wasm.gz", "pyodide/snapshot.bin.gz", "pyodide/python_stdlib.zip"}
+    assert runtime | {"pyodide/pyodide.mjs", "pyodide/pyodide.asm.mjs"} <= paths
+    # Python and the generator from the snapshot, the wasm from the gzipped file: not the plain one, no
+    # lock file, and no generator file either (the snapshot has it, imported from the same files)
+    assert not {"pyodide/pyodide.asm.wasm", "pyodide/pyodide-lock.json"} & paths, paths
+    assert not any(path.startswith("py/") for path in paths), paths
     assert page.evaluate("document.body.dataset.wasm") == "streaming"
     # the helper's version and hash are on the page, and the agents' page is linked
     assert page.inner_text("#helper-sha256") == report["sha256"]
@@ -90,16 +98,27 @@ def test_the_copy_button_and_the_keyboard(chromium: object, served) -> None:
     page.context.close()
 
 
-def test_the_page_becomes_ready_when_wasm_is_served_as_octet_stream(chromium: object, served) -> None:
+def octet_stream(route: Any) -> None:
+    response = route.fetch()
+    route.fulfill(response=response, headers={**response.headers, "content-type": "application/octet-stream"})
+
+
+def test_the_page_becomes_ready_whatever_content_type_the_runtime_is_served_with(chromium: object, served) -> None:
     url, _ = served
+    binaries = {suffix: octet_stream for suffix in (".wasm", ".wasm.gz", ".bin.gz", ".zip")}
+    page, traffic = open_page(chromium, url, answer=binaries)
+    assert wait_until_settled(page) == "ready", page.inner_text("#status")
+    assert page.evaluate("document.body.dataset.wasm") == "streaming"  # the page decompresses it itself
+    assert "--project demo" in fill_form(page, {"Project": "demo"})
+    page.context.close()
 
-    def octet_stream(route: Any) -> None:
-        response = route.fetch()
-        route.fulfill(response=response, headers={**response.headers, "content-type": "application/octet-stream"})
-
-    page, traffic = open_page(chromium, url, answer={".wasm": octet_stream})
+    # a browser without DecompressionStream starts Python the slow way, from the plain wasm (octet-stream too)
+    page, traffic = open_page(chromium, url, answer=binaries, init_script="delete window.DecompressionStream")
     assert wait_until_settled(page) == "ready", page.inner_text("#status")
     assert page.evaluate("document.body.dataset.wasm") == "buffered"
+    paths = {request[len(url) :] for request in traffic.requests}
+    assert "pyodide/pyodide.asm.wasm" in paths and not any(path.endswith(".gz") for path in paths), paths
+    assert "py/space/generator.py" in paths  # downloaded and checked, then imported
     assert traffic.blocked == []
     assert "--project demo" in fill_form(page, {"Project": "demo"})
     page.context.close()
@@ -110,16 +129,18 @@ def test_a_failed_download_is_reported_at_once(chromium: object, served) -> None
 
     failures = {
         "HTTP 404": lambda route: route.fulfill(status=404, body="not here"),
-        "Could not download Python's runtime": lambda route: route.abort("connectionreset"),
+        "Failed to fetch": lambda route: route.abort("connectionreset"),
     }
-    for message, failure in failures.items():
-        page, _ = open_page(chromium, url, answer={".wasm": failure})
-        assert wait_until_settled(page) == "error"
-        status = page.locator("#status")
-        assert status.get_attribute("role") == "alert" and status.is_visible()
-        assert message in status.inner_text(), status.inner_text()
-        assert "bootstrap.md" in page.get_by_label("Setup commands", exact=True).inner_text()
-        page.context.close()
+    for suffix in ("pyodide.asm.wasm.gz", "snapshot.bin.gz", "python_stdlib.zip"):
+        for message, failure in failures.items():
+            page, _ = open_page(chromium, url, answer={suffix: failure})
+            assert wait_until_settled(page) == "error", suffix
+            status = page.locator("#status")
+            assert status.get_attribute("role") == "alert" and status.is_visible()
+            text = status.inner_text()
+            assert f"Could not download pyodide/{suffix}" in text and (message in text or "HTTP" not in message)
+            assert "bootstrap.md" in page.get_by_label("Setup commands", exact=True).inner_text()
+            page.context.close()
 
 
 def test_a_tampered_generator_file_is_refused(chromium: object, served) -> None:
@@ -129,7 +150,9 @@ def test_a_tampered_generator_file_is_refused(chromium: object, served) -> None:
         body = route.fetch().body() + b"\nRESERVED_SKILL = 'anything'\n"
         route.fulfill(status=200, body=body, content_type="text/x-python")
 
-    page, _ = open_page(chromium, url, answer={"/names.py": tampered})
+    # the files are loaded only without the snapshot (which has the generator, and is checked the same way)
+    no_snapshot = "delete window.DecompressionStream"
+    page, _ = open_page(chromium, url, answer={"/names.py": tampered}, init_script=no_snapshot)
     assert wait_until_settled(page) == "error"
     assert re.search(r"agent_memory/names\.py has SHA-256 [0-9a-f]{64}, not", page.inner_text("#status"))
     page.context.close()
@@ -254,3 +277,107 @@ def test_the_codex_consent_box_and_the_windows_folder_warning(chromium: object, 
     fill_form(page, {"Bucket": "file:///C:/Users/me/agent-memory-store"})
     assert page.inner_text("#bucket-warning") == ""
     page.context.close()
+
+
+RUNTIME = ("pyodide/pyodide.asm.wasm.gz", "pyodide/snapshot.bin.gz", "pyodide/python_stdlib.zip")
+CACHED_KEYS = "caches.open('agent-memory-space').then((c) => c.keys()).then((keys) => keys.map((r) => r.url))"
+
+
+def test_what_is_typed_before_python_is_ready_is_kept_and_the_commands_follow(chromium: object, served) -> None:
+    url, _ = served
+    held: list[Any] = []
+    page, _ = open_page(chromium, url, answer={"snapshot.bin.gz": held.append})  # Python cannot start yet
+    page.wait_for_function("document.getElementById('project') !== null")
+    fill_form(page, {"Project": "early-bird", "Bucket": "file:///home/me/store", "Agent": "Codex"})
+    assert page.evaluate("document.body.dataset.state") == "loading" and held
+    assert "Fill in the project name" in page.get_by_label("Setup commands", exact=True).inner_text()
+    for route in held:
+        route.continue_()
+    assert wait_until_settled(page) == "ready"
+    commands = page.get_by_label("Setup commands", exact=True).inner_text()  # no typing after ready
+    assert "--project early-bird --bucket file:///home/me/store --agent codex" in commands
+    assert page.get_by_label("Project", exact=True).input_value() == "early-bird"
+    page.context.close()
+
+
+def test_a_second_visit_downloads_nothing_big_and_keeps_only_this_version(chromium: object, served) -> None:
+    url, _ = served
+    page, traffic = open_page(chromium, url)
+    assert wait_until_settled(page) == "ready"
+    page.wait_for_function(f"{CACHED_KEYS}.then((keys) => keys.length === {len(RUNTIME)})")
+    keys = sorted(page.evaluate(CACHED_KEYS))
+    assert [key.split("?sha256=")[0] for key in keys] == sorted(url + path for path in RUNTIME)
+    # an earlier version's file, left in the cache: dropped once this version is ready
+    stale = f"{url}pyodide/snapshot.bin.gz?sha256={'0' * 64}"
+    page.evaluate(f"caches.open('agent-memory-space').then((c) => c.put({stale!r}, new Response('old')))")
+
+    traffic.requests.clear()  # routing is on: the browser's HTTP cache is off, only Cache Storage can answer
+    page.goto(url)
+    assert wait_until_settled(page) == "ready"
+    assert page.evaluate("document.body.dataset.runtime") == "cache"
+    paths = {request[len(url) :] for request in traffic.requests}
+    assert not any(path.startswith("pyodide/") and path.endswith((".gz", ".zip", ".wasm")) for path in paths), paths
+    assert "--project demo" in fill_form(page, {"Project": "demo"})
+    page.wait_for_function(f"{CACHED_KEYS}.then((keys) => !keys.includes({stale!r}))")
+    assert sorted(page.evaluate(CACHED_KEYS)) == keys
+    page.context.close()
+
+
+def test_a_damaged_cache_fails_once_and_the_next_visit_downloads_again(chromium: object, served) -> None:
+    url, _ = served
+    page, traffic = open_page(chromium, url)
+    assert wait_until_settled(page) == "ready"
+    page.wait_for_function(f"{CACHED_KEYS}.then((keys) => keys.length === {len(RUNTIME)})")
+    page.evaluate("""async () => {
+      const cache = await caches.open('agent-memory-space');
+      const key = (await cache.keys()).map((r) => r.url).find((u) => u.includes('snapshot.bin.gz'));
+      await cache.put(key, new Response(new Uint8Array([0x1f, 0x8b, 8, 0, 1, 2, 3])));
+    }""")
+    page.goto(url)
+    assert wait_until_settled(page) == "error"
+    assert "Python could not start in this page" in page.inner_text("#status")
+    page.wait_for_function("caches.has('agent-memory-space').then((has) => !has)")  # forgotten at once
+    traffic.requests.clear()
+    page.goto(url)
+    assert wait_until_settled(page) == "ready"
+    assert f"{url}pyodide/snapshot.bin.gz" in traffic.requests  # downloaded again, not taken from the cache
+    page.context.close()
+
+
+def test_a_runtime_file_that_differs_from_the_page_is_refused_and_not_kept(chromium: object, served) -> None:
+    url, _ = served
+
+    def other_bytes(route: Any) -> None:
+        route.fulfill(status=200, body=gzip.compress(b"not the snapshot"), content_type="application/gzip")
+
+    page, _ = open_page(chromium, url, answer={"snapshot.bin.gz": other_bytes})
+    assert wait_until_settled(page) == "error"
+    status = page.inner_text("#status")
+    assert re.search(r"pyodide/snapshot\.bin\.gz has SHA-256 [0-9a-f]{64}, not [0-9a-f]{64}", status), status
+    page.wait_for_function("caches.keys().then((names) => names.length === 0)")
+    page.context.close()
+
+
+def test_on_a_server_that_serves_binary_files_as_a_space_does(chromium: object, served) -> None:
+    _, report = served
+    with space_site.space_like_serving(Path(report["site"])) as url:
+        context = chromium.new_context()  # not routed: the HTTP cache is on, as for a visitor
+        responses: list[tuple[str, int]] = []
+        context.on("response", lambda response: responses.append((response.url, response.status)))
+        page = context.new_page()
+        page.goto(url)
+        assert wait_until_settled(page) == "ready", page.inner_text("#status")
+        # the runtime came from the other origin after `no-store` redirects, as octet-stream: checked, decompressed
+        redirected = {address for address, status in responses if status == 302}
+        assert {url + path for path in RUNTIME} <= redirected, redirected
+        fetched = {address.split("?")[0] for address, status in responses if status == 200 and "?X-Amz-" in address}
+        assert {path.rsplit("/", 1)[-1] for path in RUNTIME} <= {address.rsplit("/", 1)[-1] for address in fetched}
+        assert "--project demo" in fill_form(page, {"Project": "demo"})
+        page.wait_for_function(f"{CACHED_KEYS}.then((keys) => keys.length === {len(RUNTIME)})")
+        responses.clear()
+        page.goto(url)  # the HTTP cache cannot answer for what was redirected `no-store`: Cache Storage does
+        assert wait_until_settled(page) == "ready"
+        assert page.evaluate("document.body.dataset.runtime") == "cache"
+        assert not any(address.split("?")[0].endswith((".gz", ".zip", ".wasm")) for address, _ in responses)
+        assert "--project demo" in fill_form(page, {"Project": "demo"})
+        context.close()

@@ -3,6 +3,7 @@ types Pyodide needs."""
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import os
@@ -93,12 +94,13 @@ def test_the_site_has_the_pages_the_runtime_and_the_pinned_helper(tmp_path: Path
         wheel_path,
         *(f"py/{path}" for path in generator.RUNTIME_FILES),
         *(f"pyodide/{name}" for name in ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip")),
-        "pyodide/pyodide-lock.json",
+        "pyodide/pyodide.asm.wasm.gz",
+        "pyodide/snapshot.bin.gz",
     }
     for name in ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip"):
         assert files[f"pyodide/{name}"] == (PYODIDE / name).read_bytes()
-    lock = json.loads(files["pyodide/pyodide-lock.json"])
-    assert lock == {"info": json.loads((PYODIDE / "pyodide-lock.json").read_text())["info"], "packages": {}}
+    assert gzip.decompress(files["pyodide/pyodide.asm.wasm.gz"]) == files["pyodide/pyodide.asm.wasm"]
+    assert len(gzip.decompress(files["pyodide/snapshot.bin.gz"])) > 10_000_000  # Python's memory, once started
     for path, source in generator.RUNTIME_FILES.items():
         assert files[f"py/{path}"] == (space_site.REPO / source).read_bytes()
 
@@ -108,6 +110,10 @@ def test_the_site_has_the_pages_the_runtime_and_the_pinned_helper(tmp_path: Path
     config = space_site.page_config((site / "index.html").read_text())
     assert config["helper"] == {"url": url, "sha256": sha256, "version": __version__, "revision": "local"}
     assert config["modules"] == {p: hashlib.sha256(files[f"py/{p}"]).hexdigest() for p in generator.RUNTIME_FILES}
+    kept = ("pyodide/pyodide.asm.wasm.gz", "pyodide/snapshot.bin.gz", "pyodide/python_stdlib.zip")
+    assert config["runtime"] == {path: hashlib.sha256(files[path]).hexdigest() for path in kept}
+    # the lock file is in the page, with no packages: nothing is ever fetched from a CDN
+    assert config["lock"] == {"info": json.loads((PYODIDE / "pyodide-lock.json").read_text())["info"], "packages": {}}
     index = files["index.html"].decode()
     assert sha256 in index and f"agent-memory {__version__}" in index and 'href="bootstrap.md"' in index
     assert 'data-state="loading"' in index
@@ -221,7 +227,7 @@ def test_serve_uses_the_content_types_pyodide_needs(tmp_path: Path) -> None:
             "": "text/html",
             "pyodide/pyodide.asm.wasm": "application/wasm",
             "pyodide/pyodide.mjs": "text/javascript",
-            "pyodide/pyodide-lock.json": "application/json",
+            "pyodide/snapshot.bin.gz": "application/gzip",
             "page.js": "text/javascript",
             "bootstrap.md": "text/markdown",
             "llms.txt": "text/plain",
@@ -250,4 +256,38 @@ def test_serve_on_a_busy_port_and_conflicting_options_are_usage_errors(tmp_path:
     assert proc.returncode == 2 and "cannot be combined" in proc.stderr
     proc = space_site.build(tmp_path / "site", "--deploy", "not a space id")
     assert proc.returncode == 2 and "Error: Invalid Space id" in proc.stderr
+    assert not (tmp_path / "site").exists()
+
+
+@pytest.mark.slow
+def test_the_snapshot_kept_for_the_next_build_is_used_only_when_whole(tmp_path: Path) -> None:
+    checkout = space_site.copy_checkout(tmp_path / "checkout")
+    proc = space_site.build(tmp_path / "one", repo=checkout)
+    assert proc.returncode == 0, proc.stderr
+    made = (tmp_path / "one" / "pyodide" / "snapshot.bin.gz").read_bytes()
+    [kept] = (checkout / "build" / "space-runtime").iterdir()
+    assert (kept / "snapshot.bin.gz").read_bytes() == made
+    (kept / "snapshot.bin.gz").write_bytes(made[: len(made) // 2])  # a disk that lost half of it
+    proc = space_site.build(tmp_path / "two", repo=checkout)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "two" / "pyodide" / "snapshot.bin.gz").read_bytes() == made  # made again, the same
+    assert [path.name for path in (checkout / "build" / "space-runtime").iterdir()] == [kept.name]
+    assert (kept / "snapshot.bin.gz").read_bytes() == made
+    # the generator is in the snapshot: another generator, another snapshot
+    generator_py = checkout / "space" / "generator.py"
+    generator_py.write_text(generator_py.read_text() + "\nCHANGED = True\n")
+    proc = space_site.build(tmp_path / "three", repo=checkout)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "three" / "pyodide" / "snapshot.bin.gz").read_bytes() != made
+    assert [path.name for path in (checkout / "build" / "space-runtime").iterdir()] != [kept.name]
+
+
+def test_a_build_without_node_says_what_to_install(tmp_path: Path) -> None:
+    checkout = space_site.copy_checkout(tmp_path / "checkout")
+    python_only = tmp_path / "bin"
+    python_only.mkdir()
+    (python_only / "python").symlink_to(sys.executable)
+    proc = space_site.build(tmp_path / "site", repo=checkout, env={"PATH": str(python_only)})
+    assert proc.returncode == 1, proc.stderr
+    assert "Error: Node.js is needed" in proc.stderr and "Next: install Node.js" in proc.stderr
     assert not (tmp_path / "site").exists()

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import space_generator_cases as cases
+import space_site
 
 from space import generator
 from tools import require_npm_packages
@@ -25,13 +26,15 @@ def offline_prefix() -> list[str]:
     return ["unshare", "-n", "--"] if probe.returncode == 0 else []
 
 
-def run_in_pyodide(python: str, tmp_path: Path) -> dict:
-    """Run `python` (its last expression a string) in Pyodide with the page's files and the shared cases."""
+def run_in_pyodide(python: str, tmp_path: Path, snapshot: Path | None = None) -> dict:
+    """Run `python` (its last expression a string) in Pyodide with the page's files and the shared cases;
+    from `snapshot` (build.py's), only the cases: the generator must then come from the snapshot itself."""
     require_npm_packages()
-    files = {path: str(REPO / source) for path, source in generator.RUNTIME_FILES.items()}
+    files = {path: str(REPO / source) for path, source in generator.RUNTIME_FILES.items()} if not snapshot else {}
     files["space_generator_cases.py"] = str(TESTS / "space_generator_cases.py")
     request = tmp_path / "pyodide-request.json"
-    request.write_text(json.dumps({"pyodide": str(PYODIDE), "files": files, "python": python}))
+    fields = {"pyodide": str(PYODIDE), "files": files, "python": python, "snapshot": str(snapshot or "")}
+    request.write_text(json.dumps(fields))
     proc = subprocess.run(
         [*offline_prefix(), "node", str(RUNNER), str(request)], capture_output=True, text=True, timeout=300
     )
@@ -42,14 +45,19 @@ def run_in_pyodide(python: str, tmp_path: Path) -> dict:
 
 
 @pytest.mark.slow
-def test_pyodide_gives_the_same_answer_as_cpython_to_every_case(tmp_path: Path) -> None:
+@pytest.mark.parametrize("start", ["files", "snapshot"])
+def test_pyodide_gives_the_same_answer_as_cpython_to_every_case(start: str, tmp_path: Path) -> None:
     python = (
         "import json, sys\n"
         "import space_generator_cases as cases\n"
         "from space.generator import from_form\n"
         "json.dumps({'platform': sys.platform, 'answers': cases.run_all(from_form)})\n"
     )
-    result = run_in_pyodide(python, tmp_path)
+    snapshot = None
+    if start == "snapshot":  # what the page runs: the generator imported into the build's snapshot
+        space_site.built(tmp_path / "site")
+        snapshot = tmp_path / "site" / "pyodide" / "snapshot.bin.gz"
+    result = run_in_pyodide(python, tmp_path, snapshot)
     assert result["python_version"].startswith("3.14")  # Pyodide's interpreter, not the host's
     answers = json.loads(result["result"])
     assert answers["platform"] == "emscripten"
