@@ -134,6 +134,9 @@ def space_like_serving(folder: Path) -> Iterator[str]:
                 self.end_headers()
                 return None
 
+            def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's name
+                pass  # one line per request would bury the bench's and the tests' own output
+
         httpd = module.listen(0)
         httpd.RequestHandlerClass = lambda *a, **kw: SpaceHandler(*a, directory=str(folder), **kw)
         with _running(httpd) as url:
