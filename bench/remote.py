@@ -189,8 +189,9 @@ CAUSES_3C = [
     "frontmatter for the search pack, and moves it into the cache (about 0.3 ms a note: 3 s at 10,000, 15 s at "
     "50,000, which hf does not do), and downloads in 1,000-note batches (one hf_xet download group each, against "
     "one for hf) so that a command cut by its budget keeps its finished batches. The next batch downloads while "
-    "the last one is added, which hides that work only when a core is free: on this shared 2-core machine (load "
-    "average 7 to 20 during the run) it rarely is. Batches of 5,000 measured no better.",
+    "the last one is added, which hides that work only when a core is free: on a 2-core machine shared with other "
+    "work it rarely is (a run on 2026-12-02 at load average 7 to 20 gave 1.49x and 1.22x at 10,000 and 50,000 "
+    "notes, one with the machine to itself 1.14x and 1.12x). Batches of 5,000 measured no better.",
 ]
 FILL_RUNS = 3  # whole fills of up to 50,000 notes: a minute each
 
