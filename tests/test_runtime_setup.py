@@ -321,8 +321,11 @@ def test_with_a_folder_store_the_consent_opens_its_folder_and_not_the_hugging_fa
 def test_switching_to_a_folder_store_leaves_the_consent_incomplete_with_the_fix(machine, folder_store, tmp_path):
     assert machine.run("config", "set", "bucket", "alice/memory").code == 0
     assert sandbox(machine, "allow").json["state"] == "allowed"
-    assert machine.run("config", "set", "bucket", folder_store).code == 0
+    switched = machine.run("config", "set", "bucket", folder_store)
     store = folder_store.removeprefix("file://")
+    assert switched.code == 0, switched.err
+    assert f"Warning: Your consent for Codex's sandbox leaves out {store}" in switched.err
+    assert "run this yourself: agent-memory codex-sandbox allow" in switched.err
 
     found = sandbox(machine, "status")
     assert found.json["state"] == "incomplete" and found.json["missing"] == [store]

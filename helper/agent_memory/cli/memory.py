@@ -11,12 +11,12 @@ from .. import config, names, outbox, paths, uploads
 from ..config.projects import how_found, map_directory
 from ..context import Context
 from ..display import plural, safe_tree
-from ..errors import ACCESS, OK, UsageError, render
+from ..errors import ACCESS, OK, AgentMemoryError, UsageError, render
 from ..memory import saving
 from ..memory.note_uploads import NOTES
 from ..memory.reading import read as read_note
 from ..memory.search import search_project
-from ..setup import origins
+from ..setup import codex_sandbox, origins
 from ..setup.buckets import set_bucket
 from ..status import status as machine_status
 from .common import Rendered, notice, subcommands, told_retries, told_sync, told_upload, with_json
@@ -138,7 +138,17 @@ def config_set(args: argparse.Namespace) -> Rendered:
         line += f" (was {result['was']}: every project mapped on this machine now uses this bucket)"
     elif result["was"] is None and result["unchanged"]:
         line += " (unchanged)"
+    if result["was"] and (warning := _consent_left_behind()):
+        notice(f"Warning: {warning}")
     return result, line, OK
+
+
+def _consent_left_behind() -> str | None:
+    """After a switch of bucket: what a consent for Codex's sandbox, given for the old one, now leaves out."""
+    try:
+        return codex_sandbox.warning() if codex_sandbox.status()["state"] == "incomplete" else None
+    except (AgentMemoryError, OSError):  # the bucket is set: a config.toml we cannot read only loses the hint
+        return None
 
 
 def config_show(args: argparse.Namespace) -> Rendered:
