@@ -39,9 +39,9 @@ from ..store import Freshness, ObjectInfo, Store, StoreError, UnsafeObject
 from ..store.change_feed import Replay, Unfollowable
 from .cache import ProjectCache, Stand
 from .checksums import Checksum
+from .notes import object_path
 
 _NOTE_FILE = re.compile(r"projects/[^/]+/notes/([^/]+)\.md")
-NOTE = "projects/{}/notes/{}.md"
 BATCH = 1000  # notes per download: one request for a few new notes, kept progress for a first fill of thousands
 LIST_EVERY = 86400  # seconds: the longest a cache goes without a complete listing, which heals what nothing showed
 CLOCK_SLACK = 300  # seconds: a last listing this far in the future means the clock was set back
@@ -123,7 +123,7 @@ def _apply(store: Store, cache: ProjectCache, replay: Replay) -> bool:
             if change.added:
                 return False  # an add without its hash: nothing to check a download against
             continue  # the bytes did not change (only their time): the cached copy is still the one
-        remote[note_id] = ObjectInfo(NOTE.format(cache.project, note_id), size, hash=xet_hash)
+        remote[note_id] = ObjectInfo(object_path(cache.project, note_id), size, hash=xet_hash)
     sizes = {}
     for note_id in remote:  # a few files: one stat each, not a scan of thousands
         with contextlib.suppress(FileNotFoundError):

@@ -22,7 +22,6 @@ MAX_EVENT = 4 << 20  # bytes of one event's data
 MAX_REPLAY = 32 << 20  # bytes of a whole replay: past that, listing is the cheaper way to catch up
 MAX_SESSIONS = 3  # streams the server may end with `reconnect` before `ready`
 MAX_PATH = 1000
-UNFOLLOWABLE = (401, 403, 404, 501)  # the SDK's BucketEventsUnavailable: not served, or not for this token
 
 
 class Unfollowable(Exception):

@@ -189,7 +189,8 @@ class HubStore(Store):
                     "GET", url, headers=headers, params=params, timeout=httpx2.Timeout(wait, connect=min(wait, 10.0))
                 ) as response:
                     status = response.status_code
-                    if status in change_feed.UNFOLLOWABLE or status >= 400:  # 400: the cursor is refused
+                    # 401/403/404/501 (the SDK's BucketEventsUnavailable), 400 (a refused cursor), a failing feed
+                    if status >= 400:
                         reason = "refused" if status == 400 else "unavailable"
                         raise change_feed.Unfollowable(reason, f"the change feed answered {status}")
                     if not response.headers.get("content-type", "").startswith("text/event-stream"):
