@@ -1,0 +1,117 @@
+"""Object stores behind one small interface: a Hugging Face bucket, or a local folder with the same layout.
+
+Objects are immutable and append-only: callers write fresh paths, and check `holds()` before any rewrite.
+Backends import their heavy libraries lazily, so that offline commands never pay for them.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import stat
+
+from .. import names
+from ..budget import Budget
+from ..errors import AccessError
+from ..names import FILE_SCHEME, folder_path, hub_id
+from .base import (
+    BucketMissing,
+    BucketPublic,
+    Freshness,
+    Listing,
+    NoCredentials,
+    ObjectConflict,
+    ObjectInfo,
+    Store,
+    StoreError,
+    UnsafeObject,
+)
+from .local import FolderStore
+
+__all__ = [
+    "BucketMissing",
+    "BucketPublic",
+    "FolderStore",
+    "Freshness",
+    "Listing",
+    "NoCredentials",
+    "ObjectConflict",
+    "ObjectInfo",
+    "Store",
+    "StoreError",
+    "UnsafeObject",
+    "check_private",
+    "hub_user",
+    "landed_anyway",
+    "open_store",
+    "parse_bucket",
+]
+
+
+def landed_anyway(store: Store, failure: StoreError, path: str, data: bytes) -> bool:
+    """After a failed write whose outcome may be unknown (the answer was lost), read the object back to see."""
+    if failure.reason == "auth":  # refused: nothing was written
+        return False
+    try:
+        return store.holds(path, data)
+    except StoreError:
+        return False
+
+
+def parse_bucket(spec: str) -> str:
+    """Canonical URI for a bucket given as `owner/name`, `hf://buckets/owner/name` or `file:///abs/path`."""
+    uri = names.bucket(spec)
+    if (folder := folder_path(uri)) is not None and folder.exists():
+        return FILE_SCHEME + str(folder.resolve())  # one URI per folder, whatever symlinks led to it
+    return uri
+
+
+def check_private(uri: str) -> None:
+    """For a folder store, AccessError (saying the command that fixes it) unless only this user can open it.
+
+    A folder that others can read leaks private notes; one that others can write lets them plant notes or skills
+    that agents will trust. Like a public bucket, it is refused wherever the store is used, and its permissions
+    are never changed for the user. One stat, so every command can afford it. A folder that is not there passes:
+    using it reports an unmounted drive. Hub buckets are checked by bootstrap (private, never made public).
+    """
+    folder = folder_path(uri)
+    if folder is None or os.name == "nt":  # Windows has no mode bits to check
+        return
+    try:
+        info = os.stat(folder)
+    except OSError:
+        return
+    if not (info.st_uid != os.getuid() or info.st_mode & 0o077):
+        return
+    quoted = shlex.quote(str(folder))
+    if info.st_uid != os.getuid():
+        raise AccessError(
+            f"The folder store {folder} belongs to another user (uid {info.st_uid}), so agent-memory will not use it.",
+            next_step="use a folder of your own: agent-memory config set bucket file:///ABSOLUTE/PATH",
+        )
+    raise AccessError(
+        f"The folder store {folder} can be read or written by other users (mode {stat.filemode(info.st_mode)}), "
+        "so agent-memory will not use it; its permissions were not changed.",
+        next_step=f"chmod 700 {quoted} (if only you should use it), then run the same command again",
+    )
+
+
+def open_store(uri: str, *, budget: Budget) -> Store:
+    """The store for a canonical bucket URI; `budget` bounds its network calls (the command's one budget).
+
+    A folder store is checked first (`check_private`): every command that uses one goes through here. The Hub's
+    store is the one module that loads huggingface_hub, so it is imported only when a command uses the Hub.
+    """
+    if (folder := folder_path(uri)) is not None:
+        check_private(uri)
+        return FolderStore(folder)
+    from .hub import HubStore
+
+    return HubStore(hub_id(uri) or "", budget=budget)
+
+
+def hub_user(budget: Budget) -> str:
+    """The Hub user behind this machine's credentials (StoreError `auth` if there are none or they are refused)."""
+    from .hub import whoami
+
+    return whoami(budget)
