@@ -1,4 +1,4 @@
-"""Running `agent-memory` inside the test process: `cli.main(argv)` with the machine's environment, working
+"""Running `agent-memory` inside the test process: `entry.run(argv)` with the machine's environment, working
 folder, stdin and captured stdout/stderr, as a real process would see them, without its start-up.
 
 A command run this way must not be told apart from a real process by anything it does: it reads its
@@ -27,18 +27,16 @@ def needs_process(args: tuple[str, ...], env: dict[str, str]) -> bool:
 
 def run(args: tuple[str, ...], stdin: bytes, cwd: Path, env: dict[str, str]) -> tuple[int, bytes, bytes]:
     """`(exit code, stdout, stderr)` of `agent-memory ARGS` run here."""
-    from agent_memory import budget, cli
+    from agent_memory import entry
 
     out, err = _Stream(), _Stream()
     with _environment(env), _cwd(cwd), _streams(_Stream(stdin), out, err):
         try:
-            code = cli.main(list(args))
+            code = entry.run(list(args))
         except SystemExit as exc:  # argparse's --help and --version end the process
             code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
         sys.stdout.flush()
         sys.stderr.flush()
-    budget._abandoned.clear()  # a process of its own would have ended here, abandoned threads and all
-    _close_hub_session()
     return code, out.buffer.getvalue(), err.buffer.getvalue()
 
 
@@ -82,13 +80,3 @@ def _streams(stdin: _Stream, stdout: _Stream, stderr: _Stream) -> Iterator[None]
         yield
     finally:
         sys.stdin, sys.stdout, sys.stderr = saved
-
-
-def _close_hub_session() -> None:
-    """Give the SDK back its own HTTP client: the command set agent-memory's, and the next test may use the SDK
-    itself (or talk to another emulator, on another port)."""
-    if "huggingface_hub" in sys.modules:
-        from huggingface_hub import set_client_factory
-        from huggingface_hub.utils._http import default_client_factory
-
-        set_client_factory(default_client_factory)

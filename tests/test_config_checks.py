@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_memory import config, paths
+from agent_memory import paths
+from agent_memory.config import settings as config
 from agent_memory.errors import AgentMemoryError
 
 # name -> (the file's bytes, what the error says, what its Next: says)

@@ -79,7 +79,7 @@ def test_a_writer_killed_while_holding_the_lock_releases_it(machine, folder_stor
     script = textwrap.dedent(
         """
         import sys, time
-        from agent_memory import config
+        from agent_memory.config import settings as config
         with config.editing() as values:
             values["projects"] = {"/half": "written"}
             print("holding", flush=True)
@@ -119,8 +119,8 @@ def _config_writes(machine, *args: str) -> tuple[int, int, str]:
             if event == "os.rename" and os.fspath(args[1]).endswith("config.json"):
                 writes.append(os.fspath(args[1]))
         sys.addaudithook(audit)
-        from agent_memory.cli import main
-        code = main(sys.argv[1:])
+        from agent_memory.entry import run
+        code = run(sys.argv[1:])
         sys.stderr.write(f"\\nconfig writes: {len(writes)}\\n")
         sys.exit(code)
         """

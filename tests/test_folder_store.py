@@ -201,7 +201,7 @@ def test_the_agent_comes_from_the_environment(ready):
 
 
 def test_the_store_never_overwrites_an_object(ready, folder_store):
-    from agent_memory.store import ObjectConflict
+    from agent_memory.store.base import ObjectConflict
     from agent_memory.store.local import FolderStore
 
     store = FolderStore(__import__("pathlib").Path(folder_store[len("file://") :]))

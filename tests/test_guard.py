@@ -17,7 +17,7 @@ import pytest
 
 from agent_memory import guard
 from agent_memory.errors import ContentRefused
-from agent_memory.memory import notes
+from agent_memory.memory import saving
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 
@@ -208,7 +208,7 @@ def test_check_secrets_covers_every_field_and_names_it_never_the_value():
     }
     body = "ok\nok\n" + JWT + "\n"
     with pytest.raises(ContentRefused) as caught:
-        notes.check_secrets(body, meta, {"agent": "--agent or AGENT_MEMORY_AGENT", "tags": "--tag"})
+        saving.check_secrets(body, meta, {"agent": "--agent or AGENT_MEMORY_AGENT", "tags": "--tag"})
     message = caught.value.message
     assert "body line 3: JSON Web Token (rule jwt)" in message
     assert "field tags (from --tag): GitHub token (rule github-token)" in message

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -234,17 +236,32 @@ def test_concurrent_searches_while_notes_arrive_lose_none(reader, hub):
 
 
 @pytest.mark.parametrize("missing", ["build_hf_headers", "get_session"])
-def test_an_sdk_without_the_helpers_the_feed_uses_falls_back_to_the_listing(reader, hub, monkeypatch, missing):
+def test_an_sdk_without_the_helpers_the_feed_uses_falls_back_to_the_listing(reader, hub, missing):
     """The feed is read with the SDK's public HTTP session and headers only; should a release drop either, every
-    search lists, as before the feed was used (the commands run inside this process: see `in_process`)."""
-    import huggingface_hub.utils as utils
-
-    monkeypatch.delitem(utils._ATTR_TO_MODULE, missing)  # its utils are loaded lazily, by this table
-    if missing in vars(utils):
-        monkeypatch.delattr(utils, missing)
-    with pytest.raises(ImportError):
-        exec(f"from huggingface_hub.utils import {missing}")
+    search lists, as before the feed was used: a process whose SDK lacks one searches."""
+    sdk_without_it = (
+        "import huggingface_hub.hf_api\n"  # the SDK's own modules hold what they import: only the public name goes
+        "import huggingface_hub.utils as utils\n"
+        f"utils._ATTR_TO_MODULE.pop({missing!r})\n"  # its utils are loaded lazily, by this table
+        f"vars(utils).pop({missing!r}, None)\n"
+        "try:\n"
+        f"    from huggingface_hub.utils import {missing}\n"
+        "except ImportError:\n"
+        "    pass\n"
+        "else:\n"
+        "    raise SystemExit('the SDK still has it')\n"
+        "from agent_memory.entry import main\n"
+        "raise SystemExit(main())\n"
+    )
     _seed(hub, 1, word="listed", stamp="20260110-000000")
-    found = _search(reader, "listed note")
+    proc = subprocess.run(
+        [sys.executable, "-c", sdk_without_it, "search", "listed note", "--limit", "1000", "--json"],
+        capture_output=True,
+        cwd=reader.work,
+        env=reader.env,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr.decode()
+    found = json.loads(proc.stdout)
     assert found["sync"]["status"] == "fresh" and found["sync"]["kind"] == "listing" and len(found["results"]) == 1
     assert "events" not in _requests(hub)

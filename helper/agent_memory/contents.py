@@ -6,13 +6,12 @@ folder holds with what was installed or is about to be.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 
 
 def sha256(data: bytes) -> str:
     """Hex SHA-256 of `data`."""
-    import hashlib  # it loads OpenSSL, about 5 ms: only the commands that hash pay for it
-
     return hashlib.sha256(data).hexdigest()
 
 

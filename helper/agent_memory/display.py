@@ -5,7 +5,7 @@ U+200E/F, U+202A-202E, U+2066-2069), line or paragraph separator (U+2028/9; U+00
 (the bytes of a file name that is not UTF-8, which no UTF-8 stream can write) is replaced by its visible escape,
 `\\u` and four hex digits. A terminal then never sees an escape sequence (window titles, colours, cursor moves,
 line erases), text cannot be reordered on screen, and one field stays one line.
-Standard library only, and cheap: the hook and the hot commands run it on every session start.
+Standard library only.
 """
 
 from __future__ import annotations

@@ -1,34 +1,149 @@
-"""The `agent-memory` command's entry point.
+"""The `agent-memory` command: read the command word, load only that command's module (see `commands.TABLE`), parse
+its arguments, run it with the command's one `Context`, and render what it returns, or the error it met, in one
+place: an `Error:` line and a `Next:` line on stderr, and its exit code.
 
-`hook` is routed here, before the argument parser is even imported: the agent runtimes run it at every session
-start and at the end of every turn, so its start-up is kept to the interpreter's own plus a few reads.
+The commands that the agents' hooks run (`quiet` in the table) never fail the session: whatever happens, they exit 0
+with at most one line on stderr.
 """
 
 from __future__ import annotations
 
+import argparse
+import importlib
 import os
 import sys
 
-from .budget import abandoned_work
+from . import __version__, commands, paths
+from .cli import render
+from .cli.failures import local_error
+from .cli.parsing import Handler, Parser
+from .commands import PROGRAM, TABLE
+from .config.context import Context
+from .errors import AgentMemoryError, UsageError
+from .fsutil import tighten
+from .store.base import StoreError
+from .store.failures import user_error
+
+DESCRIPTION = "Portable memory and skills for coding agents."
 
 
 def main() -> int:
-    """Run `agent-memory` with the process's arguments; returns the exit code."""
-    argv = sys.argv[1:]
-    if argv[:1] == ["hook"]:  # routed before the command line is loaded: a hook must not pay for its parser
-        from .hook import main as hook
-
-        return _exit(hook(argv[1:]))
-    from .cli import main as cli  # (and a command need not load the hook)
-
-    return _exit(cli(argv))
+    """The `agent-memory` process: run the command its arguments name; returns the exit code."""
+    ctx = Context()
+    return _exit(run(sys.argv[1:], ctx), ctx)
 
 
-def _exit(code: int) -> int:
+def run(argv: list[str], ctx: Context | None = None) -> int:
+    """Run the command `argv` names (with `ctx`, else a new Context) and print what it says; its exit code."""
+    ctx = ctx or Context()
+    found = commands.find(argv)
+    family = commands.family(argv[0]) if argv and found is None else {}
+    name = found[0] if found is not None else argv[0] if family else ""
+    quiet = TABLE[name].quiet if found is not None else bool(family) and all(c.quiet for c in family.values())
+    as_json = "--json" in argv
+    parser: argparse.ArgumentParser | None = None
+    try:
+        _require_utf8(argv)
+        parser = _parser(found, argv[0] if family else None)
+        args = parser.parse_args(found[1] if found is not None else argv[1:] if family else argv)
+        as_json = args.json
+        for root in paths.roots():  # local state is owner-only, even if an earlier version left it open
+            tighten(root)
+        handler: Handler = args.handler
+        result, text, code = handler(args, ctx)
+        render.emit(result, text, as_json)
+    except Exception as exc:
+        if quiet:  # a hook: the session goes on whatever happens here
+            if os.environ.get("AGENT_MEMORY_DEBUG") == "1":
+                sys.excepthook(type(exc), exc, exc.__traceback__)
+            render.hook_line(_hook_failure(exc, name, parser))
+            code = 0
+        else:
+            code = _failed(exc, argv, as_json)
+    except KeyboardInterrupt:
+        interrupted = AgentMemoryError(
+            "Interrupted.",
+            next_step="agent-memory pending (lists any upload it left waiting), then run it again",
+            exit_code=130,
+        )
+        code = 0 if quiet else render.report(interrupted, as_json)
+    finally:
+        ctx.close()
+    return code
+
+
+def _parser(found: tuple[str, list[str]] | None, family: str | None) -> argparse.ArgumentParser:
+    """The parser of the command `found`, declared by its own module alone; else the parser of the table: the
+    commands (or the events of `family`, such as `hook`'s) with their summaries, `--help` and `--version`."""
+    if found is not None:
+        name = found[0]
+        command = TABLE[name]
+        module = importlib.import_module(command.module)
+        parser = Parser(prog=f"{PROGRAM} {name}", description=command.summary[0].upper() + command.summary[1:] + ".")
+        parser.set_defaults(handler=getattr(module, "run", None), command=name)
+        module.declare(parser)
+        return parser
+    if family is not None:
+        parser = Parser(prog=f"{PROGRAM} {family}", description=commands.FAMILIES[family])
+        listed = commands.family(family)
+    else:
+        parser = Parser(prog=PROGRAM, description=DESCRIPTION)
+        parser.add_argument("--version", action="version", version=f"{PROGRAM} {__version__}")
+        listed = {name: command for name, command in TABLE.items() if " " not in name}
+    words = parser.add_subparsers(dest="command", metavar="EVENT" if family else "COMMAND", parser_class=Parser)
+    words.required = True
+    for name, command in listed.items():
+        words.add_parser(name.rpartition(" ")[2], help=command.summary)
+    return parser  # it finds no command to run: a name not in the table is its usage error
+
+
+def _failed(exc: Exception, argv: list[str], as_json: bool) -> int:
+    """Report what stopped a command; its exit code."""
+    if isinstance(exc, AgentMemoryError):
+        return render.report(exc, as_json)
+    if isinstance(exc, StoreError):  # the one translation of a store's failure
+        return render.report(user_error(exc, argv), as_json)
+    if isinstance(exc, OSError):  # the local disk: a full disk, a read-only home, an agent's sandbox
+        return render.report(local_error(exc, argv), as_json)
+    if os.environ.get("AGENT_MEMORY_DEBUG") == "1":
+        raise exc
+    unexpected = AgentMemoryError(
+        f"Unexpected {type(exc).__name__}: {exc}", next_step="rerun with AGENT_MEMORY_DEBUG=1 and report it"
+    )
+    return render.report(unexpected, as_json)
+
+
+def _hook_failure(exc: Exception, name: str, parser: argparse.ArgumentParser | None) -> str:
+    """A hook's one line about what went wrong (its usage, for arguments it could not read)."""
+    event = name.partition(" ")[2] or name
+    if isinstance(exc, UsageError) and parser is not None:
+        return f"{exc.message.rstrip('.')} ({parser.format_usage().strip()})"
+    return f"{event} failed: {type(exc).__name__}: {exc}"[:300]
+
+
+def _require_utf8(argv: list[str]) -> None:
+    """UsageError for an argument that is not UTF-8: Python hands its bytes over as lone surrogates, which would
+    crash the first write of the text, or end up in a note as garbage."""
+    for arg in argv:
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            try:
+                shown = repr(arg.encode("utf-8", "surrogateescape"))
+            except UnicodeEncodeError:
+                shown = ascii(arg)
+            raise UsageError(
+                f"The argument {shown} is not valid UTF-8 text.",
+                next_step="give it again in UTF-8 (convert text with iconv -t UTF-8; rename a file or folder whose "
+                "name is not UTF-8)",
+            ) from None
+
+
+def _exit(code: int, ctx: Context) -> int:
     """`code`, or the end of the process right here if a network call is still blocked in a thread: the SDK's
     exit handlers could wait for it, and neither an agent nor its hook may be kept waiting."""
     sys.stdout.flush()
-    if abandoned_work():
+    if ctx.budget.abandoned:
         sys.stderr.flush()
         os._exit(code)
     return code

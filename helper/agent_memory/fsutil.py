@@ -18,9 +18,15 @@ import errno
 import json
 import os
 import shlex
-import stat  # loaded with os already: free
+import shutil
+import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # Windows: concurrent writers there only risk a redundant download
+    fcntl = None
 
 from . import paths
 from .errors import AgentMemoryError
@@ -133,8 +139,6 @@ def scratch_folder(parent: Path, prefix: str) -> Iterator[Path]:
 
 def remove_tree(path: Path) -> None:
     """Remove a folder and everything in it, links included (never what they point at); quietly if it is gone."""
-    import shutil  # several milliseconds to load: only the commands that remove a folder pay for it
-
     shutil.rmtree(path, ignore_errors=True)
 
 
@@ -244,9 +248,7 @@ def _owned(info: os.stat_result) -> bool:
 def locked(path: Path) -> Iterator[None]:
     """Hold an exclusive advisory lock on `path` (created if missing) for the duration of the block."""
     with open(open_private(path, os.O_RDWR), "a+b") as handle:
-        try:
-            import fcntl
-        except ImportError:  # windows: concurrent writers there only risk a redundant download
+        if fcntl is None:
             yield
             return
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
@@ -260,9 +262,7 @@ def locked(path: Path) -> Iterator[None]:
 def try_locked(path: Path) -> Iterator[bool]:
     """Like `locked`, but never waits: yields False when another process holds the lock."""
     with open(open_private(path, os.O_RDWR), "a+b") as handle:
-        try:
-            import fcntl
-        except ImportError:
+        if fcntl is None:
             yield True
             return
         try:

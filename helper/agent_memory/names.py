@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 from .errors import ContentRefused, UsageError
 
@@ -110,8 +111,6 @@ def bucket(spec: str) -> str:
 
 
 def _file_uri(spec: str) -> str:
-    from urllib.parse import unquote, urlsplit
-
     parts = urlsplit(spec)
     path = unquote(parts.path)
     if (

@@ -1,22 +1,22 @@
-"""The setup commands: bootstrap, instructions, hooks and codex-sandbox (declarations and handlers).
-
-`agent-memory hook EVENT` (what the hooks run) is no command of this parser: `entry` hands it to `hook` first.
-"""
+"""`agent-memory bootstrap`: set up (or repair) this machine, and say what changed."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from .. import agents
-from ..errors import ERROR, OK, PENDING, render
-from ..setup import codex_sandbox as sandbox
-from ..setup import hook_files, instructions, on_path
+from ..config.context import Context
+from ..errors import ERROR, OK, PENDING
+from ..errors import render as error_lines
+from ..setup import on_path
 from ..setup.bootstrap import bootstrap as set_up
-from .common import Rendered, agent_option, each_action, notice, subcommands, with_json
+from .codex_sandbox import sandbox_lines
+from .hooks import hook_line
+from .parsing import Rendered, agent_option, with_json
+from .render import notice
 
 
-def declare_bootstrap(p: argparse.ArgumentParser) -> None:
+def declare(p: argparse.ArgumentParser) -> None:
     p.description = "Set up (or repair) this machine. Safe to run again: it only adds what is missing."
     with_json(p)
     p.add_argument(
@@ -48,49 +48,11 @@ def declare_bootstrap(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--space-revision", metavar="REV", help="the Space revision this helper came from (recorded)")
     p.add_argument("--replace", action="store_true", help="replace a locally modified core skill (a backup is kept)")
-    p.set_defaults(handler=bootstrap)
 
 
-def declare_instructions(parser: argparse.ArgumentParser) -> None:
-    p = with_json(subcommands(parser).add_parser("remove", help="remove the agent-memory block, and nothing else"))
-    agent_option(p)
-    p.set_defaults(handler=instructions_remove)
-
-
-def declare_hooks(parser: argparse.ArgumentParser) -> None:
-    parser.description = (
-        "The optional hooks: at session start, a short reminder (project, pending uploads, search first); after "
-        "each turn (and at Claude Code's session end), a retry of pending uploads within a few seconds. Codex asks "
-        "you to trust new hooks (/hooks) and skips them until you do."
-    )
-    for p in each_action(
-        parser,
-        hooks,
-        install="add the hooks to the agents' hook files (keeping everything else)",
-        remove="take out agent-memory's hooks, and nothing else",
-        status="which hooks are installed, per agent",
-    ):
-        agent_option(p)
-
-
-def declare_codex_sandbox(parser: argparse.ArgumentParser) -> None:
-    parser.description = (
-        "Codex's workspace-write sandbox lets commands write only in the project and temporary folders, with no "
-        "network, so a save fails there. 'allow' adds agent-memory's state and cache folders, the Hugging Face "
-        "caches (or a folder store's folder), and network access for sandboxed commands to Codex's config.toml; "
-        "'status' says whether that covers what the current configuration writes; 'remove' takes it out again."
-    )
-    each_action(
-        parser,
-        codex_sandbox,
-        allow="let agent-memory save from Codex's sandbox (your consent)",
-        remove="take the consent out of Codex's config.toml",
-        status="whether the consent is in Codex's config.toml",
-    )
-
-
-def bootstrap(args: argparse.Namespace) -> Rendered:
+def run(args: argparse.Namespace, ctx: Context) -> Rendered:
     result = set_up(
+        ctx,
         args.project,
         bucket=args.bucket,
         directory=args.dir,
@@ -127,7 +89,7 @@ def bootstrap(args: argparse.Namespace) -> Rendered:
         notice("Next: agent-memory pending retry, once the network or the login is fixed (or the same bootstrap again)")
     elif code == ERROR:  # the warning above says why
         notice(
-            render(
+            error_lines(
                 "This machine is set up, but saving, reading and searching could not be verified (see the warning).",
                 "fix what the warning names, then run the same bootstrap again",
             )
@@ -191,74 +153,3 @@ def command_lines(command: dict[str, object] | None) -> list[str]:
     if command["found"] and not on_path.in_this_shell(Path(command["found"])):
         text += f"; in a terminal opened before, run first: {on_path.EXPORT}"
     return [text]
-
-
-def sandbox_lines(consent: dict[str, object] | None) -> list[str]:
-    if not consent:
-        return []
-    if consent["state"] == "allowed":
-        unchanged = " (unchanged)" if consent.get("changed") is False else ""
-        return [
-            f"codex sandbox: allowed in {consent['file']}{unchanged}: network access, and writes to "
-            + ", ".join(consent["roots"])
-        ]
-    if consent["state"] == "incomplete":
-        line = f"codex sandbox: incomplete in {consent['file']}: not writable: {', '.join(consent['missing'])}"
-    else:
-        line = f"codex sandbox: {consent['state']} ({consent['file']})"
-    return [line] + ([f"  Next: {consent['next']}"] if consent.get("next") else [])
-
-
-def hook_line(action: str, found: dict[str, object]) -> str:
-    """One runtime's hooks after `action`, saying what changed."""
-    file, note, changed = found["file"], str(found["note"]), found.get("changed")
-    if action == "remove":
-        if not changed:
-            return f"no agent-memory hooks in {file}, nothing to remove" + _own_entries(found)
-        gone = "" if Path(str(file)).exists() else " (and the file, which held nothing else)"
-        return f"removed agent-memory's hooks from {file}{gone}" + _own_entries(found)
-    if action == "install" and found["state"] == "installed":
-        rest = note.removeprefix("installed").lstrip("; ")
-        done = f"installed in {file}" if changed else f"already installed in {file}, unchanged"
-        return done + (f"; {rest}" if rest else "")
-    return f"{note} ({file})"
-
-
-def _own_entries(found: dict[str, object]) -> str:
-    return "; your own hook entries stay as they are" if found["state"] == "installed" else ""
-
-
-def hooks(args: argparse.Namespace) -> Rendered:
-    found = getattr(hook_files, args.action)(args.agent)
-    lines = [f"{h['agent']}: {hook_line(args.action, h)}" for h in found]
-    lines += [f"  previous file backed up in {h['backup']}" for h in found if h.get("backup")]
-    return {"agents": found}, "\n".join(lines), OK
-
-
-def codex_sandbox(args: argparse.Namespace) -> Rendered:
-    result = getattr(sandbox, args.action)()
-    if args.action == "remove":
-        lines = [
-            f"codex sandbox: consent removed from {result['file']}"
-            if result["changed"]
-            else f"codex sandbox: no consent in {result['file']}, nothing to remove"
-        ]
-    else:
-        lines = sandbox_lines(result)
-    if result.get("backup"):
-        lines.append(f"  previous file backed up in {result['backup']}")
-    if result.get("changed"):
-        lines.append("Codex uses it from its next session." if args.action == "allow" else "Codex no longer has it.")
-    return result, "\n".join(lines), OK
-
-
-def instructions_remove(args: argparse.Namespace) -> Rendered:
-    files = {name: agents.runtime(name).instructions_file() for name in agents.selected(args.agent)}
-    result = instructions.remove_blocks(files)
-    deleted = " and the file itself (bootstrap had created it; nothing else was in it)"
-    lines = [
-        f"Removed the agent-memory block from {path}" + (deleted if path in result["deleted"] else "")
-        for path in result["removed"]
-    ]
-    lines += [f"  previous file backed up in {backup}" for backup in result["backups"]]
-    return result, "\n".join(lines) or "No block to remove.", OK

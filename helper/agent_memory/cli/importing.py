@@ -5,18 +5,20 @@ from __future__ import annotations
 import argparse
 import shlex
 
-from .. import failures, outbox
-from ..context import Context
+from ..config.context import Context
 from ..display import plural, safe
-from ..errors import OK, PENDING, REFUSED, AgentMemoryError, render
-from .common import Rendered, notice, with_json
+from ..errors import OK, PENDING, REFUSED, AgentMemoryError
+from ..errors import render as error_lines
+from ..memory import importing
+from ..memory.import_sources import LABELS, TOOLS
+from ..outbox.kinds import RETRY
+from .parsing import Rendered, with_json
+from .render import notice, sync
 
 PROGRESS_MIN = 10  # files to save from which each one is shown on stderr as it goes
-_LABELS = {"claude": "Claude Code's auto memory", "codex": "Codex's memories", "cline": "Cline's memory bank"}
-TOOLS = tuple(_LABELS)  # `import_sources.TOOLS`, without loading it (and what it loads) for every command
 
 
-def declare_import(p: argparse.ArgumentParser) -> None:
+def declare(p: argparse.ArgumentParser) -> None:
     p.description = (
         "Import the memories you already have into this folder's project, one note per Markdown file (tags: "
         "imported and the tool): Claude Code's auto memory for this checkout, Codex's memories and Cline's "
@@ -29,27 +31,23 @@ def declare_import(p: argparse.ArgumentParser) -> None:
         "--from", dest="tool", choices=TOOLS, help="only this tool's memories (with PATH: the tag its notes get)"
     )
     p.add_argument("--dry-run", action="store_true", help="list what would be imported, and save nothing")
-    p.set_defaults(handler=import_memories)
 
 
-def import_memories(args: argparse.Namespace) -> Rendered:
-    from ..memory import importing  # what every other command would load for nothing
-
-    ctx = Context()
+def run(args: argparse.Namespace, ctx: Context) -> Rendered:
     found = importing.sources(ctx, args.path, args.tool)
     if args.tool and args.path is None and not found[0].found:
         raise AgentMemoryError(
-            f"Nothing to import from {_LABELS[args.tool]}: {found[0].why}.",
+            f"Nothing to import from {LABELS[args.tool]}: {found[0].why}.",
             next_step="agent-memory import (every source found), or agent-memory import DIR (a folder of Markdown)",
         )
     result = importing.run(ctx, found, dry_run=args.dry_run, progress=None if args.json else _progress)
-    sync = failures.sync(result.pop("freshness"))
-    if sync["status"] != "fresh":
+    told = sync(result.pop("freshness"))
+    if told["status"] != "fresh":
         notice(
-            f"The bucket could not be read ({sync['reason']}: {sync['detail']}): a file imported from another machine "
+            f"The bucket could not be read ({told['reason']}: {told['detail']}): a file imported from another machine "
             "may be imported again."
         )
-    result["sync"] = sync
+    result["sync"] = told
     lines = [_source_line(source) for source in result["sources"]]
     lines += [_file_line(row) for row in result["files"]]
     lines.append(_summary(result))
@@ -105,7 +103,7 @@ def _code(result: dict[str, object], args: argparse.Namespace) -> int:
         else:
             files = plural(counts["refused"], "file was not", "files were not")
         notice(
-            render(
+            error_lines(
                 f"{files} imported (listed as refused, with the line and rule of any credential); the others "
                 f"{'would be' if result['dry_run'] else 'were'} imported.",
                 f"remove the secret (say where it is kept instead) or fix what is listed, then run: {again}",
@@ -113,6 +111,6 @@ def _code(result: dict[str, object], args: argparse.Namespace) -> int:
         )
         return REFUSED
     if counts["pending"]:
-        notice(f"{plural(counts['pending'], 'imported note')} kept on this machine only for now: run {outbox.RETRY}.")
+        notice(f"{plural(counts['pending'], 'imported note')} kept on this machine only for now: run {RETRY}.")
         return PENDING
     return OK

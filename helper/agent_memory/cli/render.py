@@ -1,75 +1,68 @@
-"""What every command's declaration and handler shares: the parser's class, the `--json` and `--agent` options,
-notices on stderr, and how uploads and refreshes are told."""
+"""How every command's result and every error reach the user: data on stdout (one JSON object with `--json`),
+everything else on stderr, and every error as an `Error:` line and a `Next:` line, redacted and display-safe, for
+the commands and the hooks alike. Also how uploads, retries and refreshes are told."""
 
 from __future__ import annotations
 
-import argparse
-import os
+import json
 import sys
-from collections.abc import Callable
 
-from .. import agents, failures
-from ..display import safe_tree
-from ..errors import ACCESS, ERROR, OK, PENDING, UsageError, render
-from ..store import Freshness
+from ..agents import codex
+from ..display import safe, safe_tree
+from ..errors import ACCESS, ERROR, OK, PENDING, AgentMemoryError
+from ..errors import render as lines
+from ..guard import redact
+from ..store.base import Freshness
+from ..store.failures import NO_NETWORK
+from .parsing import Rendered
 
-Rendered = tuple[dict[str, object], "str | bytes", int]  # JSON object, text (bytes: printed exactly), exit code
-Handler = Callable[[argparse.Namespace], Rendered]
-
-
-class Formatter(argparse.HelpFormatter):
-    """Help as wide as the terminal (or `COLUMNS`), asked once per parser rather than through shutil."""
-
-    def __init__(self, prog: str) -> None:
-        try:
-            width = int(os.environ["COLUMNS"])
-        except (KeyError, ValueError):
-            try:
-                width = os.get_terminal_size().columns
-            except OSError:
-                width = 80
-        super().__init__(prog, width=width - 2)
+HOOK_PREFIX = "agent-memory hook: "
+MAX_EVENT = 1 << 20  # bytes of a hook's event read at most
 
 
-class Parser(argparse.ArgumentParser):
-    """argparse, with our help formatter and usage errors that say what to run next (exit 2)."""
-
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, formatter_class=Formatter, **kwargs)
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(f"{message}.", next_step=f"{self.prog} --help")
-
-
-def with_json(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """Add `--json` (one JSON object on stdout)."""
-    parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
-    return parser
+def emit(result: dict[str, object], text: str | bytes, as_json: bool) -> None:
+    """Print a command's result: its JSON object with `--json`, else its text (bytes exactly as they are)."""
+    if as_json:
+        sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
+    elif isinstance(text, bytes):
+        sys.stdout.flush()
+        sys.stdout.buffer.write(text)
+    elif text:
+        sys.stdout.write(text + "\n")
+    sys.stdout.flush()
 
 
-def subcommands(parser: argparse.ArgumentParser) -> argparse._SubParsersAction:
-    """The required ACTION of a command that has several."""
-    actions = parser.add_subparsers(dest="action", metavar="ACTION", parser_class=type(parser))
-    actions.required = True
-    return actions
+def shown(text: str) -> str:
+    """Outside text as it may be printed: no credential, no control character (paths and store errors hold anything)."""
+    return safe(redact(text))
 
 
-def agent_option(parser: argparse.ArgumentParser) -> None:
-    """Add `--agent codex|claude|both` (`all` is still taken for `both`)."""
-    parser.add_argument(
-        "--agent", default="both", type=agents.choice, choices=agents.CHOICES, help="which agents (default: both)"
-    )
+def report(error: AgentMemoryError, as_json: bool) -> int:
+    """Print `error` (on stderr, and as the JSON object with `--json`); its exit code."""
+    message, next_step = shown(error.message), shown(error.next_step)
+    if as_json:
+        emit({"error": message, "next": next_step, "exit_code": error.exit_code}, "", True)
+    print(lines(message, next_step), file=sys.stderr)
+    return error.exit_code
 
 
-def each_action(parser: argparse.ArgumentParser, handler: Handler, **summaries: str) -> list[argparse.ArgumentParser]:
-    """One sub-command per action (all with --json and the same handler, which reads `args.action`)."""
-    actions = subcommands(parser)
-    found = []
-    for action, summary in summaries.items():
-        p = with_json(actions.add_parser(action, help=summary))
-        p.set_defaults(handler=handler)
-        found.append(p)
-    return found
+def hook_line(text: str) -> None:
+    """A hook's one line for the runtime's log, on stderr (a hook's stdout is the runtime's to read)."""
+    print(HOOK_PREFIX + shown(text), file=sys.stderr)
+
+
+def read_event() -> dict[str, object]:
+    """A hook's event, the JSON object on stdin; `{}` when there is none or it is not an object: the hook still does
+    its work (and says so in its line when the event is not JSON)."""
+    if sys.stdin is None or sys.stdin.isatty():  # run by hand in a terminal: do not wait for an event
+        return {}
+    try:
+        raw = sys.stdin.buffer.read(MAX_EVENT)
+        value = json.loads(raw) if raw.strip() else {}
+    except (OSError, ValueError):
+        hook_line("the event on stdin is not JSON; carrying on without it")
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def notice(text: str) -> None:
@@ -77,18 +70,34 @@ def notice(text: str) -> None:
     print(text, file=sys.stderr)
 
 
+def sync(freshness: Freshness) -> dict[str, object]:
+    """The `sync` object of a search: `{"status": "fresh"|"stale", "reason", "detail", "kind", "skipped"}`; `kind`
+    is how a fresh cache was brought up to date: `changes` (the change feed) or `listing` (the whole project)."""
+    if freshness.offline:
+        found = {"status": "stale", "reason": "offline", "detail": "--offline: the bucket was not consulted"}
+    elif freshness.error is not None:
+        detail = freshness.error.detail
+        if freshness.error.reason == "offline" and codex.network_blocked():
+            detail += f" ({NO_NETWORK}: agent-memory codex-sandbox allow)"
+        found = {"status": "stale", "reason": freshness.error.reason, "detail": detail}
+    else:
+        found = {"status": "fresh", "reason": None, "detail": None}
+    skipped = [{"path": s.path, "detail": s.detail, "next": s.next_step} for s in freshness.skipped]
+    return safe_tree({**found, "kind": freshness.kind if freshness.fresh else None, "skipped": skipped})
+
+
 def told_sync(freshness: Freshness) -> tuple[dict[str, object], int]:
     """The `sync` object of a refresh, with its notices printed; exit 4 when the refresh was refused (the results
     still come from the cache), else 0."""
-    sync = failures.sync(freshness)
-    if sync["status"] != "fresh":
-        notice(f"Results come from the local cache only ({sync['reason']}: {sync['detail']}).")
-    for skipped in sync["skipped"]:
+    found = sync(freshness)
+    if found["status"] != "fresh":
+        notice(f"Results come from the local cache only ({found['reason']}: {found['detail']}).")
+    for skipped in found["skipped"]:
         notice(f"Skipped an object of the folder store: {skipped['detail']}.\nNext: {skipped['next']}")
-    if sync["reason"] != "auth":
-        return sync, OK
+    if found["reason"] != "auth":
+        return found, OK
     notice("Next: restore this machine's access to the bucket (for a Hugging Face bucket: hf auth login)")
-    return sync, ACCESS
+    return found, ACCESS
 
 
 def told_upload(result: dict[str, object]) -> Rendered:
@@ -111,15 +120,15 @@ def told_upload(result: dict[str, object]) -> Rendered:
 def told_retries(result: dict[str, object]) -> Rendered:
     """A retry of several uploads in words: exit 1 if any is damaged, else 75 if any is still pending."""
     result = safe_tree(result)  # store errors and damage reports carry outside text
-    lines = [r.get("message") or f"Published {r['name']} revision {r['revision']}." for r in result["results"]]
+    told = [r.get("message") or f"Published {r['name']} revision {r['revision']}." for r in result["results"]]
     for item in result["damaged"]:
         damage = f"the pending {item['kind']} {item['id']} is damaged and was not uploaded: {item['problem']}"
         notice(
-            render(
+            lines(
                 damage,
                 f"agent-memory pending export {item['id']} --to PATH, or agent-memory pending discard {item['id']}",
             )
         )
     still_pending = any(r["status"] == "pending" for r in result["results"])
     code = ERROR if result["damaged"] else PENDING if still_pending else OK
-    return result, "\n".join(lines) or ("Nothing is pending." if not result["damaged"] else ""), code
+    return result, "\n".join(told) or ("Nothing is pending." if not result["damaged"] else ""), code

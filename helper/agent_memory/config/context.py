@@ -1,8 +1,9 @@
-"""What one command (or one hook) resolves once and hands down: the configuration, the bucket, the project of its
-folder, the time budget of its network calls, and the stores it opened.
+"""What one command resolves once and hands down: the configuration, the bucket, the project of its folder, the time
+budget of its network calls, and the stores it opened.
 
-Each is resolved when first asked for, so a command that never needs the bucket (`pending list`) never fails for
-the lack of one, and never twice, so one command cannot read two configurations or spend two budgets.
+`entry` makes one per command and hands it to the command's handler. Each part is resolved when first asked for,
+so a command that never needs the bucket (`pending list`) never fails for the lack of one, and never twice, so one
+command cannot read two configurations or spend two budgets.
 """
 
 from __future__ import annotations
@@ -10,39 +11,42 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from . import config as config_file
-from .budget import Budget
-from .config import projects
-from .store import Store, open_store
+from ..store.base import Store
+from ..store.bucket import open_store
+from ..store.budget import Budget
+from . import projects, settings
 
 
 class Context:
     """One command's view of this machine."""
 
-    def __init__(
-        self,
-        *,
-        budget: Budget | None = None,
-        project: str | None = None,
-        directory: str | os.PathLike[str] | None = None,
-    ) -> None:
+    def __init__(self, *, budget: Budget | None = None) -> None:
         self.budget = budget or Budget()
-        self._project = project
-        self._directory = directory
+        self._project: str | None = None
+        self._directory: str | os.PathLike[str] | None = None
         self._config: dict[str, object] | None = None
         self._stores: dict[str, Store] = {}
+
+    def use(self, *, project: str | None = None, directory: str | os.PathLike[str] | None = None) -> None:
+        """Work for `project` (else the folder's) in `directory` (else the working folder): bootstrap's options, or
+        the folder a hook's event names."""
+        self._project, self._directory = project, directory
+
+    def reload(self) -> None:
+        """Read the configuration again when next asked: this command has just changed it."""
+        self._config = None
 
     @property
     def config(self) -> dict[str, object]:
         """The configuration, loaded (and checked) once."""
         if self._config is None:
-            self._config = config_file.load()
+            self._config = settings.load()
         return self._config
 
     @property
     def bucket(self) -> str:
         """The configured bucket URI, or NotSetUp with the command that fixes it."""
-        return config_file.bucket(self.config)
+        return settings.bucket(self.config)
 
     @property
     def project(self) -> str:
@@ -52,7 +56,7 @@ class Context:
         return self._project
 
     def mapping(self) -> dict[str, str]:
-        """`{"project", "root"}` of this command's folder (NotSetUp if it is not mapped)."""
+        """`{"project", "root", "found", "via"}` of this command's folder (NotSetUp if it is not mapped)."""
         return projects.resolve(self._directory, config=self.config)
 
     @property
@@ -70,3 +74,11 @@ class Context:
         if uri not in self._stores:
             self._stores[uri] = open_store(uri, budget=self.budget)
         return self._stores[uri]
+
+    def close(self) -> None:
+        """Close the stores this command opened, unless a network call is still blocked in one (the process then
+        ends at once, see `entry`)."""
+        if not self.budget.abandoned:
+            for store in self._stores.values():
+                store.close()
+        self._stores.clear()

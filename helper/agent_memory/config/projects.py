@@ -16,7 +16,8 @@ from pathlib import Path
 
 from .. import names
 from ..errors import NotSetUp, UsageError
-from . import editing, load, repository
+from . import repository
+from .settings import editing, load
 
 
 def canonical(directory: str | os.PathLike[str]) -> Path:

@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from . import paths
-from .fsutil import locked, open_own, write_atomic
+from .. import paths
+from ..fsutil import locked, open_own, write_atomic
 
 KEEP = 200  # sessions remembered: far more than anyone resumes, and a few KB to read
 ID_MAX = 128

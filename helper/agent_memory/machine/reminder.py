@@ -1,110 +1,56 @@
-"""`agent-memory hook EVENT --agent codex|claude`: what the agent runtimes run, with the event's JSON on stdin.
+"""The SessionStart reminder: a few lines put into the model's context at session start, in the one form both runtimes
+take (Codex fails a SessionStart hook whose JSON lacks `hookEventName`, X4).
 
-- `session-start` prints a short reminder in the one form both runtimes take as model context (Codex fails a
-  SessionStart hook whose JSON lacks `hookEventName`, X4): the project with how many notes this machine's cache
-  holds and how recent the newest is, when to search ("if this task continues earlier work ..."), and the uploads
-  still pending. After a compaction it also names the project's newest checkpoint (its id, its title cut to
-  MAX_TITLE characters, its checked date, whose it is: this session's agent and machine or others, and the `read`
-  command), never anything else of a note. A configuration that cannot be used is said, with the command that
-  repairs it. Every line is made display-safe (`display.safe`): one item per line, no control characters. No
-  network. A resumed session that already got it, in a runtime that keeps it on resume, gets nothing (`reminded`).
-- `stop` (every turn) and `session-end` (Claude Code) retry pending uploads within a time budget, then stop and
-  leave the rest pending. They print nothing: Codex fails a Stop hook whose output is not JSON (X5). After a
-  retry that left uploads pending they wait (`outbox/backoff.py`), so a hanging Hub costs one budget per wait.
-
-A hook never starts a model, never reads the transcript, and never blocks or fails the session: whatever goes
-wrong, it exits 0 with one line on stderr. It runs at every session start and every turn, so its arguments are
-parsed by hand (no argparse), and network libraries load only when something is pending.
+The project with how many notes this machine's cache holds and how recent the newest is, when to search ("if this
+task continues earlier work ..."), and the uploads still pending. After a compaction it also names the project's
+newest checkpoint (its id, its title cut to MAX_TITLE characters, its checked date, whose it is: this session's agent
+and machine or others, and the `read` command), never anything else of a note. A configuration that cannot be used
+is said, with the command that repairs it. Every line is made display-safe (`display.safe`): one item per line, no
+control characters. No network, no model, no transcript. A resumed session that already got it, in a runtime that
+keeps it on resume, gets nothing (`reminded`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
-import sys
 import time
 
-from . import agents, clock, outbox, reminded, uploads
-from .agents import RUNTIMES
-from .budget import Budget
-from .context import Context
-from .display import plural, safe, shorten
-from .errors import AgentMemoryError, NotSetUp
-from .memory.cache import ProjectCache
-from .memory.note_uploads import pending
-from .memory.notes import FUTURE_SLACK
-from .memory.search import search
-from .outbox import backoff
-from .setup.command import helper_command
+from .. import agents, clock
+from ..config.context import Context
+from ..display import plural, safe, shorten
+from ..errors import AgentMemoryError, NotSetUp
+from ..memory.cache import ProjectCache
+from ..memory.notes import FUTURE_SLACK
+from ..memory.origin import machine_name
+from ..memory.pending import pending
+from ..memory.search import search
+from ..outbox.listing import summary
+from ..setup.command import helper_command
+from . import reminded
 
-EVENTS = ("session-start", "stop", "session-end")
-USAGE = "usage: agent-memory hook session-start|stop|session-end --agent codex|claude [--json]"
-BUDGET_VARIABLE = "AGENT_MEMORY_HOOK_BUDGET"
-DEFAULT_BUDGET = 5.0  # seconds for all retries of one Stop; the hooks' own timeout is 30 s
-# Claude Code ends SessionEnd hooks after about 1.5 s unless CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS says more
-SESSION_END_BUDGET = 1.0
 MAX_CONTEXT = 2000  # bytes: far below both runtimes' caps (Codex spills at 2,500 tokens)
 MAX_TITLE = 120
-MAX_PAYLOAD = 1 << 20
 
 
-def main(argv: list[str]) -> int:
-    """Run one hook; always returns 0 (a hook must never fail or block the session)."""
-    try:
-        event, agent, as_json = _parse(argv)
-    except ValueError as exc:
-        if str(exc) == "help":
-            print(USAGE)
-        else:
-            _warn(f"{exc} ({USAGE})")
-        return 0
-    try:
-        payload = _payload()
-        if event == "session-start":
-            context = session_start(payload, agent)
-            result: dict[str, object] = {"event": event, "agent": agent, "context": context or ""}
-            output = None  # nothing at all: the resumed session still has its first reminder
-            if context is not None:
-                output = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}}
-        else:
-            result = {"event": event, "agent": agent, **retry(event)}
-            output = None  # Stop output must be empty or JSON of Stop's own schema (X5): say nothing
-            if result["results"] or result["damaged"]:
-                _warn(_retry_summary(result))
-        if as_json:
-            output = result
-        if output is not None:
-            sys.stdout.write(json.dumps(output, ensure_ascii=False) + "\n")
-    except Exception as exc:  # the session goes on whatever happens here
-        if os.environ.get("AGENT_MEMORY_DEBUG") == "1":
-            import traceback
-
-            traceback.print_exc()
-        _warn(f"{event} failed: {type(exc).__name__}: {exc}"[:300])
-    sys.stdout.flush()
-    return 0
-
-
-def session_start(payload: dict[str, object], agent: str) -> str | None:
+def session_start(ctx: Context, payload: dict[str, object], agent: str) -> str | None:
     """The reminder for this session, or None when it is a resumed one that already has it (see `reminded`)."""
     session = reminded.session_id(payload)
     keeps = agents.runtime(agent).KEEPS_SESSION_START_ON_RESUME
     if session and keeps and payload.get("source") == "resume" and reminded.seen(session):
         return None
-    text = reminder(payload, agent)
+    text = reminder(ctx, payload, agent)
     if session and keeps:
         with contextlib.suppress(OSError):  # a state folder it cannot write: a resume then reminds once more
             reminded.add(session)
     return text
 
 
-def reminder(payload: dict[str, object], agent: str = "codex") -> str:
+def reminder(ctx: Context, payload: dict[str, object], agent: str = "codex") -> str:
     """The SessionStart context: most important line first, under MAX_CONTEXT bytes, no note content."""
     helper = helper_command()
-    cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else os.getcwd()
-    ctx = Context(directory=cwd)
+    ctx.use(directory=payload.get("cwd") if isinstance(payload.get("cwd"), str) else os.getcwd())
     project: str | None = None
     try:
         if not ctx.config.get("bucket"):
@@ -172,7 +118,7 @@ def _unusable(helper: str, exc: AgentMemoryError) -> str:
 
 
 def _pending_lines(helper: str) -> list[str]:
-    counts = outbox.summary()
+    counts = summary()
     lines = []
     notes, skills = counts.get("note", 0), counts.get("skill", 0)
     if total := notes + skills:
@@ -212,9 +158,7 @@ def _checkpoint_line(helper: str, ctx: Context, agent: str) -> list[str]:
 
 
 def _this_machine() -> str | None:
-    """The machine name this machine's notes carry (`saving.machine_name`), None if it has none."""
-    from .memory.saving import machine_name  # loaded only after a compaction: the guard it needs is not free
-
+    """The machine name this machine's notes carry (`origin.machine_name`), None if it has none."""
     try:
         return machine_name()
     except AgentMemoryError:  # an AGENT_MEMORY_MACHINE that no note could carry: no note has it either
@@ -228,85 +172,3 @@ def _fit(lines: list[str]) -> str:
         lines = lines[:-1]
     text = "\n".join(lines)
     return text.encode()[:MAX_CONTEXT].decode(errors="ignore")
-
-
-def retry(event: str) -> dict[str, object]:
-    """Retry pending notes and skill publications within the event's budget, unless an earlier retry failed
-    recently (`backoff`): `{"results", "damaged", "waiting"}`, `waiting` the seconds left of that wait."""
-    counts = outbox.summary()
-    if not any(count for name, count in counts.items() if name != "damaged"):
-        return {"results": [], "damaged": [], "waiting": 0}  # nothing to do: no network library is loaded
-    if left := backoff.waiting():
-        return {"results": [], "damaged": [], "waiting": round(left)}  # this turn costs nothing
-    result = outbox.retry(uploads.KINDS, Context(budget=Budget(budget_seconds(event))), by_user=False)
-    if any(item.get("status") == "pending" for item in result["results"]):
-        with contextlib.suppress(OSError):  # a state folder it cannot write (a sandbox): the next turn tries again
-            backoff.failed()
-    return {**result, "waiting": 0}
-
-
-def _retry_summary(result: dict[str, object]) -> str:
-    statuses = [item.get("status") for item in result["results"]]
-    shared = len(statuses) - statuses.count("pending")
-    tried, waiting = plural(len(statuses), "pending upload"), statuses.count("pending")
-    text = f"retried {tried}: {shared} shared, {waiting} still pending"
-    if result["damaged"]:
-        text += f", {len(result['damaged'])} damaged"
-    return text + ("" if shared == len(statuses) and not result["damaged"] else " (see: agent-memory pending)")
-
-
-def budget_seconds(event: str) -> float:
-    """The time budget for all retries of one hook: `AGENT_MEMORY_HOOK_BUDGET` seconds, default 5."""
-    try:
-        seconds = float(os.environ.get(BUDGET_VARIABLE, DEFAULT_BUDGET))
-    except ValueError:
-        seconds = DEFAULT_BUDGET
-    seconds = seconds if seconds > 0 else DEFAULT_BUDGET
-    if event == "session-end":
-        try:
-            allowed = float(os.environ["CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS"]) / 1000 - 0.5
-        except (KeyError, ValueError):
-            allowed = SESSION_END_BUDGET
-        seconds = min(seconds, max(allowed, SESSION_END_BUDGET))
-    return seconds
-
-
-def _parse(argv: list[str]) -> tuple[str, str, bool]:
-    """`(event, agent, as_json)` from `EVENT --agent NAME [--json]`; ValueError on anything else."""
-    if any(arg in ("-h", "--help") for arg in argv):
-        raise ValueError("help")
-    rest = list(argv)
-    as_json = "--json" in rest
-    rest = [arg for arg in rest if arg != "--json"]
-    agent = None
-    for index, arg in enumerate(rest):
-        if arg.startswith("--agent="):
-            agent = arg.partition("=")[2]
-            del rest[index]
-            break
-        if arg == "--agent" and index + 1 < len(rest):
-            agent = rest[index + 1]
-            del rest[index : index + 2]
-            break
-    if len(rest) != 1 or rest[0] not in EVENTS:
-        raise ValueError(f"unknown hook event {' '.join(rest) or '(none)'}")
-    if agent not in RUNTIMES:
-        raise ValueError(f"--agent must be one of {', '.join(RUNTIMES)}, not {agent}")
-    return rest[0], agent, as_json
-
-
-def _payload() -> dict[str, object]:
-    """The event JSON on stdin; `{}` when there is none or it is not an object (the hook still does its work)."""
-    if sys.stdin is None or sys.stdin.isatty():  # run by hand in a terminal: do not wait for an event
-        return {}
-    try:
-        raw = sys.stdin.buffer.read(MAX_PAYLOAD)
-        value = json.loads(raw) if raw.strip() else {}
-    except (OSError, ValueError):
-        _warn("the event on stdin is not JSON; carrying on without it")
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
-def _warn(text: str) -> None:
-    print(f"agent-memory hook: {safe(text)}", file=sys.stderr)

@@ -5,17 +5,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from . import __version__, outbox, paths, uploads
-from .clock import age_seconds
-from .context import Context
-from .display import safe_tree
-from .errors import AccessError, NotSetUp
-from .memory import pack
-from .memory.cache import ProjectCache
-from .names import folder_path
-from .setup import codex_sandbox, hook_files
-from .skills.installed import installed_skills
-from .store import check_private
+from .. import __version__, paths
+from ..clock import age_seconds
+from ..config.context import Context
+from ..display import safe_tree
+from ..errors import AccessError, NotSetUp
+from ..memory import pack
+from ..memory.cache import ProjectCache
+from ..names import folder_path
+from ..outbox.listing import entries
+from ..setup import codex_sandbox, hook_files
+from ..skills.installing import installed_skills
+from ..store.bucket import check_private
+from .uploads import KINDS
 
 
 def status(ctx: Context) -> dict[str, object]:
@@ -27,7 +29,7 @@ def status(ctx: Context) -> dict[str, object]:
     except NotSetUp as exc:
         project, project_error = None, f"{exc.message} Next: {exc.next_step}"
     cache = ProjectCache(bucket, project["project"]) if bucket and project else None
-    waiting = outbox.entries(uploads.KINDS)
+    waiting = entries(KINDS)
     result = {
         "version": __version__,
         "config_file": str(paths.config_file()),

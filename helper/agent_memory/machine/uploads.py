@@ -5,7 +5,7 @@ What retries or lists every upload (`pending`, `status`, the Stop hook) takes th
 
 from __future__ import annotations
 
-from .memory.note_uploads import NOTES
-from .skills.skill_uploads import SKILLS
+from ..memory.pending import NOTES
+from ..skills.pending import SKILLS
 
 KINDS = (NOTES, SKILLS)

@@ -21,6 +21,7 @@ halfway), and check again.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 from binascii import crc32
 from collections.abc import Callable, Iterator
@@ -43,6 +44,7 @@ from ..fsutil import (
     write_atomic,
     write_json_atomic,
 )
+from ..store.base import StoreError
 from . import checksums, pack
 from .checksums import Checksum
 
@@ -335,3 +337,21 @@ class ProjectCache:
                 yield folder
             finally:
                 remove_tree(folder)
+
+
+def cache_not_written(failure: OSError) -> StoreError | None:
+    """Why a refresh answers from the cache as it is, when the cache could not be written (Codex's sandbox without
+    the consent, a read-only home); None for any other failure (a store's own folder, a full disk), which is not
+    this case."""
+    where = Path(os.fsdecode(failure.filename)) if failure.filename is not None else None
+    if (
+        failure.errno not in (errno.EROFS, errno.EACCES, errno.EPERM)
+        or not where
+        or not where.is_relative_to(paths.cache_dir())
+    ):
+        return None
+    return StoreError(
+        "error",
+        f"the local cache cannot be written here ({failure.strerror}: {failure.filename}), so it was not refreshed; "
+        "in Codex's sandbox, the user can allow it with: agent-memory codex-sandbox allow",
+    )

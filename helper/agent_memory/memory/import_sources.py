@@ -13,7 +13,8 @@ from ..agents import codex
 from ..errors import UsageError
 from . import claude_memory
 
-TOOLS = ("claude", "codex", "cline")
+LABELS = {"claude": "Claude Code's auto memory", "codex": "Codex's memories", "cline": "Cline's memory bank"}
+TOOLS = tuple(LABELS)
 FOLDER_TAG = "markdown"  # the tool tag of `import PATH` without --from
 
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .. import guard, paths
-from ..context import Context
+from ..config.context import Context
 from ..display import safe
 from ..errors import ContentRefused, UsageError
 from ..fsutil import locked
@@ -23,7 +23,7 @@ from . import notes, pack, saving
 from .cache import ProjectCache
 from .import_files import File, read_files
 from .import_sources import TOOLS, Source, claude_source, cline_memory_bank, codex_memories, folder_source
-from .note_uploads import pending
+from .pending import pending
 from .refresh import refresh
 
 TAG = "imported"

@@ -9,8 +9,9 @@ searched as text, never trusted for its fields, and listed by id in `status`.
 from __future__ import annotations
 
 import re
+from datetime import date, datetime, timedelta, timezone
+from types import ModuleType
 
-from .. import guard
 from ..display import is_safe
 from ..errors import ContentRefused, UsageError
 from ..names import PROJECT_MAX, is_id
@@ -118,33 +119,11 @@ def _shorten(text: str) -> str:
     return text if len(text) <= TITLE_MAX else text[: TITLE_MAX - 1].rstrip() + "…"
 
 
-def check_secrets(body: str, meta: dict[str, object], origins: dict[str, str] | None = None) -> None:
-    """ContentRefused naming the body line or field and the rule (never the value) if the note holds a credential.
-
-    Every string of `meta` is scanned, lists included, so a field added later is covered without a change here;
-    `origins` says where a field's value came from (an option, an environment variable), for the message.
-    """
-
-    problems = [f"body line {f.line}: {f.label} (rule {f.rule})" for f in guard.scan(body)]
-    for key, value in meta.items():
-        texts = [item for item in (value if isinstance(value, list) else [value]) if isinstance(item, str)]
-        found = {(f.label, f.rule): None for text in texts for f in guard.scan(text)}  # once per field, in order
-        origin = f" (from {origins[key]})" if origins and key in origins else ""
-        problems += [f"field {key}{origin}: {label} (rule {rule})" for label, rule in found]
-    if problems:
-        raise ContentRefused(
-            "The note looks like it contains a credential, so it was not saved: " + "; ".join(problems) + ".",
-            next_step="remove the secret (describe where it is kept instead) and save again",
-        )
-
-
 def render(meta: dict[str, object], body: str) -> bytes:
     """The note file: YAML frontmatter in a stable key order, then the body, ending with a newline."""
-    from . import frontmatter  # PyYAML, loaded only by what writes or parses a note
-
     # `sources` is always written, even empty; the other optional fields only when they have a value
     ordered = {key: meta[key] for key in _ORDER if key == "sources" or meta.get(key) not in (None, [])}
-    front = frontmatter.dump(ordered)
+    front = _frontmatter().dump(ordered)
     if not body.endswith("\n"):
         body += "\n"
     return f"---\n{front}---\n\n{body}".encode()
@@ -170,11 +149,8 @@ def split(text: str) -> tuple[dict[str, object], str]:
         raise Malformed("the frontmatter has no closing --- line")
     if end.start() - start > FRONTMATTER_MAX:  # bounded before the YAML parser sees any of it
         raise Malformed(f"the frontmatter is longer than {FRONTMATTER_MAX} characters")
-
-    from . import frontmatter  # PyYAML, loaded only by what writes or parses a note
-
     try:
-        meta = frontmatter.load(text[start : end.start()], DEPTH_MAX)
+        meta = _frontmatter().load(text[start : end.start()], DEPTH_MAX)
     except ValueError as exc:
         raise Malformed(str(exc)) from None
     if not isinstance(meta, dict):
@@ -247,14 +223,21 @@ def _list(meta: dict[str, object], key: str, count: int, limit: int) -> None:
         raise Malformed(f"an item of {key} is longer than {limit} characters")
 
 
+def _frontmatter() -> ModuleType:
+    """The YAML of frontmatter (`frontmatter`): PyYAML takes about 10 ms to load (two thirds of the interpreter's own
+    start-up), so it is loaded when a note is first written or parsed, which a search or a read of cached notes
+    never does (their fields were checked when they were cached)."""
+    from . import frontmatter
+
+    return frontmatter
+
+
 def _created(value: object) -> str:
     """`created` as `YYYY-MM-DDTHH:MM:SSZ` (UTC), from an ISO 8601 time with its offset; Malformed otherwise.
 
     A time in the future (beyond clock skew) is refused too: notes rank by it, and such a note would always
     come first.
     """
-    from datetime import date, datetime, timedelta, timezone
-
     if isinstance(value, datetime):  # unquoted in the YAML; without an offset, YAML means UTC
         stamp = value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
     elif isinstance(value, str) and (match := _STAMP.fullmatch(value)):

@@ -1,23 +1,21 @@
-"""What the outbox needs to know of notes (`NOTES`): how a pending one is listed and told, that a delivered one goes
-into the cache, and how to tell one already in the bucket; and the notes that wait, for search and read.
-
-Kept apart from `saving` (which loads the secret guard and the YAML writer) so that the hooks and searches that
-only count or show pending notes start light.
-"""
+"""Notes pending upload: what the outbox needs to know of them (`NOTES`: how a pending one is listed and told, that
+a delivered one goes into the cache, how to tell one already in the bucket), and the notes that wait, for search and
+read."""
 
 from __future__ import annotations
 
 import contextlib
 
-from .. import outbox
-from ..context import Context
+from ..config.context import Context
 from ..errors import AgentMemoryError
-from ..store import StoreError
+from ..outbox.kinds import Kind, Outcome, progress
+from ..outbox.listing import waiting
+from ..store.base import StoreError
 from . import notes
 from .cache import ProjectCache
 
 
-class NoteUploads(outbox.Kind):
+class NoteUploads(Kind):
     """Notes in the outbox: listed with their destination, told as shared or kept here, cached once delivered."""
 
     name = "note"
@@ -28,10 +26,10 @@ class NoteUploads(outbox.Kind):
             "id": plan["id"],
             "path": plan["objects"][-1]["path"],
             "project": (plan.get("display") or {}).get("project"),
-            **outbox.progress(plan),
+            **progress(plan),
         }
 
-    def result(self, outcome: outbox.Outcome) -> dict[str, object]:
+    def result(self, outcome: Outcome) -> dict[str, object]:
         plan, key = outcome.plan, outcome.key
         if outcome.done:
             status, message = "saved", f"Saved {key} to {plan['bucket']}: it is shared."
@@ -83,7 +81,7 @@ NOTES = NoteUploads()
 def pending(ctx: Context) -> list[dict[str, object]]:
     """The notes of this command's project and bucket waiting for upload, with their displayed fields and text."""
     found = []
-    for plan, objects in outbox.waiting(NOTES):
+    for plan, objects in waiting(NOTES):
         display = plan.get("display") or {}
         if plan["bucket"] == ctx.bucket and display.get("project") == ctx.project:
             path, data = objects[-1]
@@ -93,5 +91,5 @@ def pending(ctx: Context) -> list[dict[str, object]]:
 
 def pending_copy(note_id: str) -> tuple[dict[str, object], bytes] | None:
     """The plan and exact bytes of one pending note, None if it is not pending (Damaged if it is, but damaged)."""
-    found = outbox.waiting(NOTES, note_id)
+    found = waiting(NOTES, note_id)
     return (found[0][0], found[0][1][-1][1]) if found else None

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from contextlib import suppress
 
-from .. import names, outbox
-from ..context import Context
+from .. import names
+from ..config.context import Context
 from ..errors import AgentMemoryError
-from ..store import StoreError
+from ..outbox.kinds import RETRY, damaged_error
+from ..outbox.plans import Damaged
+from ..store.base import StoreError
 from .cache import ProjectCache
-from .note_uploads import pending_copy
 from .notes import object_path
+from .pending import pending_copy
 
 
 def read(ctx: Context, note_id: str, *, fresh: bool = False) -> dict[str, object]:
@@ -39,7 +41,7 @@ def read(ctx: Context, note_id: str, *, fresh: bool = False) -> dict[str, object
     if data is None and fresh and _pending(note_id) is not None:
         raise AgentMemoryError(
             f"Note {note_id} is pending on this machine: it is not in the bucket yet.",
-            next_step=f"{outbox.RETRY} {note_id}",
+            next_step=f"{RETRY} {note_id}",
         )
     if data is None:
         raise AgentMemoryError(
@@ -69,8 +71,8 @@ def known(ctx: Context, note_id: str) -> bool | None:
 def _pending(note_id: str) -> tuple[dict[str, object], bytes] | None:
     try:
         return pending_copy(note_id)
-    except outbox.Damaged as exc:
-        raise outbox.damaged_error(note_id, str(exc)) from exc
+    except Damaged as exc:
+        raise damaged_error(note_id, str(exc)) from exc
 
 
 def _found(note_id: str, path: str, content: bytes, source: str) -> dict[str, object]:

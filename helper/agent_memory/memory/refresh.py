@@ -35,7 +35,7 @@ from pathlib import Path
 
 from .. import names
 from ..clock import age_seconds, utc_now
-from ..store import Freshness, ObjectInfo, Store, StoreError, UnsafeObject
+from ..store.base import Freshness, ObjectInfo, Store, StoreError, UnsafeObject
 from ..store.change_feed import Replay, Unfollowable
 from .cache import ProjectCache, Stand
 from .checksums import Checksum

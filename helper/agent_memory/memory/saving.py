@@ -6,19 +6,18 @@ network call, and the plan goes away only when the bucket has confirmed the note
 
 from __future__ import annotations
 
-import os
-import re
-
-from .. import agents, guard, names, outbox
+from .. import agents, guard, names
 from ..clock import new_id, utc_now
-from ..context import Context
+from ..config.context import Context
 from ..display import is_safe
-from ..errors import AgentMemoryError, UsageError
-from ..store import check_private
+from ..errors import AgentMemoryError, ContentRefused, UsageError
+from ..outbox import plans
+from ..outbox.delivery import deliver
+from ..store.bucket import check_private
 from . import notes, reading
-from .note_uploads import NOTES
+from .origin import MACHINE_VARIABLE, machine_name
+from .pending import NOTES
 
-MACHINE_VARIABLE = "AGENT_MEMORY_MACHINE"
 # where the fields that do not come from the note itself are given, for the secret guard's message
 ORIGINS = {
     "title": "--title or the first heading",
@@ -80,7 +79,7 @@ def save(
         "tags": tags,
         "corrects": corrects,
     }
-    notes.check_secrets(body, meta, ORIGINS)  # every field, whatever its source: the environment's too
+    check_secrets(body, meta, ORIGINS)  # every field, whatever its source: the environment's too
     data = notes.render(meta, body)
     problem = notes.fields(note_id, data)[1]
     if problem is not None:  # never store a note that readers would list as damaged
@@ -95,30 +94,34 @@ def save(
             next_step="agent-memory search QUERY (lists this project's notes and their ids), then save again",
         )
     display = {key: meta[key] for key in ("project", "title", "kind", "created", "agent", "machine")}
-    outbox.add(NOTES, note_id, bucket, [(notes.object_path(project, note_id), data)], display)
-    result = outbox.deliver(NOTES, note_id, ctx, check_first=False)
-    if result is None:  # discarded by hand in the instant between the two calls
+    plans.create(NOTES.name, note_id, bucket, [(notes.object_path(project, note_id), data)], display)
+    outcome = deliver(NOTES, note_id, ctx, check_first=False)
+    if outcome is None:  # discarded by hand in the instant between the two calls
         raise AgentMemoryError(
             f"Note {note_id} was discarded from the outbox before it was uploaded.",
             next_step="agent-memory save again, with the same text",
         )
-    return result
+    return NOTES.result(outcome)
 
 
-def machine_name() -> str | None:
-    """This machine's short name, recorded in each note it saves so that readers can tell whose notes are whose:
-    `$AGENT_MEMORY_MACHINE`, else the first label of the host name, in plain letters.
+def check_secrets(body: str, meta: dict[str, object], origins: dict[str, str] | None = None) -> None:
+    """ContentRefused naming the body line or field and the rule (never the value) if the note holds a credential.
 
-    A host name that looks like a credential is not recorded at all; a given name is checked like the other
-    fields (refused if it looks like one).
+    Every string of `meta` is scanned, lists included, so a field added later is covered without a change here;
+    `origins` says where a field's value came from (an option, an environment variable), for the message.
     """
-    value = os.environ.get(MACHINE_VARIABLE)
-    if value:
-        return notes.single_line(value, "machine name", notes.NAME_MAX, MACHINE_VARIABLE)
-    import socket  # several milliseconds to load: only a save pays for it, not the commands that import this
 
-    host = re.sub(r"[^A-Za-z0-9_-]+", "-", socket.gethostname().split(".")[0]).strip("-")[: notes.NAME_MAX]
-    return host if host and not guard.scan(host) else None
+    problems = [f"body line {f.line}: {f.label} (rule {f.rule})" for f in guard.scan(body)]
+    for key, value in meta.items():
+        texts = [item for item in (value if isinstance(value, list) else [value]) if isinstance(item, str)]
+        found = {(f.label, f.rule): None for text in texts for f in guard.scan(text)}  # once per field, in order
+        origin = f" (from {origins[key]})" if origins and key in origins else ""
+        problems += [f"field {key}{origin}: {label} (rule {rule})" for label, rule in found]
+    if problems:
+        raise ContentRefused(
+            "The note looks like it contains a credential, so it was not saved: " + "; ".join(problems) + ".",
+            next_step="remove the secret (describe where it is kept instead) and save again",
+        )
 
 
 def _bounded(values: list[str] | None, limit: int, option: str) -> list[str]:

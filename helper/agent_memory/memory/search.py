@@ -1,10 +1,8 @@
 """Case-insensitive literal search over a project's cache pack and its pending notes, most recent first.
 
 Damaged notes (see `notes.fields`) are searched as text and ranked last; their fields are never shown.
-
-Kept free of network and YAML imports (the store loads them when it is used): `search --offline` must start
-about as fast as the interpreter.
-An online search refreshes the cache first, which also heals it (see `refresh`).
+An online search refreshes the cache first, which also heals it (see `refresh`); `--offline` answers from the cache
+as it stands.
 """
 
 from __future__ import annotations
@@ -12,18 +10,17 @@ from __future__ import annotations
 import contextlib
 import heapq
 from collections.abc import Iterator
+from types import ModuleType
 
-from .. import outbox
-from ..context import Context
+from ..config.context import Context
 from ..display import safe_tree
-from ..failures import cache_not_written
-from ..store import Freshness
+from ..outbox.listing import summary
+from ..store.base import Freshness
 from . import pack
-from .cache import ProjectCache
-from .note_uploads import NOTES, pending
+from .cache import ProjectCache, cache_not_written
 from .notes import object_path
 from .pack import HEADER_FIELDS
-from .refresh import refresh
+from .pending import NOTES, pending
 
 MAX_MATCHES_PER_NOTE = 3
 MATCH_TEXT_MAX = 200
@@ -140,7 +137,7 @@ def _refreshed(ctx: Context, cache: ProjectCache) -> Freshness:
     """Refresh the cache; where it cannot be written (Codex's sandbox without the consent, a read-only home),
     answer from it as it is, stale, as `--offline` would: a search must not fail for want of a write."""
     try:
-        return refresh(ctx.store, cache)
+        return _refresh().refresh(ctx.store, cache)
     except OSError as exc:
         if (reason := cache_not_written(exc)) is None:
             raise  # a store's folder, a full disk: not this case
@@ -157,7 +154,16 @@ def search_project(
     mine = pending(ctx)
     results = search(cache, query, limit=limit, kind=kind, pending_notes=mine)
     if cache.discarded and freshness.fresh:
-        freshness = refresh(ctx.store, cache)  # fetch the damaged copies just found, and show them as they are
+        # fetch the damaged copies just found, and show them as they are
+        freshness = _refresh().refresh(ctx.store, cache)
         results = search(cache, query, limit=limit, kind=kind, pending_notes=mine)
-    waiting = outbox.summary().get(NOTES.name, 0)
+    waiting = summary().get(NOTES.name, 0)
     return {"project": ctx.project, "query": query, "results": results, "pending": waiting}, freshness
+
+
+def _refresh() -> ModuleType:
+    """`refresh`, loaded by an online search only: with the change feed, the listing and the store's network libraries
+    behind it, it is what `search --offline` (the agents' most frequent command) must never pay for."""
+    from . import refresh
+
+    return refresh

@@ -15,6 +15,11 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+try:
+    import fcntl
+except ImportError:  # Windows: no advisory locks; a concurrent retry there at worst checks twice
+    fcntl = None
+
 from ..fsutil import UnsafeLocalFile, open_own, open_private
 from . import plans
 
@@ -28,9 +33,7 @@ def _lock_file(op: str) -> Path:
 @contextlib.contextmanager
 def claimed(op: str, wait_seconds: float) -> Iterator[bool]:
     """Hold the lock of `op`, waiting up to `wait_seconds`; yields False if another worker kept it that long."""
-    try:
-        import fcntl
-    except ImportError:  # Windows: no advisory locks; a concurrent retry there at worst checks twice
+    if fcntl is None:
         yield True
         return
     path = _lock_file(op)
@@ -57,9 +60,7 @@ def claimed(op: str, wait_seconds: float) -> Iterator[bool]:
 
 def forget(ops: list[str]) -> None:
     """Delete the lock files of operations that are long finished, each only while holding it."""
-    try:
-        import fcntl
-    except ImportError:
+    if fcntl is None:
         return
     for op in ops:
         path = _lock_file(op)

@@ -1,23 +1,32 @@
-"""Delivering one operation of the outbox: claim it, read its plan, upload, confirm, and say what happened.
+"""Delivering uploads: claim one, read its plan, upload, confirm, and say what happened; or every one that waits,
+within the command's budget.
 
 One path for every kind of upload. The last object of a plan is the one that makes the upload visible (a note,
 or a skill's SKILL.md), so it goes last, and it alone answers "is it there already?" and "did it land although
-the answer was lost?".
+the answer was lost?". A confirmed upload ends the hooks' wait (`backoff`): the bucket answers again.
 """
 
 from __future__ import annotations
 
-from ..context import Context
-from ..store import StoreError, landed_anyway
-from . import claims, plans
-from .kinds import Kind, Outcome
+from collections.abc import Sequence
+
+from ..config.context import Context
+from ..errors import AgentMemoryError
+from ..store.base import StoreError
+from ..store.bucket import landed_anyway
+from . import backoff, claims, plans
+from .kinds import Kind, Outcome, damaged_error, not_waiting
+
+_MIN_SECONDS = 0.5  # less than this left of a budget is not enough to start an upload
 
 
-def deliver(kind: Kind, op: str, ctx: Context, *, check_first: bool = True) -> Outcome | None:
-    """Upload `op` unless it is done: its outcome, or None if the outbox never had it (or it was discarded).
+def deliver(kind: Kind, key: str, ctx: Context, *, check_first: bool = True) -> Outcome | None:
+    """Upload the planned upload `key` of `kind` unless it is done: its outcome, or None if the outbox never had it
+    (or it was discarded).
 
     Raises plans.Damaged if the plan cannot be executed as written.
     """
+    op = plans.op_name(kind.name, key)
     with claims.claimed(op, ctx.budget.remaining()) as ours:
         if not ours:
             plan = peek(op)
@@ -26,7 +35,63 @@ def deliver(kind: Kind, op: str, ctx: Context, *, check_first: bool = True) -> O
         if plan is None:
             done = plans.done_plan(op)  # another worker confirmed it while we waited
             return Outcome(done, done=True) if done else None
-        return _execute(kind, op, plan, plans.contents(op, plan), ctx, check_first)
+        outcome = _execute(kind, op, plan, plans.contents(op, plan), ctx, check_first)
+    if outcome.done:
+        backoff.reset()
+    return outcome
+
+
+def retry(kinds: Sequence[Kind], ctx: Context, key: str | None = None, *, by_user: bool = True) -> dict[str, object]:
+    """Retry the uploads of `kinds`, within the command's one budget; asked `by_user`, it also ends the hooks'
+    wait (`backoff`), whatever comes of it, so that the next turn tries again too.
+
+    With `key`, that one upload: its result (an error saying how to list them if it is not there, unless the
+    bucket has it already, which is then reported as done). Without, every one: `{"results", "damaged"}`, what
+    the budget does not reach staying pending, reported as such.
+    """
+    if by_user:
+        backoff.reset()
+    if key is not None:
+        return _retry_one(kinds, ctx, key)
+    results, damaged = [], []
+    by_name = {kind.name: kind for kind in kinds}
+    for op in plans.operations():
+        name, found_key = plans.split(op)
+        kind = by_name.get(name)
+        if kind is None:
+            continue
+        try:
+            if ctx.budget.remaining() < _MIN_SECONDS:
+                plan = peek(op)
+                outcome = Outcome(plan, done=False, reason="budget") if plan else None
+            else:
+                outcome = deliver(kind, found_key, ctx)
+        except plans.Damaged as exc:
+            damaged.append(plans.damage(op, exc))
+            continue
+        except AgentMemoryError as exc:  # its store refused to open (a folder store opened to others): the rest go on
+            plan = peek(op)
+            outcome = Outcome(plan, done=False, reason="auth", detail=f"{exc.message} Next: {exc.next_step}")
+            outcome = outcome if plan else None
+        if outcome is not None:
+            results.append(kind.result(outcome))
+    return {"results": results, "damaged": damaged}
+
+
+def _retry_one(kinds: Sequence[Kind], ctx: Context, key: str) -> dict[str, object]:
+    op = plans.find(key, {kind.name for kind in kinds})
+    if op is not None:
+        kind = next(kind for kind in kinds if kind.name == plans.split(op)[0])
+        try:
+            outcome = deliver(kind, key, ctx)
+        except plans.Damaged as exc:
+            raise damaged_error(key, str(exc)) from exc
+        if outcome is not None:
+            return kind.result(outcome)
+    for kind in kinds:
+        if (shared := kind.shared_already(key, ctx)) is not None:
+            return shared
+    raise kinds[0].not_waiting(key) if len(kinds) == 1 else not_waiting(key)
 
 
 def _execute(

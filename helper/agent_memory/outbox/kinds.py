@@ -8,7 +8,7 @@ how to tell that a retried upload is already in the bucket although the outbox n
 
 from __future__ import annotations
 
-from ..context import Context
+from ..config.context import Context
 from ..errors import AgentMemoryError
 
 RETRY = "agent-memory pending retry"  # the one retry command every hint names
@@ -89,4 +89,13 @@ def not_waiting(key: str) -> AgentMemoryError:
     return AgentMemoryError(
         f"Nothing with the id {key} is waiting in the outbox, and the bucket has no such upload.",
         next_step="agent-memory pending (lists what waits for upload)",
+    )
+
+
+def damaged_error(key: str, problem: str) -> AgentMemoryError:
+    """The error for an outbox entry that cannot be uploaded as written."""
+    return AgentMemoryError(
+        f"The pending upload {key} is damaged, so it was not uploaded: {problem}. Its bytes are kept.",
+        next_step=f"agent-memory pending export {key} --to PATH (then save or publish it again), "
+        f"or agent-memory pending discard {key}",
     )

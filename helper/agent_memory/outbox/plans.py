@@ -172,6 +172,26 @@ def move_aside(source: Path, name: str) -> Path:
     return target
 
 
+def find(key: str, kinds: set[str] | None = None) -> str | None:
+    """The operation of a note id or skill revision in the outbox (of `kinds`, if given), or None; UsageError for a
+    key that is not an id."""
+    if not names.is_id(key):
+        raise UsageError(
+            f"Invalid id {key!r}: a note id or skill revision.", next_step="agent-memory pending (lists them)"
+        )
+    for op in operations():
+        kind, found_key = split(op)
+        if found_key == key and (kinds is None or kind in kinds):
+            return op
+    return None
+
+
+def damage(op: str, problem: Exception) -> dict[str, object]:
+    """How a damaged plan is listed: `{"kind", "id", "file", "problem"}`."""
+    kind, key = split(op)
+    return {"kind": kind, "id": key, "file": str(folder(op)), "problem": str(problem)}
+
+
 def operations() -> list[str]:
     """Every operation in the outbox, oldest id first (folders only: a stray file is not a plan)."""
     base = root()

@@ -12,20 +12,30 @@ import os
 import shlex
 from pathlib import Path
 
-from .. import __version__, agents, failures, names, outbox, paths
-from .. import config as config_file
-from ..budget import Budget
+from .. import __version__, agents, names, paths
 from ..config import projects, repository
+from ..config import settings as config_file
+from ..config.context import Context
 from ..contents import sha256
-from ..context import Context
 from ..errors import AgentMemoryError, NotSetUp, UsageError
 from ..fsutil import write_atomic
-from ..memory import note_uploads, reading, saving
+from ..memory import pending, reading, saving
 from ..memory.search import search_project
 from ..names import MalformedBucket, folder_path
-from ..skills.installed import local_changes, read_marker, skill_roots
-from ..skills.installing import holds_revision, install_files, install_revision
-from ..store import BucketMissing, StoreError, hub_user, open_store, parse_bucket
+from ..outbox.delivery import retry
+from ..outbox.plans import Damaged
+from ..skills.installing import (
+    holds_revision,
+    install_files,
+    install_revision,
+    local_changes,
+    read_marker,
+    skill_roots,
+)
+from ..store.base import BucketMissing, StoreError
+from ..store.bucket import hub_user, parse_bucket
+from ..store.budget import Budget
+from ..store.failures import user_error
 from . import codex_sandbox as sandbox
 from . import hook_files, instructions, on_path, origins
 from .buckets import no_parent
@@ -37,6 +47,7 @@ DEFAULT_BUCKET_NAME = "agent-memory"
 
 
 def bootstrap(
+    ctx: Context,
     project: str | None,
     *,
     bucket: str | None = None,
@@ -83,12 +94,11 @@ def bootstrap(
         [paths.config_dir(), paths.state_dir(), paths.cache_dir(), *roots.values()]
         + [agents.runtime(name).instructions_file().parent for name in roots]
     )
-    budget = Budget()
-    configured = config_file.load().get("bucket")  # here: a damaged configuration stops bootstrap before any change
+    configured = ctx.config.get("bucket")  # here: a damaged configuration stops bootstrap before any change
     found = {"by": "option", "via": None}
     if project is None:
-        project, found = _find_project(root, supplied or configured, budget)
-    ctx = Context(project=project, directory=root, budget=budget)
+        project, found = _find_project(ctx, root, supplied or configured)
+    ctx.use(project=project, directory=root)
     warnings: list[str] = []
 
     uri, created = _connect(ctx, supplied or configured)
@@ -131,9 +141,10 @@ def bootstrap(
         config["core_skill"] = {"version": __version__, "space_revision": space_revision}
         instructions.record_created(config, made)
 
+    ctx.reload()  # the configuration just written
     origin = origins.record_for(ctx, project, root)
     warnings += origins.warnings(origin, _again(project, directory, uri))
-    verification, problem = _verify(Context(project=project, directory=root, budget=ctx.budget))
+    verification, problem = _verify(ctx)
     if problem:
         warnings.append(f"Verification {verification['status']}: {problem}")
     mapping = "unchanged" if mapped_before == project else "mapped" if mapped_before is None else "remapped"
@@ -177,12 +188,12 @@ def _changed(result: dict[str, object]) -> bool:
     )
 
 
-def _find_project(root: Path, uri: str | None, budget: Budget) -> tuple[str, dict[str, str | None]]:
+def _find_project(ctx: Context, root: Path, uri: str | None) -> tuple[str, dict[str, str | None]]:
     """The project of `root` when bootstrap is given none, and how it was found: the one `root` resolves to on
     this machine, else the only project whose claim in the bucket names the origin of `root`'s repository.
     A refusal (UsageError) otherwise, before anything is changed: bootstrap never makes up a name."""
     with contextlib.suppress(NotSetUp):
-        mapping = projects.resolve(root)
+        mapping = projects.resolve(root, config=ctx.config)
         return mapping["project"], {"by": mapping["found"], "via": mapping["via"]}
     repo = repository.find(root)
     origin = repo.origin() if repo is not None else None
@@ -191,8 +202,8 @@ def _find_project(root: Path, uri: str | None, budget: Budget) -> tuple[str, dic
             f"{root} is in no git repository with an origin URL, so bootstrap cannot tell which project it is.",
             next_step="agent-memory bootstrap --project NAME (a new name, or the project of this folder elsewhere)",
         )
-    uri = uri or _default_bucket(budget)
-    store = open_store(uri, budget=budget)
+    uri = uri or _default_bucket(ctx.budget)
+    store = ctx.store_for(uri)
     try:
         claims = origins.claimants(store, origin)
     except BucketMissing:
@@ -222,19 +233,10 @@ def _again(project: str, directory: str | None, uri: str) -> str:
 
 def _login_shell_problem(helper: str) -> str | None:
     """Why the helper command does not run from a login shell, as Codex runs the model's commands (X6); or None."""
-    import subprocess  # several milliseconds to load: only bootstrap pays for it, not every command that imports it
-
-    shell = os.environ.get("SHELL") or "/bin/sh"
+    shell = on_path.login_shell()
     try:
-        proc = subprocess.run(
-            [shell, "-lc", f"{helper} --version"],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
+        proc = on_path.in_login_shell(f"{helper} --version")
+    except OSError as exc:
         detail = f"{shell} -l could not run it ({exc})"
     else:
         if proc.returncode == 0 and proc.stdout.startswith("agent-memory "):
@@ -387,8 +389,8 @@ def _verify(ctx: Context) -> tuple[dict[str, str], str | None]:
     """
     note_id = verification_id(ctx.bucket, ctx.project)
     try:
-        if note_uploads.pending_copy(note_id) is not None:
-            saved = outbox.retry([note_uploads.NOTES], ctx, note_id)
+        if pending.pending_copy(note_id) is not None:
+            saved = retry([pending.NOTES], ctx, note_id)
         else:
             shared, problem = _searched(ctx, note_id)  # from an earlier run: the id is the same every time
             if problem:
@@ -409,10 +411,10 @@ def _verify(ctx: Context) -> tuple[dict[str, str], str | None]:
         shared, problem = _searched(ctx, note_id)
         if not shared:
             return {"id": note_id, "status": "failed"}, problem or "search did not find the verification note"
-    except outbox.Damaged as exc:
+    except Damaged as exc:
         return {"id": note_id, "status": "failed"}, str(exc)
     except StoreError as exc:
-        return {"id": note_id, "status": "failed"}, failures.user_error(exc).message
+        return {"id": note_id, "status": "failed"}, user_error(exc).message
     except AgentMemoryError as exc:
         return {"id": note_id, "status": "failed"}, exc.message
     return {"id": note_id, "status": "verified"}, None

@@ -6,11 +6,12 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from .. import config as config_file
-from ..context import Context
+from ..config import settings as config_file
+from ..config.context import Context
 from ..errors import UsageError
 from ..names import folder_path
-from ..store import StoreError, check_private, parse_bucket
+from ..store.base import StoreError
+from ..store.bucket import check_private, parse_bucket
 
 
 def set_bucket(ctx: Context, spec: str) -> dict[str, object]:

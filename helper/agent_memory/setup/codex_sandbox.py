@@ -21,8 +21,14 @@ import os
 import re
 from pathlib import Path
 
-from .. import config, paths
+try:
+    import tomllib
+except ImportError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+from .. import paths
 from ..agents import codex
+from ..config import settings
 from ..errors import AgentMemoryError
 from ..fsutil import make_dirs, write_atomic
 from ..names import folder_path
@@ -78,7 +84,7 @@ def writable_roots(bucket: str | None = None) -> list[Path]:
 def _configured_bucket() -> str | None:
     """The configured bucket, None when there is none (or the configuration cannot be used: `status` says so)."""
     try:
-        value = config.load().get("bucket")
+        value = settings.load().get("bucket")
     except AgentMemoryError:
         return None
     return value if isinstance(value, str) else None
@@ -327,10 +333,6 @@ def _multiline_string_end(text: str, pos: int, quote: str) -> int:
 
 
 def _parse(text: str, path: Path) -> dict[str, object]:
-    try:
-        import tomllib
-    except ImportError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -17,7 +17,7 @@ import os
 import re
 from pathlib import Path
 
-from .. import config as config_file
+from ..config import settings as config_file
 from ..errors import AgentMemoryError
 from . import agent_files
 

@@ -10,6 +10,7 @@ On Windows the setup commands put the command on the PATH; nothing is done here.
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -68,22 +69,35 @@ def put_on_path() -> dict[str, object] | None:
     return {**result, "state": state, "found": found}
 
 
-def login_lookup() -> str | None:
-    """Where a new login shell of the user finds `agent-memory`, or None."""
-    import subprocess  # several milliseconds to load: only bootstrap pays for it
+def login_shell() -> str:
+    """The user's shell: `$SHELL`, else `/bin/sh`."""
+    return os.environ.get("SHELL") or "/bin/sh"
 
-    shell = os.environ.get("SHELL") or "/bin/sh"
+
+def in_login_shell(command: str, *, fresh: bool = False) -> subprocess.CompletedProcess[str]:
+    """Run `command` in a new login shell of the user (`$SHELL -lc`), as a new terminal and Codex run commands; with
+    `fresh`, from a PATH that holds only the system's defaults, as a new terminal starts before its profiles. OSError
+    if it could not be run or did not end within 30 s."""
+    env = {**os.environ, "PATH": os.defpath} if fresh else None
     try:
-        proc = subprocess.run(
-            [shell, "-lc", f"command -v {NAME}"],
+        return subprocess.run(
+            [login_shell(), "-lc", command],
             stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,
             timeout=30,
             check=False,
-            env={**os.environ, "PATH": os.defpath},  # what a new terminal starts from, before the profiles
+            env=env,
         )
-    except (OSError, subprocess.TimeoutExpired):
+    except subprocess.TimeoutExpired as exc:
+        raise OSError(f"it did not end within {exc.timeout:g} s") from exc
+
+
+def login_lookup() -> str | None:
+    """Where a new login shell of the user finds `agent-memory`, or None."""
+    try:
+        proc = in_login_shell(f"command -v {NAME}", fresh=True)
+    except OSError:
         return None
     lines = proc.stdout.strip().splitlines()
     return lines[-1] if proc.returncode == 0 and lines and lines[-1].startswith("/") else None
@@ -100,7 +114,7 @@ def _same(found: str, helper: Path) -> bool:
 
 def _profile() -> str:
     """The file a login shell of the user's kind reads, as the user would type it."""
-    shell = Path(os.environ.get("SHELL") or "/bin/sh").name
+    shell = Path(login_shell()).name
     if shell == "zsh":
         return "~/.zprofile"
     if shell == "bash":

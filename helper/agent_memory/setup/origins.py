@@ -15,11 +15,11 @@ from pathlib import Path
 
 from .. import names
 from ..config import repository
+from ..config.context import Context
 from ..contents import sha256
-from ..context import Context
 from ..errors import UsageError
 from ..guard import redact
-from ..store import Store, StoreError
+from ..store.base import Store, StoreError
 
 PREFIX = "origins"
 _CLAIM = r"[^/]+/[0-9a-f]{32}/([^/]+)\.json"  # compiled on first use: every command imports this module

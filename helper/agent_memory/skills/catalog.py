@@ -11,12 +11,12 @@ import re
 from pathlib import Path
 
 from .. import names, paths
-from ..context import Context
+from ..config.context import Context
 from ..display import safe_tree
 from ..errors import AgentMemoryError, ContentRefused, UsageError
-from ..failures import cache_not_written
 from ..fsutil import read_json, scratch_folder, write_json_atomic
-from ..store import Freshness, ObjectInfo, Store, StoreError
+from ..memory.cache import cache_not_written
+from ..store.base import Freshness, ObjectInfo, Store, StoreError
 from . import layout
 
 _REVISION_FILE = re.compile(r"skills/([^/]+)/([^/]+)/(.+)", re.DOTALL)

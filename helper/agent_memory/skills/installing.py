@@ -1,25 +1,28 @@
 """Installing skills into the agents' user skill folders: validated, copied (Codex skips symlinked skills),
 swapped in atomically, never over an existing folder without consent, with a backup of what is replaced.
 
-Backups live under the helper's state folder, outside every skill folder: a copy inside `~/.agents/skills`
-or `~/.claude/skills` would show up as a second skill. Downloaded files are written, never executed.
+What is installed is read back from our install markers (`installed_skills`, for `status`; `local_changes`, the
+edits made since). Backups live under the helper's state folder, outside every skill folder: a copy inside
+`~/.agents/skills` or `~/.claude/skills` would show up as a second skill. Downloaded files are written, never
+executed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
 from pathlib import Path
 
-from .. import names, paths
+from .. import agents, names, paths
 from ..clock import new_id, utc_now
+from ..config.context import Context
 from ..contents import compare, sha256
-from ..context import Context
 from ..errors import AgentMemoryError, ContentRefused
 from ..fsutil import make_dirs, make_private, new_folder, remove_tree, scratch_folder, write_atomic
-from ..store import Store, StoreError, UnsafeObject
+from ..store.base import Store, StoreError, UnsafeObject
 from . import layout
-from .installed import folder_files, local_changes, read_marker, skill_roots
 
 
 def install_revision(
@@ -227,14 +230,66 @@ def _remove(path: Path) -> None:
         remove_tree(path)
 
 
+def skill_roots(agent: str) -> dict[str, Path]:
+    """The user skill folders of `agent` (`codex`, `claude`, or `both`/`all`)."""
+    return {name: agents.runtime(name).skills_dir() for name in agents.selected(agent)}
+
+
+def folder_files(folder: Path) -> dict[str, bytes | None]:
+    """Files of an installed folder (relative path -> bytes; None for anything that is not a regular file)."""
+    found: dict[str, bytes | None] = {}
+    for entry in sorted(folder.rglob("*")) if folder.is_dir() else []:
+        relative = entry.relative_to(folder).as_posix()
+        if relative == layout.MARKER or (entry.is_dir() and not entry.is_symlink()):
+            continue
+        found[relative] = entry.read_bytes() if entry.is_file() and not entry.is_symlink() else None
+    return found
+
+
+def read_marker(folder: Path) -> dict[str, object] | None:
+    """The install marker of a folder we installed, or None."""
+    with contextlib.suppress(OSError, ValueError):
+        value = json.loads((folder / layout.MARKER).read_text(encoding="utf-8"))
+        return value if isinstance(value, dict) else None
+    return None
+
+
+def local_changes(folder: Path) -> dict[str, list[str]] | None:
+    """How an installed folder differs from what we installed in it (None if it has no marker)."""
+    marker = read_marker(folder)
+    if marker is None:
+        return None
+    current = {p: (sha256(d) if d is not None else None) for p, d in folder_files(folder).items()}
+    return compare(dict(marker.get("files") or {}), current)
+
+
+def installed_skills() -> list[dict[str, object]]:
+    """Every skill folder we installed, per agent, with its revision and whether it was edited locally."""
+    found = []
+    for agent, root in skill_roots("both").items():
+        for folder in sorted(root.iterdir()) if root.is_dir() else []:
+            marker = read_marker(folder)
+            if marker is None:
+                continue
+            changes = local_changes(folder) or {}
+            found.append(
+                {
+                    "agent": agent,
+                    "name": marker.get("name"),
+                    "revision": marker.get("revision"),
+                    "path": str(folder),
+                    "modified": any(changes.values()),
+                }
+            )
+    return found
+
+
 def backups_dir() -> Path:
     """Where replaced skill folders are kept."""
     return paths.state_dir() / "backups" / "skills"
 
 
 def _back_up(name: str, existing: dict[str, Path]) -> Path:
-    import shutil  # several milliseconds to load: only a replacing install pays for it
-
     stamp = new_id()
     backup = backups_dir() / f"{name}-{stamp}"
     make_dirs(backup)

@@ -1,15 +1,13 @@
-"""What the outbox needs to know of skill publications (`SKILLS`): how a frozen revision is listed and told.
-
-Kept apart from `publishing` (which loads the secret guard and reads skill folders) so that the hooks start light.
-"""
+"""Skill publications pending upload: what the outbox needs to know of them (`SKILLS`), how a frozen revision is
+listed and told."""
 
 from __future__ import annotations
 
-from .. import outbox
 from ..errors import AgentMemoryError
+from ..outbox.kinds import Kind, Outcome, progress
 
 
-class SkillUploads(outbox.Kind):
+class SkillUploads(Kind):
     """Skill publications in the outbox: frozen revisions, told as published or waiting to be."""
 
     name = "skill"
@@ -21,10 +19,10 @@ class SkillUploads(outbox.Kind):
             "name": display.get("name"),
             "revision": plan["id"],
             "files": display.get("files", []),
-            **outbox.progress(plan),
+            **progress(plan),
         }
 
-    def result(self, outcome: outbox.Outcome) -> dict[str, object]:
+    def result(self, outcome: Outcome) -> dict[str, object]:
         display = outcome.plan.get("display") or {}
         found = {
             "name": display.get("name"),

@@ -10,13 +10,15 @@ import json
 import shlex
 from pathlib import Path
 
-from .. import guard, outbox
+from .. import guard
 from ..clock import new_id
-from ..context import Context
+from ..config.context import Context
 from ..errors import AgentMemoryError, ContentRefused
-from ..store import check_private
+from ..outbox import plans
+from ..outbox.delivery import deliver
+from ..store.bucket import check_private
 from . import layout
-from .skill_uploads import SKILLS
+from .pending import SKILLS
 
 
 def publish(ctx: Context, folder: str, name: str | None = None) -> dict[str, object]:
@@ -32,14 +34,14 @@ def publish(ctx: Context, folder: str, name: str | None = None) -> dict[str, obj
         modes = {"executable": sorted(executable)}
         objects.append((layout.modes_path(meta["name"], revision), (json.dumps(modes) + "\n").encode()))
     objects.append((f"{prefix}/{layout.SKILL_FILE}", files[layout.SKILL_FILE]))  # last: it makes the revision visible
-    outbox.add(SKILLS, revision, bucket, objects, {"name": meta["name"], "files": sorted(files)})
-    result = outbox.deliver(SKILLS, revision, ctx, check_first=False)
-    if result is None:  # discarded by hand in the instant between the two calls
+    plans.create(SKILLS.name, revision, bucket, objects, {"name": meta["name"], "files": sorted(files)})
+    outcome = deliver(SKILLS, revision, ctx, check_first=False)
+    if outcome is None:  # discarded by hand in the instant between the two calls
         raise AgentMemoryError(
             f"Revision {revision} was discarded from the outbox before it was uploaded.",
             next_step=f"agent-memory publish-skill {shlex.quote(folder)}",
         )
-    return result
+    return SKILLS.result(outcome)
 
 
 def check_secrets(files: dict[str, bytes]) -> None:

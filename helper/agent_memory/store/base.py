@@ -14,7 +14,7 @@ class ObjectInfo:
     """One object in a store: its path, its size in bytes, its content hash when the listing gives one (see
     `Store.hashes`), and a backend handle that saves a lookup."""
 
-    __slots__ = ("path", "size", "hash", "ref")  # a plain class: dataclasses would slow every command's start-up
+    __slots__ = ("path", "size", "hash", "ref")
 
     def __init__(self, path: str, size: int, ref: object = None, hash: str | None = None) -> None:
         self.path = path
@@ -191,3 +191,6 @@ class Store(ABC):
         cost a cache exists to avoid. Its objects are written once, by an exclusive link, and never rewritten.
         """
         return [None] * len(files)
+
+    def close(self) -> None:  # noqa: B027 (a backend that sets nothing up has nothing to release)
+        """Release what opening the store set up (nothing, unless the backend says otherwise)."""

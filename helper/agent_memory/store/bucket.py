@@ -1,7 +1,6 @@
-"""Object stores behind one small interface: a Hugging Face bucket, or a local folder with the same layout.
+"""A bucket URI and the store behind it: a folder store, or a Hugging Face bucket (the one module that loads the SDK).
 
-Objects are immutable and append-only: callers write fresh paths, and check `holds()` before any rewrite.
-Backends import their heavy libraries lazily, so that offline commands never pay for them.
+`open_store` is how every command reaches a store, and where a folder store is checked before any use.
 """
 
 from __future__ import annotations
@@ -9,43 +8,14 @@ from __future__ import annotations
 import os
 import shlex
 import stat
+from types import ModuleType
 
 from .. import names
-from ..budget import Budget
 from ..errors import AccessError
 from ..names import FILE_SCHEME, folder_path, hub_id
-from .base import (
-    BucketMissing,
-    BucketPublic,
-    Freshness,
-    Listing,
-    NoCredentials,
-    ObjectConflict,
-    ObjectInfo,
-    Store,
-    StoreError,
-    UnsafeObject,
-)
+from .base import Store, StoreError
+from .budget import Budget
 from .local import FolderStore
-
-__all__ = [
-    "BucketMissing",
-    "BucketPublic",
-    "FolderStore",
-    "Freshness",
-    "Listing",
-    "NoCredentials",
-    "ObjectConflict",
-    "ObjectInfo",
-    "Store",
-    "StoreError",
-    "UnsafeObject",
-    "check_private",
-    "hub_user",
-    "landed_anyway",
-    "open_store",
-    "parse_bucket",
-]
 
 
 def landed_anyway(store: Store, failure: StoreError, path: str, data: bytes) -> bool:
@@ -99,19 +69,22 @@ def check_private(uri: str) -> None:
 def open_store(uri: str, *, budget: Budget) -> Store:
     """The store for a canonical bucket URI; `budget` bounds its network calls (the command's one budget).
 
-    A folder store is checked first (`check_private`): every command that uses one goes through here. The Hub's
-    store is the one module that loads huggingface_hub, so it is imported only when a command uses the Hub.
+    A folder store is checked first (`check_private`): every command that uses one goes through here.
     """
     if (folder := folder_path(uri)) is not None:
         check_private(uri)
         return FolderStore(folder)
-    from .hub import HubStore
-
-    return HubStore(hub_id(uri) or "", budget=budget)
+    return _hub().HubStore(hub_id(uri) or "", budget=budget)
 
 
 def hub_user(budget: Budget) -> str:
-    """The Hub user behind this machine's credentials (StoreError `auth` if there are none or they are refused)."""
-    from .hub import whoami
+    """The Hub user behind this machine's credentials (NoCredentials if there are none or they are refused)."""
+    return _hub().whoami(budget)
 
-    return whoami(budget)
+
+def _hub() -> ModuleType:
+    """The Hub's store: huggingface_hub, httpx2 and hf_xet take about 150 ms to load, so they are loaded here, when a
+    command first uses a Hugging Face bucket, and never by one that works from the cache or a folder store."""
+    from . import hub
+
+    return hub

@@ -10,30 +10,33 @@ from __future__ import annotations
 import functools
 import os
 import tempfile
+import threading
 import time
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from pathlib import Path
 
-# hf_xet reads its configuration when it is first loaded. Its defaults retry an unreachable Hub for
-# 77 s; two quick attempts are enough for notes of a few KiB. Progress bars would clutter agents' output.
-for _name, _value in {
-    "HF_XET_CLIENT_RETRY_MAX_ATTEMPTS": "2",
-    "HF_XET_CLIENT_RETRY_BASE_DELAY": "300ms",
-    "HF_HUB_DISABLE_PROGRESS_BARS": "1",
-    "HF_HUB_DISABLE_TELEMETRY": "1",
-}.items():
-    os.environ.setdefault(_name, _value)
+import hf_xet
+import httpx2
+import huggingface_hub
+from huggingface_hub import errors as hf_errors
+from huggingface_hub.utils import disable_progress_bars, set_client_factory
+from huggingface_hub.utils._http import default_client_factory, hf_request_event_hook
 
-import httpx2  # noqa: E402  (after the environment above)
-import huggingface_hub  # noqa: E402
-from huggingface_hub import errors as hf_errors  # noqa: E402
-from huggingface_hub.utils._http import hf_request_event_hook  # noqa: E402
+from ..guard import redact
+from . import change_feed
+from .base import BucketMissing, BucketPublic, Listing, NoCredentials, ObjectConflict, ObjectInfo, Store, StoreError
+from .budget import Budget
 
-from ..budget import Budget, DeadlineExceeded  # noqa: E402
-from ..guard import redact  # noqa: E402
-from . import change_feed  # noqa: E402
-from .base import BucketMissing, BucketPublic, Listing, NoCredentials, ObjectConflict, ObjectInfo, Store, StoreError  # noqa: E402
+try:  # what the change feed is read with: an SDK without them makes every refresh list, as before the feed was used
+    from huggingface_hub.utils import build_hf_headers, get_session
 
+    NO_FEED = None
+except ImportError as missing:
+    NO_FEED = f"this huggingface_hub cannot read the feed ({missing})"
+
+# hf_xet reads these when it makes its first client: its defaults retry an unreachable Hub for 77 s, where two quick
+# attempts are enough for notes of a few KiB. Set (unless the user set them) when the first HubStore is opened.
+XET_SETTINGS = {"HF_XET_CLIENT_RETRY_MAX_ATTEMPTS": "2", "HF_XET_CLIENT_RETRY_BASE_DELAY": "300ms"}
 FEED_SECONDS = 10.0  # at most this long (or half the budget) for the feed to get ready, then list instead
 
 
@@ -79,7 +82,7 @@ class HubStore(Store):
         self.bucket_id = bucket_id
         self.uri = "hf://buckets/" + bucket_id
         self.budget = budget
-        huggingface_hub.set_client_factory(_client_factory)  # our transport, whoever set one before us
+        _configure()
         # the endpoint is read when the store is opened, like every other setting, not when the SDK was imported
         self.endpoint = (os.environ.get("HF_ENDPOINT") or huggingface_hub.constants.ENDPOINT).rstrip("/")
 
@@ -89,9 +92,13 @@ class HubStore(Store):
         loading `HfApi` costs about a third of that refresh."""
         return huggingface_hub.HfApi(endpoint=self.endpoint)
 
-    def _call(self, fn: object) -> object:
+    def close(self) -> None:
+        """Give the SDK back its own HTTP client (a process that goes on may use the SDK itself, or another Hub)."""
+        set_client_factory(default_client_factory)
+
+    def _call(self, fn: Callable[[], object]) -> object:
         try:
-            return self.budget.run(fn)
+            return _within(self.budget, fn)
         except StoreError:
             raise
         except Exception as exc:
@@ -119,7 +126,7 @@ class HubStore(Store):
 
     def _probe(self, original: Exception) -> StoreError:
         try:
-            self.budget.run(lambda: self.api.bucket_info(self.bucket_id))
+            _within(self.budget, lambda: self.api.bucket_info(self.bucket_id))
         except Exception as exc:
             if not isinstance(exc, ConnectionError):
                 return self._classify(exc)
@@ -175,13 +182,13 @@ class HubStore(Store):
         return info.path
 
     def changes(self, cursor: str | None, prefix: str) -> change_feed.Replay:
+        if NO_FEED is not None:
+            raise change_feed.Unfollowable("unsupported", NO_FEED)
         # a feed that hangs must leave time for the listing that replaces it
         deadline = time.monotonic() + min(FEED_SECONDS, self.budget.remaining() / 2)
         url = f"{self.endpoint}/api/buckets/{self.bucket_id}/events"
 
         def open_stream(params: dict[str, str]) -> Generator[bytes, None, None]:
-            from huggingface_hub.utils import build_hf_headers, get_session
-
             wait = max(0.1, deadline - time.monotonic())
             headers = {**build_hf_headers(), "accept": "text/event-stream"}  # the SDK's own credentials
             try:
@@ -206,10 +213,12 @@ class HubStore(Store):
                 raise change_feed.Unfollowable("ended", f"the change feed broke off ({type(exc).__name__})") from None
 
         try:
-            return self.budget.run(lambda: change_feed.head_or_changes(open_stream, cursor, prefix, deadline=deadline))
+            return _within(
+                self.budget, lambda: change_feed.head_or_changes(open_stream, cursor, prefix, deadline=deadline)
+            )
         except change_feed.Unfollowable:
             raise
-        except (ImportError, AttributeError) as exc:  # an SDK without the helpers used above: list, as before
+        except AttributeError as exc:  # an SDK whose session lacks what is used above: list, as before
             detail = f"this huggingface_hub cannot read the feed ({exc})"
             raise change_feed.Unfollowable("unsupported", detail) from None
         except Exception as exc:
@@ -233,8 +242,6 @@ class HubStore(Store):
         return True
 
     def hashes(self, files: list[Path]) -> list[str | None]:
-        import hf_xet
-
         if not files:
             return []
         return [info.hash for info in hf_xet.hash_files([str(file) for file in files])]
@@ -262,6 +269,43 @@ class HubStore(Store):
         return False
 
 
+def _configure() -> None:
+    """Set up the SDK for agent-memory, once a Hub store is opened (never at import): our HTTP client (no retries of
+    its own, timeouts), no progress bars or telemetry, and hf_xet's quick retries."""
+    for name, value in XET_SETTINGS.items():
+        os.environ.setdefault(name, value)
+    disable_progress_bars()
+    huggingface_hub.constants.HF_HUB_DISABLE_TELEMETRY = True
+    set_client_factory(_client_factory)  # our transport, whoever set one before us
+
+
+def _within(budget: Budget, fn: Callable[[], object]) -> object:
+    """Run `fn` within the remaining budget; DeadlineExceeded if it does not return in time (the thread that still
+    waits is recorded in the budget as abandoned)."""
+    result: list[object] = []
+    error: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            result.append(fn())
+        except BaseException as exc:  # handed over to the waiting thread
+            error.append(exc)
+
+    worker = threading.Thread(target=target, name="agent-memory-network", daemon=True)
+    worker.start()
+    worker.join(budget.remaining())
+    if worker.is_alive():
+        budget.abandoned.append(worker.name)
+        raise DeadlineExceeded(f"no answer within {budget.seconds:g} s")
+    if error:
+        raise error[0]
+    return result[0]
+
+
+class DeadlineExceeded(Exception):
+    """The command's time budget ran out before the call returned."""
+
+
 def whoami(budget: Budget) -> str:
     """The user name behind the local credentials; StoreError `auth` if there are none or they are refused."""
     store = HubStore("", budget=budget)
@@ -274,8 +318,6 @@ def whoami(budget: Budget) -> str:
 
 
 def _xet_hash(data: bytes) -> str:
-    import hf_xet
-
     with tempfile.NamedTemporaryFile(prefix="agent-memory-hash-") as handle:
         handle.write(data)
         handle.flush()

@@ -1,0 +1,61 @@
+"""`agent-memory codex-sandbox allow|remove|status`: the user's consent that lets agent-memory save from Codex's
+workspace-write sandbox."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..config.context import Context
+from ..errors import OK
+from ..setup import codex_sandbox as sandbox
+from .parsing import Rendered, each_action
+
+
+def declare(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Codex's workspace-write sandbox lets commands write only in the project and temporary folders, with no "
+        "network, so a save fails there. 'allow' adds agent-memory's state and cache folders, the Hugging Face "
+        "caches (or a folder store's folder), and network access for sandboxed commands to Codex's config.toml; "
+        "'status' says whether that covers what the current configuration writes; 'remove' takes it out again."
+    )
+    each_action(
+        parser,
+        consent,
+        allow="let agent-memory save from Codex's sandbox (your consent)",
+        remove="take the consent out of Codex's config.toml",
+        status="whether the consent is in Codex's config.toml",
+    )
+
+
+def consent(args: argparse.Namespace, ctx: Context) -> Rendered:
+    result = getattr(sandbox, args.action)()
+    if args.action == "remove":
+        lines = [
+            f"codex sandbox: consent removed from {result['file']}"
+            if result["changed"]
+            else f"codex sandbox: no consent in {result['file']}, nothing to remove"
+        ]
+    else:
+        lines = sandbox_lines(result)
+    if result.get("backup"):
+        lines.append(f"  previous file backed up in {result['backup']}")
+    if result.get("changed"):
+        lines.append("Codex uses it from its next session." if args.action == "allow" else "Codex no longer has it.")
+    return result, "\n".join(lines), OK
+
+
+def sandbox_lines(consent: dict[str, object] | None) -> list[str]:
+    """The consent for Codex's sandbox in words (bootstrap, status and codex-sandbox tell it alike)."""
+    if not consent:
+        return []
+    if consent["state"] == "allowed":
+        unchanged = " (unchanged)" if consent.get("changed") is False else ""
+        return [
+            f"codex sandbox: allowed in {consent['file']}{unchanged}: network access, and writes to "
+            + ", ".join(consent["roots"])
+        ]
+    if consent["state"] == "incomplete":
+        line = f"codex sandbox: incomplete in {consent['file']}: not writable: {', '.join(consent['missing'])}"
+    else:
+        line = f"codex sandbox: {consent['state']} ({consent['file']})"
+    return [line] + ([f"  Next: {consent['next']}"] if consent.get("next") else [])

@@ -1,0 +1,26 @@
+"""`agent-memory hook session-start --agent codex|claude`: the SessionStart hook, a short reminder put into the
+model's context (see `machine.reminder`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from ..config.context import Context
+from ..errors import OK
+from ..machine.reminder import session_start
+from .parsing import Rendered, hook_options
+from .render import read_event
+
+
+def declare(parser: argparse.ArgumentParser) -> None:
+    hook_options(parser)
+
+
+def run(args: argparse.Namespace, ctx: Context) -> Rendered:
+    context = session_start(ctx, read_event(), args.agent)
+    result = {"event": "session-start", "agent": args.agent, "context": context or ""}
+    if context is None:  # nothing at all: the resumed session still has its first reminder
+        return result, "", OK
+    output = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}}
+    return result, json.dumps(output, ensure_ascii=False), OK

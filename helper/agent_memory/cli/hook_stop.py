@@ -1,0 +1,42 @@
+"""`agent-memory hook stop|session-end --agent codex|claude`: after each turn (and at Claude Code's session end),
+retry pending uploads within a few seconds (see `machine.retry`).
+
+Stop runs at every turn and usually finds nothing to do: it then looks at the outbox's folder and leaves. It prints
+nothing on stdout (Codex fails a Stop hook whose output is not JSON, X5); after a retry, one line on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+from types import ModuleType
+
+from ..config.context import Context
+from ..errors import OK
+from ..outbox import plans
+from .parsing import Rendered, hook_options
+from .render import hook_line, read_event
+
+
+def declare(parser: argparse.ArgumentParser) -> None:
+    hook_options(parser)
+
+
+def run(args: argparse.Namespace, ctx: Context) -> Rendered:
+    event = args.command.partition(" ")[2]
+    read_event()  # nothing in it is needed; an event that is not JSON is said all the same
+    result: dict[str, object] = {"event": event, "agent": args.agent, "results": [], "damaged": [], "waiting": 0}
+    if not plans.operations():  # nothing waits: the usual turn
+        return result, "", OK
+    retry = _retry()
+    result.update(retry.retry(ctx, event))
+    if result["results"] or result["damaged"]:
+        hook_line(retry.summary_line(result))
+    return result, "", OK
+
+
+def _retry() -> ModuleType:
+    """`machine.retry`, loaded only when something waits: delivering an upload brings the outbox's delivery, the
+    stores and the note cache, which the Stop hook, run at every turn, must not load when it has nothing to do."""
+    from ..machine import retry
+
+    return retry

@@ -1,0 +1,76 @@
+"""The one parser of the command line (argparse), and the options that several commands declare alike: `--json`,
+`--agent`, and ACTION words."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable
+
+from .. import agents
+from ..config.context import Context
+from ..errors import UsageError
+
+Rendered = tuple[dict[str, object], "str | bytes", int]  # JSON object, text (bytes: printed exactly), exit code
+Handler = Callable[[argparse.Namespace, Context], Rendered]
+
+
+class Formatter(argparse.HelpFormatter):
+    """Help as wide as the terminal (or `COLUMNS`), asked once per parser rather than through shutil."""
+
+    def __init__(self, prog: str) -> None:
+        try:
+            width = int(os.environ["COLUMNS"])
+        except (KeyError, ValueError):
+            try:
+                width = os.get_terminal_size().columns
+            except OSError:
+                width = 80
+        super().__init__(prog, width=width - 2)
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, with our help formatter and usage errors that say what to run next (exit 2)."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, formatter_class=Formatter, **kwargs)
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{message}.", next_step=f"{self.prog} --help")
+
+
+def with_json(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Add `--json` (one JSON object on stdout)."""
+    parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    return parser
+
+
+def subcommands(parser: argparse.ArgumentParser) -> argparse._SubParsersAction:
+    """The required ACTION of a command that has several."""
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", parser_class=type(parser))
+    actions.required = True
+    return actions
+
+
+def agent_option(parser: argparse.ArgumentParser) -> None:
+    """Add `--agent codex|claude|both` (`all` is still taken for `both`)."""
+    parser.add_argument(
+        "--agent", default="both", type=agents.choice, choices=agents.CHOICES, help="which agents (default: both)"
+    )
+
+
+def each_action(parser: argparse.ArgumentParser, handler: Handler, **summaries: str) -> list[argparse.ArgumentParser]:
+    """One sub-command per action (all with --json and the same handler, which reads `args.action`)."""
+    actions = subcommands(parser)
+    found = []
+    for action, summary in summaries.items():
+        p = with_json(actions.add_parser(action, help=summary))
+        p.set_defaults(handler=handler)
+        found.append(p)
+    return found
+
+
+def hook_options(parser: argparse.ArgumentParser) -> None:
+    """What every hook command takes: `--agent codex|claude` (the runtime that runs it) and `--json`."""
+    parser.add_argument("--agent", required=True, choices=agents.RUNTIMES, help="the runtime that runs this hook")
+    with_json(parser)

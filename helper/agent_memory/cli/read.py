@@ -1,0 +1,41 @@
+"""`agent-memory read`: a note's exact bytes, or a file of a published skill revision."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..config.context import Context
+from ..errors import OK, UsageError
+from ..memory.reading import read
+from ..skills.catalog import read_file
+from .parsing import Rendered, with_json
+
+
+def declare(p: argparse.ArgumentParser) -> None:
+    p.usage = "agent-memory read NOTE_ID [--fresh] | agent-memory read --skill NAME --revision REV [FILE]"
+    with_json(p)
+    p.add_argument("target", nargs="?", metavar="NOTE_ID|FILE")
+    p.add_argument("--fresh", action="store_true", help="read it from the bucket, bypassing the cache")
+    p.add_argument("--skill", metavar="NAME", help="read a file of a published skill revision")
+    p.add_argument("--revision", metavar="REV")
+
+
+def run(args: argparse.Namespace, ctx: Context) -> Rendered:
+    if args.skill or args.revision:
+        return _skill_file(args, ctx)
+    if not args.target:
+        raise UsageError("Which note? Give its id.", next_step="agent-memory search QUERY (lists ids)")
+    found = read(ctx, args.target, fresh=args.fresh)
+    content = found["content"]
+    return {**found, "content": content.decode("utf-8", errors="replace")}, content, OK
+
+
+def _skill_file(args: argparse.Namespace, ctx: Context) -> Rendered:
+    if not (args.skill and args.revision):
+        raise UsageError(
+            "Reading a skill needs both --skill NAME and --revision REV.",
+            next_step="agent-memory read --skill NAME --revision REV (agent-memory search --skills lists both)",
+        )
+    found = read_file(ctx, args.skill, args.revision, args.target or "SKILL.md")
+    content = found["content"]
+    return {**found, "content": content.decode("utf-8", errors="replace")}, content, OK

@@ -1,0 +1,71 @@
+"""`agent-memory status`: configuration, project, pending uploads, installed skills, hooks and Codex's sandbox."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..config.context import Context
+from ..config.projects import how_found
+from ..display import plural
+from ..errors import ACCESS, OK
+from ..errors import render as error_lines
+from ..machine.status import status
+from .codex_sandbox import sandbox_lines
+from .parsing import Rendered, with_json
+from .render import notice
+
+
+def declare(p: argparse.ArgumentParser) -> None:
+    with_json(p)
+
+
+def run(args: argparse.Namespace, ctx: Context) -> Rendered:
+    result = status(ctx)
+    project = result["project"]
+    lines = [
+        f"agent-memory {result['version']}",
+        f"config file: {result['config_file']}",
+        f"bucket: {result['bucket'] or '(not set: run agent-memory bootstrap)'}",
+        *_store_lines(result["store"]),
+        f"project: {_project_line(project) if project else result['project_error']}",
+        f"last refresh: {result['last_refresh'] or 'never'}",
+        f"pending uploads: {len(result['pending'])}",
+    ]
+    for entry in result["pending"]:
+        error = entry["last_error"] or {}
+        lines.append(
+            f"  {entry['id']} -> {entry['bucket']}/{entry['path']}, {entry['age_seconds']} s old, "
+            f"{plural(entry['attempts'], 'attempt')}, "
+            f"last error: {error.get('reason', '-')}: {error.get('detail', '-')}"
+        )
+    for manifest in result["pending_skills"]:
+        lines.append(f"  skill {manifest['name']} revision {manifest['revision']}: publication pending")
+    for item in result["damaged"]:
+        lines.append(f"  DAMAGED {item['kind']} {item['id']}: {item['problem']} (see agent-memory pending)")
+    if result["damaged_notes"]:
+        lines.append(f"damaged notes (searched as text, their fields not shown): {len(result['damaged_notes'])}")
+        lines += [f"  DAMAGED note {item['id']}: {item['problem']}" for item in result["damaged_notes"]]
+    lines.append(f"installed skills: {len(result['skills'])}")
+    for skill in result["skills"]:
+        edited = " (edited locally)" if skill["modified"] else ""
+        revision = skill["revision"] or "package"
+        lines.append(f"  {skill['agent']}: {skill['name']} @ {revision}{edited} in {skill['path']}")
+    lines += [f"hooks ({h['agent']}): {h['note']}" for h in result["hooks"]]
+    lines += sandbox_lines(result["codex_sandbox"]) if result["codex_sandbox"]["state"] != "not allowed" else []
+    if result["store"]["status"] == "refused":  # as every command that uses the store would: exit 4
+        notice(error_lines(result["store"]["detail"], result["store"]["next"]))
+        return result, "\n".join(lines), ACCESS
+    return result, "\n".join(lines), OK
+
+
+def _project_line(project: dict[str, str]) -> str:
+    line = f"{project['project']} ({project['root']})"
+    return line if project["found"] == "mapped" else f"{line}, found as {how_found(project)}"
+
+
+def _store_lines(store: dict[str, object]) -> list[str]:
+    if store["status"] in ("ok", "not set"):
+        return [f"store: {store['status']}"] if store["status"] == "ok" else []
+    if store["status"] == "not checked":
+        return [f"store: not checked ({store['detail']})"]
+    return [f"store: {str(store['status']).upper()}: {store['detail']}", f"  Next: {store['next']}"]

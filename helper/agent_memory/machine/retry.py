@@ -1,0 +1,63 @@
+"""What the Stop hook (every turn) and Claude Code's SessionEnd hook do: retry pending uploads within a time budget,
+then stop and leave the rest pending. After a retry that left uploads pending they wait (`outbox/backoff.py`), so a
+hanging Hub costs one budget per wait, not one per turn."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+
+from ..config.context import Context
+from ..display import plural
+from ..outbox import backoff
+from ..outbox.delivery import retry as retry_uploads
+from ..outbox.listing import summary
+from .uploads import KINDS
+
+BUDGET_VARIABLE = "AGENT_MEMORY_HOOK_BUDGET"
+DEFAULT_BUDGET = 5.0  # seconds for all retries of one Stop; the hooks' own timeout is 30 s
+# Claude Code ends SessionEnd hooks after about 1.5 s unless CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS says more
+SESSION_END_BUDGET = 1.0
+
+
+def retry(ctx: Context, event: str) -> dict[str, object]:
+    """Retry pending notes and skill publications within the event's budget, unless an earlier retry failed
+    recently (`backoff`): `{"results", "damaged", "waiting"}`, `waiting` the seconds left of that wait."""
+    counts = summary()
+    if not any(count for name, count in counts.items() if name != "damaged"):
+        return {"results": [], "damaged": [], "waiting": 0}  # nothing to do: no network library is loaded
+    if left := backoff.waiting():
+        return {"results": [], "damaged": [], "waiting": round(left)}  # this turn costs nothing
+    ctx.budget.reset(budget_seconds(event))
+    result = retry_uploads(KINDS, ctx, by_user=False)
+    if any(item.get("status") == "pending" for item in result["results"]):
+        with contextlib.suppress(OSError):  # a state folder it cannot write (a sandbox): the next turn tries again
+            backoff.failed()
+    return {**result, "waiting": 0}
+
+
+def summary_line(result: dict[str, object]) -> str:
+    """What a retry did, in one line for the runtime's log."""
+    statuses = [item.get("status") for item in result["results"]]
+    shared = len(statuses) - statuses.count("pending")
+    tried, waiting = plural(len(statuses), "pending upload"), statuses.count("pending")
+    text = f"retried {tried}: {shared} shared, {waiting} still pending"
+    if result["damaged"]:
+        text += f", {len(result['damaged'])} damaged"
+    return text + ("" if shared == len(statuses) and not result["damaged"] else " (see: agent-memory pending)")
+
+
+def budget_seconds(event: str) -> float:
+    """The time budget for all retries of one hook: `AGENT_MEMORY_HOOK_BUDGET` seconds, default 5."""
+    try:
+        seconds = float(os.environ.get(BUDGET_VARIABLE, DEFAULT_BUDGET))
+    except ValueError:
+        seconds = DEFAULT_BUDGET
+    seconds = seconds if seconds > 0 else DEFAULT_BUDGET
+    if event == "session-end":
+        try:
+            allowed = float(os.environ["CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS"]) / 1000 - 0.5
+        except (KeyError, ValueError):
+            allowed = SESSION_END_BUDGET
+        seconds = min(seconds, max(allowed, SESSION_END_BUDGET))
+    return seconds

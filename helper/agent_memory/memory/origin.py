@@ -1,0 +1,27 @@
+"""Where a note comes from: this machine's name, as every note saved here records it, and the SessionStart reminder
+compares with the newest checkpoint's."""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+
+from .. import guard
+from . import notes
+
+MACHINE_VARIABLE = "AGENT_MEMORY_MACHINE"
+
+
+def machine_name() -> str | None:
+    """This machine's short name, recorded in each note it saves so that readers can tell whose notes are whose:
+    `$AGENT_MEMORY_MACHINE`, else the first label of the host name, in plain letters.
+
+    A host name that looks like a credential is not recorded at all; a given name is checked like the other
+    fields (refused if it looks like one).
+    """
+    value = os.environ.get(MACHINE_VARIABLE)
+    if value:
+        return notes.single_line(value, "machine name", notes.NAME_MAX, MACHINE_VARIABLE)
+    host = re.sub(r"[^A-Za-z0-9_-]+", "-", socket.gethostname().split(".")[0]).strip("-")[: notes.NAME_MAX]
+    return host if host and not guard.scan(host) else None
