@@ -220,10 +220,11 @@ def write_recall(path: Path, tables: list[Table]) -> None:
     else:
         end = text.find("\n## ", start + 1)
         text = text[: start + 1] + section + (text[end:] if end != -1 else "")
-    lines = [line for line in text.split("\n") if not line.startswith(f"| {RECALL_TABLES}")]
+    lines = text.split("\n")
+    first, end = lines.index("## Summary"), lines.index("## Results") - 1  # the blank line after the table
     rows = kept_rows + [f"| {t.title} | {t.headline} | {t.verdict or 'no target'} |" for t in tables if t.headline]
-    summary_end = lines.index("## Results") - 1  # the blank line after the summary table
-    lines[summary_end:summary_end] = rows
+    others = [line for line in lines[first:end] if not line.startswith(f"| {RECALL_TABLES}")]
+    lines[first:end] = others + rows
     path.write_text("\n".join(lines))
 
 
