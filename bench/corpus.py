@@ -28,6 +28,7 @@ class Context:
     emulator: Any
     sizes: list[int]
     runs: int
+    quick: bool = False
     corpora: dict[int, Corpus] = field(default_factory=dict)
     search_latency: dict[str, dict[int, float]] = field(default_factory=dict)
 

@@ -1,5 +1,5 @@
-"""How often the secret guard refuses text that holds no credential: on the benchmark's notes and skill, and on
-this repository's own code and prose.
+"""How often the secret guard refuses text that holds no credential: on the benchmark's notes and skill, on lines
+that users write about keys without holding one, and on this repository's own code and prose.
 
 `python bench/false_positives.py [--notes N] [DIR ...]` prints the findings per rule (and where, for files);
 extra folders (a virtualenv's site-packages, say) are scanned too. The tests assert that the corpus and the
@@ -21,8 +21,34 @@ REPO = Path(__file__).resolve().parent.parent
 # What the repository's test says "our own files" are: the helper, its tests, benchmarks, Space and docs.
 SCANNED = ("helper", "tests", "bench", "build.py", "templates", "skill", "README.md", "docs")
 SKIPPED_PARTS = ("__pycache__", ".egg-info", ".pytest_cache")
-# Files that hold credential-shaped values on purpose: the guard's own test cases.
-DELIBERATE = {"tests/test_guard.py": "the guard's own test cases: credential-shaped values, assembled at run time"}
+# Files that hold credential-shaped values on purpose, by path, with why. None today: the guard's own test cases
+# assemble theirs at run time.
+DELIBERATE: dict[str, str] = {}
+
+
+# Lines that say where a key is kept, style a class named after one, or show a placeholder or a local default,
+# and hold no credential: each kind was once refused.
+ABOUT_KEYS = (
+    "private_key: keys/server.pem",
+    "ssl_private_key: certs/site-key.pem",
+    "tls_private_key: /etc/ssl/private/site.key",
+    'private_key: "~/.ssh/id_ed25519"',
+    "private_key: C:\\keys\\server-2024.pem",
+    "the deploy key is kept as `api_key: vault/deploy/DEPLOY_KEY`.",
+    "pwd: src/lib/utils",
+    "PWD: build/x86_64/release-2",
+    ".token:hover{color:#ff0000}",
+    ".api-key::after{content:'*'}",
+    ".secret:nth-child(2n+1){opacity:0.5}",
+    "Token: a1b2c3d4",
+    "api_key=abcd-1234",
+    "password: 87654321",
+    "postgres://postgres:postgres@localhost",
+    "mysql://root:root@127.0.0.1:3306/app",
+    "redis://default:mysecretpassword@localhost:6379/0",
+    "amqp://guest:guest@[::1]:5672/",
+    "http://admin:admin@app.localhost:8080/",
+)
 
 
 def repository_files(root: Path = REPO) -> list[Path]:
@@ -53,11 +79,12 @@ def file_findings(paths: list[Path], root: Path = REPO) -> dict[str, list[guard.
 
 
 def corpus_findings(count: int) -> tuple[int, Counter]:
-    """How many of the benchmark's `count` notes (and its 40-file skill) the guard would refuse, and the findings
-    per rule."""
+    """How many of the benchmark's `count` notes (and its 40-file skill, and ABOUT_KEYS, one note each) the guard
+    would refuse, and the findings per rule."""
     rules: Counter = Counter()
     refused = 0
-    for text in [*data.notes(count).values(), *data.skill_folder().values()]:
+    about = [line.encode() for line in ABOUT_KEYS]
+    for text in [*data.notes(count).values(), *data.skill_folder().values(), *about]:
         findings = guard.scan_bytes(text)
         refused += bool(findings)
         rules.update(finding.rule for finding in findings)
@@ -71,7 +98,8 @@ def main() -> int:
     args = parser.parse_args()
 
     refused, rules = corpus_findings(args.notes)
-    print(f"benchmark corpus: {args.notes} notes and a 40-file skill: {refused} refused, findings {dict(rules)}")
+    corpus = f"{args.notes} notes, a 40-file skill and {len(ABOUT_KEYS)} lines about keys"
+    print(f"benchmark corpus: {corpus}: {refused} refused, findings {dict(rules)}")
     own = repository_files()
     found = file_findings(own)
     unexpected = {path: findings for path, findings in found.items() if path not in DELIBERATE}

@@ -99,8 +99,11 @@ def summary(tables: list[Table]) -> str:
 
 
 def write_doc(path: Path, tables: list[Table], info: dict[str, str], *, intro: str, plot: str, elapsed: float) -> None:
-    """docs/benchmarks.md: machine, date, how to reproduce, one table per comparison."""
+    """docs/benchmarks.md: machine, date, how to reproduce, one table per comparison (and the recall tables of
+    earlier stages that the file already holds)."""
     now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    recall = [t for t in tables if t.title.startswith(RECALL_TABLES)]
+    kept, kept_rows = _kept_recall(path.read_text() if path.exists() else "", recall)
     lines = [
         "# Benchmarks",
         "",
@@ -117,13 +120,14 @@ def write_doc(path: Path, tables: list[Table], info: dict[str, str], *, intro: s
         "",
         "## Summary",
         "",
-        summary(tables),
+        _with_rows(summary(tables), kept_rows),
         "## Results",
         "",
         f"![Search latency against the number of notes]({plot})",
         "",
-        *(table.markdown() for table in tables if not table.title.startswith(SPACE_TABLES)),
+        *(table.markdown() for table in tables if not table.title.startswith((SPACE_TABLES, RECALL_TABLES))),
         space_section([t for t in tables if t.title.startswith(SPACE_TABLES)], info),
+        recall_section(recall, kept),
     ]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines))
@@ -160,6 +164,67 @@ def write_section(path: Path, heading: str, tables: list[Table], info: dict[str,
     old = [i for i, line in enumerate(lines) if line.startswith(f"| {SPACE_TABLES}")]
     if old:
         lines[old[0] : old[-1] + 1] = rows
+    path.write_text("\n".join(lines))
+
+
+RECALL_SECTION = "## Recall"
+RECALL_TABLES = "7"  # the recall tables (bench/recall.py): one per stage of the search, each kept as a record
+
+
+def recall_section(tables: list[Table], kept: list[str]) -> str:
+    """The `## Recall` section: the tables of earlier stages as they were, then this run's."""
+    lines = [
+        RECALL_SECTION,
+        "",
+        "Whether a search finds the note an agent means, with queries as agents write them (`bench/recall.py`, "
+        "its corpus and expected notes in `bench/recall_corpus.py`). `python bench/run.py --only recall` "
+        "measures it again and replaces the table of the stage it names; the tables of earlier stages stay "
+        "as their record.",
+        "",
+        *kept,
+        *(table.markdown() for table in tables),
+    ]
+    return "\n".join(lines)
+
+
+def _kept_recall(text: str, tables: list[Table]) -> tuple[list[str], list[str]]:
+    """The recall tables of `text` (docs/benchmarks.md) that `tables` do not replace, and their summary rows."""
+    start = text.find(f"\n{RECALL_SECTION}\n")
+    if start == -1:
+        return [], []
+    end = text.find("\n## ", start + 1)
+    section = text[start : end if end != -1 else len(text)]
+    new = {table.title for table in tables}
+    kept = [f"### {chunk.rstrip()}\n" for chunk in section.split("\n### ")[1:] if chunk.split("\n")[0] not in new]
+    titles = {chunk.split("\n")[0].removeprefix("### ") for chunk in kept}
+    rows = [line for line in text.split("\n") if any(line.startswith(f"| {title} |") for title in titles)]
+    return kept, rows
+
+
+def _with_rows(summary_text: str, rows: list[str]) -> str:
+    """The summary table with `rows` (kept recall rows) before this run's recall rows, or at its end."""
+    lines = summary_text.rstrip("\n").split("\n")
+    at = next((i for i, line in enumerate(lines) if line.startswith(f"| {RECALL_TABLES}")), len(lines))
+    return "\n".join(lines[:at] + rows + lines[at:]) + "\n"
+
+
+def write_recall(path: Path, tables: list[Table]) -> None:
+    """Replace this run's recall tables in docs/benchmarks.md (the section is added at the end the first time),
+    keep the other stages' tables, and update the summary rows."""
+    text = path.read_text()
+    kept, kept_rows = _kept_recall(text, tables)
+    section = recall_section(tables, kept)
+    start = text.find(f"\n{RECALL_SECTION}\n")
+    if start == -1:
+        text = text.rstrip("\n") + "\n\n" + section
+    else:
+        end = text.find("\n## ", start + 1)
+        text = text[: start + 1] + section + (text[end:] if end != -1 else "")
+    lines = text.split("\n")
+    first, end = lines.index("## Summary"), lines.index("## Results") - 1  # the blank line after the table
+    rows = kept_rows + [f"| {t.title} | {t.headline} | {t.verdict or 'no target'} |" for t in tables if t.headline]
+    others = [line for line in lines[first:end] if not line.startswith(f"| {RECALL_TABLES}")]
+    lines[first:end] = others + rows
     path.write_text("\n".join(lines))
 
 

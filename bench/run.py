@@ -31,12 +31,13 @@ except ImportError:  # run with the virtualenv's interpreter, which has the help
 import corpus  # noqa: E402
 import env  # noqa: E402
 import local  # noqa: E402
+import recall  # noqa: E402
 import remote  # noqa: E402
 import report  # noqa: E402
 import space_page  # noqa: E402
 
-CASES = (local.search, local.startup, remote.refresh, remote.save, remote.skills, space_page.page)
-NO_CORPUS = {space_page.page, local.startup}  # cases that prepare their own notes, or none
+CASES = (local.search, local.startup, remote.refresh, remote.save, remote.skills, space_page.page, recall.recall)
+NO_CORPUS = {space_page.page, local.startup, recall.recall}  # cases that prepare their own notes, or none
 
 INTRO = """
 How to reproduce: `python bench/run.py` from the repository root, with the virtualenv that has agent-memory
@@ -73,6 +74,7 @@ def main() -> int:
         emulator=emulator,
         sizes=[200] if options.quick else [1_000, 10_000, 50_000],
         runs=2 if options.quick else 10,
+        quick=options.quick,
     )
     tables, failed = [], []
     try:
@@ -103,6 +105,9 @@ def main() -> int:
     if not options.quick and options.only == "page":
         report.write_section(REPO / "docs" / "benchmarks.md", report.SPACE_SECTION, tables, report.machine())
         _progress(f"wrote the {report.SPACE_SECTION} section of docs/benchmarks.md")
+    elif not options.quick and options.only == "recall":
+        report.write_recall(REPO / "docs" / "benchmarks.md", tables)
+        _progress(f"wrote the {report.RECALL_SECTION} section of docs/benchmarks.md")
     elif not options.quick and options.only:
         report.replace_tables(REPO / "docs" / "benchmarks.md", tables)
         _progress(f"replaced the {options.only} tables of docs/benchmarks.md (the others keep their earlier run)")

@@ -2,7 +2,7 @@
 any skill file in any encoding) and named without its value; code and prose that only mention a key are not.
 
 This file holds the guard's deliberate test cases: credential-shaped values are assembled at run time, so that
-the file holds none literally, and the repository scan lists it as the one exception.
+the file holds none literally and the repository scan finds none in it.
 """
 
 from __future__ import annotations
@@ -153,6 +153,22 @@ HARMLESS = [
 ]
 
 
+# what a note keeps about keys without holding one, and its look-alikes that do hold one: (rule, text, secret)
+NEAR_MISSES = [
+    ("password-assignment", "api_key: " + "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "K7MDENG"),  # base64 with `/`
+    ("password-assignment", 'private_key: "' + "keys/Xk9Qz2Lw" + '"', "Xk9Qz2Lw"),
+    ("password-assignment", 'token: "' + "hover{Xy7kQ9z}" + '"', "Xy7kQ9z"),
+    ("password-assignment", "Token: " + "a1b2c3d5", "a1b2c3d5"),  # does not count up
+    ("password-assignment", "password: " + "p4ssw0rd", "p4ssw0rd"),
+    ("password-assignment", "token: " + "abcdefghijklmnopqrstuvwxy2", "abcdefghijklmnop"),  # long: a key
+    ("url-password", "postgres://" + "postgres:postgres" + "@db.example.com/app", "postgres@db"),
+    ("url-password", "postgres://" + "postgres:postgres" + "@localhost.example.com/app", "postgres@local"),
+    ("url-password", "postgres://" + "app:Xy7kQ9zW" + "@localhost:5432/app", "Xy7kQ9zW"),
+    ("url-password", "postgres://" + "admin:Summer" + "@localhost@db.example.com/app", "Summer"),
+]
+CASES += NEAR_MISSES
+
+
 @pytest.mark.parametrize(("rule", "text", "secret"), CASES, ids=[f"{r}-{i}" for i, (r, _, _) in enumerate(CASES)])
 def test_each_kind_is_found_on_its_line_and_redact_hides_it(rule, text, secret):
     findings = guard.scan(f"line one\n{text}\nline three")
@@ -165,7 +181,45 @@ def test_every_rule_has_a_case():
     assert {rule.rule for rule in guard.RULES} == set(SECRETS)
 
 
-@pytest.mark.parametrize("harmless", HARMLESS)
+# the rules whose match is a token of a fixed shape, and where such a token may stand in a note
+TOKENS = [rule for rule in SECRETS if not SECRETS[rule].count(" ") and rule not in ("private-key", "url-password")]
+SURROUNDINGS = {
+    "japanese": "私のトークンは{}です",
+    "accented": "clé{}",
+    "korean-after": "{}입니다",
+    "underscore-suffix": "{}_old",
+    "underscore-prefix": "OLD_{}",
+    "hyphen-suffix": "{}-old",
+    "hyphen-prefix": "old-{}",
+    "cyrillic": "ключ{}ключ",
+    "no-break-space": "key\u00a0{}\u00a0",
+}
+
+
+def test_the_token_rules_are_those_of_a_fixed_shape():
+    assert sorted(TOKENS) == sorted(
+        ["hf-token", "github-token", "gitlab-token", "npm-token", "stripe-key", "google-api-key", "aws-access-key"]
+        + ["openai-key", "slack-token", "jwt"]
+    )
+
+
+@pytest.mark.parametrize("where", sorted(SURROUNDINGS))
+@pytest.mark.parametrize("rule", TOKENS)
+def test_a_token_is_found_next_to_any_letter_an_underscore_or_a_hyphen(rule, where):
+    token = SECRETS[rule]
+    text = "first line\n" + SURROUNDINGS[where].format(token) + "\nlast line"
+    assert (rule, 2) in [(f.rule, f.line) for f in guard.scan(text)]
+    assert token not in guard.redact(text)
+
+
+def test_a_token_inside_a_longer_ascii_word_is_another_word():
+    # the rules' own characters continue a token: these are not the tokens they start like
+    assert guard.scan("x" + SECRETS["hf-token"]) == []
+    assert guard.scan(SECRETS["npm-token"] + "7") == []
+    assert guard.scan(SECRETS["aws-access-key"] + "Q") == []
+
+
+@pytest.mark.parametrize("harmless", HARMLESS + list(false_positives.ABOUT_KEYS))
 def test_code_and_prose_that_mention_keys_are_not_secrets(harmless):
     assert guard.scan(harmless) == []
     assert guard.redact(harmless) == harmless
@@ -230,6 +284,9 @@ HOSTILE_SIZES = [
     "https://u:" + "p" * 300 + "@" * 1_000_000,
     "Bearer " * 150_000,
     ("token: " + "Ab1" * 5 + "\n") * 50_000,
+    ("token: " + "A" * 2000 + "/" + "A" * 2000 + "a!\n") * 250,  # path-shaped, with a part that is no name
+    ("private_key: " + "Ab/" * 1300 + "\n") * 250,
+    "x://u:Ab1@localhost" * 50_000,
 ]
 
 
@@ -322,3 +379,32 @@ def test_a_session_id_that_is_not_an_id_is_left_out_not_stored(ready):
     shown = ready.run("read", result.json["id"])
     assert shown.code == 0, shown.err
     assert "\nagent: codex\n" in shown.out and "session" not in shown.out
+
+
+def test_save_refuses_tokens_next_to_any_letter_naming_the_line_and_rule_never_the_value(ready, folder_store):
+    hf, aws, github = SECRETS["hf-token"], SECRETS["aws-access-key"], SECRETS["github-token"]
+    body = f"# Keys\n\n私のトークンは{hf}です\nキー{aws}です\nthe old one: {github}_old\n"
+    for args in ((), ("--json",)):
+        result = ready.run("save", *args, input=body)
+        assert result.code == 5, result.err
+        for expected in (
+            "body line 3: Hugging Face token (rule hf-token)",
+            "body line 4: AWS access key id (rule aws-access-key)",
+            "body line 5: GitHub token (rule github-token)",
+        ):
+            assert expected in (result.json["error"] if args else result.err)
+        assert "Next:" in result.err or result.json["next"]
+        for token in (hf, aws, github):
+            assert token not in result.out + result.err
+    _nothing_kept(ready)
+    assert not list(Path(folder_store.removeprefix("file://")).rglob("*.md"))
+
+
+def test_save_keeps_a_note_that_says_where_keys_are_kept(ready):
+    body = "# Where the keys are\n\n" + "\n".join(false_positives.ABOUT_KEYS) + "\n"
+    saved = ready.save(body, "--title", "Where the keys are")
+    assert saved.code == 0, saved.err
+    assert saved.json["status"] == "saved"
+    shown = ready.run("read", saved.json["id"])
+    assert shown.code == 0, shown.err
+    assert shown.out.endswith(body)
