@@ -3,10 +3,16 @@ arguments and runs it, and its one-line summary.
 
 `entry` reads the command word (two for a family such as `hook`), imports only that command's module, and prints
 the top-level help from this table. A command's module has `declare(parser)`, which adds its arguments (and sets
-the handler of each ACTION), and `run(args, ctx)` unless its actions set their own.
+the handler of each ACTION, named in the table too), and `run(args, ctx)` unless its actions set their own.
+
+Every command that a message names (a `Next:` line, a hint) is built by `line`, which refuses a command or an ACTION
+that the table does not have: renaming a command cannot leave a stale hint behind. (`names`, `errors` and
+`agents/`, which the Space's page loads too, keep theirs as text.)
 """
 
 from __future__ import annotations
+
+import shlex
 
 PROGRAM = "agent-memory"
 
@@ -15,17 +21,18 @@ class Command:
     """One command of the table: its module, its summary, and whether it is `quiet` (what the agents' hooks run:
     whatever happens, it exits 0 with at most one line on stderr)."""
 
-    __slots__ = ("module", "summary", "quiet")
+    __slots__ = ("module", "summary", "actions", "quiet")
 
-    def __init__(self, module: str, summary: str, *, quiet: bool = False) -> None:
+    def __init__(self, module: str, summary: str, actions: tuple[str, ...] = (), *, quiet: bool = False) -> None:
         self.module = module
         self.summary = summary
+        self.actions = actions  # the ACTION words it takes (`pending retry`), as its module declares them
         self.quiet = quiet
 
 
 TABLE: dict[str, Command] = {
-    "project": Command("agent_memory.cli.project", "map directories to projects"),
-    "config": Command("agent_memory.cli.config", "this machine's settings"),
+    "project": Command("agent_memory.cli.project", "map directories to projects", ("map", "show")),
+    "config": Command("agent_memory.cli.config", "this machine's settings", ("set", "show")),
     "save": Command("agent_memory.cli.save", "save a note or checkpoint (body from --file or stdin)"),
     "search": Command("agent_memory.cli.search", "refresh the cache and search this project's notes"),
     "read": Command("agent_memory.cli.read", "print a note's exact bytes (or a skill file)"),
@@ -35,18 +42,27 @@ TABLE: dict[str, Command] = {
     "publish-skill": Command("agent_memory.cli.publish_skill", "publish a skill folder as a new immutable revision"),
     "install-skill": Command("agent_memory.cli.install_skill", "install a skill at an explicit revision"),
     "status": Command("agent_memory.cli.status", "configuration, project, pending uploads, installed skills"),
-    "pending": Command("agent_memory.cli.pending", "list, retry, export or discard uploads waiting on this machine"),
+    "pending": Command(
+        "agent_memory.cli.pending",
+        "list, retry, export or discard uploads waiting on this machine",
+        ("list", "retry", "export", "discard"),
+    ),
     "bootstrap": Command(
         "agent_memory.cli.bootstrap", "set up this machine: bucket, project, core skill, instructions, verification"
     ),
-    "instructions": Command("agent_memory.cli.instructions", "the managed block in the agents' instruction files"),
+    "instructions": Command(
+        "agent_memory.cli.instructions", "the managed block in the agents' instruction files", ("remove",)
+    ),
     "hooks": Command(
         "agent_memory.cli.hooks",
         "install, remove or show the optional agent hooks "
         "(what the hooks run: agent-memory hook session-start|stop|session-end --agent codex|claude)",
+        ("install", "remove", "status"),
     ),
     "codex-sandbox": Command(
-        "agent_memory.cli.codex_sandbox", "let agent-memory save from Codex's workspace-write sandbox"
+        "agent_memory.cli.codex_sandbox",
+        "let agent-memory save from Codex's workspace-write sandbox",
+        ("allow", "remove", "status"),
     ),
     "hook session-start": Command(
         "agent_memory.cli.hook_start", "the SessionStart hook: a short reminder in the model's context", quiet=True
@@ -78,3 +94,16 @@ def find(argv: list[str]) -> tuple[str, list[str]] | None:
 def family(word: str) -> dict[str, Command]:
     """The commands named `word EVENT` (the hook events of `hook`), by name; {} if `word` names no family."""
     return {name: command for name, command in TABLE.items() if word in FAMILIES and name.startswith(word + " ")}
+
+
+def line(*words: str) -> str:
+    """The command line `agent-memory WORDS...`, each word shell-quoted where it needs it (placeholders such as NAME,
+    ID or --to PATH pass as they are); ValueError if its command, or its ACTION, is not in the table."""
+    name = next((" ".join(words[:count]) for count in (2, 1) if " ".join(words[:count]) in TABLE), None)
+    if name is None:
+        raise ValueError(f"{' '.join(words[:2])!r} is no command of the table")
+    rest = words[len(name.split()) :]
+    actions = TABLE[name].actions
+    if actions and rest[:1] and not rest[0].startswith("-") and rest[0] not in actions:
+        raise ValueError(f"{name} has no ACTION {rest[0]!r} (it has {', '.join(actions)})")
+    return shlex.join([PROGRAM, *name.split(), *rest])

@@ -12,17 +12,15 @@ import argparse
 import importlib
 import os
 import sys
+from types import ModuleType
 
 from . import __version__, commands, paths
 from .cli import render
-from .cli.failures import local_error
 from .cli.parsing import Handler, Parser
 from .commands import PROGRAM, TABLE
 from .config.context import Context
 from .errors import AgentMemoryError, UsageError
 from .fsutil import tighten
-from .store.base import StoreError
-from .store.failures import user_error
 
 DESCRIPTION = "Portable memory and skills for coding agents."
 
@@ -54,19 +52,18 @@ def run(argv: list[str], ctx: Context | None = None) -> int:
         render.emit(result, text, as_json)
     except Exception as exc:
         if quiet:  # a hook: the session goes on whatever happens here
-            if os.environ.get("AGENT_MEMORY_DEBUG") == "1":
-                sys.excepthook(type(exc), exc, exc.__traceback__)
-            render.hook_line(_hook_failure(exc, name, parser))
+            _failures().hook_failure(exc, name.partition(" ")[2] or name, parser)
             code = 0
         else:
-            code = _failed(exc, argv, as_json)
+            failures = _failures()
+            code = failures.report(failures.user_facing(exc, argv), as_json)
     except KeyboardInterrupt:
         interrupted = AgentMemoryError(
             "Interrupted.",
-            next_step="agent-memory pending (lists any upload it left waiting), then run it again",
+            next_step=f"{commands.line('pending')} (lists any upload it left waiting), then run it again",
             exit_code=130,
         )
-        code = 0 if quiet else render.report(interrupted, as_json)
+        code = 0 if quiet else _failures().report(interrupted, as_json)
     finally:
         ctx.close()
     return code
@@ -97,28 +94,12 @@ def _parser(found: tuple[str, list[str]] | None, family: str | None) -> argparse
     return parser  # it finds no command to run: a name not in the table is its usage error
 
 
-def _failed(exc: Exception, argv: list[str], as_json: bool) -> int:
-    """Report what stopped a command; its exit code."""
-    if isinstance(exc, AgentMemoryError):
-        return render.report(exc, as_json)
-    if isinstance(exc, StoreError):  # the one translation of a store's failure
-        return render.report(user_error(exc, argv), as_json)
-    if isinstance(exc, OSError):  # the local disk: a full disk, a read-only home, an agent's sandbox
-        return render.report(local_error(exc, argv), as_json)
-    if os.environ.get("AGENT_MEMORY_DEBUG") == "1":
-        raise exc
-    unexpected = AgentMemoryError(
-        f"Unexpected {type(exc).__name__}: {exc}", next_step="rerun with AGENT_MEMORY_DEBUG=1 and report it"
-    )
-    return render.report(unexpected, as_json)
+def _failures() -> ModuleType:
+    """`cli.failures`, loaded when a command fails: the secret guard that redacts what is printed, and the
+    translations of store and disk failures, which a command that succeeds never needs."""
+    from .cli import failures
 
-
-def _hook_failure(exc: Exception, name: str, parser: argparse.ArgumentParser | None) -> str:
-    """A hook's one line about what went wrong (its usage, for arguments it could not read)."""
-    event = name.partition(" ")[2] or name
-    if isinstance(exc, UsageError) and parser is not None:
-        return f"{exc.message.rstrip('.')} ({parser.format_usage().strip()})"
-    return f"{event} failed: {type(exc).__name__}: {exc}"[:300]
+    return failures
 
 
 def _require_utf8(argv: list[str]) -> None:

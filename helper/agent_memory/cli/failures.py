@@ -1,16 +1,72 @@
-"""How a failure of this machine's own files is told to the user: what the command left undone, which folder, and
-the fix (Codex's sandbox, a full disk, a read-only home)."""
+"""What a command that failed prints: the one error renderer (redacted and display-safe, for the commands and the
+hooks alike), and the translation of what stopped it: a store's failure (`store.failures`), a file of this
+machine's own (what the command left undone, which folder, and the fix: Codex's sandbox, a full disk, a read-only
+home), or anything unexpected.
+
+Loaded by `entry` when a command fails: a command that succeeds never needs the secret guard that redacts."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import shlex
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from .. import paths
 from ..agents import codex
-from ..errors import AgentMemoryError
+from ..commands import PROGRAM
+from ..display import safe
+from ..errors import AgentMemoryError, UsageError
+from ..errors import render as lines
+from ..guard import redact
+from ..store.base import StoreError
+from ..store.failures import user_error
+from .render import HOOK_PREFIX, emit
+
+
+def report(error: AgentMemoryError, as_json: bool) -> int:
+    """Print `error` (on stderr, and as the JSON object with `--json`); its exit code."""
+    message, next_step = _shown(error.message), _shown(error.next_step)
+    if as_json:
+        emit({"error": message, "next": next_step, "exit_code": error.exit_code}, "", True)
+    print(lines(message, next_step), file=sys.stderr)
+    return error.exit_code
+
+
+def user_facing(failure: Exception, command: Sequence[str]) -> AgentMemoryError:
+    """The user's error for what stopped `command` (the arguments after `agent-memory`); what is not ours to
+    explain is re-raised with AGENT_MEMORY_DEBUG=1 (a traceback)."""
+    if isinstance(failure, AgentMemoryError):
+        return failure
+    if isinstance(failure, StoreError):  # the one translation of a store's failure
+        return user_error(failure, command)
+    if isinstance(failure, OSError):  # the local disk: a full disk, a read-only home, an agent's sandbox
+        return local_error(failure, command)
+    if os.environ.get("AGENT_MEMORY_DEBUG") == "1":
+        raise failure
+    return AgentMemoryError(
+        f"Unexpected {type(failure).__name__}: {failure}", next_step="rerun with AGENT_MEMORY_DEBUG=1 and report it"
+    )
+
+
+def hook_failure(failure: Exception, event: str, parser: argparse.ArgumentParser | None) -> None:
+    """A hook's one line about what went wrong (with its usage, for arguments it could not read); with
+    AGENT_MEMORY_DEBUG=1, the traceback first. The session goes on whatever happened."""
+    if os.environ.get("AGENT_MEMORY_DEBUG") == "1":
+        sys.excepthook(type(failure), failure, failure.__traceback__)
+    if isinstance(failure, UsageError) and parser is not None:
+        text = f"{failure.message.rstrip('.')} ({parser.format_usage().strip()})"
+    else:
+        text = f"{event} failed: {type(failure).__name__}: {failure}"[:300]
+    print(HOOK_PREFIX + _shown(text), file=sys.stderr)
+
+
+def _shown(text: str) -> str:
+    """Outside text as it may be printed: no credential, no control character (paths and store errors hold anything)."""
+    return safe(redact(text))
+
 
 # what a command left undone when one of this machine's own files could not be written, by its first words
 UNDONE = {
@@ -51,7 +107,7 @@ def local_error(failure: OSError, command: Sequence[str] = ()) -> AgentMemoryErr
     told = f"{undone}: Codex's sandbox does not let agent-memory write in {folder} ({reason}: {where})."
     if opened is not None and not (command and command[0] in YOURS):
         return AgentMemoryError(told, next_step=codex.SANDBOX_FIX)
-    again = "agent-memory " + (shlex.join(command) if command else "COMMAND")
+    again = shlex.join([PROGRAM, *command]) if command else f"{PROGRAM} COMMAND"
     return AgentMemoryError(
         told, next_step=f"{again} (the user runs it in their own terminal: the sandbox's consent does not cover it)"
     )

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import shlex
 
+from .. import commands
 from ..config.context import Context
 from ..display import plural, safe
 from ..errors import OK, PENDING, REFUSED, AgentMemoryError
@@ -38,7 +38,8 @@ def run(args: argparse.Namespace, ctx: Context) -> Rendered:
     if args.tool and args.path is None and not found[0].found:
         raise AgentMemoryError(
             f"Nothing to import from {LABELS[args.tool]}: {found[0].why}.",
-            next_step="agent-memory import (every source found), or agent-memory import DIR (a folder of Markdown)",
+            next_step=f"{commands.line('import')} (every source found), "
+            f"or {commands.line('import', 'DIR')} (a folder of Markdown)",
         )
     result = importing.run(ctx, found, dry_run=args.dry_run, progress=None if args.json else _progress)
     told = sync(result.pop("freshness"))
@@ -94,9 +95,7 @@ def _summary(result: dict[str, object]) -> str:
 def _code(result: dict[str, object], args: argparse.Namespace) -> int:
     """5 when some file was refused (the others are imported), else 75 while some note is pending, else 0."""
     counts = result["counts"]
-    again = shlex.join(
-        ["agent-memory", "import", *([args.path] if args.path else []), *(["--from", args.tool] if args.tool else [])]
-    )
+    again = commands.line("import", *([args.path] if args.path else []), *(["--from", args.tool] if args.tool else []))
     if counts["refused"]:
         if result["dry_run"]:
             files = plural(counts["refused"], "file would not be", "files would not be")

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import shlex
 from pathlib import Path
 
+from .. import commands
 from ..config.context import Context
 from ..config.projects import how_found, map_directory
 from ..errors import OK
@@ -28,7 +28,7 @@ def declare(parser: argparse.ArgumentParser) -> None:
 def project_map(args: argparse.Namespace, ctx: Context) -> Rendered:
     result = map_directory(args.name, args.dir)
     recorded = origins.record_for(ctx, result["project"], Path(result["root"]))
-    again = shlex.join(["agent-memory", "project", "map", args.name, result["root"]])
+    again = commands.line("project", "map", args.name, result["root"])
     for warning in origins.warnings(recorded, again):
         notice(f"Warning: {warning}")
     line = f"Mapped {result['root']} to project {result['project']}."

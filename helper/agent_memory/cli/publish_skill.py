@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .. import names
+from .. import commands, names
 from ..config.context import Context
 from ..errors import UsageError
 from ..outbox.delivery import retry
@@ -26,7 +26,7 @@ def declare(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, ctx: Context) -> Rendered:
     if bool(args.dir) == bool(args.retry):
         raise UsageError(
-            "Give either a skill folder DIR or --retry REVISION.", next_step="agent-memory publish-skill DIR"
+            "Give either a skill folder DIR or --retry REVISION.", next_step=commands.line("publish-skill", "DIR")
         )
     if args.retry:  # the older spelling of `pending retry REVISION`
         return told_upload(retry([SKILLS], ctx, names.revision(args.retry)))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from .. import commands
 from ..config.context import Context
 from ..errors import OK, UsageError
 from ..memory.reading import read
@@ -24,7 +25,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Rendered:
     if args.skill or args.revision:
         return _skill_file(args, ctx)
     if not args.target:
-        raise UsageError("Which note? Give its id.", next_step="agent-memory search QUERY (lists ids)")
+        raise UsageError("Which note? Give its id.", next_step=f"{commands.line('search', 'QUERY')} (lists ids)")
     found = read(ctx, args.target, fresh=args.fresh)
     content = found["content"]
     return {**found, "content": content.decode("utf-8", errors="replace")}, content, OK
@@ -34,7 +35,8 @@ def _skill_file(args: argparse.Namespace, ctx: Context) -> Rendered:
     if not (args.skill and args.revision):
         raise UsageError(
             "Reading a skill needs both --skill NAME and --revision REV.",
-            next_step="agent-memory read --skill NAME --revision REV (agent-memory search --skills lists both)",
+            next_step=f"{commands.line('read', '--skill', 'NAME', '--revision', 'REV')} "
+            f"({commands.line('search', '--skills')} lists both)",
         )
     found = read_file(ctx, args.skill, args.revision, args.target or "SKILL.md")
     content = found["content"]

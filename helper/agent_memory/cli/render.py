@@ -1,17 +1,16 @@
-"""How every command's result and every error reach the user: data on stdout (one JSON object with `--json`),
-everything else on stderr, and every error as an `Error:` line and a `Next:` line, redacted and display-safe, for
-the commands and the hooks alike. Also how uploads, retries and refreshes are told."""
+"""How a command's result reaches the user: data on stdout (one JSON object with `--json`), everything else on
+stderr; how uploads, retries and refreshes are told; and a hook's event and its one line (errors: `failures`)."""
 
 from __future__ import annotations
 
 import json
 import sys
 
+from .. import commands
 from ..agents import codex
 from ..display import safe, safe_tree
-from ..errors import ACCESS, ERROR, OK, PENDING, AgentMemoryError
+from ..errors import ACCESS, ERROR, OK, PENDING
 from ..errors import render as lines
-from ..guard import redact
 from ..store.base import Freshness
 from ..store.failures import NO_NETWORK
 from .parsing import Rendered
@@ -32,23 +31,9 @@ def emit(result: dict[str, object], text: str | bytes, as_json: bool) -> None:
     sys.stdout.flush()
 
 
-def shown(text: str) -> str:
-    """Outside text as it may be printed: no credential, no control character (paths and store errors hold anything)."""
-    return safe(redact(text))
-
-
-def report(error: AgentMemoryError, as_json: bool) -> int:
-    """Print `error` (on stderr, and as the JSON object with `--json`); its exit code."""
-    message, next_step = shown(error.message), shown(error.next_step)
-    if as_json:
-        emit({"error": message, "next": next_step, "exit_code": error.exit_code}, "", True)
-    print(lines(message, next_step), file=sys.stderr)
-    return error.exit_code
-
-
 def hook_line(text: str) -> None:
     """A hook's one line for the runtime's log, on stderr (a hook's stdout is the runtime's to read)."""
-    print(HOOK_PREFIX + shown(text), file=sys.stderr)
+    print(HOOK_PREFIX + safe(text), file=sys.stderr)
 
 
 def read_event() -> dict[str, object]:
@@ -78,7 +63,7 @@ def sync(freshness: Freshness) -> dict[str, object]:
     elif freshness.error is not None:
         detail = freshness.error.detail
         if freshness.error.reason == "offline" and codex.network_blocked():
-            detail += f" ({NO_NETWORK}: agent-memory codex-sandbox allow)"
+            detail += f" ({NO_NETWORK}: {commands.line('codex-sandbox', 'allow')})"
         found = {"status": "stale", "reason": freshness.error.reason, "detail": detail}
     else:
         found = {"status": "fresh", "reason": None, "detail": None}
@@ -126,7 +111,8 @@ def told_retries(result: dict[str, object]) -> Rendered:
         notice(
             lines(
                 damage,
-                f"agent-memory pending export {item['id']} --to PATH, or agent-memory pending discard {item['id']}",
+                f"{commands.line('pending', 'export', item['id'], '--to', 'PATH')}, "
+                f"or {commands.line('pending', 'discard', item['id'])}",
             )
         )
     still_pending = any(r["status"] == "pending" for r in result["results"])

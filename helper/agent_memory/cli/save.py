@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .. import names
+from .. import commands, names
 from ..config.context import Context
 from ..errors import UsageError
 from ..memory import saving
@@ -61,11 +61,11 @@ def read_body(file: str | None) -> bytes:
         except OSError as exc:
             raise UsageError(
                 f"Cannot read {file}: {exc.strerror}.",
-                next_step="agent-memory save --file PATH with a file that exists and that you can read",
+                next_step=f"{commands.line('save', '--file', 'PATH')} with a file that exists and that you can read",
             ) from exc
     if file is None and sys.stdin.isatty():
         raise UsageError(
             "No note body: pass --file PATH or pipe the text on stdin.",
-            next_step="agent-memory save --title T --file NOTE.md",
+            next_step=commands.line("save", "--title", "T", "--file", "NOTE.md"),
         )
     return sys.stdin.buffer.read()

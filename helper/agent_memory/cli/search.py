@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from .. import commands
 from ..config.context import Context
 from ..display import plural
 from ..errors import UsageError
@@ -26,9 +27,13 @@ def declare(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> Rendered:
     if not 1 <= args.limit <= 1000:
-        raise UsageError("--limit must be between 1 and 1000.", next_step="agent-memory search QUERY --limit 10")
+        raise UsageError(
+            "--limit must be between 1 and 1000.", next_step=commands.line("search", "QUERY", "--limit", "10")
+        )
     if "\x00" in args.query:
-        raise UsageError("The query cannot contain NUL characters.", next_step="agent-memory search TEXT (plain text)")
+        raise UsageError(
+            "The query cannot contain NUL characters.", next_step=f"{commands.line('search', 'TEXT')} (plain text)"
+        )
     if args.skills:
         return _skills(args, ctx)
     found, freshness = search_project(ctx, args.query, limit=args.limit, kind=args.kind, offline=args.offline)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from .. import commands
 from ..config.context import Context
 from ..config.projects import how_found
 from ..display import plural
@@ -22,10 +23,11 @@ def declare(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, ctx: Context) -> Rendered:
     result = status(ctx)
     project = result["project"]
+    unset = f"(not set: run {commands.line('bootstrap')})"
     lines = [
         f"agent-memory {result['version']}",
         f"config file: {result['config_file']}",
-        f"bucket: {result['bucket'] or '(not set: run agent-memory bootstrap)'}",
+        f"bucket: {result['bucket'] or unset}",
         *_store_lines(result["store"]),
         f"project: {_project_line(project) if project else result['project_error']}",
         f"last refresh: {result['last_refresh'] or 'never'}",

@@ -11,10 +11,9 @@ to map it. An explicit mapping always wins.
 from __future__ import annotations
 
 import os
-import shlex
 from pathlib import Path
 
-from .. import names
+from .. import commands, names
 from ..errors import NotSetUp, UsageError
 from . import repository
 from .settings import editing, load
@@ -38,7 +37,7 @@ def mappable(directory: str | os.PathLike[str] | None = None) -> Path:
     """The canonical form of `directory` (default: the current one), if it can be mapped; else UsageError."""
     root = canonical(directory if directory is not None else Path.cwd())
     if not root.is_dir():
-        raise UsageError(f"{root} is not a directory.", next_step="agent-memory project map NAME DIR")
+        raise UsageError(f"{root} is not a directory.", next_step=commands.line("project", "map", "NAME", "DIR"))
     try:
         str(root).encode("utf-8")
     except UnicodeEncodeError:  # the configuration is UTF-8 JSON: such a path could not be recorded
@@ -125,5 +124,5 @@ def _map_command(path: Path) -> str:
     try:
         str(path).encode("utf-8")
     except UnicodeEncodeError:
-        return "rename the folder to a UTF-8 name, then run in it: agent-memory project map NAME"
-    return f"agent-memory project map NAME {shlex.quote(str(path))}"
+        return f"rename the folder to a UTF-8 name, then run in it: {commands.line('project', 'map', 'NAME')}"
+    return commands.line("project", "map", "NAME", str(path))

@@ -15,7 +15,7 @@ import json
 from collections.abc import Iterator
 from pathlib import Path, PurePath
 
-from .. import names, paths
+from .. import commands, names, paths
 from ..errors import AgentMemoryError, NotSetUp, UsageError
 from ..fsutil import locked, write_json_atomic
 
@@ -38,13 +38,14 @@ def check(config: dict[str, object]) -> None:
     if "bucket" in config and not (isinstance(config["bucket"], str) and names.is_bucket_uri(config["bucket"])):
         raise _damaged(
             f'its "bucket" is {_shown(config["bucket"])}, not a bucket URI (hf://buckets/OWNER/NAME or file:///PATH)',
-            "agent-memory config set bucket OWNER/NAME (it replaces the damaged value)",
+            f"{commands.line('config', 'set', 'bucket', 'OWNER/NAME')} (it replaces the damaged value)",
         )
     projects = config.get("projects", {})
     if not isinstance(projects, dict):
         raise _damaged(
             f'its "projects" is {_shown(projects)}, not an object that maps folders to project names',
-            f'edit {file}: remove "projects", then map each folder again with agent-memory project map NAME DIR',
+            f'edit {file}: remove "projects", then map each folder again with '
+            + commands.line("project", "map", "NAME", "DIR"),
         )
     for root, name in projects.items():
         problem = (not _absolute(root) and "is not an absolute path") or (
@@ -63,7 +64,7 @@ def check(config: dict[str, object]) -> None:
     ):
         raise _damaged(
             'its "core_skill" is not the record of the installed memory skill (an object with a text "version")',
-            f'edit {file}: remove "core_skill" (agent-memory bootstrap records it again)',
+            f'edit {file}: remove "core_skill" ({commands.line("bootstrap")} records it again)',
         )
     created = config.get("instructions_created", [])
     strays = [item for item in created if not isinstance(item, str)] if isinstance(created, list) else []
@@ -109,7 +110,8 @@ def bucket(config: dict[str, object] | None = None) -> str:
     if not value:
         raise NotSetUp(
             "No bucket is configured on this machine.",
-            next_step="agent-memory bootstrap --project NAME (or: agent-memory config set bucket OWNER/NAME)",
+            next_step=f"{commands.line('bootstrap', '--project', 'NAME')} "
+            f"(or: {commands.line('config', 'set', 'bucket', 'OWNER/NAME')})",
         )
     return value
 
@@ -166,8 +168,8 @@ def _unusable(problem: str) -> AgentMemoryError:
     file = paths.config_file()
     return AgentMemoryError(
         f"The configuration file {file} {problem}.",
-        next_step=f"fix or remove {file} (agent-memory bootstrap --project NAME writes a new one), "
-        "then run agent-memory config show",
+        next_step=f"fix or remove {file} ({commands.line('bootstrap', '--project', 'NAME')} writes a new one), "
+        f"then run {commands.line('config', 'show')}",
     )
 
 

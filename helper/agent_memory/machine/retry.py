@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import os
 
+from .. import commands
 from ..config.context import Context
 from ..display import plural
 from ..outbox import backoff
@@ -44,7 +45,7 @@ def summary_line(result: dict[str, object]) -> str:
     text = f"retried {tried}: {shared} shared, {waiting} still pending"
     if result["damaged"]:
         text += f", {len(result['damaged'])} damaged"
-    return text + ("" if shared == len(statuses) and not result["damaged"] else " (see: agent-memory pending)")
+    return text + ("" if shared == len(statuses) and not result["damaged"] else f" (see: {commands.line('pending')})")
 
 
 def budget_seconds(event: str) -> float:

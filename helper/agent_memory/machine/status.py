@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from .. import __version__, paths
+from .. import __version__, commands, paths
 from ..clock import age_seconds
 from ..config.context import Context
 from ..display import safe_tree
@@ -57,7 +57,7 @@ def store_check(bucket: str | None) -> dict[str, object]:
     network: `{"status": "ok"|"refused"|"missing"|"not checked"|"not set", "detail", "next"}`."""
     folder = folder_path(bucket) if bucket else None
     if not bucket:
-        return {"status": "not set", "detail": None, "next": "agent-memory bootstrap --project NAME"}
+        return {"status": "not set", "detail": None, "next": commands.line("bootstrap", "--project", "NAME")}
     if folder is None:
         detail = "a Hugging Face bucket is checked when it is used (status uses no network)"
         return {"status": "not checked", "detail": detail, "next": None}
@@ -69,7 +69,7 @@ def store_check(bucket: str | None) -> dict[str, object]:
         return {
             "status": "missing",
             "detail": f"the folder store {folder} is not there (unmounted drive?): saves stay pending",
-            "next": "mount its drive, or choose another one: agent-memory config set bucket file:///ABSOLUTE/PATH",
+            "next": f"mount its drive, or choose another one: {commands.line('config', 'set', 'bucket', 'file:///ABSOLUTE/PATH')}",
         }
     return {"status": "ok", "detail": None, "next": None}
 

@@ -27,8 +27,7 @@ from binascii import crc32
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from .. import paths
-from ..clock import utc_now
+from .. import commands, paths
 from ..fsutil import (
     FILE_MODE,
     UnsafeLocalFile,
@@ -264,9 +263,9 @@ class ProjectCache:
 
     # -- refresh bookkeeping ------------------------------------------------------------------------------
 
-    def record_refresh(self) -> None:
-        """Remember when the cache last matched the bucket."""
-        write_json_atomic(self.dir / "refresh.json", {"last_success": utc_now()})
+    def record_refresh(self, when: str) -> None:
+        """Remember when (a `clock.utc_now()` stamp) the cache last matched the bucket."""
+        write_json_atomic(self.dir / "refresh.json", {"last_success": when})
 
     def last_refresh(self) -> str | None:
         """When the cache last matched the bucket, or None."""
@@ -353,5 +352,5 @@ def cache_not_written(failure: OSError) -> StoreError | None:
     return StoreError(
         "error",
         f"the local cache cannot be written here ({failure.strerror}: {failure.filename}), so it was not refreshed; "
-        "in Codex's sandbox, the user can allow it with: agent-memory codex-sandbox allow",
+        f"in Codex's sandbox, the user can allow it with: {commands.line('codex-sandbox', 'allow')}",
     )

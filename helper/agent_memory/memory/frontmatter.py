@@ -1,12 +1,17 @@
-"""The YAML of frontmatter, the one place PyYAML is used: written plain, read with bounded cost.
+"""The YAML of frontmatter, the one place PyYAML is used: written plain, read with bounded cost; and the times it
+holds (`created`).
 
-Imported only by what writes or parses a note or a SKILL.md (`notes`): searching, reading and the hooks never
-load PyYAML.
+Loaded by `notes` when a note or a SKILL.md is first written or parsed.
 """
 
 from __future__ import annotations
 
+import re
+from datetime import date, datetime, timedelta, timezone
+
 import yaml
+
+_STAMP = re.compile(r"(\d{4})-(\d\d)-(\d\d)[Tt ](\d\d):(\d\d):(\d\d)(?:\.\d{1,9})?(?:([Zz])|([+-])(\d\d):(\d\d))")
 
 
 def dump(fields: dict[str, object]) -> str:
@@ -59,3 +64,33 @@ def _check_tree(root: object, depth_max: int) -> None:
                     raise ValueError("the frontmatter uses YAML aliases, which notes never need")
                 seen.add(id(child))
                 stack.append((child, depth + 1))
+
+
+def created(value: object, future_slack: float) -> str:
+    """`created` as `YYYY-MM-DDTHH:MM:SSZ` (UTC), from an ISO 8601 time with its offset; ValueError otherwise.
+
+    A time in the future (beyond clock skew) is refused too: notes rank by it, and such a note would always
+    come first (more than `future_slack` seconds ahead of this machine's clock).
+    """
+    if isinstance(value, datetime):  # unquoted in the YAML; without an offset, YAML means UTC
+        stamp = value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
+    elif isinstance(value, str) and (match := _STAMP.fullmatch(value)):
+        year, month, day, hour, minute, second, utc, sign, off_hours, off_minutes = match.groups()
+        offset = timedelta(0) if utc else timedelta(hours=int(off_hours), minutes=int(off_minutes))
+        try:
+            zone = timezone(-offset if sign == "-" else offset)
+            stamp = datetime(int(year), int(month), int(day), int(hour), int(minute), int(second), tzinfo=zone)
+        except ValueError:
+            raise ValueError("created is not a valid date and time") from None
+    else:
+        what = "missing" if value is None else "a date without a time" if isinstance(value, date) else "not a time"
+        raise ValueError(f"created is {what} (expected a time like 2026-01-02T03:04:05Z)")
+    try:
+        stamp = stamp.astimezone(timezone.utc)
+    except OverflowError:  # near year 1 or 9999
+        raise ValueError("created is not a valid date and time") from None
+    if stamp.year < 1970:
+        raise ValueError("created is before 1970")
+    if stamp > datetime.now(timezone.utc) + timedelta(seconds=future_slack):
+        raise ValueError("created is in the future")
+    return f"{stamp.year:04d}-{stamp:%m-%dT%H:%M:%S}Z"

@@ -16,6 +16,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import commands
 from ..display import safe
 from ..errors import UsageError
 from ..store.local_tree import Folder, Untrusted, open_root
@@ -131,5 +132,5 @@ def _recorded(source: Source, where: str) -> str:
 def _too_many(source: Source, what: str) -> UsageError:
     return UsageError(
         f"{source.folder} holds {what}, more than one import reads, so nothing was imported.",
-        next_step="agent-memory import DIR with a smaller folder (a subfolder of it)",
+        next_step=f"{commands.line('import', 'DIR')} with a smaller folder (a subfolder of it)",
     )

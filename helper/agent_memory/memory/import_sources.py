@@ -5,10 +5,10 @@ Cline's `memory-bank/`, or any folder of Markdown files given by the user.
 from __future__ import annotations
 
 import os
-import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import commands
 from ..agents import codex
 from ..errors import UsageError
 from . import claude_memory
@@ -69,10 +69,10 @@ def folder_source(path: str, tool: str | None, checkout: Path) -> Source:
         if folder.is_file():
             raise UsageError(
                 f"{path} is a file: import takes a folder of Markdown files.",
-                next_step=f"agent-memory save --file {shlex.quote(path)} (one file), or agent-memory import DIR",
+                next_step=f"{commands.line('save', '--file', path)} (one file), or {commands.line('import', 'DIR')}",
             )
         raise UsageError(
-            f"There is no folder {path}.", next_step="agent-memory import DIR (a folder of Markdown files)"
+            f"There is no folder {path}.", next_step=f"{commands.line('import', 'DIR')} (a folder of Markdown files)"
         )
     return _source(tool or FOLDER_TAG, folder, "the folder given", relative_to=checkout)
 

@@ -9,9 +9,9 @@ searched as text, never trusted for its fields, and listed by id in `status`.
 from __future__ import annotations
 
 import re
-from datetime import date, datetime, timedelta, timezone
 from types import ModuleType
 
+from .. import commands
 from ..display import is_safe
 from ..errors import ContentRefused, UsageError
 from ..names import PROJECT_MAX, is_id
@@ -32,7 +32,6 @@ FUTURE_SLACK = 24 * 3600  # seconds a note's `created` may be ahead of this mach
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
 _FENCE = re.compile(r"^---[ \t\r]*$", re.MULTILINE)
 _ORDER = ("id", "title", "kind", "project", "created", "agent", "machine", "session", "sources", "tags", "corrects")
-_STAMP = re.compile(r"(\d{4})-(\d\d)-(\d\d)[Tt ](\d\d):(\d\d):(\d\d)(?:\.\d{1,9})?(?:([Zz])|([+-])(\d\d):(\d\d))")
 
 
 class Malformed(Exception):
@@ -63,11 +62,12 @@ def decode_body(raw: bytes) -> str:
     if "\x00" in text:
         raise ContentRefused(
             "The note contains NUL bytes: only text can be saved.",
-            next_step="save it without them: tr -d '\\000' < NOTE.md | agent-memory save",
+            next_step=f"save it without them: tr -d '\\000' < NOTE.md | {commands.line('save')}",
         )
     if not text.strip():
         raise ContentRefused(
-            "The note is empty.", next_step="agent-memory save --title T --file NOTE.md (or pipe the text on stdin)"
+            "The note is empty.",
+            next_step=f"{commands.line('save', '--title', 'T', '--file', 'NOTE.md')} (or pipe the text on stdin)",
         )
     return text
 
@@ -233,30 +233,8 @@ def _frontmatter() -> ModuleType:
 
 
 def _created(value: object) -> str:
-    """`created` as `YYYY-MM-DDTHH:MM:SSZ` (UTC), from an ISO 8601 time with its offset; Malformed otherwise.
-
-    A time in the future (beyond clock skew) is refused too: notes rank by it, and such a note would always
-    come first.
-    """
-    if isinstance(value, datetime):  # unquoted in the YAML; without an offset, YAML means UTC
-        stamp = value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
-    elif isinstance(value, str) and (match := _STAMP.fullmatch(value)):
-        year, month, day, hour, minute, second, utc, sign, off_hours, off_minutes = match.groups()
-        offset = timedelta(0) if utc else timedelta(hours=int(off_hours), minutes=int(off_minutes))
-        try:
-            zone = timezone(-offset if sign == "-" else offset)
-            stamp = datetime(int(year), int(month), int(day), int(hour), int(minute), int(second), tzinfo=zone)
-        except ValueError:
-            raise Malformed("created is not a valid date and time") from None
-    else:
-        what = "missing" if value is None else "a date without a time" if isinstance(value, date) else "not a time"
-        raise Malformed(f"created is {what} (expected a time like 2026-01-02T03:04:05Z)")
+    """`created` as `YYYY-MM-DDTHH:MM:SSZ` (UTC); Malformed if it is no time with its offset, or is in the future."""
     try:
-        stamp = stamp.astimezone(timezone.utc)
-    except OverflowError:  # near year 1 or 9999
-        raise Malformed("created is not a valid date and time") from None
-    if stamp.year < 1970:
-        raise Malformed("created is before 1970")
-    if stamp > datetime.now(timezone.utc) + timedelta(seconds=FUTURE_SLACK):
-        raise Malformed("created is in the future")
-    return f"{stamp.year:04d}-{stamp:%m-%dT%H:%M:%S}Z"
+        return _frontmatter().created(value, FUTURE_SLACK)
+    except ValueError as exc:
+        raise Malformed(str(exc)) from None

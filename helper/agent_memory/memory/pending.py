@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 
+from .. import commands
 from ..config.context import Context
 from ..errors import AgentMemoryError
 from ..outbox.kinds import Kind, Outcome, progress
@@ -71,7 +72,7 @@ class NoteUploads(Kind):
     def not_waiting(self, key: str) -> AgentMemoryError:
         return AgentMemoryError(
             f"No pending note {key} on this machine, and the current project's bucket has no such note.",
-            next_step="agent-memory pending (lists what waits for upload)",
+            next_step=f"{commands.line('pending')} (lists what waits for upload)",
         )
 
 

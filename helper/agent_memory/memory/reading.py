@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from contextlib import suppress
 
-from .. import names
+from .. import commands, names
 from ..config.context import Context
 from ..errors import AgentMemoryError
 from ..outbox.kinds import RETRY, damaged_error
@@ -46,7 +46,7 @@ def read(ctx: Context, note_id: str, *, fresh: bool = False) -> dict[str, object
     if data is None:
         raise AgentMemoryError(
             f"No note {note_id} in project {project} of {bucket}.",
-            next_step="agent-memory search QUERY (lists matching notes and their ids)",
+            next_step=f"{commands.line('search', 'QUERY')} (lists matching notes and their ids)",
         )
     with suppress(OSError):  # the cache is a convenience: the note was read all the same
         cache.add({note_id: data})

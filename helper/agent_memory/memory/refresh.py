@@ -70,7 +70,7 @@ def _follow(store: Store, cache: ProjectCache) -> bool:
     if stand.cursor is None:  # a bucket without a feed to follow: any write anywhere in it changes `updatedAt`
         if store.updated_at() != stand.updated_at:
             return False
-        cache.record_refresh()
+        cache.record_refresh(utc_now())
         return True
     try:
         replay = store.changes(stand.cursor, _prefix(cache))
@@ -82,7 +82,7 @@ def _follow(store: Store, cache: ProjectCache) -> bool:
         return False
     if replay.cursor is not None:
         cache.record_stand(stand.listed, cursor=replay.cursor)
-    cache.record_refresh()
+    cache.record_refresh(utc_now())
     return True
 
 
@@ -162,7 +162,7 @@ def _refresh(store: Store, cache: ProjectCache) -> list[UnsafeObject]:
         cache.record_stand(listed, cursor=head, updated_at=None if head else updated)
     else:
         cache.forget_stand()  # no feed to follow, a partial listing, damage left: the next refresh lists again
-    cache.record_refresh()
+    cache.record_refresh(utc_now())
     return list({s.path: s for s in skipped}.values())  # once each, though both passes may meet it
 
 

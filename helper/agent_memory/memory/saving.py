@@ -6,12 +6,12 @@ network call, and the plan goes away only when the bucket has confirmed the note
 
 from __future__ import annotations
 
-from .. import agents, guard, names
+from .. import agents, commands, guard, names
 from ..clock import new_id, utc_now
 from ..config.context import Context
 from ..display import is_safe
 from ..errors import AgentMemoryError, ContentRefused, UsageError
-from ..outbox import plans
+from ..outbox import writing
 from ..outbox.delivery import deliver
 from ..store.bucket import check_private
 from . import notes, reading
@@ -91,15 +91,15 @@ def save(
         raise UsageError(
             f"--corrects {corrects}: project {project} has no such note (not in {bucket}, the cache or this "
             "machine's pending notes), so nothing was saved.",
-            next_step="agent-memory search QUERY (lists this project's notes and their ids), then save again",
+            next_step=f"{commands.line('search', 'QUERY')} (lists this project's notes and their ids), then save again",
         )
     display = {key: meta[key] for key in ("project", "title", "kind", "created", "agent", "machine")}
-    plans.create(NOTES.name, note_id, bucket, [(notes.object_path(project, note_id), data)], display)
+    writing.create(NOTES.name, note_id, bucket, [(notes.object_path(project, note_id), data)], display)
     outcome = deliver(NOTES, note_id, ctx, check_first=False)
     if outcome is None:  # discarded by hand in the instant between the two calls
         raise AgentMemoryError(
             f"Note {note_id} was discarded from the outbox before it was uploaded.",
-            next_step="agent-memory save again, with the same text",
+            next_step=f"{commands.line('save')} again, with the same text",
         )
     return NOTES.result(outcome)
 

@@ -14,7 +14,7 @@ from ..config.context import Context
 from ..errors import AgentMemoryError
 from ..store.base import StoreError
 from ..store.bucket import landed_anyway
-from . import backoff, claims, plans
+from . import backoff, claims, plans, writing
 from .kinds import Kind, Outcome, damaged_error, not_waiting
 
 _MIN_SECONDS = 0.5  # less than this left of a budget is not enough to start an upload
@@ -51,6 +51,7 @@ def retry(kinds: Sequence[Kind], ctx: Context, key: str | None = None, *, by_use
     """
     if by_user:
         backoff.reset()
+    writing.tidy()
     if key is not None:
         return _retry_one(kinds, ctx, key)
     results, damaged = [], []
@@ -106,10 +107,10 @@ def _execute(
             store.put(last_path, last_data)  # last: once it is there, the whole upload is
     except StoreError as exc:
         if not landed_anyway(store, exc, last_path, last_data):
-            plan = plans.record_failure(op, plan, exc.reason, exc.detail)
+            plan = writing.record_failure(op, plan, exc.reason, exc.detail)
             return Outcome(plan, done=False, reason=exc.reason, detail=exc.detail)
-    plans.finish(op, plan)
-    claims.forget(plans.prune_done())
+    writing.finish(op, plan)
+    claims.forget(writing.prune_done())
     kind.delivered(plan, objects, ctx)
     return Outcome(plan, done=True)
 

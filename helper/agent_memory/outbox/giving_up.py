@@ -6,9 +6,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .. import commands
 from ..config.context import Context
 from ..errors import AgentMemoryError, UsageError
-from . import claims, plans
+from . import claims, plans, writing
 
 
 def export(key: str, destination: str) -> list[str]:
@@ -31,7 +32,7 @@ def export(key: str, destination: str) -> list[str]:
     if not items:
         raise AgentMemoryError(
             f"The outbox entry {plans.folder(op)} holds no readable bytes.",
-            next_step=f"look inside {plans.folder(op)} yourself, then agent-memory pending discard {key}",
+            next_step=f"look inside {plans.folder(op)} yourself, then {commands.line('pending', 'discard', key)}",
         )
     target = Path(destination).expanduser()
     if plan is not None and len(items) == 1:
@@ -41,7 +42,7 @@ def export(key: str, destination: str) -> list[str]:
         if path.startswith("/") or ".." in path.split("/"):
             raise AgentMemoryError(
                 f"The plan in {plans.folder(op)} names an unsafe path {path!r}; nothing more written.",
-                next_step=f"look inside {plans.folder(op)} yourself, then agent-memory pending discard {key}",
+                next_step=f"look inside {plans.folder(op)} yourself, then {commands.line('pending', 'discard', key)}",
             )
         written.append(_write_new(target / path, file.read_bytes()))
     return written
@@ -54,13 +55,13 @@ def discard(key: str, ctx: Context) -> dict[str, object]:
         if not ours:
             raise AgentMemoryError(
                 f"{key} is being uploaded by another agent-memory process right now; nothing was discarded.",
-                next_step="agent-memory pending (check again in a moment)",
+                next_step=f"{commands.line('pending')} (check again in a moment)",
             )
         if not plans.folder(op).is_dir():
             raise AgentMemoryError(
-                f"{key} left the outbox meanwhile (it was uploaded or discarded).", next_step="agent-memory pending"
+                f"{key} left the outbox meanwhile (it was uploaded or discarded).", next_step=commands.line("pending")
             )
-        kept = plans.move_aside(plans.folder(op), op)
+        kept = writing.move_aside(plans.folder(op), op)
     return {"id": key, "kind": plans.split(op)[0], "kept": str(kept)}
 
 
@@ -70,7 +71,7 @@ def _find(key: str) -> str:
     if op is None:
         raise AgentMemoryError(
             f"Nothing with the id {key!r} is waiting in the outbox.",
-            next_step="agent-memory pending (lists what waits)",
+            next_step=f"{commands.line('pending')} (lists what waits)",
         )
     return op
 

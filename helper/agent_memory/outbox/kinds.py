@@ -8,10 +8,11 @@ how to tell that a retried upload is already in the bucket although the outbox n
 
 from __future__ import annotations
 
+from .. import commands
 from ..config.context import Context
 from ..errors import AgentMemoryError
 
-RETRY = "agent-memory pending retry"  # the one retry command every hint names
+RETRY = commands.line("pending", "retry")  # the one retry command every hint names
 WHY = {
     "offline": "the bucket could not be reached (offline or timed out)",
     "auth": "authentication or access to the bucket failed",
@@ -88,7 +89,7 @@ def not_waiting(key: str) -> AgentMemoryError:
     """The error for a retry of `key` that is neither waiting in the outbox nor in the bucket."""
     return AgentMemoryError(
         f"Nothing with the id {key} is waiting in the outbox, and the bucket has no such upload.",
-        next_step="agent-memory pending (lists what waits for upload)",
+        next_step=f"{commands.line('pending')} (lists what waits for upload)",
     )
 
 
@@ -96,6 +97,6 @@ def damaged_error(key: str, problem: str) -> AgentMemoryError:
     """The error for an outbox entry that cannot be uploaded as written."""
     return AgentMemoryError(
         f"The pending upload {key} is damaged, so it was not uploaded: {problem}. Its bytes are kept.",
-        next_step=f"agent-memory pending export {key} --to PATH (then save or publish it again), "
-        f"or agent-memory pending discard {key}",
+        next_step=f"{commands.line('pending', 'export', key, '--to', 'PATH')} (then save or publish it again), "
+        f"or {commands.line('pending', 'discard', key)}",
     )

@@ -1,5 +1,6 @@
 """The outbox on disk: one folder per upload, written completely before any network call.
 
+The folder and the plans as they are read (`writing` changes them).
 `<state>/outbox/<kind>-<key>/` holds `plan.json` (destination bucket, the objects in upload order with their
 size and sha256, attempts, last error, and what `status` and `search` show) and `objects/<n>`, the exact bytes
 of object n. A plan appears by renaming a finished temporary folder into place, so it is complete or absent.
@@ -13,19 +14,14 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import time
 from pathlib import Path
 
-from .. import names, paths
-from ..clock import new_id, utc_now
+from .. import commands, names, paths
 from ..contents import sha256
 from ..errors import UsageError
-from ..fsutil import make_dirs, remove_tree, write_atomic
 
 FORMAT = 1
 PLAN_FILE = "plan.json"
-_STALE_SECONDS = 24 * 3600  # a temporary folder this old belongs to a process that died before finishing
-_DONE_KEEP_SECONDS = 7 * 24 * 3600
 
 
 class Damaged(Exception):
@@ -42,7 +38,7 @@ def op_name(kind: str, key: str) -> str:
     that is not an id."""
     if not names.is_id(key):
         raise UsageError(
-            f"Invalid id {key!r}: a note id or skill revision.", next_step="agent-memory pending (lists them)"
+            f"Invalid id {key!r}: a note id or skill revision.", next_step=f"{commands.line('pending')} (lists them)"
         )
     return f"{kind}-{key}"
 
@@ -56,35 +52,6 @@ def split(op: str) -> tuple[str, str]:
 def folder(op: str) -> Path:
     """Where an operation's plan lives (it may not exist)."""
     return root() / op
-
-
-def create(kind: str, key: str, bucket: str, objects: list[tuple[str, bytes]], display: dict[str, object]) -> str:
-    """Persist a new plan atomically and return its operation name; FileExistsError if it exists already."""
-    op = op_name(kind, key)
-    final = folder(op)
-    if final.exists():
-        raise FileExistsError(17, "an upload with this id is already in the outbox", str(final))
-    staging = root() / f".tmp-{op}-{os.urandom(4).hex()}"
-    try:
-        for index, (_path, data) in enumerate(objects):
-            write_atomic(staging / "objects" / str(index), data)
-        plan = {
-            "format": FORMAT,
-            "kind": kind,
-            "id": key,
-            "bucket": bucket,
-            "objects": [{"path": path, "size": len(data), "sha256": sha256(data)} for path, data in objects],
-            "display": display,
-            "queued": utc_now(),
-            "attempts": 0,
-            "last_error": None,
-        }
-        write_atomic(staging / PLAN_FILE, _dump(plan))
-        os.rename(staging, final)  # the plan appears complete or not at all; fails if `final` appeared meanwhile
-    except BaseException:
-        remove_tree(staging)
-        raise
-    return op
 
 
 def load(op: str) -> dict[str, object] | None:
@@ -135,41 +102,12 @@ def contents(op: str, plan: dict[str, object]) -> list[tuple[str, bytes]]:
     return found
 
 
-def record_failure(op: str, plan: dict[str, object], reason: str, detail: str) -> dict[str, object]:
-    """Keep the plan, noting one more failed attempt and why (the caller holds its claim)."""
-    plan = {**plan, "attempts": plan.get("attempts", 0) + 1}
-    plan["last_error"] = {"reason": reason, "detail": detail, "at": utc_now()}
-    write_atomic(folder(op) / PLAN_FILE, _dump(plan))
-    return plan
-
-
-def finish(op: str, plan: dict[str, object]) -> None:
-    """Record that the bucket confirmed the plan, then take it away (the caller holds its claim).
-
-    The record is written first: a worker that waited for this claim reads it and reports the work done.
-    The folder is renamed away in one step, so that it never looks like a half-removed plan.
-    """
-    write_atomic(_done_file(op), _dump(plan))
-    trash = root() / f".trash-{op}-{os.urandom(4).hex()}"
-    os.rename(folder(op), trash)
-    remove_tree(trash)
-
-
 def done_plan(op: str) -> dict[str, object] | None:
     """The plan of `op` as it was when the bucket confirmed it (kept for a week), or None."""
     with contextlib.suppress(OSError, ValueError):
-        value = json.loads(_done_file(op).read_text(encoding="utf-8"))
+        value = json.loads(done_file(op).read_text(encoding="utf-8"))
         return value if isinstance(value, dict) and _shape_problem(value, op) is None else None
     return None
-
-
-def move_aside(source: Path, name: str) -> Path:
-    """Take a plan out of the outbox, bytes and all, into `<state>/discarded/`, where it is named `name` and a
-    fresh id; the caller holds its claim."""
-    target = paths.state_dir() / "discarded" / f"{name}-{new_id()}"
-    make_dirs(target.parent)
-    os.rename(source, target)
-    return target
 
 
 def find(key: str, kinds: set[str] | None = None) -> str | None:
@@ -177,7 +115,7 @@ def find(key: str, kinds: set[str] | None = None) -> str | None:
     key that is not an id."""
     if not names.is_id(key):
         raise UsageError(
-            f"Invalid id {key!r}: a note id or skill revision.", next_step="agent-memory pending (lists them)"
+            f"Invalid id {key!r}: a note id or skill revision.", next_step=f"{commands.line('pending')} (lists them)"
         )
     for op in operations():
         kind, found_key = split(op)
@@ -199,40 +137,10 @@ def operations() -> list[str]:
         entries = list(os.scandir(base))
     except FileNotFoundError:
         return []
-    found = []
-    for entry in entries:
-        if entry.name.startswith("."):
-            _tidy(entry)
-        elif entry.name != "done":
-            found.append(entry.name)
+    found = [entry.name for entry in entries if not entry.name.startswith(".") and entry.name != "done"]
     return sorted(found, key=lambda op: (split(op)[1], op))
 
 
-def _tidy(entry: os.DirEntry) -> None:
-    """Remove what dead processes left: unfinished temporary plans and the remains of finished ones."""
-    if not entry.name.startswith((".tmp-", ".trash-")):
-        return
-    with contextlib.suppress(OSError):
-        if entry.name.startswith(".trash-") or time.time() - entry.stat().st_mtime > _STALE_SECONDS:
-            remove_tree(Path(entry.path))
-
-
-def prune_done(keep_seconds: float = _DONE_KEEP_SECONDS) -> list[str]:
-    """Forget results older than `keep_seconds`; returns their operations (whose locks may go too)."""
-    done = root() / "done"
-    old = []
-    with contextlib.suppress(FileNotFoundError):
-        for entry in os.scandir(done):
-            with contextlib.suppress(OSError):
-                if time.time() - entry.stat().st_mtime > keep_seconds:
-                    os.unlink(entry.path)
-                    old.append(entry.name.removesuffix(".json"))
-    return old
-
-
-def _done_file(op: str) -> Path:
+def done_file(op: str) -> Path:
+    """Where the plan of a confirmed upload is kept for a week."""
     return root() / "done" / f"{op}.json"
-
-
-def _dump(value: dict[str, object]) -> bytes:
-    return (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode("utf-8")

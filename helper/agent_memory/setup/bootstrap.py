@@ -12,7 +12,7 @@ import os
 import shlex
 from pathlib import Path
 
-from .. import __version__, agents, names, paths
+from .. import __version__, agents, commands, names, paths
 from ..config import projects, repository
 from ..config import settings as config_file
 from ..config.context import Context
@@ -69,14 +69,15 @@ def bootstrap(
             names.project(project)
         except UsageError as exc:  # the fix is this same command, with a name that can be one
             raise UsageError(
-                exc.message, next_step="agent-memory bootstrap --project my-project (or another name of that kind)"
+                exc.message,
+                next_step=f"{commands.line('bootstrap', '--project', 'my-project')} (or another name of that kind)",
             ) from None
     root = projects.mappable(directory)
     try:
         supplied = parse_bucket(bucket) if bucket else None
     except MalformedBucket as exc:  # the fix is this same command, with the bucket written as it should be
         raise UsageError(
-            exc.message, next_step=f"agent-memory bootstrap --project {project} --bucket {exc.suggestion}"
+            exc.message, next_step=commands.line("bootstrap", "--project", str(project), "--bucket", exc.suggestion)
         ) from None
     if supplied and (folder := folder_path(supplied)) is not None and not folder.parent.is_dir():
         raise no_parent(folder, "run the same bootstrap again")
@@ -200,7 +201,8 @@ def _find_project(ctx: Context, root: Path, uri: str | None) -> tuple[str, dict[
     if origin is None:
         raise UsageError(
             f"{root} is in no git repository with an origin URL, so bootstrap cannot tell which project it is.",
-            next_step="agent-memory bootstrap --project NAME (a new name, or the project of this folder elsewhere)",
+            next_step=f"{commands.line('bootstrap', '--project', 'NAME')} "
+            "(a new name, or the project of this folder elsewhere)",
         )
     uri = uri or _default_bucket(ctx.budget)
     store = ctx.store_for(uri)
@@ -215,12 +217,13 @@ def _find_project(ctx: Context, root: Path, uri: str | None) -> tuple[str, dict[
         raise UsageError(
             f"No project in {uri} claims the repository {origin} (bootstrap or project map records it), so "
             "bootstrap cannot tell which project this clone belongs to.",
-            next_step="agent-memory bootstrap --project NAME (a new name, or the project's name on your other machine)",
+            next_step=f"{commands.line('bootstrap', '--project', 'NAME')} "
+            "(a new name, or the project's name on your other machine)",
         )
     if len(claims) > 1:
         raise UsageError(
             f"Several projects in {uri} claim the repository {origin}: {', '.join(claims)}.",
-            next_step=f"agent-memory bootstrap --project {claims[0]} (or another of: {', '.join(claims[1:])})",
+            next_step=f"{commands.line('bootstrap', '--project', claims[0])} (or another of: {', '.join(claims[1:])})",
         )
     return claims[0], {"by": "bucket", "via": origin}
 
@@ -356,7 +359,7 @@ def _install_shared_skill(
     if any(dest.exists() and not holds_revision(dest, bucket, revision) for dest in destinations):
         warnings.append(
             f"Skill {name} is already installed at another revision (or edited locally), so it was left as it is. "
-            f"To replace it: agent-memory install-skill {name} --revision {revision} --replace"
+            f"To replace it: {commands.line('install-skill', name, '--revision', revision, '--replace')}"
         )
         return {**found, "state": "left"}
     done = install_revision(ctx, name, revision, agent=agent, bucket=bucket)

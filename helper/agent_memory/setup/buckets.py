@@ -6,6 +6,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
+from .. import commands
 from ..config import settings as config_file
 from ..config.context import Context
 from ..errors import UsageError
@@ -22,7 +23,7 @@ def set_bucket(ctx: Context, spec: str) -> dict[str, object]:
     if (folder := folder_path(uri)) is not None:
         check_private(uri)
         if not folder.parent.is_dir():
-            raise no_parent(folder, f"run: agent-memory config set bucket {shlex.quote(uri)}")
+            raise no_parent(folder, f"run: {commands.line('config', 'set', 'bucket', uri)}")
         try:
             created = ctx.store_for(uri).ensure(create=True)
         except StoreError as exc:

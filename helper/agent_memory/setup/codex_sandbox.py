@@ -26,7 +26,7 @@ try:
 except ImportError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-from .. import paths
+from .. import commands, paths
 from ..agents import codex
 from ..config import settings
 from ..errors import AgentMemoryError
@@ -38,7 +38,7 @@ BEGIN = "# agent-memory:begin codex-sandbox"
 END = "# agent-memory:end codex-sandbox"
 KEY = "sandbox_workspace_write"
 BOM = "\ufeff"  # Codex starts with a UTF-8 BOM in config.toml; it stays first, byte for byte
-ALLOW = "agent-memory codex-sandbox allow"
+ALLOW = commands.line("codex-sandbox", "allow")
 
 
 def hooks_turned_off() -> str | None:

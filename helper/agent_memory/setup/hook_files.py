@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
-from .. import agents
+from .. import agents, commands
 from ..errors import AgentMemoryError
 from . import agent_files, codex_sandbox
 from .command import helper_command
@@ -241,10 +241,12 @@ def _status(runtime: str, settings: dict[str, object]) -> dict[str, object]:
     if states <= {INSTALLED, OWN}:
         state, note = "installed", module.HOOKS_NOTE
     elif states == {MISSING}:
-        state, note = "not installed", f"not installed (agent-memory hooks install --agent {runtime})"
+        state, note = "not installed", f"not installed ({commands.line('hooks', 'install', '--agent', runtime)})"
     elif states & {MISSING, OUTDATED}:
         state = "incomplete"
-        note = f"some hooks are missing or call another helper (agent-memory hooks install --agent {runtime})"
+        note = (
+            f"some hooks are missing or call another helper ({commands.line('hooks', 'install', '--agent', runtime)})"
+        )
     else:
         state, note = "incomplete", "some of your own hook entries call another helper"
     if state == "installed" and (switch := _turned_off(runtime, settings)):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .. import names, paths
+from .. import commands, names, paths
 from ..config.context import Context
 from ..display import safe_tree
 from ..errors import AgentMemoryError, ContentRefused, UsageError
@@ -90,7 +90,7 @@ def read_file(ctx: Context, name: str, revision: str, file: str = layout.SKILL_F
     names.skill(name, allow_reserved=True)
     names.revision(revision)
     layout.safe_relative_path(
-        file, f"agent-memory read --skill {name} --revision {revision} FILE (a path that SKILL.md names)"
+        file, f"{commands.line('read', '--skill', name, '--revision', revision, 'FILE')} (a path that SKILL.md names)"
     )
     bucket, store = ctx.bucket, ctx.store
     prefix = layout.revision_prefix(name, revision)
@@ -105,6 +105,6 @@ def read_file(ctx: Context, name: str, revision: str, file: str = layout.SKILL_F
     if content is None:
         raise AgentMemoryError(
             f"Revision {revision} of {name} has no file {file}.",
-            next_step=f"agent-memory read --skill {name} --revision {revision} (SKILL.md lists its files)",
+            next_step=f"{commands.line('read', '--skill', name, '--revision', revision)} (SKILL.md lists its files)",
         )
     return {"name": name, "revision": revision, "file": file, "content": content}

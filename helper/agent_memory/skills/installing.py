@@ -15,7 +15,7 @@ import os
 import shutil
 from pathlib import Path
 
-from .. import agents, names, paths
+from .. import agents, commands, names, paths
 from ..clock import new_id, utc_now
 from ..config.context import Context
 from ..contents import compare, sha256
@@ -61,7 +61,7 @@ def install_revision(
 
 def _another(name: str) -> str:
     """What to do about a revision in the bucket that cannot be installed: choose another one."""
-    return f"agent-memory search --skills {name} (then install another revision)"
+    return f"{commands.line('search', '--skills', name)} (then install another revision)"
 
 
 def holds_revision(folder: Path, bucket: str, revision: str) -> bool:
@@ -112,7 +112,7 @@ def _download(store: Store, name: str, revision: str) -> tuple[dict[str, bytes],
             if file.is_symlink() or not file.is_file() or file.stat().st_size != info.size:
                 raise ContentRefused(
                     f"{path} of {name}@{revision} did not download as the regular file listed.",
-                    next_step=f"agent-memory install-skill {name} --revision {revision} (again)",
+                    next_step=f"{commands.line('install-skill', name, '--revision', revision)} (again)",
                 )
             files[path] = file.read_bytes()
     return files, _executable(store, name, revision, files)

@@ -12,7 +12,7 @@ import shlex
 import unicodedata
 from pathlib import Path
 
-from .. import names
+from .. import commands, names
 from ..errors import AgentMemoryError, ContentRefused, UsageError
 from ..memory import notes
 
@@ -76,9 +76,9 @@ def read_folder(folder: Path, name: str | None = None) -> tuple[dict[str, str], 
     if not folder.is_dir():  # an argument that names nothing usable: a usage error, not refused content
         raise UsageError(
             f"{folder} is not a folder." if folder.exists() else f"There is no folder {folder}.",
-            next_step="agent-memory publish-skill DIR (the folder that holds SKILL.md)",
+            next_step=f"{commands.line('publish-skill', 'DIR')} (the folder that holds SKILL.md)",
         )
-    again = f"then agent-memory publish-skill {_quote(folder)}"
+    again = f"then {commands.line('publish-skill', str(folder))}"
     files: dict[str, bytes] = {}
     executable = []
     total = 0
@@ -126,7 +126,7 @@ def read_folder(folder: Path, name: str | None = None) -> tuple[dict[str, str], 
     if name is not None and names.skill(name) != meta["name"]:
         raise ContentRefused(
             f"--name {name!r} differs from the name in SKILL.md ({meta['name']!r}).",
-            next_step=f"agent-memory publish-skill {_quote(folder)} --name {meta['name']} (or leave out --name)",
+            next_step=f"{commands.line('publish-skill', str(folder), '--name', meta['name'])} (or leave out --name)",
         )
     return meta, files, executable
 
@@ -163,7 +163,7 @@ def not_found(name: str, revision: str, bucket: str) -> AgentMemoryError:
     """The error for a revision that is absent or incomplete (not found: exit 1, nothing was refused)."""
     return AgentMemoryError(
         f"No complete revision {revision} of skill {name} in {bucket} (missing, or its publication never finished).",
-        next_step=f"agent-memory search --skills {name}",
+        next_step=commands.line("search", "--skills", name),
     )
 
 

@@ -3,6 +3,7 @@ listed and told."""
 
 from __future__ import annotations
 
+from .. import commands
 from ..errors import AgentMemoryError
 from ..outbox.kinds import Kind, Outcome, progress
 
@@ -41,7 +42,7 @@ class SkillUploads(Kind):
     def not_waiting(self, key: str) -> AgentMemoryError:
         return AgentMemoryError(
             f"No pending publication {key} on this machine (it may have been published long ago).",
-            next_step="agent-memory search --skills (lists published revisions)",
+            next_step=f"{commands.line('search', '--skills')} (lists published revisions)",
         )
 
 

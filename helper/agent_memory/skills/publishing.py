@@ -7,14 +7,13 @@ the source folder changed meanwhile. Nothing leaves the machine before the secre
 from __future__ import annotations
 
 import json
-import shlex
 from pathlib import Path
 
-from .. import guard
+from .. import commands, guard
 from ..clock import new_id
 from ..config.context import Context
 from ..errors import AgentMemoryError, ContentRefused
-from ..outbox import plans
+from ..outbox import writing
 from ..outbox.delivery import deliver
 from ..store.bucket import check_private
 from . import layout
@@ -34,12 +33,12 @@ def publish(ctx: Context, folder: str, name: str | None = None) -> dict[str, obj
         modes = {"executable": sorted(executable)}
         objects.append((layout.modes_path(meta["name"], revision), (json.dumps(modes) + "\n").encode()))
     objects.append((f"{prefix}/{layout.SKILL_FILE}", files[layout.SKILL_FILE]))  # last: it makes the revision visible
-    plans.create(SKILLS.name, revision, bucket, objects, {"name": meta["name"], "files": sorted(files)})
+    writing.create(SKILLS.name, revision, bucket, objects, {"name": meta["name"], "files": sorted(files)})
     outcome = deliver(SKILLS, revision, ctx, check_first=False)
     if outcome is None:  # discarded by hand in the instant between the two calls
         raise AgentMemoryError(
             f"Revision {revision} was discarded from the outbox before it was uploaded.",
-            next_step=f"agent-memory publish-skill {shlex.quote(folder)}",
+            next_step=commands.line("publish-skill", folder),
         )
     return SKILLS.result(outcome)
 

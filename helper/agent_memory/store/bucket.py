@@ -1,21 +1,23 @@
-"""A bucket URI and the store behind it: a folder store, or a Hugging Face bucket (the one module that loads the SDK).
+"""A bucket URI and the store behind it: a folder store (`local`), or a Hugging Face bucket (`hub`, the one module
+that loads the SDK).
 
-`open_store` is how every command reaches a store, and where a folder store is checked before any use.
+`open_store` is how every command reaches a store, and where a folder store is checked before any use. A backend
+is loaded when a bucket of its kind is first opened: a command that works from the cache loads neither.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import shlex
 import stat
 from types import ModuleType
 
-from .. import names
+from .. import commands, names
 from ..errors import AccessError
 from ..names import FILE_SCHEME, folder_path, hub_id
 from .base import Store, StoreError
 from .budget import Budget
-from .local import FolderStore
 
 
 def landed_anyway(store: Store, failure: StoreError, path: str, data: bytes) -> bool:
@@ -57,7 +59,7 @@ def check_private(uri: str) -> None:
     if info.st_uid != os.getuid():
         raise AccessError(
             f"The folder store {folder} belongs to another user (uid {info.st_uid}), so agent-memory will not use it.",
-            next_step="use a folder of your own: agent-memory config set bucket file:///ABSOLUTE/PATH",
+            next_step=f"use a folder of your own: {commands.line('config', 'set', 'bucket', 'file:///ABSOLUTE/PATH')}",
         )
     raise AccessError(
         f"The folder store {folder} can be read or written by other users (mode {stat.filemode(info.st_mode)}), "
@@ -73,18 +75,17 @@ def open_store(uri: str, *, budget: Budget) -> Store:
     """
     if (folder := folder_path(uri)) is not None:
         check_private(uri)
-        return FolderStore(folder)
-    return _hub().HubStore(hub_id(uri) or "", budget=budget)
+        return _backend("local").FolderStore(folder)
+    return _backend("hub").HubStore(hub_id(uri) or "", budget=budget)
 
 
 def hub_user(budget: Budget) -> str:
     """The Hub user behind this machine's credentials (NoCredentials if there are none or they are refused)."""
-    return _hub().whoami(budget)
+    return _backend("hub").whoami(budget)
 
 
-def _hub() -> ModuleType:
-    """The Hub's store: huggingface_hub, httpx2 and hf_xet take about 150 ms to load, so they are loaded here, when a
-    command first uses a Hugging Face bucket, and never by one that works from the cache or a folder store."""
-    from . import hub
-
-    return hub
+def _backend(name: str) -> ModuleType:
+    """The backend module `name` (`local` or `hub`), loaded when a bucket of its kind is first opened: the Hub's
+    brings huggingface_hub, httpx2 and hf_xet (about 150 ms), which a command that never uses the Hub must not
+    pay for."""
+    return importlib.import_module(f"{__package__}.{name}")

@@ -10,7 +10,9 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 
+from .. import commands
 from ..agents import codex
+from ..commands import PROGRAM
 from ..display import safe
 from ..errors import AccessError, AgentMemoryError, ContentRefused
 from .base import BucketMissing, BucketPublic, NoCredentials, StoreError, UnsafeObject
@@ -20,7 +22,7 @@ NEXT = {
     "auth": "restore this machine's access to the bucket (for a Hugging Face bucket: hf auth login, yourself, in "
     "your own terminal), then run: {again}",
     "offline": "check this machine's network (for a folder store: that its drive is mounted), then run: {again}",
-    "error": "agent-memory status (it names the bucket and what failed last), then run: {again}",
+    "error": commands.line("status") + " (it names the bucket and what failed last), then run: {again}",
 }
 # said of a bucket that cannot be reached from Codex's sandbox, which closes the network (the consent opens it)
 NO_NETWORK = "This runs in Codex's sandbox, which gives commands no network unless the user allows it"
@@ -28,7 +30,7 @@ NO_NETWORK = "This runs in Codex's sandbox, which gives commands no network unle
 
 def user_error(failure: StoreError, command: Sequence[str] = ()) -> AgentMemoryError:
     """The user's error for a store failure met by `command` (the arguments after `agent-memory`)."""
-    again = "agent-memory " + (shlex.join(command) if command else "COMMAND (the same command again)")
+    again = shlex.join([PROGRAM, *command]) if command else f"{PROGRAM} COMMAND (the same command again)"
     what = failure.what or "The bucket could not be used"
     if isinstance(failure, UnsafeObject):  # nothing to retry: an object that is not to be trusted
         return ContentRefused(f"{what}: {failure.detail}.", next_step=failure.next_step)

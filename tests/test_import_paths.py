@@ -1,0 +1,159 @@
+"""Each hot command loads only its declared path: the helper's modules listed here for it, and none of the write path
+(the outbox's delivery, the refresh, the store SDK) nor PyYAML. A command that loads one module more fails here: add
+it to its list only if that command really needs it (and say why in the commit), else import it where it is used.
+
+Measured in a real process (`sys.modules` when it ends), the way the agents and their hooks run the command.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+# what no hot command may load: the write path, and the heavy libraries behind it
+FORBIDDEN = {
+    "huggingface_hub",
+    "hf_xet",
+    "httpx2",
+    "yaml",
+    "agent_memory.outbox.delivery",
+    "agent_memory.outbox.writing",
+    "agent_memory.memory.refresh",
+    "agent_memory.memory.saving",
+    "agent_memory.memory.frontmatter",
+    "agent_memory.store.hub",
+    "agent_memory.store.local",
+    "agent_memory.cli.failures",
+}
+
+# every command: the entry, the table, the parser and the renderer, the Context (configuration, project, stores)
+BASE = {
+    "",
+    "agents",
+    "agents.claude",
+    "agents.codex",
+    "cli",
+    "cli.parsing",
+    "cli.render",
+    "commands",
+    "config",
+    "config.context",
+    "config.projects",
+    "config.repository",
+    "config.settings",
+    "display",
+    "entry",
+    "errors",
+    "fsutil",
+    "names",
+    "paths",
+    "store",
+    "store.base",
+    "store.bucket",
+    "store.budget",
+    "store.change_feed",
+    "store.failures",
+}
+# reading the notes of the cache and those pending here
+NOTES = {
+    "contents",
+    "memory",
+    "memory.cache",
+    "memory.checksums",
+    "memory.notes",
+    "memory.pack",
+    "memory.pending",
+    "outbox",
+    "outbox.kinds",
+    "outbox.listing",
+    "outbox.plans",
+}
+SKILL_FILES = {"skills", "skills.catalog", "skills.layout"}  # `search --skills` and `read --skill`, same commands
+
+PATHS = {
+    "--version": BASE,
+    "search --offline": BASE | NOTES | SKILL_FILES | {"cli.search", "memory.search"},
+    "read": BASE | NOTES | SKILL_FILES | {"cli.read", "memory.reading"},
+    "status": BASE
+    | NOTES
+    | {"cli.status", "cli.codex_sandbox", "clock", "machine", "machine.status", "machine.uploads"}
+    | {"setup", "setup.agent_files", "setup.codex_sandbox", "setup.command", "setup.hook_files", "setup.json_edits"}
+    | {"skills", "skills.installing", "skills.layout", "skills.pending"},
+    "hook session-start": BASE
+    | NOTES
+    | {"cli.hook_start", "clock", "guard", "machine", "machine.reminded", "machine.reminder", "memory.origin"}
+    | {"memory.search", "setup", "setup.command"},
+    "hook stop": BASE | {"cli.hook_stop", "contents", "outbox", "outbox.plans"},
+}
+
+RUNS = {  # the module that shows that each command really ran
+    "--version": "entry",
+    "search --offline": "cli.search",
+    "read": "cli.read",
+    "status": "cli.status",
+    "hook session-start": "cli.hook_start",
+    "hook stop": "cli.hook_stop",
+}
+
+# run the command as its console script would, and write the modules it loaded to a file when it ends
+RUNNER = """
+import atexit, json, sys
+out = sys.argv.pop(1)
+atexit.register(lambda: open(out, "w").write(json.dumps(sorted(sys.modules))))
+from agent_memory.entry import main
+sys.exit(main())
+"""
+
+
+def loaded(machine, tmp_path, *args: str, stdin: str = "") -> set[str]:
+    """The modules a real process of `agent-memory ARGS` had loaded when it ended."""
+    out = tmp_path / "modules.json"
+    proc = subprocess.run(
+        [sys.executable, "-c", RUNNER, str(out), *args],
+        input=stdin.encode(),
+        capture_output=True,
+        cwd=machine.work,
+        env=machine.env,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr.decode()
+    return set(json.loads(out.read_text()))
+
+
+def own(modules: set[str]) -> set[str]:
+    return {m.removeprefix("agent_memory").removeprefix(".") for m in modules if m.split(".")[0] == "agent_memory"}
+
+
+@pytest.mark.parametrize("command", list(PATHS))
+def test_each_hot_command_loads_only_its_declared_path(ready, tmp_path, command):
+    note = ready.save("# The hot path\n\nSomething worth keeping.", "--kind", "checkpoint").json["id"]
+    args = {"search --offline": ("search", "--offline", "hot"), "read": ("read", note)}.get(command, command.split())
+    if command.startswith("hook"):
+        args = (*args, "--agent", "codex")
+    # after a compaction the reminder also points at the newest checkpoint: its longest path
+    modules = loaded(ready, tmp_path, *args, stdin=json.dumps({"cwd": str(ready.work), "source": "compact"}))
+    assert RUNS[command] in own(modules)  # the command really ran
+    assert own(modules) - PATHS[command] == set(), f"{command} loads more than its declared path"
+    assert not {m for m in modules if m.split(".")[0] in FORBIDDEN or m in FORBIDDEN}, command
+
+
+def test_the_declared_paths_are_not_stale(ready, tmp_path):
+    """Each list is what its command loads today: a module it no longer loads is taken off its list."""
+    ready.save("# The hot path\n\nSomething worth keeping.")
+    assert own(loaded(ready, tmp_path, "--version")) == PATHS["--version"]
+    assert own(loaded(ready, tmp_path, "hook", "stop", "--agent", "codex", stdin="{}")) == PATHS["hook stop"]
+
+
+def test_a_stop_with_something_pending_loads_the_retry(ready, tmp_path, folder_store):
+    """The write path is there when it is needed: with a note pending, the Stop hook delivers it."""
+    store = Path(folder_store.removeprefix("file://"))
+    store.rename(store.with_name("unmounted"))  # its drive is gone: the save stays pending
+    assert ready.save("Pending for now.").code == 75
+    store.with_name("unmounted").rename(store)
+    modules = loaded(ready, tmp_path, "hook", "stop", "--agent", "codex", stdin="{}")
+    assert {"agent_memory.outbox.delivery", "agent_memory.machine.retry"} <= modules
+    assert ready.run("pending", "--json").json["notes"] == []  # delivered by that Stop
