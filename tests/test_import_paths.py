@@ -45,6 +45,7 @@ BASE = {
     "config.projects",
     "config.repository",
     "config.settings",
+    "contract",
     "display",
     "entry",
     "errors",

@@ -17,6 +17,7 @@ from pathlib import Path
 from .. import paths
 from ..agents import codex
 from ..commands import PROGRAM
+from ..contract import Failure
 from ..display import safe
 from ..errors import AgentMemoryError, UsageError
 from ..errors import render as lines
@@ -30,7 +31,7 @@ def report(error: AgentMemoryError, as_json: bool) -> int:
     """Print `error` (on stderr, and as the JSON object with `--json`); its exit code."""
     message, next_step = _shown(error.message), _shown(error.next_step)
     if as_json:
-        emit({"error": message, "next": next_step, "exit_code": error.exit_code}, "", True)
+        emit(Failure(error=message, next=next_step, exit_code=error.exit_code), "", True)
     print(lines(message, next_step), file=sys.stderr)
     return error.exit_code
 

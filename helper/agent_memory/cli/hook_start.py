@@ -7,6 +7,7 @@ import argparse
 import json
 
 from ..config.context import Context
+from ..contract import SessionStart
 from ..errors import OK
 from ..machine.reminder import session_start
 from .parsing import Rendered, hook_options
@@ -19,7 +20,7 @@ def declare(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> Rendered:
     context = session_start(ctx, read_event(), args.agent)
-    result = {"event": "session-start", "agent": args.agent, "context": context or ""}
+    result = SessionStart(event="session-start", agent=args.agent, context=context or "")
     if context is None:  # nothing at all: the resumed session still has its first reminder
         return result, "", OK
     output = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}}

@@ -11,6 +11,7 @@ import argparse
 from types import ModuleType
 
 from ..config.context import Context
+from ..contract import Stop
 from ..errors import OK
 from ..outbox import plans
 from .parsing import Rendered, hook_options
@@ -24,14 +25,13 @@ def declare(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, ctx: Context) -> Rendered:
     event = args.command.partition(" ")[2]
     read_event()  # nothing in it is needed; an event that is not JSON is said all the same
-    result: dict[str, object] = {"event": event, "agent": args.agent, "results": [], "damaged": [], "waiting": 0}
     if not plans.operations():  # nothing waits: the usual turn
-        return result, "", OK
+        return Stop(event=event, agent=args.agent, results=[], damaged=[], waiting=0), "", OK
     retry = _retry()
-    result.update(retry.retry(ctx, event))
-    if result["results"] or result["damaged"]:
-        hook_line(retry.summary_line(result))
-    return result, "", OK
+    done = retry.retry(ctx, event)
+    if done["results"] or done["damaged"]:
+        hook_line(retry.summary_line(done))
+    return Stop(event=event, agent=args.agent, **done), "", OK
 
 
 def _retry() -> ModuleType:

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from .. import agents
 from ..config.context import Context
 from ..errors import UsageError
 
-Rendered = tuple[dict[str, object], "str | bytes", int]  # JSON object, text (bytes: printed exactly), exit code
+# a command's result: its JSON object (one of `contract`), its text (bytes: printed exactly), its exit code
+Rendered = tuple[Mapping[str, object], "str | bytes", int]
 Handler = Callable[[argparse.Namespace, Context], Rendered]
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from ..config.context import Context
+from ..contract import Exported
 from ..display import plural, safe_tree
 from ..errors import OK
 from ..machine.uploads import KINDS
@@ -65,7 +66,7 @@ def pending_retry(args: argparse.Namespace, ctx: Context) -> Rendered:
 
 def pending_export(args: argparse.Namespace, ctx: Context) -> Rendered:
     written = export(args.id, args.to)
-    return {"id": args.id, "written": written}, "\n".join(f"Wrote {path}" for path in written), OK
+    return Exported(id=args.id, written=written), "\n".join(f"Wrote {path}" for path in written), OK
 
 
 def pending_discard(args: argparse.Namespace, ctx: Context) -> Rendered:

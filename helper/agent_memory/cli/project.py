@@ -8,6 +8,7 @@ from pathlib import Path
 from .. import commands
 from ..config.context import Context
 from ..config.projects import how_found, map_directory
+from ..contract import ProjectMapped
 from ..errors import OK
 from ..setup import origins
 from .parsing import Rendered, subcommands, with_json
@@ -35,7 +36,7 @@ def project_map(args: argparse.Namespace, ctx: Context) -> Rendered:
     if recorded and recorded["state"] != "failed":
         done = "recorded" if recorded["state"] == "recorded" else "already recorded"
         line += f"\nIts origin {recorded['origin']} is {done} in the bucket: a clone elsewhere finds this project."
-    return {**result, "origin": recorded}, line, OK
+    return ProjectMapped(project=result["project"], root=result["root"], origin=recorded), line, OK
 
 
 def project_show(args: argparse.Namespace, ctx: Context) -> Rendered:

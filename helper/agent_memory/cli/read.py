@@ -6,6 +6,7 @@ import argparse
 
 from .. import commands
 from ..config.context import Context
+from ..contract import NoteRead, SkillFile
 from ..errors import OK, UsageError
 from ..memory.reading import read
 from ..skills.catalog import read_file
@@ -28,7 +29,8 @@ def run(args: argparse.Namespace, ctx: Context) -> Rendered:
         raise UsageError("Which note? Give its id.", next_step=f"{commands.line('search', 'QUERY')} (lists ids)")
     found = read(ctx, args.target, fresh=args.fresh)
     content = found["content"]
-    return {**found, "content": content.decode("utf-8", errors="replace")}, content, OK
+    text = content.decode("utf-8", errors="replace")
+    return NoteRead(id=found["id"], path=found["path"], content=text, source=found["source"]), content, OK
 
 
 def _skill_file(args: argparse.Namespace, ctx: Context) -> Rendered:
@@ -40,4 +42,5 @@ def _skill_file(args: argparse.Namespace, ctx: Context) -> Rendered:
         )
     found = read_file(ctx, args.skill, args.revision, args.target or "SKILL.md")
     content = found["content"]
-    return {**found, "content": content.decode("utf-8", errors="replace")}, content, OK
+    text = content.decode("utf-8", errors="replace")
+    return SkillFile(name=found["name"], revision=found["revision"], file=found["file"], content=text), content, OK

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping
 
 from .. import commands
 from ..agents import codex
+from ..contract import NoteUpload, Publication, Retries, Sync
 from ..display import safe, safe_tree
 from ..errors import ACCESS, ERROR, OK, PENDING
 from ..errors import render as lines
@@ -19,7 +21,7 @@ HOOK_PREFIX = "agent-memory hook: "
 MAX_EVENT = 1 << 20  # bytes of a hook's event read at most
 
 
-def emit(result: dict[str, object], text: str | bytes, as_json: bool) -> None:
+def emit(result: Mapping[str, object], text: str | bytes, as_json: bool) -> None:
     """Print a command's result: its JSON object with `--json`, else its text (bytes exactly as they are)."""
     if as_json:
         sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
@@ -55,7 +57,7 @@ def notice(text: str) -> None:
     print(text, file=sys.stderr)
 
 
-def sync(freshness: Freshness) -> dict[str, object]:
+def sync(freshness: Freshness) -> Sync:
     """The `sync` object of a search: `{"status": "fresh"|"stale", "reason", "detail", "kind", "skipped"}`; `kind`
     is how a fresh cache was brought up to date: `changes` (the change feed) or `listing` (the whole project)."""
     if freshness.offline:
@@ -71,7 +73,7 @@ def sync(freshness: Freshness) -> dict[str, object]:
     return safe_tree({**found, "kind": freshness.kind if freshness.fresh else None, "skipped": skipped})
 
 
-def told_sync(freshness: Freshness) -> tuple[dict[str, object], int]:
+def told_sync(freshness: Freshness) -> tuple[Sync, int]:
     """The `sync` object of a refresh, with its notices printed; exit 4 when the refresh was refused (the results
     still come from the cache), else 0."""
     found = sync(freshness)
@@ -85,7 +87,7 @@ def told_sync(freshness: Freshness) -> tuple[dict[str, object], int]:
     return found, ACCESS
 
 
-def told_upload(result: dict[str, object]) -> Rendered:
+def told_upload(result: NoteUpload | Publication) -> Rendered:
     """One upload's result (a note saved, a skill published) in words; exit 75 while it is pending."""
     result = safe_tree(result)  # a pending upload's message carries the store's error
     code = PENDING if result["status"] == "pending" else OK
@@ -102,7 +104,7 @@ def told_upload(result: dict[str, object]) -> Rendered:
     )
 
 
-def told_retries(result: dict[str, object]) -> Rendered:
+def told_retries(result: Retries) -> Rendered:
     """A retry of several uploads in words: exit 1 if any is damaged, else 75 if any is still pending."""
     result = safe_tree(result)  # store errors and damage reports carry outside text
     told = [r.get("message") or f"Published {r['name']} revision {r['revision']}." for r in result["results"]]

@@ -7,6 +7,7 @@ import argparse
 
 from .. import commands
 from ..config.context import Context
+from ..contract import Search
 from ..display import plural
 from ..errors import UsageError
 from ..memory.search import search_project
@@ -52,15 +53,15 @@ def run(args: argparse.Namespace, ctx: Context) -> Rendered:
         waiting = plural(found["pending"], "note")
         notice(f"{waiting} {'is' if found['pending'] == 1 else 'are'} pending upload: run {RETRY}.")
     sync, code = told_sync(freshness)
-    result = {"project": found["project"], "query": found["query"], "results": found["results"], "sync": sync}
-    return {**result, "pending": found["pending"]}, "\n".join(lines), code
+    result = Search(
+        project=found["project"], query=found["query"], results=found["results"], sync=sync, pending=found["pending"]
+    )
+    return result, "\n".join(lines), code
 
 
 def _skills(args: argparse.Namespace, ctx: Context) -> Rendered:
     result, freshness = discover(ctx, args.query, offline=args.offline)
     result["skills"] = result["skills"][: args.limit]
     lines = [f"{s['name']}  {s['revision']}  {s['description']}" for s in result["skills"]]
-    sync, code = told_sync(freshness)
-    del sync["skipped"]  # the skills' sync has never had it: a revision with an unsafe SKILL.md is just not listed
-    del sync["kind"]  # the index of skills is always listed whole
+    _sync, code = told_sync(freshness)  # its notices and exit code: the index of skills has no `sync` object
     return result, "\n".join(lines) or "No matching skills.", code

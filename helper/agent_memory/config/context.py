@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..contract import Mapping
 from ..store.base import Store
 from ..store.bucket import open_store
 from ..store.budget import Budget
@@ -55,7 +56,7 @@ class Context:
             self._project = self.mapping()["project"]
         return self._project
 
-    def mapping(self) -> dict[str, str]:
+    def mapping(self) -> Mapping:
         """`{"project", "root", "found", "via"}` of this command's folder (NotSetUp if it is not mapped)."""
         return projects.resolve(self._directory, config=self.config)
 

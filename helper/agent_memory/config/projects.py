@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 
 from .. import commands, names
+from ..contract import Mapping
 from ..errors import NotSetUp, UsageError
 from . import repository
 from .settings import editing, load
@@ -53,7 +54,7 @@ def add_mapping(config: dict[str, object], name: str, root: Path) -> None:
     config.setdefault("projects", {})[str(root)] = name  # `load` made sure that it is an object
 
 
-def resolve(directory: str | os.PathLike[str] | None = None, config: dict[str, object] | None = None) -> dict[str, str]:
+def resolve(directory: str | os.PathLike[str] | None = None, config: dict[str, object] | None = None) -> Mapping:
     """The project of `directory` (default: the current one), or NotSetUp: `{"project", "root", "found", "via"}`,
     where `root` is the mapped folder, `found` says how (`mapped`, `worktree` of the main checkout `via`, or
     `origin`: a checkout mapped on this machine has the same origin URL, `via`)."""

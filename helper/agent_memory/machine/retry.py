@@ -9,6 +9,7 @@ import os
 
 from .. import commands
 from ..config.context import Context
+from ..contract import Waited
 from ..display import plural
 from ..outbox import backoff
 from ..outbox.delivery import retry as retry_uploads
@@ -21,23 +22,23 @@ DEFAULT_BUDGET = 5.0  # seconds for all retries of one Stop; the hooks' own time
 SESSION_END_BUDGET = 1.0
 
 
-def retry(ctx: Context, event: str) -> dict[str, object]:
+def retry(ctx: Context, event: str) -> Waited:
     """Retry pending notes and skill publications within the event's budget, unless an earlier retry failed
     recently (`backoff`): `{"results", "damaged", "waiting"}`, `waiting` the seconds left of that wait."""
     counts = summary()
     if not any(count for name, count in counts.items() if name != "damaged"):
-        return {"results": [], "damaged": [], "waiting": 0}  # nothing to do: no network library is loaded
+        return Waited(results=[], damaged=[], waiting=0)  # nothing to do: no network library is loaded
     if left := backoff.waiting():
-        return {"results": [], "damaged": [], "waiting": round(left)}  # this turn costs nothing
+        return Waited(results=[], damaged=[], waiting=round(left))  # this turn costs nothing
     ctx.budget.reset(budget_seconds(event))
     result = retry_uploads(KINDS, ctx, by_user=False)
     if any(item.get("status") == "pending" for item in result["results"]):
         with contextlib.suppress(OSError):  # a state folder it cannot write (a sandbox): the next turn tries again
             backoff.failed()
-    return {**result, "waiting": 0}
+    return Waited(results=result["results"], damaged=result["damaged"], waiting=0)
 
 
-def summary_line(result: dict[str, object]) -> str:
+def summary_line(result: Waited) -> str:
     """What a retry did, in one line for the runtime's log."""
     statuses = [item.get("status") for item in result["results"]]
     shared = len(statuses) - statuses.count("pending")

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from .. import __version__, commands, paths
 from ..clock import age_seconds
 from ..config.context import Context
+from ..contract import Status, StoreCheck
 from ..display import safe_tree
 from ..errors import AccessError, NotSetUp
 from ..memory import pack
@@ -20,7 +21,7 @@ from ..store.bucket import check_private
 from .uploads import KINDS
 
 
-def status(ctx: Context) -> dict[str, object]:
+def status(ctx: Context) -> Status:
     """The machine's state, as the status command's JSON object."""
     bucket = ctx.config.get("bucket")
     try:
@@ -52,7 +53,7 @@ def status(ctx: Context) -> dict[str, object]:
     return safe_tree(result)  # notes' problems, store errors and paths reach people and models alike
 
 
-def store_check(bucket: str | None) -> dict[str, object]:
+def store_check(bucket: str | None) -> StoreCheck:
     """Whether the configured store can be used, checked as save checks it before keeping a note, without the
     network: `{"status": "ok"|"refused"|"missing"|"not checked"|"not set", "detail", "next"}`."""
     folder = folder_path(bucket) if bucket else None

@@ -8,6 +8,7 @@ import contextlib
 
 from .. import commands
 from ..config.context import Context
+from ..contract import NoteUpload, PendingNote
 from ..errors import AgentMemoryError
 from ..outbox.kinds import Kind, Outcome, progress
 from ..outbox.listing import waiting
@@ -22,7 +23,7 @@ class NoteUploads(Kind):
     name = "note"
     group = "notes"
 
-    def entry(self, plan: dict[str, object]) -> dict[str, object]:
+    def entry(self, plan: dict[str, object]) -> PendingNote:
         return {
             "id": plan["id"],
             "path": plan["objects"][-1]["path"],
@@ -30,7 +31,7 @@ class NoteUploads(Kind):
             **progress(plan),
         }
 
-    def result(self, outcome: Outcome) -> dict[str, object]:
+    def result(self, outcome: Outcome) -> NoteUpload:
         plan, key = outcome.plan, outcome.key
         if outcome.done:
             status, message = "saved", f"Saved {key} to {plan['bucket']}: it is shared."
@@ -51,7 +52,7 @@ class NoteUploads(Kind):
             with contextlib.suppress(OSError):
                 ProjectCache(plan["bucket"], project).add({plan["id"]: objects[-1][1]})
 
-    def shared_already(self, key: str, ctx: Context) -> dict[str, object] | None:
+    def shared_already(self, key: str, ctx: Context) -> NoteUpload | None:
         """A note that is not pending but already in this project's bucket (saved here earlier, or elsewhere)."""
         path = notes.object_path(ctx.project, key)
         try:

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from types import ModuleType
 
 from ..config.context import Context
+from ..contract import Found, Match, NoteHit
 from ..display import safe_tree
 from ..outbox.listing import summary
 from ..store.base import Freshness
@@ -26,7 +27,7 @@ MAX_MATCHES_PER_NOTE = 3
 MATCH_TEXT_MAX = 200
 
 
-def matching_lines(text: str, query: str) -> list[dict[str, object]]:
+def matching_lines(text: str, query: str) -> list[Match]:
     """The first few lines of `text` that contain `query`, with 1-based line numbers in the file.
 
     Body lines come first: a frontmatter line (title, tags) is shown only when the body has no match.
@@ -48,7 +49,7 @@ def _body_start(lines: list[str]) -> int:
     return 0
 
 
-def _matches(numbered: list[tuple[int, str]], wanted: str) -> list[dict[str, object]]:
+def _matches(numbered: list[tuple[int, str]], wanted: str) -> list[Match]:
     found = []
     for number, line in numbered:
         if wanted in line.lower():
@@ -66,7 +67,7 @@ def search(
     limit: int,
     kind: str | None,
     pending_notes: list[dict[str, object]],
-) -> list[dict[str, object]]:
+) -> list[NoteHit]:
     """Results for `query`: cached notes, then pending entries of the same project (see `outbox`).
 
     One pass over the pack, keeping only the best `limit` candidates. A cached copy that fails its check is
@@ -146,7 +147,7 @@ def _refreshed(ctx: Context, cache: ProjectCache) -> Freshness:
 
 def search_project(
     ctx: Context, query: str, *, limit: int = 10, kind: str | None = None, offline: bool = False
-) -> tuple[dict[str, object], Freshness]:
+) -> tuple[Found, Freshness]:
     """Refresh the cache of the command's project unless `offline`, then search it: `({"project", "query",
     "results", "pending"}, how fresh the cache is)`."""
     cache = ProjectCache(ctx.bucket, ctx.project)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..config.context import Context
+from ..contract import NoteUpload, Publication, Retries
 from ..errors import AgentMemoryError
 from ..store.base import StoreError
 from ..store.bucket import landed_anyway
@@ -41,7 +42,9 @@ def deliver(kind: Kind, key: str, ctx: Context, *, check_first: bool = True) -> 
     return outcome
 
 
-def retry(kinds: Sequence[Kind], ctx: Context, key: str | None = None, *, by_user: bool = True) -> dict[str, object]:
+def retry(
+    kinds: Sequence[Kind], ctx: Context, key: str | None = None, *, by_user: bool = True
+) -> Retries | NoteUpload | Publication:
     """Retry the uploads of `kinds`, within the command's one budget; asked `by_user`, it also ends the hooks'
     wait (`backoff`), whatever comes of it, so that the next turn tries again too.
 
@@ -79,7 +82,7 @@ def retry(kinds: Sequence[Kind], ctx: Context, key: str | None = None, *, by_use
     return {"results": results, "damaged": damaged}
 
 
-def _retry_one(kinds: Sequence[Kind], ctx: Context, key: str) -> dict[str, object]:
+def _retry_one(kinds: Sequence[Kind], ctx: Context, key: str) -> NoteUpload | Publication:
     op = plans.find(key, {kind.name for kind in kinds})
     if op is not None:
         kind = next(kind for kind in kinds if kind.name == plans.split(op)[0])

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from .. import commands
 from ..config.context import Context
+from ..contract import Discarded
 from ..errors import AgentMemoryError, UsageError
 from . import claims, plans, writing
 
@@ -48,7 +49,7 @@ def export(key: str, destination: str) -> list[str]:
     return written
 
 
-def discard(key: str, ctx: Context) -> dict[str, object]:
+def discard(key: str, ctx: Context) -> Discarded:
     """Take an upload out of the outbox on purpose; its plan and bytes move to a folder that is returned."""
     op = _find(key)
     with claims.claimed(op, ctx.budget.remaining()) as ours:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from .. import commands
 from ..config.context import Context
+from ..contract import NoteUpload, PendingNote, PendingPublication, Publication
 from ..errors import AgentMemoryError
 
 RETRY = commands.line("pending", "retry")  # the one retry command every hint names
@@ -65,18 +66,18 @@ class Kind:
     name = ""  # the plan's kind, and the prefix of its folder in the outbox
     group = ""  # the key that lists the waiting ones in `pending` and `status`
 
-    def entry(self, plan: dict[str, object]) -> dict[str, object]:
+    def entry(self, plan: dict[str, object]) -> PendingNote | PendingPublication:
         """How `pending` and `status` list one that waits."""
         raise NotImplementedError
 
-    def result(self, outcome: Outcome) -> dict[str, object]:
+    def result(self, outcome: Outcome) -> NoteUpload | Publication:
         """The command's result for one delivery, its `message` included."""
         raise NotImplementedError
 
     def delivered(self, plan: dict[str, object], objects: list[tuple[str, bytes]], ctx: Context) -> None:
         """What to do once the bucket has confirmed the upload (nothing, unless the domain says)."""
 
-    def shared_already(self, key: str, ctx: Context) -> dict[str, object] | None:
+    def shared_already(self, key: str, ctx: Context) -> NoteUpload | None:
         """The result for a retry of `key` that the outbox no longer holds, if the bucket has it; else None."""
         return None
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..contract import Pending
 from . import plans
 from .kinds import Kind
 
 
-def entries(kinds: Sequence[Kind]) -> dict[str, list[dict[str, object]]]:
+def entries(kinds: Sequence[Kind]) -> Pending:
     """Everything in the outbox, for `status` and `pending`: a list per kind's group, and `damaged`."""
     by_name = {kind.name: kind for kind in kinds}
     found: dict[str, list[dict[str, object]]] = {kind.group: [] for kind in kinds}

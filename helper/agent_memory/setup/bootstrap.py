@@ -17,6 +17,7 @@ from ..config import projects, repository
 from ..config import settings as config_file
 from ..config.context import Context
 from ..contents import sha256
+from ..contract import Bootstrap
 from ..errors import AgentMemoryError, NotSetUp, UsageError
 from ..fsutil import write_atomic
 from ..memory import pending, reading, saving
@@ -58,7 +59,7 @@ def bootstrap(
     codex_sandbox: bool = False,
     space_revision: str | None = None,
     replace: bool = False,
-) -> dict[str, object]:
+) -> Bootstrap:
     """Set up this machine; the command's JSON result (its `verification.status` decides the exit code).
 
     Without `project`, the folder's project is the one it already resolves to on this machine, else the one

@@ -9,13 +9,14 @@ from pathlib import Path
 from .. import commands
 from ..config import settings as config_file
 from ..config.context import Context
+from ..contract import BucketSet
 from ..errors import UsageError
 from ..names import folder_path
 from ..store.base import StoreError
 from ..store.bucket import check_private, parse_bucket
 
 
-def set_bucket(ctx: Context, spec: str) -> dict[str, object]:
+def set_bucket(ctx: Context, spec: str) -> BucketSet:
     """Make `spec` this machine's bucket: `{"bucket", "created", "was", "unchanged"}` (`was`: the bucket it
     replaces, None if there was none or it is the same)."""
     uri = parse_bucket(spec)

@@ -29,6 +29,7 @@ except ImportError:  # Python 3.10
 from .. import commands, paths
 from ..agents import codex
 from ..config import settings
+from ..contract import Consent
 from ..errors import AgentMemoryError
 from ..fsutil import make_dirs, write_atomic
 from ..names import folder_path
@@ -121,7 +122,7 @@ def _addable(text: str, path: Path, bucket: str | None = None) -> str:
     return rest
 
 
-def allow(bucket: str | None = None) -> dict[str, object]:
+def allow(bucket: str | None = None) -> Consent:
     """Add (or bring up to date) the consent block for `bucket` (default: the configured one); the status
     afterwards, with `changed` and `backup`."""
     path = codex.config_file()
@@ -145,7 +146,7 @@ def allow(bucket: str | None = None) -> dict[str, object]:
     return {**status(bucket), **edited}
 
 
-def remove() -> dict[str, object]:
+def remove() -> Consent:
     """Take the consent block out, and nothing else; the status afterwards, with `changed` and `backup`.
 
     A file that held only the block goes with it: no empty file is left behind."""
@@ -169,7 +170,7 @@ def _was_empty() -> Path:
     return paths.state_dir() / "codex-config-was-empty"
 
 
-def status(bucket: str | None = None) -> dict[str, object]:
+def status(bucket: str | None = None) -> Consent:
     """`{"file", "state", "roots", "network", "missing", "next"}` of the consent block, compared with what saving to
     `bucket` (default: the configured one) writes. `state`: "allowed" (exactly those folders), "incomplete" (some
     are not writable: `missing`), "outdated" (all are, and others no longer needed too), "not allowed" or
@@ -192,7 +193,7 @@ def status(bucket: str | None = None) -> dict[str, object]:
 
 def _state(
     path: Path, state: str, roots: list[Path], network: bool, missing: list[Path], next_step: str | None
-) -> dict[str, object]:
+) -> Consent:
     return {
         "file": str(path),
         "state": state,

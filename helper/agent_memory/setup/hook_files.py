@@ -25,6 +25,7 @@ from pathlib import Path
 from types import ModuleType
 
 from .. import agents, commands
+from ..contract import HookFile
 from ..errors import AgentMemoryError
 from . import agent_files, codex_sandbox
 from .command import helper_command
@@ -45,13 +46,13 @@ def hooks_file(runtime: str) -> Path:
     return agents.runtime(runtime).hooks_file()
 
 
-def install(agent: str = "both") -> list[dict[str, object]]:
+def install(agent: str = "both") -> list[HookFile]:
     """Install our hooks for the runtimes `agent` names; each runtime's status afterwards, with `changed`."""
     check(agent)  # all files or none: a refused file leaves the other runtime's untouched too
     return [_edit(runtime, _install_into) for runtime in agents.selected(agent)]
 
 
-def remove(agent: str = "both") -> list[dict[str, object]]:
+def remove(agent: str = "both") -> list[HookFile]:
     """Take out only what install wrote (and events it leaves empty); each runtime's status afterwards."""
     check(agent)
     return [_edit(runtime, _remove_from) for runtime in agents.selected(agent)]
@@ -63,7 +64,7 @@ def check(agent: str = "both") -> None:
         _load(Path(os.path.realpath(hooks_file(runtime))))
 
 
-def status(agent: str = "both") -> list[dict[str, object]]:
+def status(agent: str = "both") -> list[HookFile]:
     """For each runtime: its hook file, the state of each of our events, and what the user has to know."""
     found = []
     for runtime in agents.selected(agent):

@@ -18,6 +18,7 @@ import re
 from pathlib import Path
 
 from ..config import settings as config_file
+from ..contract import InstructionsRemoved
 from ..errors import AgentMemoryError
 from . import agent_files
 
@@ -118,7 +119,7 @@ def record_created(config: dict[str, object], created: list[str]) -> None:
     config[CREATED] = sorted(set(config.get(CREATED) or []) | set(created))
 
 
-def remove_blocks(files: dict[str, Path]) -> dict[str, list[str]]:
+def remove_blocks(files: dict[str, Path]) -> InstructionsRemoved:
     """Remove the block from each runtime's file, and the files bootstrap created that are then empty:
     `{"removed", "deleted", "backups"}`.
 

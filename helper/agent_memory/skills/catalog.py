@@ -12,6 +12,7 @@ from pathlib import Path
 
 from .. import commands, names, paths
 from ..config.context import Context
+from ..contract import SkillSearch
 from ..display import safe_tree
 from ..errors import AgentMemoryError, ContentRefused, UsageError
 from ..fsutil import read_json, scratch_folder, write_json_atomic
@@ -26,7 +27,7 @@ def _index_file(bucket: str) -> Path:
     return paths.bucket_cache(bucket) / "skills" / "index.json"
 
 
-def discover(ctx: Context, query: str = "", *, offline: bool = False) -> tuple[dict[str, object], Freshness]:
+def discover(ctx: Context, query: str = "", *, offline: bool = False) -> tuple[SkillSearch, Freshness]:
     """`({"skills": [...]}, how fresh the index is)`: complete revisions matching `query` by name or description,
     newest first."""
     bucket = ctx.bucket

@@ -19,6 +19,7 @@ from .. import agents, commands, names, paths
 from ..clock import new_id, utc_now
 from ..config.context import Context
 from ..contents import compare, sha256
+from ..contract import Installed
 from ..errors import AgentMemoryError, ContentRefused
 from ..fsutil import make_dirs, make_private, new_folder, remove_tree, scratch_folder, write_atomic
 from ..store.base import Store, StoreError, UnsafeObject
@@ -27,7 +28,7 @@ from . import layout
 
 def install_revision(
     ctx: Context, name: str, revision: str, *, agent: str = "both", replace: bool = False, bucket: str | None = None
-) -> dict[str, object]:
+) -> Installed:
     """Download a complete revision from `bucket` (default: the configured one), validate every path and file,
     install it; the contract's result: `{"name", "revision", "installed" (every destination, which now holds it),
     "unchanged" (those that already did), "backup"}`."""

@@ -4,6 +4,7 @@ listed and told."""
 from __future__ import annotations
 
 from .. import commands
+from ..contract import PendingPublication, Publication
 from ..errors import AgentMemoryError
 from ..outbox.kinds import Kind, Outcome, progress
 
@@ -14,7 +15,7 @@ class SkillUploads(Kind):
     name = "skill"
     group = "skills"
 
-    def entry(self, plan: dict[str, object]) -> dict[str, object]:
+    def entry(self, plan: dict[str, object]) -> PendingPublication:
         display = plan.get("display") or {}
         return {
             "name": display.get("name"),
@@ -23,7 +24,7 @@ class SkillUploads(Kind):
             **progress(plan),
         }
 
-    def result(self, outcome: Outcome) -> dict[str, object]:
+    def result(self, outcome: Outcome) -> Publication:
         display = outcome.plan.get("display") or {}
         found = {
             "name": display.get("name"),

@@ -1,0 +1,389 @@
+"""The JSON objects the commands print, declared once: every key, and what it holds.
+
+Each command's handler returns one of these (`cli.parsing.Rendered`), and `cli.render.emit` prints it, the one
+place where a result becomes JSON. The keys are the contract that agents and scripts read (`skill/references/
+commands.md`): tests assert them exactly, and a key added here must be documented there.
+"""
+
+from __future__ import annotations
+
+from typing import TypedDict
+
+# -- what several results share -------------------------------------------------------------------------------
+
+
+class Failure(TypedDict):
+    """What `--json` prints when a command fails (its text goes to stderr as `Error:` and `Next:` lines)."""
+
+    error: str
+    next: str
+    exit_code: int
+
+
+class Skipped(TypedDict):
+    """An object of a folder store that a refresh left out: it could lead outside the store."""
+
+    path: str
+    detail: str
+    next: str
+
+
+class Sync(TypedDict):
+    """How fresh a search's answer is: `status` fresh or stale, the `reason` and `detail` of a stale one, `kind` of
+    a fresh refresh (`changes`, `listing`), and what it skipped."""
+
+    status: str
+    reason: str | None
+    detail: str | None
+    kind: str | None
+    skipped: list[Skipped]
+
+
+class LastError(TypedDict):
+    """Why the last attempt of an upload failed, and when."""
+
+    reason: str
+    detail: str
+    at: str
+
+
+class Damage(TypedDict):
+    """A pending upload whose plan cannot be executed as written: listed with its folder, never skipped."""
+
+    kind: str
+    id: str
+    file: str
+    problem: str
+
+
+# -- notes ----------------------------------------------------------------------------------------------------
+
+
+class Match(TypedDict):
+    """A line of a note that holds the query."""
+
+    line: int
+    text: str
+
+
+class NoteHit(TypedDict):
+    """A note that a search found (display-safe; `damaged` says why a note's fields are not shown)."""
+
+    id: str
+    title: str
+    kind: str
+    created: str
+    agent: str
+    machine: str
+    damaged: str | None
+    path: str
+    pending: bool
+    matches: list[Match]
+
+
+class Found(TypedDict):
+    """What a search of the project's notes found: those that hold the query, newest first, and how many of the
+    project's notes are pending here."""
+
+    project: str
+    query: str
+    results: list[NoteHit]
+    pending: int
+
+
+class Search(TypedDict):
+    """`search`: what it found, and how fresh the cache was."""
+
+    project: str
+    query: str
+    results: list[NoteHit]
+    sync: Sync
+    pending: int
+
+
+class NoteRead(TypedDict):
+    """`read NOTE_ID --json`: the note's exact text and where it was read from (`cache`, `bucket`, `pending`)."""
+
+    id: str
+    path: str
+    content: str
+    source: str
+
+
+class NoteUpload(TypedDict):
+    """`save`, or the retry of one note: `status` saved or pending, with the `message` that says so."""
+
+    id: str
+    project: str | None
+    bucket: str
+    path: str
+    status: str
+    message: str
+
+
+# -- skills ---------------------------------------------------------------------------------------------------
+
+
+class _PublicationFields(TypedDict):
+    name: str | None
+    revision: str
+    status: str
+    files: list[str]
+
+
+class Publication(_PublicationFields, total=False):
+    """`publish-skill`, or the retry of one publication: `status` published or pending (with its `message`)."""
+
+    message: str
+
+
+class SkillHit(TypedDict):
+    """A published skill revision that `search --skills` found, and when it was published."""
+
+    name: str
+    revision: str
+    description: str
+    published: str | None
+
+
+class SkillSearch(TypedDict):
+    """`search --skills`: the complete revisions matching the query, newest first."""
+
+    skills: list[SkillHit]
+
+
+class SkillFile(TypedDict):
+    """`read --skill NAME --revision REV [FILE]`: one file of a published revision."""
+
+    name: str
+    revision: str
+    file: str
+    content: str
+
+
+class Installed(TypedDict):
+    """`install-skill`: every destination (which now holds the revision), those that already did, the backup."""
+
+    name: str
+    revision: str
+    installed: list[str]
+    unchanged: list[str]
+    backup: str | None
+
+
+# -- what waits on this machine -------------------------------------------------------------------------------
+
+
+class PendingNote(TypedDict):
+    """A note waiting for upload, as `pending` and `status` list it."""
+
+    id: str
+    path: str
+    project: str | None
+    bucket: str
+    queued: str | None
+    attempts: int
+    last_error: LastError | None
+
+
+class PendingPublication(TypedDict):
+    """A skill revision waiting for upload."""
+
+    name: str | None
+    revision: str
+    files: list[str]
+    bucket: str
+    queued: str | None
+    attempts: int
+    last_error: LastError | None
+
+
+class Pending(TypedDict):
+    """`pending`: every upload that waits here, by kind, and the damaged ones."""
+
+    notes: list[PendingNote]
+    skills: list[PendingPublication]
+    damaged: list[Damage]
+
+
+class Retries(TypedDict):
+    """`pending retry` (every upload): each one's result, and the damaged ones (never uploaded)."""
+
+    results: list[NoteUpload | Publication]
+    damaged: list[Damage]
+
+
+class Exported(TypedDict):
+    """`pending export`: the files written."""
+
+    id: str
+    written: list[str]
+
+
+class Discarded(TypedDict):
+    """`pending discard`: where the plan and its bytes are kept."""
+
+    id: str
+    kind: str
+    kept: str
+
+
+# -- the hooks --------------------------------------------------------------------------------------------------
+
+
+class SessionStart(TypedDict):
+    """`hook session-start --json`: the reminder the model was given ("" for a resumed session that has it)."""
+
+    event: str
+    agent: str
+    context: str
+
+
+class Waited(TypedDict):
+    """What the hooks' retry did: each upload's result, the damaged ones, and the seconds left of their wait."""
+
+    results: list[NoteUpload | Publication]
+    damaged: list[Damage]
+    waiting: int
+
+
+class Stop(TypedDict):
+    """`hook stop|session-end --json`: the event, and what its retry did (`Waited`)."""
+
+    event: str
+    agent: str
+    results: list[NoteUpload | Publication]
+    damaged: list[Damage]
+    waiting: int
+
+
+# -- this machine -------------------------------------------------------------------------------------------------
+
+
+class Mapping(TypedDict):
+    """The project of a folder: the mapped folder (`root`), and how it was found (`mapped`, `worktree`, `origin`)."""
+
+    project: str
+    root: str
+    found: str
+    via: str | None
+
+
+class StoreCheck(TypedDict):
+    """Whether the configured store can be used, checked without the network."""
+
+    status: str
+    detail: str | None
+    next: str | None
+
+
+class Status(TypedDict):
+    """`status`: configuration, project, pending uploads, damaged notes, installed skills, hooks, Codex's sandbox."""
+
+    version: str
+    config_file: str
+    bucket: str | None
+    store: StoreCheck
+    project: Mapping | None
+    project_error: str | None
+    last_refresh: str | None
+    pending: list[dict[str, object]]
+    pending_skills: list[dict[str, object]]
+    damaged: list[Damage]
+    damaged_notes: list[dict[str, str]]
+    skills: list[dict[str, object]]
+    hooks: list[dict[str, object]]
+    codex_sandbox: dict[str, object]
+
+
+class BucketSet(TypedDict):
+    """`config set bucket`: the bucket now configured, whether it was created, and the one it replaced."""
+
+    bucket: str
+    created: bool
+    was: str | None
+    unchanged: bool
+
+
+class ProjectMapped(TypedDict):
+    """`project map`: the folder mapped, and the claim of its repository's origin in the bucket (None: none)."""
+
+    project: str
+    root: str
+    origin: dict[str, object] | None
+
+
+class HookFile(TypedDict, total=False):
+    """One runtime's hooks (`hooks install|remove|status`): its file, their state, what the user has to know; after
+    a change, whether it `changed` and the `backup` of the previous file."""
+
+    agent: str
+    file: str
+    state: str
+    events: dict[str, str]
+    note: str
+    changed: bool
+    backup: str | None
+
+
+class Hooks(TypedDict):
+    """`hooks install|remove|status`: one entry per runtime."""
+
+    agents: list[HookFile]
+
+
+class Consent(TypedDict, total=False):
+    """`codex-sandbox allow|remove|status`: the consent block in Codex's config.toml, against what saving writes."""
+
+    file: str
+    state: str
+    roots: list[str]
+    network: bool
+    missing: list[str]
+    next: str | None
+    changed: bool
+    backup: str | None
+
+
+class InstructionsRemoved(TypedDict):
+    """`instructions remove`: the files the block was taken out of, those deleted with it, and their backups."""
+
+    removed: list[str]
+    deleted: list[str]
+    backups: list[str]
+
+
+class Import(TypedDict):
+    """`import`: where memories were looked for, one row per file (what became of it), the counts, and `sync`."""
+
+    project: str
+    dry_run: bool
+    sources: list[dict[str, object]]
+    files: list[dict[str, object]]
+    counts: dict[str, int]
+    sync: Sync
+
+
+class Bootstrap(TypedDict):
+    """`bootstrap`: what each step found or changed, the warnings, and the verification (`status` decides the exit
+    code)."""
+
+    bucket: str
+    bucket_created: bool
+    bucket_was: str | None
+    project: str
+    root: str
+    mapping: dict[str, object]
+    found: dict[str, str | None]
+    origin: dict[str, object] | None
+    agents: list[str]
+    skill: dict[str, list[str]]
+    skills: list[dict[str, str]]
+    instructions: list[dict[str, str]]
+    backups: list[str]
+    hooks: dict[str, object]
+    codex_sandbox: Consent | None
+    command: dict[str, object] | None
+    verification: dict[str, str]
+    warnings: list[str]
+    changed: bool

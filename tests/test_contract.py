@@ -1,0 +1,82 @@
+"""The JSON each command prints is the one `contract` declares: the same keys, at every level checked here, so that
+the declaration cannot drift from what agents and scripts read."""
+
+from __future__ import annotations
+
+import json
+
+from agent_memory import contract
+
+
+def keys(declared: type) -> set[str]:
+    """Every key a TypedDict of `contract` declares (required or not)."""
+    return set(declared.__required_keys__ | declared.__optional_keys__)
+
+
+def required(declared: type) -> set[str]:
+    return set(declared.__required_keys__)
+
+
+def test_notes_and_their_uploads(ready):
+    saved = ready.save("# WAL mode\n\nEnable WAL mode before the first write.")
+    assert set(saved.json) == keys(contract.NoteUpload)
+    found = ready.run("search", "wal", "--json").json
+    assert set(found) == keys(contract.Search)
+    assert set(found["sync"]) == keys(contract.Sync)
+    assert set(found["results"][0]) == keys(contract.NoteHit)
+    assert set(found["results"][0]["matches"][0]) == keys(contract.Match)
+    assert set(ready.run("read", saved.json["id"], "--json").json) == keys(contract.NoteRead)
+    failed = ready.run("read", "20260101-000000-000000-0000000000", "--json")
+    assert failed.code == 1 and set(failed.json) == keys(contract.Failure)
+
+
+def test_what_waits_and_the_hooks(ready, folder_store, tmp_path):
+    store = tmp_path / "store"
+    store.rename(tmp_path / "unmounted")  # its drive is gone: the save stays pending
+    saved = ready.save("Kept here for now.")
+    assert saved.code == 75 and set(saved.json) == keys(contract.NoteUpload)
+    listed = ready.run("pending", "--json").json
+    assert set(listed) == keys(contract.Pending)
+    assert set(listed["notes"][0]) == keys(contract.PendingNote)
+    status = ready.run("status", "--json").json
+    assert set(status) == keys(contract.Status) and set(status["store"]) == keys(contract.StoreCheck)
+    assert set(status["project"]) == keys(contract.Mapping)
+    event = json.dumps({"cwd": str(ready.work)})
+    start = ready.run("hook", "session-start", "--agent", "codex", "--json", input=event).json
+    assert set(start) == keys(contract.SessionStart)
+    stop = ready.run("hook", "stop", "--agent", "codex", "--json", input=event).json
+    assert set(stop) == keys(contract.Stop)
+    assert set(stop["results"][0]) == keys(contract.NoteUpload)  # still pending: its result says so
+    (tmp_path / "unmounted").rename(store)
+    exported = ready.run("pending", "export", saved.json["id"], "--to", str(tmp_path / "out.md"), "--json").json
+    assert set(exported) == keys(contract.Exported)
+    retried = ready.run("pending", "retry", "--json").json
+    assert set(retried) == keys(contract.Retries) and set(retried["results"][0]) == keys(contract.NoteUpload)
+
+
+def test_skills_and_setup(ready, tmp_path):
+    skill = tmp_path / "x-skill"
+    skill.mkdir()
+    (skill / "SKILL.md").write_text("---\nname: x-skill\ndescription: Does x.\n---\nbody\n")
+    published = ready.run("publish-skill", str(skill), "--json").json
+    assert required(contract.Publication) <= set(published) <= keys(contract.Publication)
+    found = ready.run("search", "--skills", "--json").json
+    assert set(found) == keys(contract.SkillSearch) and set(found["skills"][0]) == keys(contract.SkillHit)
+    shown = ready.run("read", "--skill", "x-skill", "--revision", published["revision"], "--json").json
+    assert set(shown) == keys(contract.SkillFile)
+    installed = ready.run("install-skill", "x-skill", "--revision", published["revision"], "--json").json
+    assert set(installed) == keys(contract.Installed)
+    assert set(ready.run("project", "map", "demo", "--json").json) == keys(contract.ProjectMapped)
+    assert set(ready.run("project", "show", "--json").json) == keys(contract.Mapping)
+    hooks = ready.run("hooks", "status", "--json").json
+    assert set(hooks) == keys(contract.Hooks) and set(hooks["agents"][0]) <= keys(contract.HookFile)
+    assert set(ready.run("codex-sandbox", "status", "--json").json) <= keys(contract.Consent)
+    assert set(ready.run("instructions", "remove", "--json").json) == keys(contract.InstructionsRemoved)
+    assert set(ready.run("import", "--dry-run", "--json").json) == keys(contract.Import)
+
+
+def test_setting_up(machine, folder_store):
+    assert set(machine.run("config", "set", "bucket", folder_store, "--json").json) == keys(contract.BucketSet)
+    done = machine.run("bootstrap", "--project", "demo", "--bucket", folder_store, "--agent", "claude", "--json")
+    assert done.code == 0, done.err
+    assert set(done.json) == keys(contract.Bootstrap)
