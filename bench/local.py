@@ -126,8 +126,18 @@ def search(ctx: Context) -> list[Table]:
 
 # -- 2. start-up -------------------------------------------------------------------------------------------------
 
-FLOOR = "python -c 'import re, json, pathlib'"
-FLOOR_CLI = "python -c 'import re, json, pathlib, argparse'"
+# what every `agent-memory` process imports before any code of the helper runs: pip's console script imports `re`
+FLOOR_SCRIPT = "python -c 'import re'"
+# the standard modules the command line itself is made of: the parser, paths and JSON
+FLOOR_CLI = "python -c 'import re, argparse, pathlib, json'"
+# the targets of issue 26, as ratios to `python -c pass` measured in the same rounds
+TARGETS = {
+    "agent-memory search --offline": 3.0,
+    "agent-memory status": 3.0,
+    "agent-memory --version": 3.0,
+    "agent-memory hook session-start": 2.5,
+    "agent-memory hook stop": 2.0,
+}
 
 
 def startup(ctx: Context) -> list[Table]:
@@ -141,6 +151,7 @@ def startup(ctx: Context) -> list[Table]:
     commands = {
         "agent-memory search --offline": ("search", "--offline", data.QUERY),
         "agent-memory status": ("status",),
+        "agent-memory --version": ("--version",),
         # what the agents' hooks run at every session start and every turn (nothing pending: no network)
         "agent-memory hook session-start": ("hook", "session-start", "--agent", "codex"),
         "agent-memory hook stop": ("hook", "stop", "--agent", "codex"),
@@ -148,57 +159,56 @@ def startup(ctx: Context) -> list[Table]:
     argvs = {
         "python -c pass": [sys.executable, "-c", "pass"],
         **{name: machine.argv(*args) for name, args in commands.items()},
-        "agent-memory --version": machine.argv("--version"),
-        "python -c 'import json'": [sys.executable, "-c", "import json"],
-        FLOOR: [sys.executable, "-c", "import re, json, pathlib"],
-        FLOOR_CLI: [sys.executable, "-c", "import re, json, pathlib, argparse"],
+        FLOOR_SCRIPT: [sys.executable, "-c", "import re"],
+        FLOOR_CLI: [sys.executable, "-c", "import re, argparse, pathlib, json"],
     }
     contenders = {name: command(argv, env=machine.env, cwd=machine.work) for name, argv in argvs.items()}
     medians = {name: median(t) for name, t in alternate(contenders, runs=ctx.runs * 4, warmup=3).items()}
     base = medians["python -c pass"]
-    limits = {name: 2.5 if "hook" in name else 3.0 for name in commands}
-    met = all(medians[name] / base <= limits[name] for name in commands)
+    met = all(medians[name] / base <= TARGETS[name] for name in commands)
     headline = ", ".join(f"{name.removeprefix('agent-memory ')} {ratio(medians[name], base)}" for name in commands)
     timings = Table(
         "2a. Start-up",
-        ["command", "median", "ratio to `python -c pass`"],
-        [[f"`{name}`", ms(value), ratio(value, base)] for name, value in medians.items()],
-        target="the hook commands within 2.5x, `search --offline` on a tiny cache (20 notes) and `status` within 3x "
-        "of `python -c pass` (same interpreter).",
+        ["command", "median", "ratio to `python -c pass`", "target"],
+        [
+            [f"`{name}`", ms(value), ratio(value, base), f"{TARGETS[name]:.1f}x" if name in TARGETS else ""]
+            for name, value in medians.items()
+        ],
+        target="`search --offline` on a tiny cache (20 notes), `status` and `--version` within 3.0x, `hook "
+        "session-start` within 2.5x, `hook stop` with nothing pending within 2.0x of `python -c pass` (same "
+        "interpreter, same rounds).",
         verdict="met" if met else "not met",
         headline=f"{headline} of `python -c pass`",
         notes=[
             f"Medians of {ctx.runs * 4} alternating runs after three warm-up rounds; bytecode compiled beforehand. "
-            "The last four rows are references without a target: a command that only prints (`--version`), and "
-            "the cost of importing the standard modules that every command needs (and argparse, which the "
-            "command line needs).",
-            "The shape is the simple one: the helper's own modules are imported at the top of the modules that use "
-            "them, one argparse parser reads every command line, and `entry` hands `hook` to its own small entry "
-            "before the parser is loaded. huggingface_hub, hf_xet and PyYAML are loaded only by the module that "
-            "wraps each of them, where it is used; `typing` is not imported at run time, and the few standard "
-            "modules that cost milliseconds (hashlib, threading, socket, subprocess, shutil, base64) are imported "
-            "by the function that uses them.",
-            "What is left is mostly the standard library (the floor rows: `re`, `json` and `pathlib`, which brings "
-            "`urllib.parse` and `ipaddress` in Python 3.11, are about 2x alone; argparse adds a third) and the "
-            "helper's own modules, a few tenths of a millisecond each to load (table 2b).",
-            "What the simpler shape costs: before it (imports inside functions, a hand-written parser for the hot "
-            "commands; run of 2026-12-01 in this file's history) the same rows were search --offline 2.89x, "
-            "status 2.97x, hook session-start 2.68x and hook stop 2.58x. Loading every own module that a "
-            "command can reach, and argparse for the command line, adds about 1.5x of `python -c pass` (about "
-            "25 ms) to search and status and about 0.5x (8 ms) to the hooks; the targets above are missed by "
-            "that much, which no user perceives next to a model's answer.",
+            "The last two rows are floors without a target: what pip's console script imports before the "
+            "helper's first line (`re`), and the standard modules the command line is made of (`argparse`, and "
+            "`pathlib` and `json`, which every command's configuration and output need).",
+            "The shape: `commands.TABLE` names each command's module; `entry` imports that module alone and the "
+            "command declares its own arguments on one argparse parser, so no command builds another's parser or "
+            "loads another's modules. Imports are at the top of every module; the read path (these five "
+            "commands) never loads the write path (the outbox's delivery, the refresh, the store SDK), PyYAML, "
+            "or the failure path (the secret guard that redacts an error): `tests/test_import_paths.py` lists "
+            "the modules each may load. Four documented places load the costly part of a command line only when "
+            "it is used: the Hub's store, PyYAML, an online search's refresh, the Stop hook's retry.",
+            "Where the rest goes (table 2b): the floor rows are most of it. pip's console script imports `re` "
+            "(with `enum` and `functools`) before any code of ours; argparse (with `gettext` and `locale`), and "
+            "`pathlib` (which brings `urllib.parse` and `ipaddress` in Python 3.11) and `json` are the "
+            "command line and its data. The `hook stop` target (2.0x) is below that floor plus the entry's own "
+            "modules (the table, the parser, the renderer, the Context with the configuration and the stores' "
+            "interface): reaching it would take a hook that bypasses argparse and the Context, which the "
+            "one-parser, one-Context design rules out.",
         ],
     )
     breakdown = Table(
         "2b. Where the start-up time goes",
         ["command", "imports beyond `python -c pass`", "largest imports (ms, with the libraries inside)"],
         notes=[
-            "From `python -X importtime`, medians of 5 runs (the instrumentation inflates times a little).",
+            "From `python -X importtime`, medians of 5 runs (the instrumentation inflates times a little). The "
+            "command's own module is imported through the table (`importlib`), which `-X importtime` does not "
+            "report: what it imports shows as top-level rows.",
             "The SessionStart reminder counts the project's cached notes and dates the newest from one read of the "
-            "cache's checksums file (one regular-expression pass, no note parsed): measured alone on 2026-12-02 "
-            "against the previous reminder in alternating runs, no difference on 20 notes (56.8 ms against 62.2 ms, "
-            "within the noise of a loaded machine), and about 50 ms more on 50,000 notes (106 ms against 55 ms on "
-            "20).",
+            "cache's checksums file (one regular-expression pass, no note parsed).",
         ],
     )
     for name, args in commands.items():

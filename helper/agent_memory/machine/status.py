@@ -48,7 +48,7 @@ def status(ctx: Context) -> Status:
         "damaged_notes": _damaged_notes(cache) if cache else [],
         "skills": installed_skills(),
         "hooks": hook_files.status(),
-        "codex_sandbox": codex_sandbox.status(),
+        "codex_sandbox": codex_sandbox.status(bucket),
     }
     return safe_tree(result)  # notes' problems, store errors and paths reach people and models alike
 

@@ -78,7 +78,9 @@ def bootstrap(
         supplied = parse_bucket(bucket) if bucket else None
     except MalformedBucket as exc:  # the fix is this same command, with the bucket written as it should be
         raise UsageError(
-            exc.message, next_step=commands.line("bootstrap", "--project", str(project), "--bucket", exc.suggestion)
+            exc.message,
+            # the suggestion is written for a shell already (`"file://$HOME/..."`)
+            next_step=f"{commands.line('bootstrap', '--project', str(project), '--bucket')} {exc.suggestion}",
         ) from None
     if supplied and (folder := folder_path(supplied)) is not None and not folder.parent.is_dir():
         raise no_parent(folder, "run the same bootstrap again")
