@@ -189,8 +189,9 @@ def startup(ctx: Context) -> list[Table]:
             "loads another's modules. Imports are at the top of every module; the read path (these five "
             "commands) never loads the write path (the outbox's delivery, the refresh, the store SDK), PyYAML, "
             "or the failure path (the secret guard that redacts an error): `tests/test_import_paths.py` lists "
-            "the modules each may load. Four documented places load the costly part of a command line only when "
-            "it is used: the Hub's store, PyYAML, an online search's refresh, the Stop hook's retry.",
+            "the modules each may load. Five documented places load the costly part of a command line only when "
+            "it is used: a store's backend (the Hub's SDK), PyYAML, an online search's refresh, the Stop hook's "
+            "retry, and the failure path.",
             "Where the rest goes (table 2b): the floor rows are most of it. pip's console script imports `re` "
             "(with `enum` and `functools`) before any code of ours; argparse (with `gettext` and `locale`), and "
             "`pathlib` (which brings `urllib.parse` and `ipaddress` in Python 3.11) and `json` are the "

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 
 from .. import guard
 from . import notes
@@ -23,5 +22,11 @@ def machine_name() -> str | None:
     value = os.environ.get(MACHINE_VARIABLE)
     if value:
         return notes.single_line(value, "machine name", notes.NAME_MAX, MACHINE_VARIABLE)
-    host = re.sub(r"[^A-Za-z0-9_-]+", "-", socket.gethostname().split(".")[0]).strip("-")[: notes.NAME_MAX]
+    host = re.sub(r"[^A-Za-z0-9_-]+", "-", _host_name().split(".")[0]).strip("-")[: notes.NAME_MAX]
     return host if host and not guard.scan(host) else None
+
+
+def _host_name() -> str:
+    """The host name, as the system tells it (`uname`, as `socket.gethostname` does on POSIX; Windows: its
+    COMPUTERNAME)."""
+    return os.uname().nodename if hasattr(os, "uname") else os.environ.get("COMPUTERNAME", "")
