@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -163,7 +164,9 @@ def startup(ctx: Context) -> list[Table]:
         FLOOR_CLI: [sys.executable, "-c", "import re, argparse, pathlib, json"],
     }
     contenders = {name: command(argv, env=machine.env, cwd=machine.work) for name, argv in argvs.items()}
+    load_before = os.getloadavg()[0]
     medians = {name: median(t) for name, t in alternate(contenders, runs=ctx.runs * 4, warmup=3).items()}
+    load = (load_before + os.getloadavg()[0]) / 2
     base = medians["python -c pass"]
     met = all(medians[name] / base <= TARGETS[name] for name in commands)
     headline = ", ".join(f"{name.removeprefix('agent-memory ')} {ratio(medians[name], base)}" for name in commands)
@@ -180,7 +183,9 @@ def startup(ctx: Context) -> list[Table]:
         verdict="met" if met else "not met",
         headline=f"{headline} of `python -c pass`",
         notes=[
-            f"Medians of {ctx.runs * 4} alternating runs after three warm-up rounds; bytecode compiled beforehand. "
+            f"Medians of {ctx.runs * 4} alternating runs after three warm-up rounds; bytecode compiled beforehand; "
+            f"the machine's load average was about {load:.1f} ({os.cpu_count()} cores): a loaded machine inflates "
+            "every ratio, the floors' too (on an idle one, the second floor row was 2.00x). "
             "The last two rows are floors without a target: what pip's console script imports before the "
             "helper's first line (`re`), and the standard modules the command line is made of (`argparse`, and "
             "`pathlib` and `json`, which every command's configuration and output need).",
