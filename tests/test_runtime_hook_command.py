@@ -109,13 +109,14 @@ def test_a_checkpoint_pending_on_this_machine_is_pointed_at_too(alice, hub):
     compacted = context(hook(alice, "session-start", {"cwd": str(alice.work), "source": "compact"}))
     assert f'{pending.json["id"]} "Saved while offline"' in compacted
     assert (
-        f"1 upload saved on this machine is not shared yet (1 note); retry it with: {HELPER} pending retry"
-    ) in compacted.splitlines()
+        "1 upload saved on this machine is not shared yet (1 note); the Stop hook retries it after each turn on its own"
+    ) in compacted.splitlines()  # Codex's sandbox without the consent: no command the model could not run
     assert alice.save("second body", "--title", "Also offline").code == 75
-    again = context(hook(alice, "session-start", {"cwd": str(alice.work), "source": "compact"}))
+    claude = context(hook(alice, "session-start", {"cwd": str(alice.work), "source": "compact"}, agent="claude"))
     assert (
-        f"2 uploads saved on this machine are not shared yet (2 notes); retry them with: {HELPER} pending retry"
-    ) in again.splitlines()
+        "2 uploads saved on this machine are not shared yet (2 notes); the Stop hook retries them after each turn on "
+        f"its own; to retry them now: {HELPER} pending retry"
+    ) in claude.splitlines()
 
 
 def test_a_long_title_keeps_the_reminder_under_2_kb(ready):
@@ -304,7 +305,7 @@ def test_stop_also_finishes_a_pending_skill_publication(alice, hub, tmp_path):
     pending = alice.run("publish-skill", str(skill), "--json")
     assert pending.code == 75, pending.err
     text = context(hook(alice, "session-start"))
-    assert "1 upload saved on this machine is not shared yet (1 skill publication); retry it with" in text
+    assert "1 upload saved on this machine is not shared yet (1 skill publication); the Stop hook retries it" in text
 
     hub.clear_faults()
     result = hook(alice, "stop", agent="claude")
@@ -313,3 +314,17 @@ def test_stop_also_finishes_a_pending_skill_publication(alice, hub, tmp_path):
     revision = pending.json["revision"]
     assert f"skills/release-notes/{revision}/SKILL.md" in hub.list_paths(BUCKET)
     assert alice.run("pending", "--json").json["skills"] == []
+
+
+@pytest.mark.parametrize("event", ["session-start", "stop"])
+def test_a_hook_that_fails_prints_no_secret(machine, tmp_path, event):
+    """A token in a path the hook cannot use, placed where the hook's one line is cut (300 characters)."""
+    token = "hf_" + "aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"
+    line = f"agent-memory hook: {event} failed: NotADirectoryError: [Errno 20] Not a directory: '{tmp_path}/"
+    base = tmp_path / ("d" * (300 - len(line) - 11))  # the token starts 10 characters before the cut
+    base.mkdir()
+    (base / token).write_text("a file where a folder should be")
+    env = {"AGENT_MEMORY_HOME": str(base / token / "home")}
+    result = hook(machine, event, env=env)
+    assert result.code == 0, result.err
+    assert token[:12] not in result.out + result.err and "[redacted]" in result.out + result.err
