@@ -33,6 +33,14 @@ def context(result) -> str:
     return out["hookSpecificOutput"]["additionalContext"]
 
 
+def shown(result) -> str:
+    """The user's message of a Stop hook: `{"systemMessage": ...}` on stdout, the only key (X5)."""
+    assert result.code == 0 and result.err == "", result.err
+    out = json.loads(result.out)
+    assert list(out) == ["systemMessage"]
+    return out["systemMessage"]
+
+
 def test_reminder_names_the_project_and_says_when_to_search(ready):
     text = context(hook(ready, "session-start", {"cwd": str(ready.work), "source": "startup"}))
     first, trigger = text.splitlines()
@@ -177,17 +185,22 @@ def test_stop_retries_pending_uploads_once_the_bucket_is_back(alice, hub):
     saved = alice.save("# Finding\n\nThe parser needs a lookahead of 2.", "--title", "Parser lookahead")
     assert saved.code == 75, saved.err
     still = hook(alice, "stop", agent="claude")
-    assert (still.code, still.out) == (0, "")
+    assert (still.code, still.err) == (0, "")
     assert (
-        still.err
-        == "agent-memory hook: retried 1 pending upload: 0 shared, 1 still pending (see: agent-memory pending)\n"
+        shown(still) == "agent-memory: retried 1 pending upload: 0 shared, 1 still pending (see: agent-memory pending)"
+    )
+    waiting = hook(alice, "stop", agent="claude")  # the hooks wait after a failed retry, and say until when
+    assert shown(waiting) == (
+        "agent-memory: 1 upload not shared yet; the next retry is in about 1 minute (to retry now: agent-memory "
+        "pending retry)"
     )
 
     hub.clear_faults()
     alice.wait_over()  # the failed retry made the hooks wait (see the backoff tests below)
     result = hook(alice, "stop")
-    assert (result.code, result.out) == (0, "")
-    assert result.err == "agent-memory hook: retried 1 pending upload: 1 shared, 0 still pending\n"
+    assert (result.code, result.err) == (0, "")
+    assert shown(result) == "agent-memory: retried 1 pending upload: 1 shared, 0 still pending"
+    assert hook(alice, "stop").out == ""  # nothing waits any more: nothing to say
     assert [p for p in hub.list_paths(BUCKET) if "/notes/" in p] == [saved.json["path"]]
     assert alice.run("pending", "--json").json["notes"] == []
 
@@ -258,7 +271,7 @@ def test_retry_stops_at_its_budget_and_leaves_the_rest_pending(alice, hub):
     started = time.monotonic()
     result = hook(alice, "stop", env={"AGENT_MEMORY_HOOK_BUDGET": "2", "AGENT_MEMORY_TIMEOUT": "60"})
     elapsed = time.monotonic() - started
-    assert (result.code, result.out) == (0, "")
+    assert shown(result).endswith(" 2 still pending (see: agent-memory pending)")
     assert elapsed < 15, elapsed  # the budget, not the 60 s network timeout, bounds the hook
     assert sorted(n["id"] for n in alice.run("pending", "--json").json["notes"]) == sorted(ids)
 
@@ -290,7 +303,8 @@ def test_concurrent_stop_hooks_upload_one_copy_and_a_killed_one_loses_nothing(al
     procs = [alice.popen("hook", "stop", "--agent", agent, input=b"{}") for agent in ("codex", "claude") * 2]
     for proc in procs:
         out, err = proc.communicate(timeout=120)
-        assert proc.returncode == 0 and out == b"", err.decode()
+        assert proc.returncode == 0 and err == b"", err.decode()
+        assert out == b"" or list(json.loads(out)) == ["systemMessage"]  # the user's message, or nothing at all
     assert alice.run("pending", "--json").json["notes"] == []
     notes = [p for p in hub.list_paths(BUCKET) if "/notes/" in p]
     assert notes == [saved["path"]]
@@ -309,8 +323,7 @@ def test_stop_also_finishes_a_pending_skill_publication(alice, hub, tmp_path):
 
     hub.clear_faults()
     result = hook(alice, "stop", agent="claude")
-    assert (result.code, result.out) == (0, "")
-    assert result.err == "agent-memory hook: retried 1 pending upload: 1 shared, 0 still pending\n"
+    assert shown(result) == "agent-memory: retried 1 pending upload: 1 shared, 0 still pending"
     revision = pending.json["revision"]
     assert f"skills/release-notes/{revision}/SKILL.md" in hub.list_paths(BUCKET)
     assert alice.run("pending", "--json").json["skills"] == []
