@@ -36,8 +36,22 @@ import remote  # noqa: E402
 import report  # noqa: E402
 import space_page  # noqa: E402
 
-CASES = (local.search, local.startup, remote.refresh, remote.save, remote.skills, space_page.page, recall.recall)
-NO_CORPUS = {space_page.page, local.startup, recall.recall}  # cases that prepare their own notes, or none
+CASES = (
+    local.search,
+    local.startup,
+    remote.refresh,
+    remote.save,
+    remote.skills,
+    space_page.page,
+    recall.recall,
+    local.folder_store,
+)
+NO_CORPUS = {
+    space_page.page,
+    local.startup,
+    recall.recall,
+    local.folder_store,
+}  # cases that prepare their own notes, or none
 
 INTRO = """
 How to reproduce: `python bench/run.py` from the repository root, with the virtualenv that has agent-memory

@@ -153,10 +153,10 @@ class ProjectCache:
             if any(isinstance(source, Path) for source in notes.values()):
                 make_dirs(self.notes)  # once, not per note: checking the folders on the way costs a few stats
             known = checksums.read(self.checksum_file, notes)
-            lines, added, replaced = [], [], False
+            lines, added, replaced = [], {}, False
             for note_id, source in notes.items():
                 target = self.note_file(note_id)
-                data = source.read_bytes() if isinstance(source, Path) else source
+                data = _read_download(source) if isinstance(source, Path) else source
                 checksum = (len(data), crc32(data), remote.get(note_id))
                 current = known.get(note_id)
                 if current is not None and current[:2] == checksum[:2] and self._matching(note_id, current) is not None:
@@ -166,13 +166,13 @@ class ProjectCache:
                 replaced = replaced or current is not None or target.exists()
                 self._place(target, source, data)
                 lines.append(checksums.line(note_id, checksum))
-                added.append(note_id)
+                added[note_id] = data
             if lines:
                 self._record(lines)
             if replaced or (added and not self._pack_appendable()):
                 self._rebuild_locked()  # a replaced note's old record must go; a torn pack is rebuilt
             elif added:
-                append(self.pack, (pack.record(note_id, self.note_file(note_id).read_bytes()) for note_id in added))
+                append(self.pack, (pack.record(note_id, data) for note_id, data in added.items()))
 
     def drop(self, note_ids: set[str]) -> None:
         """Remove notes that the bucket no longer lists, and rebuild the pack without them."""
@@ -214,8 +214,7 @@ class ProjectCache:
     def _place(self, target: Path, source: bytes | Path, data: bytes) -> None:
         if not isinstance(source, Path):
             write_atomic(target, data)
-        elif source != target:  # a download: made private, then moved in whole (`add` made the folder)
-            os.chmod(source, FILE_MODE)
+        elif source != target:  # a download (made private by `_read_download`), moved in whole (`add` made the folder)
             os.replace(source, target)
 
     def _record(self, lines: list[bytes]) -> None:
@@ -362,6 +361,21 @@ class ProjectCache:
                 yield folder
             finally:
                 remove_tree(folder)
+
+
+def _read_download(file: Path) -> bytes:
+    """The bytes of a downloaded file, which is made owner-only if it is not (hf_xet's follow the umask)."""
+    fd = os.open(file, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        info = os.fstat(fd)
+        if info.st_mode & 0o777 != FILE_MODE:
+            os.fchmod(fd, FILE_MODE) if hasattr(os, "fchmod") else os.chmod(file, FILE_MODE)
+        chunks = []
+        while chunk := os.read(fd, max(info.st_size + 1, 1 << 16)):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def _strings(value: object, keys: set[str]) -> bool:
