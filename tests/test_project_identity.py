@@ -315,3 +315,62 @@ def test_an_origin_that_cannot_be_recorded_leaves_the_mapping_and_says_how_to_re
     assert machine.run("project", "show", "--json", cwd=checkout).json["project"] == "demo"
     hub.clear_faults()
     assert machine.run("project", "map", "demo", str(checkout), "--json").json["origin"]["state"] == "recorded"
+
+
+# -- names and origins that hold a credential -----------------------------------------------------------------
+
+TOKEN_LIKE = "ghp_" + "k" * 36  # a GitHub token to the guard; never a real one
+
+
+def every_byte(folder: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        f"https://github.com/Owner/Repo.git?access_token={TOKEN_LIKE}",
+        f"https://github.com/Owner/Repo#{TOKEN_LIKE}",
+        f"https://x-access-token:{TOKEN_LIKE}@github.com/Owner/Repo.git",
+        f"https://{TOKEN_LIKE}@github.com/Owner/Repo",
+        f"https://user:p@ss{TOKEN_LIKE}@github.com/Owner/Repo",
+        f"{TOKEN_LIKE}@github.com:Owner/Repo.git?x={TOKEN_LIKE}",
+    ],
+)
+def test_an_origin_keeps_neither_user_part_nor_query(url):
+    assert normalise_url(url) == "github.com/Owner/Repo"
+
+
+def test_project_map_with_a_token_in_the_origin_query_prints_and_writes_none(machine, tmp_path, folder_store):
+    checkout = repo(tmp_path / "repo", origin=f"https://github.com/Owner/Repo.git?access_token={TOKEN_LIKE}")
+    assert machine.run("config", "set", "bucket", folder_store).code == 0
+    for args in (["--json"], []):
+        mapped = machine.run("project", "map", "demo", str(checkout), *args)
+        assert mapped.code == 0, mapped.err
+        assert TOKEN_LIKE not in mapped.out + mapped.err and "access_token" not in mapped.out + mapped.err
+    store = Path(folder_store[len("file://") :])
+    for where in (machine.root, store):
+        assert TOKEN_LIKE.encode() not in every_byte(where) and b"access_token" not in every_byte(where)
+    shown = machine.run("project", "show", "--json", cwd=clone(checkout, tmp_path / "other", ORIGIN))
+    assert shown.code == 0 and shown.json["via"] == "github.com/Owner/Repo"
+
+
+def test_a_token_as_a_project_name_is_refused_and_never_shown(machine, tmp_path, folder_store):
+    checkout = repo(tmp_path / "repo")
+    assert machine.run("config", "set", "bucket", folder_store).code == 0
+    config = machine.run("config", "show", "--json").json
+    refused = machine.run("project", "map", TOKEN_LIKE, str(checkout))
+    assert refused.code == 5, refused.err
+    assert TOKEN_LIKE not in refused.out + refused.err
+    assert "The project name looks like a credential (GitHub token (rule github-token))" in refused.err
+    assert "Next: agent-memory project map NAME [DIR]" in refused.err
+    assert machine.run("config", "show", "--json").json == config
+    store = Path(folder_store[len("file://") :])
+    assert not (store / "origins").exists()
+
+    bootstrapped = machine.run("bootstrap", "--agent", "claude", "--project", TOKEN_LIKE, cwd=checkout)
+    assert bootstrapped.code == 5, bootstrapped.err
+    assert TOKEN_LIKE not in bootstrapped.out + bootstrapped.err
+    assert "Next: agent-memory bootstrap --project my-project" in bootstrapped.err
+    assert not (machine.home / ".claude").exists() and machine.run("config", "show", "--json").json == config
+    assert TOKEN_LIKE.encode() not in every_byte(machine.root) + every_byte(store)

@@ -18,7 +18,7 @@ from ..config import settings as config_file
 from ..config.context import Context
 from ..contents import sha256
 from ..contract import Bootstrap
-from ..errors import AgentMemoryError, NotSetUp, UsageError
+from ..errors import AgentMemoryError, ContentRefused, NotSetUp, UsageError
 from ..fsutil import write_atomic
 from ..memory import pending, reading, saving
 from ..memory.search import search_project
@@ -68,8 +68,8 @@ def bootstrap(
     if project is not None:
         try:
             names.project(project)
-        except UsageError as exc:  # the fix is this same command, with a name that can be one
-            raise UsageError(
+        except (UsageError, ContentRefused) as exc:  # the fix is this same command, with a name that can be one
+            raise type(exc)(
                 exc.message,
                 next_step=f"{commands.line('bootstrap', '--project', 'my-project')} (or another name of that kind)",
             ) from None
