@@ -73,6 +73,7 @@ def test_skills_and_setup(ready, tmp_path):
     assert set(ready.run("codex-sandbox", "status", "--json").json) <= keys(contract.Consent)
     assert set(ready.run("instructions", "remove", "--json").json) == keys(contract.InstructionsRemoved)
     assert set(ready.run("import", "--dry-run", "--json").json) == keys(contract.Import)
+    assert set(ready.run("project", "unmap", "--json").json) == keys(contract.ProjectUnmapped)
 
 
 def test_setting_up(machine, folder_store):
