@@ -45,6 +45,7 @@ class FolderSync:
         self.pulled: list[str] = []
         self.merged: list[str] = []
         self.waiting: list[str] = []  # changed here, to be pushed by the next push
+        self.before: dict[str, str | None] = {}  # the text a pulled file had here before (None: no file)
         self.conflicts: list[dict[str, object]] = []
         self.refused: list[dict[str, str]] = []
         self.in_step = 0
@@ -141,10 +142,16 @@ def _write(history: History, index: FolderIndex, done: FolderSync, path: str, he
     except Refused as exc:
         done.refused.append({"path": path, "why": str(exc)})
         return False
+    if here is not None and here.text is None:
+        try:
+            here = folders.read(done.folder, path)
+        except (OSError, Refused):
+            here = None if not (done.folder / path).exists() else here
     written = _write_text(done.folder, path, text, here)
     if written is False:
         done.waiting.append(path)
         return False
+    done.before[path] = here.text if here is not None else None
     _mark(index, path, written, text, head)
     return True
 
