@@ -227,6 +227,7 @@ class SyncRun(TypedDict):
     uploads: list[SyncUpload]
     errors: list[str]
     busy: list[str]
+    refused: list[SyncRefused]
 
 
 class SyncFolderState(TypedDict):

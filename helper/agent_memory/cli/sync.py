@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from .. import agents, commands
+from ..agents import RUNTIMES
 from ..config.context import Context
 from ..contract import SyncFolder, SyncHistory, SyncRun, SyncStatus, SyncSwitched
 from ..display import safe_tree
@@ -16,7 +17,6 @@ from ..sync import summary as reports
 from ..sync.engine import FolderSync
 from ..sync.running import Run, scopes, sync
 from ..sync.summary import conflict
-from ..sync.versions import RUNTIMES
 from .parsing import Rendered, subcommands, with_json
 from .render import notice
 
@@ -87,6 +87,7 @@ def told_run(run: Run) -> Rendered:
             "uploads": run.uploads,
             "errors": run.errors,
             "busy": run.busy,
+            "refused": run.refused,
         }
     )
     lines = []
@@ -105,6 +106,8 @@ def told_run(run: Run) -> Rendered:
             notice(upload["message"])
     for error in result["errors"]:
         notice(f"The bucket could not be read ({error}): synced with what this machine knows.")
+    for item in result["refused"]:
+        notice(f"Refused from the bucket: {item['path']}: {item['why']}.")
     for busy in result["busy"]:
         notice(f"{busy} is being synced by another process right now.")
     pending = any(upload["status"] == "pending" for upload in result["uploads"])

@@ -126,9 +126,8 @@ def _sync_file(
         done.refused.append({"path": path, "why": str(exc)})
         return
     version = Version(new_id(), path, heads, text, machine, utc_now())
-    written = _write_text(done.folder, path, text, here)
+    written = _write_text(done, path, text, here)
     if written is False:
-        done.waiting.append(path)
         return
     _record(history, index, done, version, written)
     done.merged.append(path)
@@ -147,21 +146,24 @@ def _write(history: History, index: FolderIndex, done: FolderSync, path: str, he
             here = folders.read(done.folder, path)
         except (OSError, Refused):
             here = None if not (done.folder / path).exists() else here
-    written = _write_text(done.folder, path, text, here)
+    written = _write_text(done, path, text, here)
     if written is False:
-        done.waiting.append(path)
         return False
     done.before[path] = here.text if here is not None else None
     _mark(index, path, written, text, head)
     return True
 
 
-def _write_text(folder: Path, path: str, text: str | None, here: Local | None) -> Local | None | bool:
-    """`folders.write` over the file as it was read; False (nothing written) if it changed since."""
+def _write_text(done: FolderSync, path: str, text: str | None, here: Local | None) -> Local | None | bool:
+    """`folders.write` over the file as it was read; False (nothing written) if it changed since (it waits for the
+    next sync) or its place in the folder is refused (a link on the way)."""
     try:
-        return folders.write(folder, path, text, here.hash if here else None)
+        return folders.write(done.folder, path, text, here.hash if here else None)
     except Moved:
-        return False
+        done.waiting.append(path)
+    except Refused as exc:
+        done.refused.append({"path": path, "why": str(exc)})
+    return False
 
 
 def _record(history: History, index: FolderIndex, done: FolderSync, version: Version, here: Local | None) -> None:

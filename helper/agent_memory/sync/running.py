@@ -46,6 +46,7 @@ class Run:
         self.uploads: list[SyncUpload] = []
         self.errors: list[str] = []
         self.busy: list[str] = []
+        self.refused: list[dict[str, str]] = []  # objects of the bucket refused now, and why
 
 
 def scopes(ctx: Context, runtime: str, directory: str | os.PathLike[str] | None = None) -> list[Scope]:
@@ -92,12 +93,14 @@ def sync(ctx: Context, chosen: list[Scope], *, push: bool, wait: bool = True, on
                 run.busy.append(f"{scope.runtime}/{scope.scope}")
                 continue
             history = History(ctx.bucket, scope.runtime, scope.scope)  # read again under the lock
+            known = set(history.refused)
             try:
                 history.refresh(ctx.store)
             except StoreError as exc:
                 run.errors.append(f"{ctx.bucket}: {exc.detail}")
             except AgentMemoryError as exc:  # the store refused to open (a folder store opened to others)
                 run.errors.append(exc.message)
+            run.refused += [{"path": name, "why": why} for name, why in history.refused.items() if name not in known]
             passes = []
             for place in scope.places:
                 index = FolderIndex(history.folder, place)

@@ -3,8 +3,8 @@ set by `sync enable|disable` (and `bootstrap --sync`)."""
 
 from __future__ import annotations
 
+from ..agents import RUNTIMES
 from ..config.settings import editing
-from .versions import RUNTIMES
 
 
 def enabled(config: dict[str, object]) -> list[str]:

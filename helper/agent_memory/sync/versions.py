@@ -20,7 +20,7 @@ from ..contents import sha256
 
 FORMAT = 1
 PREFIX = "sync"
-RUNTIMES = ("claude", "codex")
+
 CODEX_SCOPE = "user"  # Codex keeps one set of memories per user, not per project
 MAX_TEXT = 256 * 1024  # bytes of one file's text: memory files are a few kilobytes; Claude loads 25 KB of its index
 MAX_OBJECT = MAX_TEXT * 7 + 8192  # a JSON string escapes a character to at most 6 bytes (plus the fields)
