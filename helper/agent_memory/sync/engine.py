@@ -77,6 +77,12 @@ def _sync_file(
     history: History, index: FolderIndex, done: FolderSync, path: str, here: Local | None, *, push: bool, machine: str
 ) -> None:
     record = index.files.get(path)
+    if record is None and here is not None and here.hash is not None:
+        # no record (a first sync here, or a record lost): a file whose text a version has is in step with it
+        same = [meta["id"] for meta in history.of(path) if meta["hash"] == here.hash]
+        if same:
+            record = {"size": here.size, "mtime_ns": here.mtime_ns, "hash": here.hash, "version": same[-1]}
+            index.files[path] = record
     base = record.get("version") if record else None
     base = base if base in history.versions else None
     changed = (here.hash if here else None) != (record.get("hash") if record else None)
