@@ -21,22 +21,33 @@ class Failure(TypedDict):
 
 
 class Skipped(TypedDict):
-    """An object of a folder store that a refresh left out: it could lead outside the store."""
+    """An object that a refresh left out, with why (`reason`): `unsafe` (a folder store's entry that could lead
+    outside it) or `oversized` (larger than it may be: never downloaded); `next` clears it."""
 
     path: str
+    reason: str
     detail: str
     next: str
 
 
+class Gone(TypedDict):
+    """A note that a listing found gone from the bucket, and when: its cached copy was dropped."""
+
+    path: str
+    at: str
+
+
 class Sync(TypedDict):
     """How fresh a search's answer is: `status` fresh or stale, the `reason` and `detail` of a stale one, `kind` of
-    a fresh refresh (`changes`, `listing`), and what it skipped."""
+    a fresh refresh (`changes`, `listing`), what it skipped, and the paths of the cached notes it dropped because
+    the bucket no longer holds them (`gone`)."""
 
     status: str
     reason: str | None
     detail: str | None
     kind: str | None
     skipped: list[Skipped]
+    gone: list[str]
 
 
 class LastError(TypedDict):
@@ -430,6 +441,8 @@ class Status(TypedDict):
     pending_skills: list[dict[str, object]]
     damaged: list[Damage]
     damaged_notes: list[dict[str, str]]
+    skipped: list[Skipped]
+    gone: list[Gone]
     skills: list[dict[str, object]]
     hooks: list[dict[str, object]]
     codex_sandbox: dict[str, object]

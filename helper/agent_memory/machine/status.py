@@ -32,6 +32,7 @@ def status(ctx: Context) -> Status:
     except NotSetUp as exc:
         project, project_error = None, f"{exc.message} Next: {exc.next_step}"
     cache = ProjectCache(bucket, project["project"]) if bucket and project else None
+    report = cache.report() if cache else {"skipped": [], "gone": []}
     waiting = entries(KINDS)
     result = {
         "version": __version__,
@@ -48,6 +49,8 @@ def status(ctx: Context) -> Status:
         ],
         "damaged": waiting["damaged"],
         "damaged_notes": _damaged_notes(cache) if cache else [],
+        "skipped": report["skipped"],  # what the last listing left out (oversized, unsafe), and why
+        "gone": report["gone"],  # notes found gone from the bucket, newest first
         "skills": installed_skills(),
         "hooks": hook_files.status(),
         "codex_sandbox": codex_sandbox.status(bucket),
