@@ -64,6 +64,10 @@ TABLE: dict[str, Command] = {
         "let agent-memory save from Codex's workspace-write sandbox",
         ("allow", "remove", "status"),
     ),
+    "uninstall": Command(
+        "agent_memory.cli.uninstall",
+        "undo bootstrap: hooks, sandbox consent, instruction blocks, skills, PATH link (your notes stay)",
+    ),
     "hook session-start": Command(
         "agent_memory.cli.hook_start", "the SessionStart hook: a short reminder in the model's context", quiet=True
     ),
