@@ -14,6 +14,7 @@ from pathlib import Path
 
 from test_runtime_hook_command import context, hook
 
+import tools
 from conftest import Machine
 
 HELPER = str(Path(sys.executable).parent / "agent-memory")
@@ -39,7 +40,7 @@ def checksums(machine: Machine, bucket: str, project: str = "demo") -> Path:
 
 def test_the_reminder_counts_the_cached_notes_and_says_how_recent_the_newest_is(ready, folder_store):
     for title in ("First", "Second", "Third"):
-        assert ready.save(f"# {title}\n\nbody", "--title", title).code == 0
+        tools.exited(ready.save(f"# {title}\n\nbody", "--title", title))
     ready.run("search", "body")  # the cache holds them
     first = context(start(ready)).splitlines()[0]
     today = time.strftime("%Y-%m-%d", time.gmtime())
@@ -57,7 +58,7 @@ def test_the_reminder_counts_the_cached_notes_and_says_how_recent_the_newest_is(
 
 
 def test_a_huge_hostile_cache_keeps_the_reminder_small_fast_and_believes_no_future_date(ready, folder_store):
-    assert ready.save("a real note", "--title", "Real").code == 0
+    tools.exited(ready.save("a real note", "--title", "Real"))
     ready.run("search", "real")
     file = checksums(ready, folder_store)
     week_ago = time.gmtime(time.time() - 7 * 86400)
@@ -113,7 +114,7 @@ def test_after_a_compaction_the_pointer_says_whose_checkpoint_it_is(ready, machi
     mine = ready.save(
         "# Mine\n\nstep 1", "--kind", "checkpoint", "--title", "Mine", env={**DESK, "AGENT_MEMORY_AGENT": "codex"}
     )
-    assert mine.code == 0, mine.err
+    tools.exited(mine)
     ready.run("search", "step")
     own = context(start(ready, source="compact", env=DESK)).splitlines()[-1]
     assert f'{mine.json["id"]} "Mine" (' in own
@@ -127,7 +128,7 @@ def test_after_a_compaction_the_pointer_says_whose_checkpoint_it_is(ready, machi
 
     laptop = machine_b.setup(folder_store)
     theirs = laptop.save("step 2", "--kind", "checkpoint", "--title", "Theirs", env={"AGENT_MEMORY_MACHINE": "laptop"})
-    assert theirs.code == 0, theirs.err
+    tools.exited(theirs)
     ready.run("search", "step")
     other = context(start(ready, source="compact", env=DESK)).splitlines()[-1]
     assert f'{theirs.json["id"]} "Theirs"' in other
@@ -135,7 +136,7 @@ def test_after_a_compaction_the_pointer_says_whose_checkpoint_it_is(ready, machi
     assert "laptop" not in other  # a note's fields are anyone's text: only whether they match is said
 
     same_agent = laptop.save("step 3", "--kind", "checkpoint", env={"AGENT_MEMORY_AGENT": "codex"})
-    assert same_agent.code == 0, same_agent.err
+    tools.exited(same_agent)
     ready.run("search", "step")
     other = context(start(ready, source="compact", env=DESK)).splitlines()[-1]
     assert f"{same_agent.json['id']}" in other and "saved on another machine, not by this session (codex " in other
@@ -146,7 +147,8 @@ def test_a_resumed_codex_session_gets_no_second_reminder(ready):
     first = start(ready, session=session)
     assert "memory project is demo" in context(first)
     resumed = start(ready, source="resume", session=session)
-    assert (resumed.code, resumed.out, resumed.err) == (0, "", "")  # nothing at all: its first one is still there
+    tools.exited(resumed)
+    assert (resumed.out, resumed.err) == ("", "")  # nothing at all: its first one is still there
     assert start(ready, source="resume", session=session).out == ""
     as_json = hook(ready, "session-start", {"source": "resume", "session_id": session}, extra=("--json",))
     assert as_json.json == {"event": "session-start", "agent": "codex", "context": ""}
@@ -209,6 +211,9 @@ def test_sessions_starting_at_once_are_all_recorded(ready):
         for _ in range(8)
     ]
     for n, proc in enumerate(procs):
-        out, err = proc.communicate(json.dumps({"session_id": f"s-{n}", "source": "startup"}).encode(), timeout=60)
-        assert proc.returncode == 0 and err == b"" and b"demo" in out
+        ended = tools.exited(
+            tools.finished(proc, input=json.dumps({"session_id": f"s-{n}", "source": "startup"}).encode(), timeout=60)
+        )
+        out, err = ended.stdout, ended.stderr
+        assert err == b"" and b"demo" in out
     assert sorted(record(ready).read_text().splitlines()) == sorted(f"s-{n}" for n in range(8))

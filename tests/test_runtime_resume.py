@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 from test_runtime_e2e import REMINDER, SEARCH_TRIGGER, bootstrap
 
+import tools
 from agent_clis import CLIS
 from model_servers import Say
 
@@ -23,11 +24,11 @@ def test_a_session_resumed_twice_shows_the_model_one_reminder(runtime, machine, 
         bootstrap(machine, runtime, "--hooks")
         model.script(Say("First answer."), Say("Second answer."), Say("Third answer."))
         first = cli.run("Hello.")
-        assert first.code == 0, first.err
+        tools.exited(first)
         session = cli.session_id(first)
         for prompt in ("And again.", "Once more."):
             resumed = cli.resume(session, prompt)
-            assert resumed.code == 0, resumed.err
+            tools.exited(resumed)
         model.assert_played()
         assert len(model.requests) == 3
         assert "Once more." in model.text(2) and "First answer." in model.text(2)  # really the same session
