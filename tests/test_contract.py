@@ -83,3 +83,24 @@ def test_setting_up(machine, folder_store):
     done = machine.run("bootstrap", "--project", "demo", "--bucket", folder_store, "--agent", "claude", "--json")
     tools.exited(done)
     assert set(done.json) == keys(contract.Bootstrap)
+
+
+def test_sync(ready, tmp_path):
+    switched = ready.run("sync", "enable", "--agent", "claude", "--json").json
+    assert set(switched) == keys(contract.SyncSwitched)
+    memory = ready.home / ".claude" / "projects"
+    folder = memory / "".join(c if c.isalnum() else "-" for c in str(ready.work.resolve())) / "memory"
+    folder.mkdir(parents=True)
+    (folder / "MEMORY.md").write_text("- one\n")
+    (folder / "token.md").write_text("hf_" + "b" * 34 + "\n")
+    done = ready.run("sync", "now", "--json").json
+    assert set(done) == keys(contract.SyncRun) and set(done["folders"][0]) == keys(contract.SyncFolder)
+    assert set(done["uploads"][0]) == keys(contract.SyncUpload)
+    assert set(done["folders"][0]["refused"][0]) == keys(contract.SyncRefused)
+    status = ready.run("sync", "status", "--json").json
+    assert set(status) == keys(contract.SyncStatus) and set(status["agents"][0]) == keys(contract.SyncAgent)
+    claude = next(agent for agent in status["agents"] if agent["agent"] == "claude")
+    assert set(claude["folders"][0]) == keys(contract.SyncFolderState)
+    shown = ready.run("sync", "history", "MEMORY.md", "--json").json
+    assert set(shown) == keys(contract.SyncHistory) and set(shown["versions"][0]) == keys(contract.SyncVersion)
+    assert set(ready.run("status", "--json").json["sync"]) == keys(contract.SyncSummary)

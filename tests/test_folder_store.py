@@ -103,6 +103,7 @@ def test_offline_search_makes_no_store_access(ready, folder_store):
         "detail": "--offline: the bucket was not consulted",
         "kind": None,
         "skipped": [],
+        "gone": [],
     }
     assert len(result.json["results"]) == 1
 
@@ -230,6 +231,8 @@ def test_status_reports_everything(ready, folder_store):
         "pending_skills",
         "damaged",
         "damaged_notes",
+        "skipped",
+        "gone",
         "skills",
         "hooks",
         "codex_sandbox",

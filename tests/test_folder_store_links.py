@@ -113,10 +113,12 @@ def test_search_skips_the_bad_object_finds_the_others_and_says_so(writer, reader
         "skipped": [
             {
                 "path": bad,
+                "reason": "unsafe",
                 "detail": f"{bad} {why}, so it was not read",
                 "next": f"rm {local} (agent-memory never writes such an entry), then run the command again",
             }
         ],
+        "gone": [],
     }
     assert f"Skipped an object of the folder store: {bad} {why}" in found.err
     assert f"\nNext: rm {local} (agent-memory never writes such an entry)" in found.err

@@ -51,6 +51,7 @@ def test_two_machines_share_notes(alice, alice_laptop, hub):
         "detail": None,
         "kind": "listing",
         "skipped": [],
+        "gone": [],
     }
     assert [r["id"] for r in found.json["results"]] == [note["id"]]
     assert found.json["results"][0]["matches"] == [{"line": 15, "text": "We pin huggingface_hub to 2.4.0."}]

@@ -76,6 +76,7 @@ NOTES = {
     "outbox.plans",
 }
 SKILL_FILES = {"skills", "skills.catalog", "skills.layout"}  # `search --skills` and `read --skill`, same commands
+SYNC_SETTING = {"sync", "sync.settings"}  # whether the runtime's own memory is synced: one look at the configuration
 
 PATHS = {
     "--version": BASE,
@@ -85,12 +86,15 @@ PATHS = {
     | NOTES
     | {"cli.status", "cli.codex_sandbox", "clock", "machine", "machine.status", "machine.uploads"}
     | {"setup", "setup.agent_files", "setup.codex_sandbox", "setup.command", "setup.hook_files", "setup.json_edits"}
-    | {"skills", "skills.installing", "skills.layout", "skills.pending"},
+    | {"skills", "skills.installing", "skills.layout", "skills.pending"}
+    | SYNC_SETTING
+    | {"sync.index", "sync.summary", "sync.uploads"},  # the sync's records (conflicts) and its kind of upload
     "hook session-start": BASE
     | NOTES
     | {"cli.hook_start", "clock", "guard", "machine", "machine.reminded", "machine.reminder", "memory.origin"}
-    | {"memory.search", "setup", "setup.command"},
-    "hook stop": BASE | {"cli.hook_stop", "contents", "outbox", "outbox.plans"},
+    | {"memory.search", "setup", "setup.command"}
+    | SYNC_SETTING,
+    "hook stop": BASE | {"cli.hook_stop", "contents", "outbox", "outbox.plans"} | SYNC_SETTING,
 }
 
 RUNS = {  # the module that shows that each command really ran

@@ -65,7 +65,14 @@ def reader(machine, hub):
 def test_nothing_new_costs_one_request_and_no_listing(reader, hub):
     for _ in range(2):
         found = _search(reader)
-        assert found["sync"] == {"status": "fresh", "reason": None, "detail": None, "kind": "changes", "skipped": []}
+        assert found["sync"] == {
+            "status": "fresh",
+            "reason": None,
+            "detail": None,
+            "kind": "changes",
+            "skipped": [],
+            "gone": [],
+        }
         assert len(found["results"]) == 1000
         assert _requests(hub) == ["events"]
         hub.reset_requests()
@@ -112,9 +119,10 @@ def test_a_note_overwritten_or_deleted_in_the_bucket_is_followed(reader, hub):
 
     gone, _data = _note(8)
     HfApi(endpoint=hub.url, token=reader.env["HF_TOKEN"]).batch_bucket_files(BUCKET, delete=[gone])  # its owner
-    found = _search(reader, "plain note 8\n")
-    assert found["sync"]["kind"] == "changes" and found["results"] == []
+    found = _search(reader, "plain note 8\n")  # a delete is confirmed by a listing, and told
+    assert found["sync"]["kind"] == "listing" and found["results"] == [] and found["sync"]["gone"] == [gone]
     assert not list((reader.state / "cache").glob(f"*/{gone}"))
+    assert [g["path"] for g in reader.run("status", "--json").json["gone"]] == [gone]
 
 
 def test_own_saves_come_back_in_the_feed_without_a_download(reader, hub):

@@ -200,7 +200,7 @@ def test_pending_lists_exports_and_discards_on_purpose(alice, hub, tmp_path):
     listed = alice.run("pending", "--json")
     tools.exited(listed)
     assert [n["id"] for n in listed.json["notes"]] == [note_id]
-    assert set(listed.json) == {"notes", "skills", "damaged"}
+    assert set(listed.json) == {"notes", "skills", "sync", "damaged"}
     assert note_id in alice.run("pending", "list").out
 
     target = tmp_path / "exported.md"

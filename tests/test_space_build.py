@@ -3,6 +3,7 @@ types Pyodide needs."""
 
 from __future__ import annotations
 
+import base64
 import gzip
 import hashlib
 import json
@@ -112,8 +113,12 @@ def test_the_site_has_the_pages_the_runtime_and_the_pinned_helper(tmp_path: Path
     config = space_site.page_config((site / "index.html").read_text())
     assert config["helper"] == {"url": url, "sha256": sha256, "version": __version__, "revision": "local"}
     assert config["modules"] == {p: hashlib.sha256(files[f"py/{p}"]).hexdigest() for p in generator.RUNTIME_FILES}
-    kept = ("pyodide/pyodide.asm.wasm.gz", "pyodide/snapshot.bin.gz", "pyodide/python_stdlib.zip")
-    assert config["runtime"] == {path: hashlib.sha256(files[path]).hexdigest() for path in kept}
+    # and of every other file it runs (checked on each use, and their keys in Cache Storage): all of pyodide/
+    runtime = sorted(path for path in files if path.startswith("pyodide/"))
+    assert config["runtime"] == {path: hashlib.sha256(files[path]).hexdigest() for path in runtime}
+    # the page's own script is checked by the browser, against the hash index.html names
+    integrity = "sha256-" + base64.b64encode(hashlib.sha256(files["page.js"]).digest()).decode()
+    assert files["index.html"].decode().count(f'src="page.js" integrity="{integrity}"') == 1
     # the lock file is in the page, with no packages: nothing is ever fetched from a CDN
     assert config["lock"] == {"info": json.loads((PYODIDE / "pyodide-lock.json").read_text())["info"], "packages": {}}
     index = files["index.html"].decode()
