@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+import tools
+
 # what no hot command may load: the write path, and the heavy libraries behind it
 FORBIDDEN = {
     "huggingface_hub",
@@ -125,7 +127,7 @@ def loaded(machine, tmp_path, *args: str, stdin: str = "") -> set[str]:
         env=machine.env,
         timeout=120,
     )
-    assert proc.returncode == 0, proc.stderr.decode()
+    tools.exited(proc)
     return set(json.loads(out.read_text()))
 
 
@@ -157,7 +159,7 @@ def test_a_stop_with_something_pending_loads_the_retry(ready, tmp_path, folder_s
     """The write path is there when it is needed: with a note pending, the Stop hook delivers it."""
     store = Path(folder_store.removeprefix("file://"))
     store.rename(store.with_name("unmounted"))  # its drive is gone: the save stays pending
-    assert ready.save("Pending for now.").code == 75
+    tools.exited(ready.save("Pending for now."), 75)
     store.with_name("unmounted").rename(store)
     modules = loaded(ready, tmp_path, "hook", "stop", "--agent", "codex", stdin="{}")
     assert {"agent_memory.outbox.delivery", "agent_memory.machine.retry"} <= modules

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+import tools
 from agent_clis import Claude, hf_login
 from conftest import BUCKET, Machine
 from model_servers import Say
@@ -23,8 +24,8 @@ LINE = "- [Parser lookahead](parser.md): the parser uses a lookahead of 2, chose
 def set_up(machine: Machine) -> None:
     hf_login(machine)
     done = machine.run("bootstrap", "--project", "demo", "--bucket", BUCKET, "--agent", "claude", "--hooks", "--json")
-    assert done.code == 0, done.err
-    assert machine.run("sync", "enable", "--agent", "claude").code == 0
+    tools.exited(done)
+    tools.exited(machine.run("sync", "enable", "--agent", "claude"))
 
 
 def memory_folder(machine: Machine) -> Path:
@@ -42,7 +43,8 @@ def test_a_new_memory_line_reaches_the_first_request_on_another_machine(machine,
     (folder / "parser.md").write_text("---\nname: parser lookahead\ntype: project\n---\nLookahead 2.\n")
     event = json.dumps({"cwd": str(machine.work), "hook_event_name": "Stop"})
     stopped = machine.run("hook", "stop", "--agent", "claude", input=event)  # what Claude Code runs after a turn
-    assert stopped.code == 0 and "2 files pushed" in stopped.err, stopped.err
+    tools.exited(stopped)
+    assert "2 files pushed" in stopped.err, stopped.err
 
     set_up(machine_b)
     assert not memory_folder(machine_b).exists()
@@ -52,7 +54,7 @@ def test_a_new_memory_line_reaches_the_first_request_on_another_machine(machine,
         run = cli.run("What do you remember about the parser?")
         model.assert_played()
         first = model.text(0)
-    assert run.code == 0, run.err
+    tools.exited(run)
     assert (memory_folder(machine_b) / "parser.md").read_text().endswith("Lookahead 2.\n")
     assert LINE in first, first[-3000:]
     assert "updated here: 2 memory files (MEMORY.md, parser.md)" in first
@@ -60,13 +62,13 @@ def test_a_new_memory_line_reaches_the_first_request_on_another_machine(machine,
     # the usual case: machine B has the index already, machine A adds a line, B's next session has it at once
     second_line = "- [Release](release.md): releases are cut on Tuesdays"
     (folder / "MEMORY.md").write_text(f"# Memory index\n{LINE}\n{second_line}\n")
-    assert machine.run("hook", "stop", "--agent", "claude", input=event).code == 0
+    tools.exited(machine.run("hook", "stop", "--agent", "claude", input=event))
     with Claude.model_class() as model:
         cli = Claude(machine_b, model)
         model.script(Say("Noted."))
         run = cli.run("Anything about releases?")
         model.assert_played()
         first = model.text(0)
-    assert run.code == 0, run.err
+    tools.exited(run)
     assert second_line in first and LINE in first
     assert second_line in (memory_folder(machine_b) / "MEMORY.md").read_text()
