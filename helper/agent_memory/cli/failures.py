@@ -60,8 +60,8 @@ def hook_failure(failure: Exception, event: str, parser: argparse.ArgumentParser
     if isinstance(failure, UsageError) and parser is not None:
         text = f"{failure.message.rstrip('.')} ({parser.format_usage().strip()})"
     else:
-        text = f"{event} failed: {type(failure).__name__}: {failure}"[:300]
-    print(HOOK_PREFIX + _shown(text), file=sys.stderr)
+        text = f"{event} failed: {type(failure).__name__}: {failure}"
+    print(HOOK_PREFIX + _shown(text)[:300], file=sys.stderr)  # cut once redacted: a cut secret is not recognised
 
 
 def _shown(text: str) -> str:
@@ -85,11 +85,12 @@ UNDONE = {
     "hooks": "The hooks were not changed",
     "instructions": "The instruction files were not changed",
     "codex-sandbox": "Codex's configuration was not changed",
+    "uninstall": "Uninstall did not finish (run it again once this is fixed: it takes out only what is left)",
 }
 
 
 # commands that write the agents' own files (or the configuration), which the consent never opens: the user runs them
-YOURS = ("install-skill", "bootstrap", "hooks", "instructions", "codex-sandbox", "project", "config")
+YOURS = ("install-skill", "bootstrap", "hooks", "instructions", "codex-sandbox", "project", "config", "uninstall")
 
 
 def local_error(failure: OSError, command: Sequence[str] = ()) -> AgentMemoryError:
