@@ -303,7 +303,7 @@ def test_dry_run_changes_nothing(store):
     assert {row["status"] for row in planned.json["files"]} == {"planned"}
     assert planned.json["counts"]["new"] == 8
     assert store.objects() == before
-    assert store.run("pending", "--json").json == {"notes": [], "skills": [], "damaged": []}
+    assert store.run("pending", "--json").json == {"notes": [], "skills": [], "damaged": [], "sync": []}
     text = store.run("import", "--dry-run")
     assert "Dry run, nothing was saved. Importing into project demo would make: 8 new notes" in text.out
     assert store.objects() == before
