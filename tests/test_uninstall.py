@@ -167,3 +167,13 @@ def test_a_link_to_the_helper_that_bootstrap_did_not_make_stays(machine, folder_
     tools.exited(result)
     assert result.json["steps"][0] == {"step": "command", "removed": [], "deleted": [], "backups": []}
     assert link.is_symlink()
+
+
+def test_two_uninstalls_at_once_give_back_the_same_files(machine, folder_store):
+    before = user_machine(machine)
+    bootstrap(machine, folder_store)
+    procs = [machine.popen("uninstall", "--json") for _ in range(3)]
+    for proc in procs:
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err.decode()
+    assert snapshot(machine) == before
