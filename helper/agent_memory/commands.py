@@ -31,7 +31,7 @@ class Command:
 
 
 TABLE: dict[str, Command] = {
-    "project": Command("agent_memory.cli.project", "map directories to projects", ("map", "show")),
+    "project": Command("agent_memory.cli.project", "map directories to projects", ("map", "show", "unmap")),
     "config": Command("agent_memory.cli.config", "this machine's settings", ("set", "show")),
     "save": Command("agent_memory.cli.save", "save a note or checkpoint (body from --file or stdin)"),
     "search": Command("agent_memory.cli.search", "refresh the cache and search this project's notes"),
@@ -63,6 +63,15 @@ TABLE: dict[str, Command] = {
         "agent_memory.cli.codex_sandbox",
         "let agent-memory save from Codex's workspace-write sandbox",
         ("allow", "remove", "status"),
+    ),
+    "sync": Command(
+        "agent_memory.cli.sync",
+        "sync the agents' own memory (Claude Code's auto memory, Codex's memories) through the bucket",
+        ("enable", "disable", "now", "status", "history", "restore"),
+    ),
+    "uninstall": Command(
+        "agent_memory.cli.uninstall",
+        "undo bootstrap: hooks, sandbox consent, instruction blocks, skills, PATH link (your notes stay)",
     ),
     "hook session-start": Command(
         "agent_memory.cli.hook_start", "the SessionStart hook: a short reminder in the model's context", quiet=True
