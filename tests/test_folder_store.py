@@ -235,6 +235,7 @@ def test_status_reports_everything(ready, folder_store):
         "damaged_notes",
         "skipped",
         "gone",
+        "sync",
         "skills",
         "hooks",
         "codex_sandbox",
