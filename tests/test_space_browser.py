@@ -279,6 +279,18 @@ def test_the_codex_consent_box_and_the_windows_folder_warning(chromium: object, 
     page.context.close()
 
 
+def test_the_sync_box_adds_sync_to_bootstrap(chromium: object, served) -> None:
+    url, _ = served
+    page, _ = open_page(chromium, url)
+    assert wait_until_settled(page) == "ready"
+    box = page.get_by_label("Sync the agents' own memory", exact=True)
+    assert not box.is_checked()  # off unless the owner ticks it
+    assert "--sync" not in fill_form(page, FORM)
+    commands = fill_form(page, {"Sync the agents' own memory": True})
+    assert "--agent both --no-hooks --sync --space-revision local" in commands
+    page.context.close()
+
+
 RUNTIME = ("pyodide/pyodide.asm.wasm.gz", "pyodide/snapshot.bin.gz", "pyodide/python_stdlib.zip")
 CACHED_KEYS = "caches.open('agent-memory-space').then((c) => c.keys()).then((keys) => keys.map((r) => r.url))"
 
