@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import tools
 from agent_memory import contract
 
 
@@ -27,14 +28,16 @@ def test_notes_and_their_uploads(ready):
     assert set(found["results"][0]["matches"][0]) == keys(contract.Match)
     assert set(ready.run("read", saved.json["id"], "--json").json) == keys(contract.NoteRead)
     failed = ready.run("read", "20260101-000000-000000-0000000000", "--json")
-    assert failed.code == 1 and set(failed.json) == keys(contract.Failure)
+    tools.exited(failed, 1)
+    assert set(failed.json) == keys(contract.Failure)
 
 
 def test_what_waits_and_the_hooks(ready, folder_store, tmp_path):
     store = tmp_path / "store"
     store.rename(tmp_path / "unmounted")  # its drive is gone: the save stays pending
     saved = ready.save("Kept here for now.")
-    assert saved.code == 75 and set(saved.json) == keys(contract.NoteUpload)
+    tools.exited(saved, 75)
+    assert set(saved.json) == keys(contract.NoteUpload)
     listed = ready.run("pending", "--json").json
     assert set(listed) == keys(contract.Pending)
     assert set(listed["notes"][0]) == keys(contract.PendingNote)
@@ -72,13 +75,16 @@ def test_skills_and_setup(ready, tmp_path):
     assert set(hooks) == keys(contract.Hooks) and set(hooks["agents"][0]) <= keys(contract.HookFile)
     assert set(ready.run("codex-sandbox", "status", "--json").json) <= keys(contract.Consent)
     assert set(ready.run("instructions", "remove", "--json").json) == keys(contract.InstructionsRemoved)
+    removed = ready.run("uninstall", "--discard-pending", "--json").json
+    assert set(removed) == keys(contract.Uninstall)
+    assert all(set(step) == keys(contract.UninstallStep) for step in removed["steps"])
     assert set(ready.run("import", "--dry-run", "--json").json) == keys(contract.Import)
 
 
 def test_setting_up(machine, folder_store):
     assert set(machine.run("config", "set", "bucket", folder_store, "--json").json) == keys(contract.BucketSet)
     done = machine.run("bootstrap", "--project", "demo", "--bucket", folder_store, "--agent", "claude", "--json")
-    assert done.code == 0, done.err
+    tools.exited(done)
     assert set(done.json) == keys(contract.Bootstrap)
 
 

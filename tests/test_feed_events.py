@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+import tools
 from conftest import BUCKET
 
 NOTE = "projects/demo/notes/{}.md"
@@ -23,7 +24,7 @@ def _note(index: int, word: str = "plain") -> tuple[str, bytes]:
 
 def _search(machine, query: str = "note") -> dict:
     result = machine.run("search", query, "--limit", "1000", "--json")
-    assert result.code == 0, result.err
+    tools.exited(result)
     return result.json
 
 
@@ -52,7 +53,8 @@ def _fresh_and_complete(reader, hub, *, extra: dict[str, bytes] | None = None, c
     assert {r["path"] for r in found["results"]} == expected and len(expected) == count
     for path, data in (extra or {}).items():
         read = reader.run("read", path.split("/")[-1][:-3])
-        assert read.code == 0 and read.out.encode() == data
+        tools.exited(read)
+        assert read.out.encode() == data
     hub.reset_requests()
     again = _search(reader)
     assert again["sync"]["kind"] == "changes" and _requests(hub) == ["events"]

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+import tools
 from agent_memory.memory import refresh
 from agent_memory.memory.notes import MAX_BYTES
 from agent_memory.skills.layout import FILE_MAX
@@ -129,7 +130,8 @@ def test_an_oversized_skill_file_is_never_downloaded_and_is_reported(bucket):
     assert f"Skipped an object of the bucket: {detail}.\nNext: {removal(big)}" in err
     assert peak < (FILE_MAX + 1) * 4 + (200 << 20)
     refused = reader.run("install-skill", "bloat", "--revision", "20260101-000000")
-    assert refused.code == 5 and f"SKILL.md in bloat@20260101-000000 is {FILE_MAX + 1} bytes" in refused.err
+    tools.exited(refused, 5)
+    assert f"SKILL.md in bloat@20260101-000000 is {FILE_MAX + 1} bytes" in refused.err
     assert not list(reader.state.rglob("bloat*"))
 
 
@@ -141,7 +143,7 @@ def test_a_project_with_more_objects_than_the_bound_is_refused_loudly(ready, fol
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(_note(note_id))
     found = ready.run("search", "bounded note", "--json")
-    assert found.code == 0, found.err
+    tools.exited(found)
     sync = found.json["sync"]
     assert (sync["status"], sync["reason"]) == ("stale", "error") and found.json["results"] == []
     assert sync["detail"] == (

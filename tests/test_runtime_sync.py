@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+import tools
 from agent_clis import Claude, Codex, hf_login
 from conftest import BUCKET, Machine
 from model_servers import Say
@@ -25,7 +26,7 @@ LINE = "- [Parser lookahead](parser.md): the parser uses a lookahead of 2, chose
 def set_up(machine: Machine, agent: str = "claude") -> None:
     hf_login(machine)
     done = machine.run("bootstrap", "--project", "demo", "--bucket", BUCKET, "--agent", agent, "--hooks", "--sync")
-    assert done.code == 0, done.err
+    tools.exited(done)
 
 
 def memory_folder(machine: Machine) -> Path:
@@ -43,7 +44,8 @@ def test_a_new_memory_line_reaches_the_first_request_on_another_machine(machine,
     (folder / "parser.md").write_text("---\nname: parser lookahead\ntype: project\n---\nLookahead 2.\n")
     event = json.dumps({"cwd": str(machine.work), "hook_event_name": "Stop"})
     stopped = machine.run("hook", "stop", "--agent", "claude", input=event)  # what Claude Code runs after a turn
-    assert stopped.code == 0 and "2 files pushed" in stopped.err, stopped.err
+    tools.exited(stopped)
+    assert "2 files pushed" in stopped.err, stopped.err
 
     set_up(machine_b)
     assert not memory_folder(machine_b).exists()
@@ -53,7 +55,7 @@ def test_a_new_memory_line_reaches_the_first_request_on_another_machine(machine,
         run = cli.run("What do you remember about the parser?")
         model.assert_played()
         first = model.text(0)
-    assert run.code == 0, run.err
+    tools.exited(run)
     assert (memory_folder(machine_b) / "parser.md").read_text().endswith("Lookahead 2.\n")
     assert LINE in first, first[-3000:]
     assert "updated here: 2 memory files (MEMORY.md, parser.md)" in first
@@ -61,14 +63,14 @@ def test_a_new_memory_line_reaches_the_first_request_on_another_machine(machine,
     # the usual case: machine B has the index already, machine A adds a line, B's next session has it at once
     second_line = "- [Release](release.md): releases are cut on Tuesdays"
     (folder / "MEMORY.md").write_text(f"# Memory index\n{LINE}\n{second_line}\n")
-    assert machine.run("hook", "stop", "--agent", "claude", input=event).code == 0
+    tools.exited(machine.run("hook", "stop", "--agent", "claude", input=event))
     with Claude.model_class() as model:
         cli = Claude(machine_b, model)
         model.script(Say("Noted."))
         run = cli.run("Anything about releases?")
         model.assert_played()
         first = model.text(0)
-    assert run.code == 0, run.err
+    tools.exited(run)
     assert second_line in first and LINE in first
     assert second_line in (memory_folder(machine_b) / "MEMORY.md").read_text()
 
@@ -82,8 +84,8 @@ def test_a_new_memory_summary_line_reaches_the_first_request_on_another_machine(
     mine.mkdir(parents=True)
     (mine / "memory_summary.md").write_text("- The user prefers small commits.\n")
     (mine / "MEMORY.md").write_text("# Task Group: parser\n\n## Task 1: lookahead\n- learned: lookahead 2\n")
-    assert machine.run("sync", "now").code == 0
-    assert machine_b.run("sync", "now").code == 0
+    tools.exited(machine.run("sync", "now"))
+    tools.exited(machine_b.run("sync", "now"))
     added = "- Releases are cut on Tuesdays (learned on machine A)."
     (mine / "memory_summary.md").write_text(f"- The user prefers small commits.\n{added}\n")
     event = json.dumps({"cwd": str(machine.work), "hook_event_name": "Stop"})
@@ -96,6 +98,6 @@ def test_a_new_memory_summary_line_reaches_the_first_request_on_another_machine(
         model.script(Say("Noted."))
         run = cli.run("When are releases cut?")
         first = model.text(0)
-    assert run.code == 0, run.err
+    tools.exited(run)
     assert added in first
     assert added in (machine_b.home / ".codex" / "memories" / "memory_summary.md").read_text()

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+import tools
 from agent_memory.contents import sha256
 from agent_memory.sync import folders
 from agent_memory.sync.folders import Moved
@@ -40,13 +41,13 @@ def hook(machine: Machine, event: str, agent: str = "claude", cwd: Path | None =
 
 def reminder(machine: Machine, agent: str = "claude", cwd: Path | None = None) -> str:
     started = hook(machine, "SessionStart", agent, cwd)
-    assert started.code == 0, started.err
+    tools.exited(started)
     return started.json["context"]
 
 
 def sync_now(machine: Machine, *args: str) -> dict:
     done = machine.run("sync", "now", "--json", *args)
-    assert done.code == 0, done.err
+    tools.exited(done)
     return done.json
 
 
@@ -69,7 +70,7 @@ def two_machines(machine: Machine, machine_b: Machine, bucket: str, agent: str =
     machine_b.work.mkdir(parents=True)
     for one in (machine, machine_b):
         one.setup(bucket)
-        assert one.run("sync", "enable", "--agent", agent).code == 0
+        tools.exited(one.run("sync", "enable", "--agent", agent))
     return machine, machine_b
 
 
@@ -86,7 +87,8 @@ def test_claude_memory_reaches_another_checkout_and_its_worktree(machine, machin
     (mine / "topics" / "parser.md").write_text("---\nname: parser\n---\nThe parser uses a lookahead of 2.\n")
 
     stopped = hook(a, "Stop")
-    assert stopped.code == 0 and "2 files pushed" in stopped.err
+    tools.exited(stopped)
+    assert "2 files pushed" in stopped.err
     context = reminder(b, cwd=worktree)  # a session in the worktree: Claude Code uses the main checkout's folder
     theirs = claude_folder(b)
     assert (theirs / "MEMORY.md").read_bytes() == (mine / "MEMORY.md").read_bytes()
@@ -146,7 +148,8 @@ def test_a_conflicting_edit_keeps_both_texts_and_is_reported(machine, machine_b,
     (claude_folder(b) / "MEMORY.md").write_text("# Index\n- release: Friday\n")
     sync_now(a)
     done = b.run("sync", "now", "--json")
-    assert done.code == 0 and "Conflict: MEMORY.md" in done.err
+    tools.exited(done)
+    assert "Conflict: MEMORY.md" in done.err
     conflict = done.json["folders"][0]["conflicts"][0]
     assert (claude_folder(b) / "MEMORY.md").read_text() == "# Index\n- release: Friday\n"  # this machine's text
     kept = Path(conflict["kept"][0])
@@ -187,14 +190,15 @@ def test_a_deletion_propagates_and_is_restorable(machine, machine_b, bucket):
     versions = b.run("sync", "history", "old.md", "--json").json["versions"]
     assert [v["deleted"] for v in versions] == [False, True] and versions[-1]["head"]
     restored = b.run("sync", "restore", "old.md", "--version", versions[0]["id"], "--json")
-    assert restored.code == 0, restored.err
+    tools.exited(restored)
     assert (claude_folder(b) / "old.md").read_text() == "An old memory.\n"
     sync_now(a)
     assert (claude_folder(a) / "old.md").read_text() == "An old memory.\n"
     assert len(a.run("sync", "history", "old.md", "--json").json["versions"]) == 3  # nothing was removed
 
     wrong = b.run("sync", "restore", "old.md", "--version", "20200101-000000-000000-0000000000")
-    assert wrong.code == 2 and "Next: agent-memory sync history old.md" in wrong.err
+    tools.exited(wrong, 2)
+    assert "Next: agent-memory sync history old.md" in wrong.err
 
 
 def test_a_file_with_a_token_stays_local_and_is_reported(machine, machine_b, folder_store, tmp_path):
@@ -203,7 +207,7 @@ def test_a_file_with_a_token_stays_local_and_is_reported(machine, machine_b, fol
     (claude_folder(a) / "deploy.md").write_text(f"# Deploy\n\n{TOKEN_LINE}\n")
     (claude_folder(a) / "MEMORY.md").write_text("- [Deploy](deploy.md)\n")
     done = a.run("sync", "now", "--json")
-    assert done.code == 0
+    tools.exited(done)
     refused = done.json["folders"][0]["refused"]
     assert refused == [{"path": "deploy.md", "why": refused[0]["why"]}]
     assert "line 3: GitHub token" in refused[0]["why"] and "Not synced: deploy.md" in done.err
@@ -243,7 +247,7 @@ def test_hostile_versions_are_refused(machine, machine_b, folder_store, tmp_path
     os.symlink(outside, claude_folder(b) / "linked")
 
     done = b.run("sync", "now", "--json")
-    assert done.code == 0, done.err
+    tools.exited(done)
     whys = " | ".join(item["why"] for item in done.json["refused"])
     assert len(done.json["refused"]) == 6, done.json["refused"]  # all but linked/inside.md, refused where it goes
     assert whys.count("leaves the folder") == 3  # ../escape.md, /etc/absolute.md, .hidden/x.md
@@ -263,13 +267,15 @@ def test_the_outbox_keeps_a_failed_push(machine, machine_b, folder_store, tmp_pa
     (claude_folder(a) / "MEMORY.md").write_text("- kept while offline\n")
     store.rename(tmp_path / "unmounted")
     stopped = hook(a, "Stop")
-    assert stopped.code == 0 and "1 upload(s) kept pending" in stopped.err
+    tools.exited(stopped)
+    assert "1 upload(s) kept pending" in stopped.err
     listed = a.run("pending", "--json").json
     assert [entry["files"] for entry in listed["sync"]] == [["MEMORY.md"]]
     assert "1 uploads waiting" in a.run("status").out
     (tmp_path / "unmounted").rename(store)
     retried = a.run("pending", "retry", "--json")
-    assert retried.code == 0 and retried.json["results"][0]["status"] == "saved"
+    tools.exited(retried)
+    assert retried.json["results"][0]["status"] == "saved"
     sync_now(b)
     assert (claude_folder(b) / "MEMORY.md").read_text() == "- kept while offline\n"
 
@@ -281,16 +287,13 @@ def test_sync_disable_stops_it_and_deletes_nothing(machine, machine_b, folder_st
     sync_now(a)
     objects = store_objects(tmp_path / "store")
     off = a.run("sync", "disable", "--agent", "claude", "--json")
-    assert (
-        off.code == 0
-        and off.json["enabled"] == []
-        and "Nothing was deleted" in a.run("sync", "disable", "--agent", "claude").out
-    )
+    tools.exited(off)
+    assert off.json["enabled"] == [] and "Nothing was deleted" in a.run("sync", "disable", "--agent", "claude").out
     (claude_folder(a) / "MEMORY.md").write_text("- first\n- second\n")
     assert hook(a, "Stop").err == ""
     assert store_objects(tmp_path / "store") == objects
     assert (claude_folder(a) / "MEMORY.md").read_text() == "- first\n- second\n"
-    assert a.run("sync", "now").code == 2  # nothing is enabled: says how to enable it
+    tools.exited(a.run("sync", "now"), 2)  # nothing is enabled: says how to enable it
     assert "agent-memory sync enable --agent claude" in a.run("sync", "now").err
 
 
@@ -329,7 +332,7 @@ def test_concurrent_syncs_on_two_machines_lose_no_version(machine, machine_b, fo
         processes += [one.popen("sync", "now", "--json") for one in (a, b, a, b)]
     for process in processes:
         process.communicate(timeout=120)
-        assert process.returncode in (0, 75)
+        tools.exited(process, (0, 75))
     sync_now(a)
     sync_now(b)
     sync_now(a)
@@ -359,11 +362,10 @@ def test_damaged_records_start_again_without_losing_a_byte(machine, machine_b, f
 
 def test_bootstrap_sync_turns_it_on_for_the_chosen_agents(machine, folder_store):
     args = ("bootstrap", "--project", "demo", "--bucket", folder_store, "--agent", "claude", "--sync")
-    done = machine.run(*args, "--json")
-    assert done.code == 0, done.err
+    done = tools.exited(machine.run(*args, "--json"))
     assert done.json["sync"] == {"requested": True, "enabled": ["claude"], "changed": True}
-    again = machine.run(*args)
-    assert again.code == 0 and "sync of the agents' own memory unchanged: claude" in again.out
+    again = tools.exited(machine.run(*args))
+    assert "sync of the agents' own memory unchanged: claude" in again.out
     assert "Nothing needed changing" in again.out
     status = machine.run("sync", "status", "--json").json
     assert [agent["agent"] for agent in status["agents"] if agent["enabled"]] == ["claude"]

@@ -147,6 +147,7 @@ def bootstrap(
         config["core_skill"] = {"version": __version__, "space_revision": space_revision}
         instructions.record_created(config, made)
         synced_before = sync_settings.set_in(config, list(roots), True) if sync else {}
+        on_path.record_link(config, command)
 
     ctx.reload()  # the configuration just written
     origin = origins.record_for(ctx, project, root)
