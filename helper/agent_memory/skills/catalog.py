@@ -20,6 +20,7 @@ from ..memory.cache import cache_not_written
 from ..store.base import Freshness, ObjectInfo, Store, StoreError
 from . import layout
 
+INDEX_MAX = 16 << 20  # bytes of the index read at most: thousands of revisions with their descriptions
 _REVISION_FILE = re.compile(r"skills/([^/]+)/([^/]+)/(.+)", re.DOTALL)
 
 
@@ -31,7 +32,12 @@ def discover(ctx: Context, query: str = "", *, offline: bool = False) -> tuple[S
     """`({"skills": [...]}, how fresh the index is)`: complete revisions matching `query` by name or description,
     newest first."""
     bucket = ctx.bucket
-    index: dict[str, str] = read_json(_index_file(bucket), {}) or {}
+    try:
+        index: dict[str, str] = read_json(_index_file(bucket), INDEX_MAX, {}) or {}
+    except (ValueError, OSError):  # damaged or planted: a cache, rebuilt by the next online search
+        index = {}
+    if not isinstance(index, dict) or not all(isinstance(v, str) for v in index.values()):
+        index = {}
     freshness = Freshness(offline=True)
     if not offline:
         try:
