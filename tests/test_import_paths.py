@@ -58,6 +58,7 @@ BASE = {
     "store.budget",
     "store.change_feed",
     "store.failures",
+    "store.outage",
 }
 # reading the notes of the cache and those pending here
 NOTES = {
