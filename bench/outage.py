@@ -84,9 +84,9 @@ def outage(ctx: Context) -> list[Table]:
                 f"Healthy and first-search columns: medians of {runs} runs; later searches and saves: the slowest of "
                 f"{runs} runs. The emulator accepts every connection and never answers (`HubEmulator.hang`). "
                 f"Requests received by the hung Hub during the later saves: {asked}.",
-                "The first search waits 3 s for the change feed to be ready, then gives the listing that replaces it "
-                "2 s (a Hub that did not answer one request gets 2 s for each later one), answers from the cache "
-                "and records the outage; later commands answer from what is local until the wait is over (30 s, "
+                "The first search gives the change feed 2 s to answer at all, then the request that replaces it 2 s; "
+                "a second request without an answer ends the command's use of the network: it answers from the "
+                "cache and records the outage. Later commands answer from what is local until the wait is over (30 s, "
                 "then doubling to at most 5 minutes). The save before any outage is recorded waits for the HTTP "
                 "client's read timeout: it is what records the outage when no search did.",
             ],

@@ -58,6 +58,7 @@ class UnsafeLocalFile(AgentMemoryError, OSError):
         )
         self.path = str(path)
         self.why = why
+        self.oversized = oversized
 
 
 def make_dirs(folder: Path, mode: int = ORDINARY_DIR_MODE) -> None:

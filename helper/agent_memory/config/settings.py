@@ -129,7 +129,9 @@ def _read() -> dict[str, object]:
     except FileNotFoundError:
         return {}
     except UnsafeLocalFile as exc:
-        raise _unusable(f"{exc.why}, which is not what agent-memory writes there") from exc
+        if exc.oversized:
+            raise _unusable(f"is larger than {MAX_BYTES // (1024 * 1024)} MiB, far more than agent-memory writes")
+        raise _unusable(f"cannot be read (it {exc.why}: agent-memory reads only its own regular file there)") from exc
     except OSError as exc:
         raise _unusable(f"cannot be read ({exc.strerror or exc})") from exc
     try:
