@@ -33,6 +33,14 @@ def context(result) -> str:
     return out["hookSpecificOutput"]["additionalContext"]
 
 
+def shown(result) -> str:
+    """The user's message of a Stop hook: `{"systemMessage": ...}` on stdout, the only key (X5)."""
+    assert result.code == 0 and result.err == "", result.err
+    out = json.loads(result.out)
+    assert list(out) == ["systemMessage"]
+    return out["systemMessage"]
+
+
 def test_reminder_names_the_project_and_says_when_to_search(ready):
     text = context(hook(ready, "session-start", {"cwd": str(ready.work), "source": "startup"}))
     first, trigger = text.splitlines()
@@ -109,13 +117,14 @@ def test_a_checkpoint_pending_on_this_machine_is_pointed_at_too(alice, hub):
     compacted = context(hook(alice, "session-start", {"cwd": str(alice.work), "source": "compact"}))
     assert f'{pending.json["id"]} "Saved while offline"' in compacted
     assert (
-        f"1 upload saved on this machine is not shared yet (1 note); retry it with: {HELPER} pending retry"
-    ) in compacted.splitlines()
+        "1 upload saved on this machine is not shared yet (1 note); the Stop hook retries it after each turn on its own"
+    ) in compacted.splitlines()  # Codex's sandbox without the consent: no command the model could not run
     assert alice.save("second body", "--title", "Also offline").code == 75
-    again = context(hook(alice, "session-start", {"cwd": str(alice.work), "source": "compact"}))
+    claude = context(hook(alice, "session-start", {"cwd": str(alice.work), "source": "compact"}, agent="claude"))
     assert (
-        f"2 uploads saved on this machine are not shared yet (2 notes); retry them with: {HELPER} pending retry"
-    ) in again.splitlines()
+        "2 uploads saved on this machine are not shared yet (2 notes); the Stop hook retries them after each turn on "
+        f"its own; to retry them now: {HELPER} pending retry"
+    ) in claude.splitlines()
 
 
 def test_a_long_title_keeps_the_reminder_under_2_kb(ready):
@@ -176,17 +185,22 @@ def test_stop_retries_pending_uploads_once_the_bucket_is_back(alice, hub):
     saved = alice.save("# Finding\n\nThe parser needs a lookahead of 2.", "--title", "Parser lookahead")
     assert saved.code == 75, saved.err
     still = hook(alice, "stop", agent="claude")
-    assert (still.code, still.out) == (0, "")
+    assert (still.code, still.err) == (0, "")
     assert (
-        still.err
-        == "agent-memory hook: retried 1 pending upload: 0 shared, 1 still pending (see: agent-memory pending)\n"
+        shown(still) == "agent-memory: retried 1 pending upload: 0 shared, 1 still pending (see: agent-memory pending)"
+    )
+    waiting = hook(alice, "stop", agent="claude")  # the hooks wait after a failed retry, and say until when
+    assert shown(waiting) == (
+        "agent-memory: 1 upload not shared yet; the next retry is in about 1 minute (to retry now: agent-memory "
+        "pending retry)"
     )
 
     hub.clear_faults()
     alice.wait_over()  # the failed retry made the hooks wait (see the backoff tests below)
     result = hook(alice, "stop")
-    assert (result.code, result.out) == (0, "")
-    assert result.err == "agent-memory hook: retried 1 pending upload: 1 shared, 0 still pending\n"
+    assert (result.code, result.err) == (0, "")
+    assert shown(result) == "agent-memory: retried 1 pending upload: 1 shared, 0 still pending"
+    assert hook(alice, "stop").out == ""  # nothing waits any more: nothing to say
     assert [p for p in hub.list_paths(BUCKET) if "/notes/" in p] == [saved.json["path"]]
     assert alice.run("pending", "--json").json["notes"] == []
 
@@ -257,7 +271,7 @@ def test_retry_stops_at_its_budget_and_leaves_the_rest_pending(alice, hub):
     started = time.monotonic()
     result = hook(alice, "stop", env={"AGENT_MEMORY_HOOK_BUDGET": "2", "AGENT_MEMORY_TIMEOUT": "60"})
     elapsed = time.monotonic() - started
-    assert (result.code, result.out) == (0, "")
+    assert shown(result).endswith(" 2 still pending (see: agent-memory pending)")
     assert elapsed < 15, elapsed  # the budget, not the 60 s network timeout, bounds the hook
     assert sorted(n["id"] for n in alice.run("pending", "--json").json["notes"]) == sorted(ids)
 
@@ -289,7 +303,8 @@ def test_concurrent_stop_hooks_upload_one_copy_and_a_killed_one_loses_nothing(al
     procs = [alice.popen("hook", "stop", "--agent", agent, input=b"{}") for agent in ("codex", "claude") * 2]
     for proc in procs:
         out, err = proc.communicate(timeout=120)
-        assert proc.returncode == 0 and out == b"", err.decode()
+        assert proc.returncode == 0 and err == b"", err.decode()
+        assert out == b"" or list(json.loads(out)) == ["systemMessage"]  # the user's message, or nothing at all
     assert alice.run("pending", "--json").json["notes"] == []
     notes = [p for p in hub.list_paths(BUCKET) if "/notes/" in p]
     assert notes == [saved["path"]]
@@ -304,12 +319,25 @@ def test_stop_also_finishes_a_pending_skill_publication(alice, hub, tmp_path):
     pending = alice.run("publish-skill", str(skill), "--json")
     assert pending.code == 75, pending.err
     text = context(hook(alice, "session-start"))
-    assert "1 upload saved on this machine is not shared yet (1 skill publication); retry it with" in text
+    assert "1 upload saved on this machine is not shared yet (1 skill publication); the Stop hook retries it" in text
 
     hub.clear_faults()
     result = hook(alice, "stop", agent="claude")
-    assert (result.code, result.out) == (0, "")
-    assert result.err == "agent-memory hook: retried 1 pending upload: 1 shared, 0 still pending\n"
+    assert shown(result) == "agent-memory: retried 1 pending upload: 1 shared, 0 still pending"
     revision = pending.json["revision"]
     assert f"skills/release-notes/{revision}/SKILL.md" in hub.list_paths(BUCKET)
     assert alice.run("pending", "--json").json["skills"] == []
+
+
+@pytest.mark.parametrize("event", ["session-start", "stop"])
+def test_a_hook_that_fails_prints_no_secret(machine, tmp_path, event):
+    """A token in a path the hook cannot use, placed where the hook's one line is cut (300 characters)."""
+    token = "hf_" + "aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"
+    line = f"agent-memory hook: {event} failed: NotADirectoryError: [Errno 20] Not a directory: '{tmp_path}/"
+    base = tmp_path / ("d" * (300 - len(line) - 11))  # the token starts 10 characters before the cut
+    base.mkdir()
+    (base / token).write_text("a file where a folder should be")
+    env = {"AGENT_MEMORY_HOME": str(base / token / "home")}
+    result = hook(machine, event, env=env)
+    assert result.code == 0, result.err
+    assert token[:12] not in result.out + result.err and "[redacted]" in result.out + result.err

@@ -35,7 +35,11 @@ def codex_file(machine) -> Path:
 
 
 def ours(runtime: str, event: str, timeout: int) -> dict:
-    return {"type": "command", "command": f"{HELPER} hook {event} --agent {runtime}", "timeout": timeout}
+    return {
+        "type": "command",
+        "command": f"[ ! -x {HELPER} ] || {HELPER} hook {event} --agent {runtime}",
+        "timeout": timeout,
+    }
 
 
 def write_json(path: Path, value) -> bytes:
@@ -240,8 +244,10 @@ def test_hook_commands_are_posix_sh_and_byte_stable(machine):
     ]
     assert len(commands) == 5
     for command in commands:
-        assert command.startswith(HELPER + " hook ") and os.path.isabs(command.split()[0])
-        assert not any(c in command for c in "$`\"'[]{}&|;<>*?~")
+        # the guard (silent once the helper is gone) tests the file it then runs, by the same absolute path
+        guard, _or, run = command.partition(" || ")
+        assert guard == f"[ ! -x {HELPER} ]" and run.startswith(HELPER + " hook ") and os.path.isabs(HELPER)
+        assert not any(c in run for c in "$`\"'[]{}&|;<>*?~")
 
 
 # -- the user's own entries and the file's own layout ---------------------------------------------------------
@@ -333,7 +339,7 @@ def test_the_users_own_entry_running_another_helper_is_reported_not_changed(mach
     }
     assert entry["note"].endswith(
         "Stop is your own entry, which agent-memory never changes or removes; "
-        f"change the command of your Stop entry to {HELPER} hook stop --agent codex"
+        f"change the command of your Stop entry to [ ! -x {HELPER} ] || {HELPER} hook stop --agent codex"
     )
     assert hooks(machine, "remove", "--agent", "codex").code == 0
     assert json.loads(codex_file(machine).read_text()) == {"hooks": {"Stop": [{"hooks": [old]}]}}
@@ -415,15 +421,18 @@ def test_codex_remove_keeps_the_index_of_every_group_after_ours(machine):
     claude = json.loads(claude_file(machine).read_text())["hooks"]
     assert claude == {event: [theirs] for event in EVENTS["claude"]}  # no trust by position there: gone entirely
 
-    # installed again: appended after the user's group, and taken out from the end without a placeholder
+    # installed again: back where it was (the same key, so the same trust), no empty group left
     assert hooks(machine, "install", "--agent", "codex").code == 0
-    assert json.loads(codex_file(machine).read_text())["hooks"]["Stop"] == [
-        {"hooks": []},
-        theirs,
-        our_group("codex", "Stop"),
-    ]
+    again = json.loads(codex_file(machine).read_text())["hooks"]
+    assert again == {event: [our_group("codex", event), theirs] for event in EVENTS["codex"]}
+    assert hooks(machine, "install", "--agent", "codex").json["agents"][0]["changed"] is False  # in place
     assert hooks(machine, "remove", "--agent", "codex").code == 0
     assert json.loads(codex_file(machine).read_text())["hooks"] == codex
+
+    # the user's group taken out meanwhile: the placeholder is last, and ours goes back into it
+    write_json(codex_file(machine), {"hooks": {"Stop": [{"hooks": []}]}})
+    assert hooks(machine, "install", "--agent", "codex").code == 0
+    assert json.loads(codex_file(machine).read_text())["hooks"]["Stop"] == [our_group("codex", "Stop")]
 
 
 def test_a_duplicate_group_of_ours_is_taken_out_without_moving_the_users(machine):
@@ -472,3 +481,25 @@ def test_settings_that_turn_every_hook_off_are_named_by_status(machine, key):
     claude_file(machine).write_text(json.dumps({**settings, "disableAllHooks": False}))
     config.write_text('model = "o3"\n\n[features]\nhooks = true\n')
     assert [e["state"] for e in hooks(machine, "status").json["agents"]] == ["installed", "installed"]
+
+
+@pytest.mark.parametrize("name", ["settings.json", "settings.local.json"])
+def test_a_projects_own_disable_all_hooks_is_named_by_status(machine, name, tmp_path):
+    assert hooks(machine, "install", "--agent", "claude").code == 0
+    project = machine.work / ".claude" / name
+    project.parent.mkdir(parents=True, exist_ok=True)
+    project.write_text(json.dumps({"permissions": {}, "disableAllHooks": True}))
+    found = hooks(machine, "status", "--agent", "claude").json["agents"][0]
+    assert found["state"] == "disabled"
+    assert found["note"].startswith(f'installed, but "disableAllHooks": true in {project} turns every hook off')
+    assert f'"disableAllHooks": true in {project}' in machine.run("status").out
+
+    # a folder is anyone's: a link, a FIFO or a huge file there is not followed, waited on or read whole
+    elsewhere = tmp_path / "elsewhere.json"
+    elsewhere.write_text('{"disableAllHooks": true}')
+    huge = b'{"disableAllHooks": true, "pad": "' + b"x" * (2 << 20) + b'"}'
+    for plant in (lambda: project.symlink_to(elsewhere), lambda: os.mkfifo(project), lambda: project.write_bytes(huge)):
+        project.unlink()
+        plant()
+        result = hooks(machine, "status", "--agent", "claude")
+        assert result.code == 0 and result.json["agents"][0]["state"] == "installed", result.err

@@ -54,6 +54,18 @@ def test_the_users_trusted_hooks_after_ours_keep_their_keys_and_still_run_after_
             assert {h["trustStatus"] for h in codex.hooks(machine.work)} == {"untrusted"}
             hooks_json.write_text(placeholders)
 
+            # installed again: ours go back into the placeholders, under the keys they had, and no empty group stays
+            assert machine.run("hooks", "install", "--agent", "codex").code == 0
+            again = {h["key"]: h for h in codex.hooks(machine.work)}
+            for event in theirs:
+                assert "hook " in again[f"{hooks_json}:{SNAKE[event]}:0:0"]["command"]
+                assert again[f"{hooks_json}:{SNAKE[event]}:1:0"]["trustStatus"] == "trusted"
+            assert all(
+                group["hooks"] for groups in json.loads(hooks_json.read_text())["hooks"].values() for group in groups
+            )
+            assert machine.run("hooks", "remove", "--agent", "codex").code == 0
+            assert hooks_json.read_text() == placeholders
+
         model.script(Say("Hello."))
         run = cli.run("Hello?")
         model.assert_played()

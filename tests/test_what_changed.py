@@ -4,6 +4,7 @@ retried, on stderr, as the README says."""
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
@@ -106,18 +107,20 @@ def test_config_set_bucket_creates_a_missing_folder_store_owner_only(machine, tm
     assert machine.run("config", "show", "--json").json["bucket"] == f"file://{store}"  # nothing changed
 
 
-def test_the_stop_hook_says_on_stderr_only_what_it_retried(ready, folder_store):
+def test_the_stop_hook_tells_the_user_only_what_it_retried(ready, folder_store):
     folder = Path(folder_store.removeprefix("file://"))
     quiet = ready.run("hook", "stop", "--agent", "claude", input="{}")
     assert (quiet.code, quiet.out, quiet.err) == (0, "", "")  # nothing pending: nothing to say
     os.rename(folder, folder.with_name("away"))
     assert ready.save("a note").code == 75
     waiting = ready.run("hook", "stop", "--agent", "claude", input="{}")
-    assert waiting.code == 0 and waiting.out == ""  # Stop's stdout would be read as a decision
-    assert waiting.err == (
-        "agent-memory hook: retried 1 pending upload: 0 shared, 1 still pending (see: agent-memory pending)\n"
-    )
+    assert waiting.code == 0 and waiting.err == ""  # Stop's stdout: only the user's message, never a decision
+    assert json.loads(waiting.out) == {
+        "systemMessage": "agent-memory: retried 1 pending upload: 0 shared, 1 still pending (see: agent-memory pending)"
+    }
     os.rename(folder.with_name("away"), folder)
     ready.wait_over()  # the failed retry made the hooks wait a minute
     shared = ready.run("hook", "stop", "--agent", "claude", input="{}")
-    assert (shared.out, shared.err) == ("", "agent-memory hook: retried 1 pending upload: 1 shared, 0 still pending\n")
+    assert shared.err == "" and json.loads(shared.out) == {
+        "systemMessage": "agent-memory: retried 1 pending upload: 1 shared, 0 still pending"
+    }

@@ -1,13 +1,16 @@
 """`agent-memory hook stop|session-end --agent codex|claude`: after each turn (and at Claude Code's session end),
 retry pending uploads within a few seconds (see `machine.retry`).
 
-Stop runs at every turn and usually finds nothing to do: it then looks at the outbox's folder and leaves. It prints
-nothing on stdout (Codex fails a Stop hook whose output is not JSON, X5); after a retry, one line on stderr.
+Stop runs at every turn and usually finds nothing to do: it then looks at the outbox's folder and leaves, printing
+nothing. When something was retried or is still pending, it tells the user where both runtimes show a hook's
+messages: `{"systemMessage": ...}` on stdout, the one output a Stop hook may print besides a decision (Codex fails a
+Stop hook whose stdout is other text, X5; the message is shown to the user, never to the model).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 from types import ModuleType
 
 from ..config.context import Context
@@ -15,7 +18,7 @@ from ..contract import Stop
 from ..errors import OK
 from ..outbox import plans
 from .parsing import Rendered, hook_options
-from .render import hook_line, read_event
+from .render import read_event
 
 
 def declare(parser: argparse.ArgumentParser) -> None:
@@ -29,9 +32,12 @@ def run(args: argparse.Namespace, ctx: Context) -> Rendered:
         return Stop(event=event, agent=args.agent, results=[], damaged=[], waiting=0), "", OK
     retry = _retry()
     done = retry.retry(ctx, event)
-    if done["results"] or done["damaged"]:
-        hook_line(retry.summary_line(done))
-    return Stop(event=event, agent=args.agent, **done), "", OK
+    message = retry.user_message(done)
+    return Stop(event=event, agent=args.agent, **done), _system_message(message) if message else "", OK
+
+
+def _system_message(text: str) -> str:
+    return json.dumps({"systemMessage": text}, ensure_ascii=False)
 
 
 def _retry() -> ModuleType:
