@@ -130,7 +130,8 @@ def _read() -> dict[str, object]:
         return {}
     except UnsafeLocalFile as exc:
         if exc.oversized:
-            raise _unusable(f"is larger than {MAX_BYTES // (1024 * 1024)} MiB, far more than agent-memory writes")
+            too_large = f"is larger than {MAX_BYTES // (1024 * 1024)} MiB, far more than agent-memory writes"
+            raise _unusable(too_large) from None
         raise _unusable(f"cannot be read (it {exc.why}: agent-memory reads only its own regular file there)") from exc
     except OSError as exc:
         raise _unusable(f"cannot be read ({exc.strerror or exc})") from exc
