@@ -240,11 +240,30 @@ def read_own(path: Path, limit: int) -> bytes:
     """
     with open(open_own(path), "rb") as handle:
         if os.fstat(handle.fileno()).st_size > limit:
-            raise UnsafeLocalFile(path, f"is larger than {limit:,} bytes", oversized=True)
+            raise _oversized(path, limit)
         data = handle.read(limit + 1)  # a file that grows meanwhile is still read no further
     if len(data) > limit:
-        raise UnsafeLocalFile(path, f"is larger than {limit:,} bytes", oversized=True)
+        raise _oversized(path, limit)
     return data
+
+
+def damage(path: Path, limit: int) -> UnsafeLocalFile | None:
+    """Why our file `path` cannot be read by `read_own(path, limit)`, None if it can (or is missing): what
+    `status` reports, without reading it."""
+    try:
+        fd = open_own(path)
+    except UnsafeLocalFile as exc:
+        return exc
+    except OSError:  # missing, or a folder on the way that is not one: nothing planted at this name
+        return None
+    try:
+        return _oversized(path, limit) if os.fstat(fd).st_size > limit else None
+    finally:
+        os.close(fd)
+
+
+def _oversized(path: Path, limit: int) -> UnsafeLocalFile:
+    return UnsafeLocalFile(path, f"is larger than {limit:,} bytes", oversized=True)
 
 
 def read_json(path: Path, limit: int, default: object = None) -> object:

@@ -23,7 +23,8 @@ LONGEST = 3600.0
 MAX_RECORD = 4096  # bytes: what the record ever holds
 
 
-def _record() -> Path:
+def record() -> Path:
+    """The file of the wait (read at most MAX_RECORD bytes)."""
     return paths.state_dir() / "retry-backoff.json"
 
 
@@ -47,19 +48,19 @@ def failed() -> float:
             return until - now  # counted already
         failures += 1
         wait = min(FIRST * 2 ** min(failures - 1, 16), LONGEST)
-        write_json_atomic(_record(), {"failures": failures, "until": now + wait})
+        write_json_atomic(record(), {"failures": failures, "until": now + wait})
     return wait
 
 
 def reset() -> None:
     """End the wait: an upload went through, or the user asked for a retry."""
     with contextlib.suppress(OSError):  # a record left behind only makes the hooks wait: never fail an upload
-        _record().unlink()
+        record().unlink()
 
 
 def _read() -> tuple[int, float]:
     try:
-        value = json.loads(read_own(_record(), MAX_RECORD))
+        value = json.loads(read_own(record(), MAX_RECORD))
         failures, until = value["failures"], value["until"]
         if isinstance(failures, int) and failures > 0 and isinstance(until, (int, float)):
             return failures, float(until)

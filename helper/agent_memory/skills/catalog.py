@@ -24,7 +24,8 @@ INDEX_MAX = 16 << 20  # bytes of the index read at most: thousands of revisions 
 _REVISION_FILE = re.compile(r"skills/([^/]+)/([^/]+)/(.+)", re.DOTALL)
 
 
-def _index_file(bucket: str) -> Path:
+def index_file(bucket: str) -> Path:
+    """The index of published skill revisions (read at most INDEX_MAX bytes)."""
     return paths.bucket_cache(bucket) / "skills" / "index.json"
 
 
@@ -33,7 +34,7 @@ def discover(ctx: Context, query: str = "", *, offline: bool = False) -> tuple[S
     newest first."""
     bucket = ctx.bucket
     try:
-        index: dict[str, str] = read_json(_index_file(bucket), INDEX_MAX, {}) or {}
+        index: dict[str, str] = read_json(index_file(bucket), INDEX_MAX, {}) or {}
     except (ValueError, OSError):  # damaged or planted: a cache, rebuilt by the next online search
         index = {}
     if not isinstance(index, dict) or not all(isinstance(v, str) for v in index.values()):
@@ -79,7 +80,7 @@ def _refresh_index(store: Store, bucket: str, index: dict[str, str]) -> dict[str
                 except ContentRefused:
                     continue  # a malformed SKILL.md is not a usable revision: never listed, so never shown
                 fresh[key] = meta["description"]
-    write_json_atomic(_index_file(bucket), fresh)
+    write_json_atomic(index_file(bucket), fresh)
     return fresh
 
 

@@ -60,7 +60,8 @@ class Outage:
         return error
 
 
-def _record() -> Path:
+def record() -> Path:
+    """The file of the outage (read at most MAX_RECORD bytes)."""
     return paths.state_dir() / "outage.json"
 
 
@@ -87,18 +88,18 @@ def failed(bucket: str, error: StoreError) -> None:
         since = found.since if same else now
         wait = min(FIRST * 2 ** min(failures - 1, 16), LONGEST)
         value = {"bucket": bucket, "since": since, "until": now + wait, "failures": failures}
-        write_json_atomic(_record(), {**value, "reason": error.reason, "detail": detail})
+        write_json_atomic(record(), {**value, "reason": error.reason, "detail": detail})
 
 
 def ended() -> None:
     """A call went through: whatever was recorded is over (the bucket answers again)."""
     with contextlib.suppress(FileNotFoundError):
-        _record().unlink()
+        record().unlink()
 
 
 def _read() -> Outage | None:
     try:
-        value = json.loads(read_own(_record(), MAX_RECORD))
+        value = json.loads(read_own(record(), MAX_RECORD))
         found = Outage(
             value["bucket"], value["since"], value["until"], value["failures"], value["reason"], value["detail"]
         )
