@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from test_runtime_hook_command import context, hook
 
+import tools
 from conftest import Machine
 
 HELPER = str(Path(sys.executable).parent / "agent-memory")
@@ -42,7 +43,7 @@ def checksums(machine: Machine, bucket: str, project: str = "demo") -> Path:
 
 def test_the_reminder_counts_the_cached_notes_and_says_how_recent_the_newest_is(ready, folder_store):
     for title in ("First", "Second", "Third"):
-        assert ready.save(f"# {title}\n\nbody", "--title", title).code == 0
+        tools.exited(ready.save(f"# {title}\n\nbody", "--title", title))
     ready.run("search", "body")  # the cache holds them
     first = context(start(ready)).splitlines()[0]
     today = time.strftime("%Y-%m-%d", time.gmtime())
@@ -60,7 +61,7 @@ def test_the_reminder_counts_the_cached_notes_and_says_how_recent_the_newest_is(
 
 
 def test_a_huge_hostile_cache_keeps_the_reminder_small_fast_and_believes_no_future_date(ready, folder_store):
-    assert ready.save("a real note", "--title", "Real").code == 0
+    tools.exited(ready.save("a real note", "--title", "Real"))
     ready.run("search", "real")
     file = checksums(ready, folder_store)
     week_ago = time.gmtime(time.time() - 7 * 86400)
@@ -120,7 +121,7 @@ def checkpoint(machine: Machine, body: str, title: str, session: str | None = No
     """A checkpoint saved from a Codex session (Codex exports its thread id to the commands it runs)."""
     own = {**DESK, "AGENT_MEMORY_AGENT": "codex", **env} if session is None else {**DESK, "CODEX_THREAD_ID": session}
     saved = machine.save(body, "--kind", "checkpoint", "--title", title, env={**own, **env})
-    assert saved.code == 0, saved.err
+    tools.exited(saved)
     return saved.json
 
 
@@ -161,7 +162,7 @@ def test_a_checkpoint_of_another_agent_or_machine_is_another_sessions(ready, mac
 
     laptop = machine_b.setup(folder_store)
     theirs = laptop.save("step 2", "--kind", "checkpoint", "--title", "Theirs", env={"AGENT_MEMORY_MACHINE": "laptop"})
-    assert theirs.code == 0, theirs.err
+    tools.exited(theirs)
     ready.run("search", "step")
     other = compacted(ready, SESSION_B)
     assert f'{theirs.json["id"]} "Theirs"' in other
@@ -169,7 +170,7 @@ def test_a_checkpoint_of_another_agent_or_machine_is_another_sessions(ready, mac
     assert "laptop" not in other  # a note's fields are anyone's text: only whether they match is said
 
     same_agent = laptop.save("step 3", "--kind", "checkpoint", env={"AGENT_MEMORY_AGENT": "codex"})
-    assert same_agent.code == 0, same_agent.err
+    tools.exited(same_agent)
     ready.run("search", "step")
     other = compacted(ready, SESSION_B)
     assert f"{same_agent.json['id']}" in other and "another session's: saved on another machine, not in " in other
@@ -180,7 +181,7 @@ def test_a_checkpoint_of_another_agent_or_machine_is_another_sessions(ready, mac
 def test_a_checkpoint_pending_here_is_this_sessions_too(alice, hub):
     hub.fault("batch", "fail", times=0)
     saved = alice.save("body", "--kind", "checkpoint", "--title", "Offline", env={"CODEX_THREAD_ID": SESSION_A})
-    assert saved.code == 75, saved.err
+    tools.exited(saved, 75)
     own = context(start(alice, source="compact", session=SESSION_A)).splitlines()[-1]
     assert own.startswith(f"The context was just compacted. This session saved the checkpoint {saved.json['id']} ")
 
@@ -193,7 +194,8 @@ def test_a_resumed_session_gets_no_second_reminder(ready, agent):
     assert "memory project is demo" in context(first)
     ready.save("# Another note\n\nthe count in a new reminder would differ")
     resumed = start(ready, source="resume", session=session, agent=agent)
-    assert (resumed.code, resumed.out, resumed.err) == (0, "", "")  # nothing at all: its first one is still there
+    tools.exited(resumed)
+    assert (resumed.out, resumed.err) == ("", "")  # nothing at all: its first one is still there
     assert start(ready, source="resume", session=session, agent=agent).out == ""
     as_json = hook(ready, "session-start", {"source": "resume", "session_id": session}, agent=agent, extra=("--json",))
     assert as_json.json == {"event": "session-start", "agent": agent, "context": ""}
@@ -206,11 +208,11 @@ def test_a_resumed_session_gets_no_second_reminder(ready, agent):
 
 def test_a_resumed_session_is_told_once_that_its_pending_uploads_were_shared(alice, hub):
     hub.fault("batch", "fail", times=0)
-    assert alice.save("Saved while the Hub failed.").code == 75
+    tools.exited(alice.save("Saved while the Hub failed."), 75)
     first = context(start(alice, session=SESSION_A, agent="claude"))
     assert "1 upload saved on this machine is not shared yet (1 note); the Stop hook retries it" in first
     hub.clear_faults()
-    assert alice.run("pending", "retry").code == 0
+    tools.exited(alice.run("pending", "retry"))
     told = context(start(alice, source="resume", session=SESSION_A, agent="claude"))
     assert told == (
         "agent-memory: update to this session's earlier reminder: the uploads it named as not shared yet have been "
@@ -219,7 +221,7 @@ def test_a_resumed_session_is_told_once_that_its_pending_uploads_were_shared(ali
     assert start(alice, source="resume", session=SESSION_A, agent="claude").out == ""  # told once, not again
 
     hub.fault("batch", "fail", times=0)
-    assert alice.save("Another one while the Hub failed.").code == 75
+    tools.exited(alice.save("Another one while the Hub failed."), 75)
     again = context(start(alice, source="resume", session=SESSION_A, agent="claude"))
     assert again.startswith("agent-memory: update to this session's earlier reminder (this replaces its line about ")
     assert again.endswith(f"after each turn on its own; to retry it now: {HELPER} pending retry")
@@ -270,14 +272,18 @@ def test_sessions_starting_at_once_are_all_recorded(ready):
         for _ in range(8)
     ]
     for n, proc in enumerate(procs):
-        out, err = proc.communicate(json.dumps({"session_id": f"s-{n}", "source": "startup"}).encode(), timeout=60)
-        assert proc.returncode == 0 and err == b"" and b"demo" in out
+        ended = tools.exited(
+            tools.finished(proc, input=json.dumps({"session_id": f"s-{n}", "source": "startup"}).encode(), timeout=60)
+        )
+        out, err = ended.stdout, ended.stderr
+        assert err == b"" and b"demo" in out
     assert sorted(record(ready).read_text().splitlines()) == sorted(f"s-{n} {NOTHING_PENDING}" for n in range(8))
 
 
 def test_the_setup_verification_note_is_not_counted(machine, folder_store):
     boot = machine.run("bootstrap", "--project", "demo", "--bucket", folder_store, "--json")
-    assert boot.code == 0 and boot.json["verification"]["status"] == "verified", boot.err
+    tools.exited(boot)
+    assert boot.json["verification"]["status"] == "verified", boot.err
     assert checksums(machine, folder_store).read_text().count("setup-") == 1  # the cache holds it
     first = context(start(machine)).splitlines()[0]
     assert "(no notes in this machine's cache yet;" in first
@@ -293,7 +299,8 @@ def test_an_unmapped_folder_is_told_once_a_day(ready, tmp_path):
     payload = {"cwd": str(elsewhere), "source": "startup"}
     assert "is not mapped to a project" in context(hook(ready, "session-start", payload))
     again = hook(ready, "session-start", {**payload, "session_id": SESSION_B})
-    assert (again.code, again.out, again.err) == (0, "", "")  # told today already: nothing at all
+    tools.exited(again)
+    assert (again.out, again.err) == ("", "")  # told today already: nothing at all
     assert "is not mapped to a project" in context(hook(ready, "session-start", {"cwd": str(other)}))
     told = ready.state / "state" / "unmapped-told"
     yesterday = time.strftime("%Y-%m-%d", time.gmtime(time.time() - 86400))
@@ -306,10 +313,10 @@ def test_an_unmapped_folder_is_told_once_a_day(ready, tmp_path):
 
 def test_the_retry_command_is_offered_in_codex_only_with_the_sandbox_consent(alice, hub):
     hub.fault("batch", "fail", times=0)
-    assert alice.save("Saved while the Hub failed.").code == 75
+    tools.exited(alice.save("Saved while the Hub failed."), 75)
     waiting = "1 upload saved on this machine is not shared yet (1 note); the Stop hook retries it after each turn"
     offered = f"{waiting} on its own; to retry it now: {HELPER} pending retry"
     assert f"{waiting} on its own" in context(start(alice)).splitlines()  # no command: it would fail in the sandbox
     assert offered in context(start(alice, agent="claude")).splitlines()
-    assert alice.run("codex-sandbox", "allow").code == 0
+    tools.exited(alice.run("codex-sandbox", "allow"))
     assert offered in context(start(alice)).splitlines()

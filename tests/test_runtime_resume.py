@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 from test_runtime_e2e import REMINDER, SEARCH_TRIGGER, bootstrap
 
+import tools
 from agent_clis import CLIS
 from model_servers import Say
 
@@ -26,17 +27,17 @@ def test_a_session_resumed_twice_shows_the_model_one_reminder(runtime, machine, 
         cli = cli_class(machine, model)
         bootstrap(machine, runtime, "--hooks")
         hub.fault("batch", "fail", times=0)
-        assert machine.save("# Decided offline\n\nA note saved while the Hub failed.").code == 75
+        tools.exited(machine.save("# Decided offline\n\nA note saved while the Hub failed."), 75)
         model.script(Say("First answer."), Say("Second answer."), Say("Third answer."))
         first = cli.run("Hello.")
-        assert first.code == 0, first.err
+        tools.exited(first)
         session = cli.session_id(first)
         hub.clear_faults()
         retried = machine.run("pending", "retry", "--json")  # delivered between the session's runs
-        assert retried.code == 0, (retried.out, retried.err)
+        tools.exited(retried)
         for prompt in ("And again.", "Once more."):
             resumed = cli.resume(session, prompt)
-            assert resumed.code == 0, resumed.err
+            tools.exited(resumed)
         model.assert_played()
         assert len(model.requests) == 3
         assert "Once more." in model.text(2) and "First answer." in model.text(2)  # really the same session

@@ -15,10 +15,11 @@ from types import ModuleType
 
 from ..config.context import Context
 from ..contract import Stop
-from ..errors import OK
+from ..errors import OK, AgentMemoryError
 from ..outbox import plans
+from ..sync.settings import enabled
 from .parsing import Rendered, hook_options
-from .render import read_event
+from .render import hook_line, read_event
 
 
 def declare(parser: argparse.ArgumentParser) -> None:
@@ -27,7 +28,9 @@ def declare(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> Rendered:
     event = args.command.partition(" ")[2]
-    read_event()  # nothing in it is needed; an event that is not JSON is said all the same
+    payload = read_event()
+    if synced := _push(ctx, payload, args.agent, event):
+        hook_line(synced)
     if not plans.operations():  # nothing waits: the usual turn
         return Stop(event=event, agent=args.agent, results=[], damaged=[], waiting=0), "", OK
     retry = _retry()
@@ -46,3 +49,17 @@ def _retry() -> ModuleType:
     from ..machine import retry
 
     return retry
+
+
+def _push(ctx: Context, payload: dict[str, object], agent: str, event: str) -> str | None:
+    """Sync's push, when this agent's memory is synced: `sync.hooks` (and `machine.retry` for its budget), loaded
+    only then; with nothing changed here it costs one stat per file and no network."""
+    try:
+        if agent not in enabled(ctx.config):
+            return None
+    except AgentMemoryError:
+        return None
+    from ..machine.retry import budget_seconds
+    from ..sync import hooks
+
+    return hooks.push(ctx, payload, agent, budget_seconds(event))
