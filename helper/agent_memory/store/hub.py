@@ -227,9 +227,9 @@ class HubStore(Store):
         deadline = time.monotonic() + min(FEED_SECONDS, self.budget.remaining() / 2)
         url = f"{self.endpoint}/api/buckets/{self.bucket_id}/events"
 
-        silence = []  # the feed got no answer at all: the Hub is in doubt (see SILENT_SECONDS)
         if self.down is not None:
             raise change_feed.Unfollowable("slow", self.down.detail)
+        silence = []  # the feed got no answer at all: the Hub is in doubt (see SILENT_SECONDS)
 
         def open_stream(params: dict[str, str]) -> Generator[bytes, None, None]:
             wait = min(max(0.1, deadline - time.monotonic()), SILENT_SECONDS)  # between any two bytes of the answer

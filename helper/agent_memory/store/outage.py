@@ -53,7 +53,7 @@ class Outage:
         again = time.strftime("%H:%M:%S", time.localtime(self.until))
         detail = (
             f"the bucket has not answered since {at} ({self.detail}); agent-memory tries it again from {again} "
-            f"(in {round(self.left())} s): add --online to try now, or --offline to skip the bucket"
+            f"(in {round(self.left())} s); --online tries it now, and search --offline never asks it"
         )
         error = StoreError(self.reason, detail)
         error.lasting = True
