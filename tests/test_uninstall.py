@@ -9,6 +9,7 @@ import os
 import sys
 from pathlib import Path
 
+import tools
 from conftest import Machine
 
 USER_FILES = {  # what the user had before bootstrap, in each runtime's folder
@@ -48,7 +49,7 @@ def bootstrap(machine: Machine, folder_store: str) -> dict:
     result = machine.run(
         "bootstrap", "--project", "demo", "--bucket", folder_store, "--hooks", "--codex-sandbox", "--json"
     )
-    assert result.code == 0, (result.out, result.err)
+    tools.exited(result)
     return result.json
 
 
@@ -61,7 +62,7 @@ def test_uninstall_after_bootstrap_gives_back_the_agents_files_byte_for_byte(mac
     machine.save("# Kept\n\nA note that outlives the install.")
 
     result = machine.run("uninstall", "--json")
-    assert result.code == 0, (result.out, result.err)
+    tools.exited(result)
     assert snapshot(machine) == before  # CLAUDE.md, which bootstrap created and held only the block, is gone too
     out = result.json
     assert [step["step"] for step in out["steps"]] == ["command", "codex-sandbox", "hooks", "instructions", "skills"]
@@ -86,7 +87,8 @@ def test_uninstall_after_bootstrap_gives_back_the_agents_files_byte_for_byte(mac
     assert machine.run("config", "show", "--json").json["bucket"] == folder_store
     assert "Kept" in machine.run("search", "outlives", "--offline").out
     text = machine.run("uninstall")
-    assert text.code == 0 and "nothing to remove" in text.out and snapshot(machine) == before  # once is enough
+    tools.exited(text)
+    assert "nothing to remove" in text.out and snapshot(machine) == before  # once is enough
 
 
 def test_a_skill_edited_here_is_backed_up_before_it_goes_and_anothers_folder_stays(machine, folder_store):
@@ -95,7 +97,7 @@ def test_a_skill_edited_here_is_backed_up_before_it_goes_and_anothers_folder_sta
     edited = machine.home / ".claude" / "skills" / "agent-memory" / "SKILL.md"
     edited.write_text(edited.read_text() + "\nMy own addition.\n")
     result = machine.run("uninstall", "--json")
-    assert result.code == 0, result.err
+    tools.exited(result)
     backups = next(step for step in result.json["steps"] if step["step"] == "skills")["backups"]
     assert len(backups) == 1 and "My own addition." in (Path(backups[0]) / "claude" / "SKILL.md").read_text()
     assert not edited.exists() and (machine.home / ".claude" / "skills" / "my-own" / "SKILL.md").exists()
@@ -107,20 +109,22 @@ def test_uninstall_refuses_while_uploads_are_pending_unless_told(machine, folder
     store = Path(folder_store.removeprefix("file://"))
     store.rename(tmp_path / "unmounted")  # its drive is gone: the save stays pending
     saved = machine.save("# Offline\n\nnot shared yet")
-    assert saved.code == 75, saved.err
+    tools.exited(saved, 75)
     installed = snapshot(machine)
 
     refused = machine.run("uninstall")
-    assert refused.code == 5 and refused.out == ""
+    tools.exited(refused, 5)
+    assert refused.out == ""
     assert "1 upload is on this machine not shared yet, and once the hooks are gone nothing retries it." in refused.err
     assert "agent-memory pending export ID --to PATH" in refused.err and "--discard-pending" in refused.err
     assert refused.err.rstrip().endswith("Next: agent-memory pending retry")
     assert snapshot(machine) == installed  # nothing changed
     as_json = machine.run("uninstall", "--json")
-    assert as_json.code == 5 and as_json.json["exit_code"] == 5
+    tools.exited(as_json, 5)
+    assert as_json.json["exit_code"] == 5
 
     done = machine.run("uninstall", "--discard-pending", "--json")
-    assert done.code == 0, done.err
+    tools.exited(done)
     assert done.json["pending"] == 1
     assert [n["id"] for n in machine.run("pending", "--json").json["notes"]] == [saved.json["id"]]  # still there
     assert (
@@ -131,11 +135,13 @@ def test_uninstall_refuses_while_uploads_are_pending_unless_told(machine, folder
 
 def test_uninstall_help_and_bad_input(machine):
     help_text = machine.run("uninstall", "--help")
-    assert help_text.code == 0 and "--discard-pending" in help_text.out and "Your notes stay" in help_text.out
+    tools.exited(help_text)
+    assert "--discard-pending" in help_text.out and "Your notes stay" in help_text.out
     assert "uninstall" in machine.run("--help").out
     for bad in (["--discard"], ["now"], ["--json", "--json=1"]):
         result = machine.run("uninstall", *bad)
-        assert result.code == 2 and result.err.endswith("Next: agent-memory uninstall --help\n"), bad
+        tools.exited(result, 2)
+        assert result.err.endswith("Next: agent-memory uninstall --help\n"), bad
     assert not (machine.home / ".codex").exists()  # bad input changes nothing
 
 
@@ -145,7 +151,8 @@ def test_a_hook_file_that_cannot_be_edited_stops_uninstall_before_anything_is_re
     (machine.home / ".claude" / "settings.json").write_text("{broken")
     installed = snapshot(machine)
     result = machine.run("uninstall")
-    assert result.code == 1 and "cannot be edited safely" in result.err
+    tools.exited(result, 1)
+    assert "cannot be edited safely" in result.err
     assert snapshot(machine) == installed
 
 
@@ -157,6 +164,16 @@ def test_a_link_to_the_helper_that_bootstrap_did_not_make_stays(machine, folder_
     boot = bootstrap(machine, folder_store)
     assert boot["command"]["state"] in ("on path", "unchanged")
     result = machine.run("uninstall", "--json")
-    assert result.code == 0, result.err
+    tools.exited(result)
     assert result.json["steps"][0] == {"step": "command", "removed": [], "deleted": [], "backups": []}
     assert link.is_symlink()
+
+
+def test_two_uninstalls_at_once_give_back_the_same_files(machine, folder_store):
+    before = user_machine(machine)
+    bootstrap(machine, folder_store)
+    procs = [machine.popen("uninstall", "--json") for _ in range(3)]
+    for proc in procs:
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err.decode()
+    assert snapshot(machine) == before

@@ -15,13 +15,20 @@ from .. import agents, commands, paths
 from ..config import settings as config_file
 from ..contract import Uninstall, UninstallStep
 from ..errors import REFUSED, AgentMemoryError
+from ..fsutil import locked
 from ..outbox.listing import summary
 from ..skills.installing import uninstall_all
 from . import codex_sandbox, hook_files, instructions, on_path
 
 
 def uninstall(*, discard_pending: bool) -> Uninstall:
-    """Remove the install; what each step removed, what stays, and how many uploads were left undelivered."""
+    """Remove the install; what each step removed, what stays, and how many uploads were left undelivered. One
+    uninstall at a time: each step takes out what is left, so a second one waits, then finds nothing to do."""
+    with locked(paths.state_dir() / "uninstall.lock"):
+        return _uninstall(discard_pending)
+
+
+def _uninstall(discard_pending: bool) -> Uninstall:
     counts = summary()
     waiting = sum(counts.values())
     if waiting and not discard_pending:

@@ -330,6 +330,9 @@ def uninstall_all(agent: str = "both") -> dict[str, list[str]]:
                 changes = local_changes(folder)
                 if changes is None or any(changes.values()):  # edited here: nothing of the user's is lost
                     backups.append(str(_back_up(folder.name, {name: folder})))
-                _remove(folder)
+                # out of the agents' sight at once: a removal cut short leaves a hidden folder, never half a skill
+                leaving = folder.parent / f".agent-memory-old-{os.urandom(6).hex()}"
+                os.rename(folder, leaving)
+                _remove(leaving)
                 removed.append(str(folder))
     return {"removed": removed, "backups": backups}
