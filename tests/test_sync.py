@@ -301,6 +301,7 @@ def test_the_hooks_cost_nothing_when_nothing_changed(machine, machine_b, hub):
     a, b = two_machines(machine, machine_b, BUCKET)
     claude_folder(a).mkdir(parents=True)
     (claude_folder(a) / "MEMORY.md").write_text("- one\n")
+    (claude_folder(a) / "deploy.md").write_text(f"{TOKEN_LINE}\n")  # kept here by the guard, and reported once
     sync_now(a)
     sync_now(b)
     hub.reset_requests()

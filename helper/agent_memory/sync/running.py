@@ -75,10 +75,10 @@ def changed_here(ctx: Context, scope: Scope) -> bool:
     history_folder = History.folder_of(ctx.bucket, scope.runtime, scope.scope)
     for place in scope.places:
         index = FolderIndex(history_folder, place)
-        local, _skipped = folders.scan(scope.runtime, place, index.files) if place.is_dir() else ({}, {})
-        if set(local) != {path for path, entry in index.files.items() if entry.get("hash") is not None}:
-            return True
-        if any(local[path].hash != index.files[path].get("hash") for path in local):
+        known = {path: entry for path, entry in index.files.items() if entry.get("hash") is not None}
+        known.update(index.held)  # a file the guard keeps here is unchanged while it stays as it was
+        local, _skipped = folders.scan(scope.runtime, place, known) if place.is_dir() else ({}, {})
+        if set(local) != set(known) or any(local[path].hash != known[path].get("hash") for path in local):
             return True
     return False
 
