@@ -175,3 +175,10 @@ def test_a_stop_with_something_pending_loads_the_retry(ready, tmp_path, folder_s
     modules = loaded(ready, tmp_path, "hook", "stop", "--agent", "codex", stdin="{}")
     assert {"agent_memory.outbox.delivery", "agent_memory.machine.retry"} <= modules
     assert ready.run("pending", "--json").json["notes"] == []  # delivered by that Stop
+
+
+def test_the_contract_loads_no_typing(ready, tmp_path):
+    """The contract's declarations are dicts at run time: typing would cost every command a fifth of the
+    interpreter's own start-up (`status` alone loads it, through tomllib, for Codex's configuration)."""
+    for args in (("search", "--offline", "hot"), ("hook", "session-start", "--agent", "codex")):
+        assert "typing" not in loaded(ready, tmp_path, *args, stdin="{}"), args

@@ -7,7 +7,29 @@ commands.md`): tests assert them exactly, and a key added here must be documente
 
 from __future__ import annotations
 
-from typing import TypedDict
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from typing import TypedDict
+else:
+
+    class TypedDict(dict):
+        """What a declaration below is at run time: a dict (a command's result is built and printed as one).
+
+        Typing's TypedDict would load `typing` in every command, a fifth of the interpreter's own start-up; this one
+        keeps the declared keys as typing's does (`__required_keys__`, `__optional_keys__`, `total=False`), which
+        tests/test_contract.py holds each command's printed JSON against.
+        """
+
+        __required_keys__: frozenset[str] = frozenset()
+        __optional_keys__: frozenset[str] = frozenset()
+
+        def __init_subclass__(cls, total: bool = True, **kwargs: object) -> None:
+            super().__init_subclass__(**kwargs)
+            required = set().union(*(getattr(base, "__required_keys__", ()) for base in cls.__bases__))
+            optional = set().union(*(getattr(base, "__optional_keys__", ()) for base in cls.__bases__))
+            (required if total else optional).update(cls.__dict__.get("__annotations__", {}))
+            cls.__required_keys__ = frozenset(required)
+            cls.__optional_keys__ = frozenset(optional)
 
 # -- what several results share -------------------------------------------------------------------------------
 
@@ -460,6 +482,15 @@ class BucketSet(TypedDict):
 
 class ProjectMapped(TypedDict):
     """`project map`: the folder mapped, and the claim of its repository's origin in the bucket (None: none)."""
+
+    project: str
+    root: str
+    origin: dict[str, object] | None
+
+
+class ProjectUnmapped(TypedDict):
+    """`project unmap`: the folder no longer mapped, and with `--origin` the withdrawal of its project's claim of
+    the repository's origin (`{"origin", "state"}`; None without `--origin`)."""
 
     project: str
     root: str
