@@ -66,6 +66,7 @@ BASE = {
     "store.budget",
     "store.change_feed",
     "store.failures",
+    "store.outage",
 }
 # reading the notes of the cache and those pending here
 NOTES = {
@@ -92,6 +93,7 @@ PATHS = {
     "status": BASE
     | NOTES
     | {"cli.status", "cli.codex_sandbox", "clock", "machine", "machine.status", "machine.uploads"}
+    | {"machine.reminded", "outbox.backoff", "skills.catalog"}  # their records checked for damage (`damaged_state`)
     | {"setup", "setup.agent_files", "setup.codex_sandbox", "setup.command", "setup.hook_files", "setup.json_edits"}
     | {"skills", "skills.installing", "skills.layout", "skills.pending"}
     | SYNC_SETTING

@@ -449,6 +449,25 @@ class StoreCheck(TypedDict):
     next: str | None
 
 
+class StateDamage(TypedDict):
+    """A file of agent-memory's own that cannot be read as it writes it (a FIFO, a link, too large): skipped by
+    every command and hook, never waited on; `next` removes or moves it."""
+
+    file: str
+    problem: str
+    next: str
+
+
+class Outage(TypedDict):
+    """The configured bucket's outage: since when it has not answered, when it is tried again, and why."""
+
+    since: str
+    until: str
+    failures: int
+    detail: str
+    next: str
+
+
 class Status(TypedDict):
     """`status`: configuration, project, pending uploads, damaged notes, installed skills, hooks, Codex's sandbox."""
 
@@ -463,6 +482,8 @@ class Status(TypedDict):
     pending_skills: list[dict[str, object]]
     damaged: list[Damage]
     damaged_notes: list[dict[str, str]]
+    damaged_state: list[StateDamage]
+    outage: Outage | None
     skipped: list[Skipped]
     gone: list[Gone]
     skills: list[dict[str, object]]
