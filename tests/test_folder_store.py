@@ -32,7 +32,10 @@ def test_save_search_read(ready, folder_store):
     found = ready.run("search", "PENDING QUEUE", "--json")
     assert found.code == 0
     assert [r["id"] for r in found.json["results"]] == [note["id"]]
-    assert found.json["results"][0]["matches"] == [{"line": 17, "text": "Use a durable pending queue."}]
+    assert found.json["results"][0]["matches"] == [
+        {"line": 1, "text": "# Queue design"},
+        {"line": 3, "text": "Use a durable pending queue."},
+    ]
 
     read = ready.run("read", note["id"])
     assert read.out.encode() == stored[note["path"]]

@@ -25,7 +25,7 @@ SKILL_DESCRIPTION = next(
     for line in (Path(__file__).parent.parent / "skill" / "SKILL.md").read_text().splitlines()
     if line.startswith("description: ")
 )
-BLOCK_LINE = f"- Before relying on earlier decisions or context, search memory: `{HELPER} search QUERY`."
+BLOCK_LINE = f"- Before relying on earlier decisions or context, search memory: `{HELPER} search 'KEYWORDS'` "
 REMINDER = "this session's memory project is demo ("
 SEARCH_TRIGGER = "If this task continues earlier work or depends on past decisions, first run: "
 COMPACTED = "The context was just compacted."

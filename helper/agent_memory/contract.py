@@ -60,7 +60,7 @@ class Damage(TypedDict):
 
 
 class Match(TypedDict):
-    """A line of a note that holds the query."""
+    """A line of a note's body that holds terms of the query (numbered from the body's first line)."""
 
     line: int
     text: str
@@ -78,12 +78,16 @@ class NoteHit(TypedDict):
     damaged: str | None
     path: str
     pending: bool
+    corrects: str | None
+    corrected_by: str | None
+    partial: bool
+    missing: list[str]
     matches: list[Match]
 
 
 class Found(TypedDict):
-    """What a search of the project's notes found: those that hold the query, newest first, and how many of the
-    project's notes are pending here."""
+    """What a search of the project's notes found: those that hold every term of the query (else those with the
+    most, marked `partial`), best first, and how many of the project's notes are pending here."""
 
     project: str
     query: str

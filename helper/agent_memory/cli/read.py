@@ -8,16 +8,20 @@ from .. import commands
 from ..config.context import Context
 from ..contract import NoteRead, SkillFile
 from ..errors import OK, UsageError
+from ..memory.notes import body_text
 from ..memory.reading import read
 from ..skills.catalog import read_file
 from .parsing import Rendered, with_json
 
 
 def declare(p: argparse.ArgumentParser) -> None:
-    p.usage = "agent-memory read NOTE_ID [--fresh] | agent-memory read --skill NAME --revision REV [FILE]"
+    p.usage = "agent-memory read NOTE_ID [--fresh] [--body] | agent-memory read --skill NAME --revision REV [FILE]"
     with_json(p)
     p.add_argument("target", nargs="?", metavar="NOTE_ID|FILE")
     p.add_argument("--fresh", action="store_true", help="read it from the bucket, bypassing the cache")
+    p.add_argument(
+        "--body", action="store_true", help="the note's body only, without its frontmatter (search numbers its lines)"
+    )
     p.add_argument("--skill", metavar="NAME", help="read a file of a published skill revision")
     p.add_argument("--revision", metavar="REV")
 
@@ -30,6 +34,9 @@ def run(args: argparse.Namespace, ctx: Context) -> Rendered:
     found = read(ctx, args.target, fresh=args.fresh)
     content = found["content"]
     text = content.decode("utf-8", errors="replace")
+    if args.body:
+        text = body_text(text)
+        content = text.encode()
     return NoteRead(id=found["id"], path=found["path"], content=text, source=found["source"]), content, OK
 
 

@@ -11,7 +11,7 @@ correction of that newest note (`corrects`), which stays, as every note does.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from .. import guard, paths
@@ -97,7 +97,11 @@ _ACTIONS = ("new", "correction", "unchanged", "refused", "empty")
 def _imported_notes(ctx: Context, cache: ProjectCache) -> list[dict[str, object]]:
     """Every imported note of the project (cached or pending here): `{"id", "created", "corrects", "body",
     "sources"}`. Only notes whose fields pass `notes.fields` count: a damaged one is never trusted for them."""
-    ids = cache.search_pack(TAG.encode(), lambda headers: [pack.record_id(header) for header in headers])
+
+    def tagged(headers: Iterator[bytes]) -> list[str]:  # the pack's text holds no tags (see `pack`): its headers do
+        return [f["id"] for f in map(pack.fields, headers) if TAG in f["tags"].split()]
+
+    ids = cache.search_pack(b"", tagged)
     texts = [(note_id, data) for note_id, data in cache.verified(ids).items() if data is not None]
     texts += [(str(entry["id"]), entry["content"].encode("utf-8")) for entry in pending(ctx)]
     found = []
