@@ -533,8 +533,9 @@ def test_verification_runs_from_any_directory(machine, tmp_path):
     assert result.code == 0, result.err
     assert result.json["verification"]["status"] == "verified"
     note = result.json["verification"]["id"]
-    shown = machine.run("search", "Memory setup verification", "--json")  # in the mapped directory
+    shown = machine.run("search", "Memory setup verification", "--kind", "setup", "--json")  # in the mapped directory
     assert [r["id"] for r in shown.json["results"]] == [note]
+    assert machine.run("search", "Memory setup verification", "--json").json["results"] == []  # not a memory
     assert machine.run("project", "show", cwd=elsewhere).code == 3  # nothing was mapped but --dir
 
 

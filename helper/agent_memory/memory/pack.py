@@ -84,12 +84,16 @@ class Hit:
 
 def scan(path: Path, needle: bytes) -> Iterator[bytes]:
     """Header lines of the records whose text contains `needle` (every record if it is empty), in file order."""
-    return (hit.header for hit in hits(path, needle))
+    return (hit.header for hit in hits(path, (needle,) if needle else ()))
 
 
-def hits(path: Path, needle: bytes, corrections: dict[str, tuple[str, str]] | None = None) -> Iterator[Hit]:
-    """The records whose text contains `needle` (every record if it is empty), in file order; with
-    `corrections`, fills it with `{id: (the id it corrects, created)}` of every record that corrects another.
+def hits(
+    path: Path, needles: tuple[bytes, ...], corrections: dict[str, tuple[str, str]] | None = None
+) -> Iterator[Hit]:
+    """The records that may hold every one of `needles` (all records if there is none), in file order: in each
+    block, those whose text contains the needle that occurs there the fewest times (a count runs at memchr
+    speed, a record found costs a Python step); the caller checks the others. With `corrections`, fills it with
+    `{id: (the id it corrects, created)}` of every record that corrects another.
 
     Each record returned is checked, and so is the last one of every block, which is where a torn append
     would be, and the first one, whose format tells the version that wrote the pack: Damaged is raised when a
@@ -107,7 +111,11 @@ def hits(path: Path, needle: bytes, corrections: dict[str, tuple[str, str]] | No
                     first = False
                 if corrections is not None:
                     _corrections(data, end, corrections)
-                yield from _matching(data, end, needle) if needle else _every(data, end)
+                if not needles:
+                    yield from _every(data, end)
+                    continue
+                needle = needles[0] if len(needles) == 1 else min(needles, key=lambda n: data.count(n, 0, end))
+                yield from _matching(data, end, needle)
     except FileNotFoundError:
         return
     except UnsafeLocalFile:

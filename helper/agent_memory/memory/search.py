@@ -48,7 +48,6 @@ class Query:
         self.words = terms(text)
         self.terms = [word.encode() for word in self.words]
         self.phrase = " ".join(self.words).encode()
-        self.needle = max(self.terms, key=len, default=b"")  # the scan's: the longest term is likely the rarest
 
     def rank(self, title: bytes, data: bytes | bytearray, body: int, stop: int) -> tuple[int, int]:
         """`(tier, terms found)` of a note whose title is `title` and body `data[body:stop]` (lowercased): tier 0
@@ -236,7 +235,7 @@ def _ranked(
         return best, seen, overflow
 
     # a pack found damaged halfway is repaired and read again: `consume` starts afresh each time
-    best, seen, overflow = cache.search_hits(b"" if partial else query.needle, consume, corrections)
+    best, seen, overflow = cache.search_hits(() if partial else tuple(query.terms), consume, corrections)
     candidates = [(key, fields, has, False, None) for key, fields, has in best]
     for note_id, entry in waiting.items():
         if note_id in seen:
