@@ -74,18 +74,21 @@ NOTES = {
     "outbox.plans",
 }
 SKILL_FILES = {"skills", "skills.catalog", "skills.layout"}  # `search --skills` and `read --skill`, same commands
+USAGE = {"machine", "machine.usage"}  # the receipts of use: one line appended per command (no query, no content)
 
 PATHS = {
     "--version": BASE,
-    "search --offline": BASE | NOTES | SKILL_FILES | {"cli.search", "memory.search"},
-    "read": BASE | NOTES | SKILL_FILES | {"cli.read", "memory.reading"},
+    "search --offline": BASE | NOTES | SKILL_FILES | USAGE | {"cli.search", "memory.search"},
+    "read": BASE | NOTES | SKILL_FILES | USAGE | {"cli.read", "memory.reading"},
     "status": BASE
     | NOTES
+    | USAGE
     | {"cli.status", "cli.codex_sandbox", "clock", "machine", "machine.status", "machine.uploads"}
     | {"setup", "setup.agent_files", "setup.codex_sandbox", "setup.command", "setup.hook_files", "setup.json_edits"}
     | {"skills", "skills.installing", "skills.layout", "skills.pending"},
     "hook session-start": BASE
     | NOTES
+    | USAGE
     | {"cli.hook_start", "clock", "guard", "machine", "machine.reminded", "machine.reminder", "memory.origin"}
     | {"memory.search", "setup", "setup.command"},
     "hook stop": BASE | {"cli.hook_stop", "contents", "outbox", "outbox.plans"},

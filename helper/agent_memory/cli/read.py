@@ -8,6 +8,7 @@ from .. import commands
 from ..config.context import Context
 from ..contract import NoteRead, SkillFile
 from ..errors import OK, UsageError
+from ..machine import usage
 from ..memory.notes import body_text
 from ..memory.reading import read
 from ..skills.catalog import read_file
@@ -32,6 +33,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Rendered:
     if not args.target:
         raise UsageError("Which note? Give its id.", next_step=f"{commands.line('search', 'QUERY')} (lists ids)")
     found = read(ctx, args.target, fresh=args.fresh)
+    usage.record(ctx.project, "read", ids=[found["id"]])
     content = found["content"]
     text = content.decode("utf-8", errors="replace")
     if args.body:

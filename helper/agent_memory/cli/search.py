@@ -10,6 +10,7 @@ from ..config.context import Context
 from ..contract import NoteHit, Search
 from ..display import plural
 from ..errors import UsageError
+from ..machine import usage
 from ..memory.search import SETUP, search_project
 from ..outbox.kinds import RETRY
 from ..skills.catalog import discover
@@ -55,6 +56,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Rendered:
         everything=args.all,
     )
     results = found["results"]
+    usage.record(found["project"], "search", found=bool(results), ids=[note["id"] for note in results])
     lines = []
     if results and results[0]["partial"]:
         lines.append("No note holds every term of the query; the notes holding the most of them (partial):")

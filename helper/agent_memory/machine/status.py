@@ -18,7 +18,10 @@ from ..outbox.listing import entries
 from ..setup import codex_sandbox, hook_files
 from ..skills.installing import installed_skills
 from ..store.bucket import check_private
+from . import usage
 from .uploads import KINDS
+
+USAGE_DAYS = 30  # the period of status's line on the use of memory (`usage --days N` shows others)
 
 
 def status(ctx: Context) -> Status:
@@ -49,6 +52,7 @@ def status(ctx: Context) -> Status:
         "skills": installed_skills(),
         "hooks": hook_files.status(),
         "codex_sandbox": codex_sandbox.status(bucket),
+        "usage": usage.totals(USAGE_DAYS),
     }
     return safe_tree(result)  # notes' problems, store errors and paths reach people and models alike
 
