@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import base64
 import gzip
 import hashlib
 import http.server
@@ -55,8 +56,8 @@ PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_s
 SNAPSHOT_SCRIPT = REPO / "space" / "snapshot.mjs"
 DERIVED_CACHE = REPO / "build" / "space-runtime"
 GZIP_LEVEL = 6  # 9 gains 1 % for five times the time
-# The page's own Python (the generator's files' check, and the reseed after restoring) imports these
-PAGE_IMPORTS = ("hashlib", "pathlib", "random", "sys")
+# The page's own Python (the reseed after restoring, the generator's folder without the snapshot) imports these
+PAGE_IMPORTS = ("random", "sys")
 MODULE_ROOT = "/home/pyodide/space/"  # where the page, and the snapshot, put the generator's files
 ASSETS = ("page.js", "page.css", "favicon.svg", "favicon.ico")  # copied from templates/ as they are
 CONTENT_TYPES = {
@@ -327,13 +328,15 @@ def render(inputs: Inputs, base_url: str, revision: str) -> dict[str, bytes]:
         "installers": generator.INSTALLERS,
         "agents": generator.AGENTS,
         "load_timeout_s": LOAD_TIMEOUT_S,
+        # the page's own script, which checks all the rest, is checked by the browser (Subresource Integrity)
+        "page_js_integrity": "sha256-" + base64.b64encode(hashlib.sha256(inputs.assets["page.js"]).digest()).decode(),
         "config": {
             "helper": {"url": helper.url, "sha256": helper.sha256, "version": helper.version, "revision": revision},
+            # every file the page runs, by SHA-256: checked each time it is used, and its key in Cache Storage
             "modules": {path: hashlib.sha256(data).hexdigest() for path, data in inputs.modules.items()},
-            # what the page keeps in Cache Storage, by SHA-256 (checked before it is kept)
             "runtime": {
                 f"pyodide/{name}": hashlib.sha256(data).hexdigest()
-                for name, data in (*inputs.derived.items(), ("python_stdlib.zip", inputs.pyodide["python_stdlib.zip"]))
+                for name, data in sorted({**inputs.pyodide, **inputs.derived}.items())
             },
             "lock": {"info": inputs.lock_info, "packages": {}},
         },

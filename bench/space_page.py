@@ -259,7 +259,9 @@ def _options_table(options: dict[str, list[dict]], core: int, runs: int) -> Tabl
             "zip (made here, not shipped: the snapshot's zip directory is the full one's, so the two exclude "
             "each other).",
             "Chosen for the page: the snapshot with the generator imported, gzipped, the runtime kept in Cache "
-            "Storage (the last row), with the lock file inlined and Pyodide's two scripts `modulepreload`ed. "
+            "Storage (the last row), with the lock file inlined and Pyodide's two scripts fetched at page start "
+            "with the runtime (each file checked against its SHA-256 on every use, the scripts imported from "
+            "their checked bytes). "
             "Not chosen: the Web Worker (CPython's start is the same work in a worker; the form already works "
             "while it runs, and every keystroke would become a message); the trimmed standard library (fewer "
             "bytes, no sooner: the time is CPython starting, not downloading, and a snapshot needs the zip it "

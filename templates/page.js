@@ -1,12 +1,13 @@
-// The Space's form: loads Python (Pyodide) from this site, loads the setup-command generator after checking
-// each file's SHA-256, and turns the form's answers into commands. Every request goes to this page's origin.
+// The Space's form: loads Python (Pyodide) from this site, loads the setup-command generator, and turns the
+// form's answers into commands. Every request goes to this page's origin.
 //
 // Python starts from a memory snapshot made by build.py: CPython started and the generator imported from
 // the same files (restoring takes a fraction of a second, starting and importing take seconds). The
-// runtime's large files come gzipped by the build and are kept in Cache Storage by their SHA-256, so that a
-// second visit downloads nothing big again (a Space's file storage serves binary files `no-store`: the
-// browser's HTTP cache cannot keep them). Both the snapshot and, without it, the generator's files are
-// checked against the SHA-256 the build wrote into this page.
+// runtime's large files come gzipped by the build. Every file the page runs (Pyodide's loader, the wasm,
+// the standard library, the snapshot and, without it, the generator's files) is kept in Cache Storage under
+// its SHA-256, so that a second visit downloads nothing big again (a Space's file storage serves binary files
+// `no-store`: the browser's HTTP cache cannot keep them), and each is checked against the SHA-256 the build
+// wrote into this page every time it is used, whether it was just downloaded or taken from the cache.
 
 const config = JSON.parse(document.getElementById("space-config").textContent);
 const body = document.body;
@@ -20,6 +21,11 @@ const MODULE_ROOT = "/home/pyodide/space/";
 const INDEX_URL = new URL("pyodide/", document.baseURI).href;
 const CACHE = "agent-memory-space";
 const networkFetch = globalThis.fetch; // the page's own downloads bypass what loadPython gives Pyodide
+// The SHA-256 of every file the page runs, by its path on the site: the only bytes it will use
+const EXPECTED = {
+  ...config.runtime,
+  ...Object.fromEntries(Object.entries(config.modules).map(([path, digest]) => [`py/${path}`, digest])),
+};
 let generate = null;
 let submitted = false;
 
@@ -33,6 +39,11 @@ function fail(message) {
   output.textContent = "The commands cannot be generated here. bootstrap.md lists the same steps.";
 }
 
+function cannotStart(error) {
+  const reason = String(error.message || error).replace(/\.$/, "");
+  fail(`Python could not start in this page: ${reason}. Reload it; if that does not help, use bootstrap.md.`);
+}
+
 function ready() {
   clearTimeout(window.setupWatchdog);
   statusLine.textContent = "Ready: the commands update as you fill in the form.";
@@ -41,37 +52,11 @@ function ready() {
   performance.mark("ready"); // read by bench/page.py, with python-ready and generator-ready
 }
 
-// Pyodide compiles its .wasm with instantiateStreaming, which refuses any Content-Type but application/wasm
-// (some static hosts send application/octet-stream), and Pyodide then waits forever instead of failing.
-// Compiling from the downloaded bytes works whatever the type; a failed download is reported at once.
-function installWasmFallback() {
-  const streaming = WebAssembly.instantiateStreaming?.bind(WebAssembly);
-  WebAssembly.instantiateStreaming = async (source, imports) => {
-    let response;
-    try {
-      response = await source;
-    } catch (error) {
-      fail(`Could not download Python's runtime (${error.message}). Reload the page to try again.`);
-      throw error;
-    }
-    if (!response.ok) {
-      fail(`Could not download ${response.url} (HTTP ${response.status}). Reload the page to try again.`);
-      throw new Error(`HTTP ${response.status} for ${response.url}`);
-    }
-    const type = (response.headers.get("Content-Type") || "").split(";")[0].trim().toLowerCase();
-    if (streaming && type === "application/wasm") {
-      body.dataset.wasm = "streaming";
-      return streaming(response, imports);
-    }
-    body.dataset.wasm = "buffered";
-    return WebAssembly.instantiate(await response.arrayBuffer(), imports);
-  };
-}
-
-async function download(path) {
+// `again`: after a download that did not match, so that no cache between here and the server answers twice
+async function download(path, again) {
   let response;
   try {
-    response = await networkFetch(new URL(path, document.baseURI));
+    response = await networkFetch(new URL(path, document.baseURI), again ? { cache: "reload" } : undefined);
   } catch (error) {
     throw new Error(`Could not download ${path} (${error.message}).`);
   }
@@ -92,28 +77,38 @@ function forgetRuntime() {
   globalThis.caches?.delete(CACHE).catch(() => {});
 }
 
+// The file's hash is part of its key: a revision of the page never even looks at another's entry.
 function cacheKey(path) {
-  return new URL(`${path}?sha256=${config.runtime[path]}`, document.baseURI).href;
+  return new URL(`${path}?sha256=${EXPECTED[path]}`, document.baseURI).href;
 }
 
-// One of the runtime's files, from Cache Storage or else downloaded, checked against the SHA-256 the build
-// wrote into this page (a captive portal's page or a cut download must never be kept for later visits).
-// crypto.subtle, like Cache Storage, exists only in secure contexts: over plain http neither is used, and
-// there the page itself could be anything anyway.
+async function sha256(data) {
+  const digest = await crypto.subtle.digest("SHA-256", data);
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+// One of the files the page runs, from Cache Storage or else downloaded, and in both cases checked against
+// the SHA-256 this page carries before it is used: an entry planted or damaged in the cache, a captive
+// portal's page or a cut download is never run, nor kept for later visits. What does not match is dropped
+// and downloaded again; a second mismatch stops the page.
 async function runtimeFile(path, cache) {
-  const cached = cache && (await cache.match(cacheKey(path)));
-  if (cached) {
-    body.dataset.runtime = "cache";
-    return new Uint8Array(await cached.arrayBuffer());
+  const key = cacheKey(path);
+  const cached = cache && (await cache.match(key));
+  for (let attempt = 1; ; attempt += 1) {
+    const fromCache = attempt === 1 && cached;
+    const data = fromCache ? new Uint8Array(await cached.arrayBuffer()) : await download(path, attempt > 1);
+    const actual = await sha256(data);
+    if (actual === EXPECTED[path]) {
+      if (fromCache) body.dataset.runtime = "cache";
+      else if (cache) cache.put(key, new Response(data)).catch(() => {}); // a full disk: downloaded next time
+      return data;
+    }
+    if (fromCache) {
+      await cache.delete(key);
+      console.warn(`${path} in Cache Storage does not match this page (SHA-256 ${actual}): dropped, downloaded again`);
+    }
+    if (attempt === 2) throw new Error(`${path} has SHA-256 ${actual}, not ${EXPECTED[path]}`);
   }
-  const data = await download(path);
-  if (crypto.subtle) {
-    const digest = await crypto.subtle.digest("SHA-256", data);
-    const actual = Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
-    if (actual !== config.runtime[path]) throw new Error(`${path} has SHA-256 ${actual}, not ${config.runtime[path]}`);
-  }
-  if (cache) cache.put(cacheKey(path), new Response(data)).catch(() => {}); // a full disk: downloaded next time
-  return data;
 }
 
 function gunzip(data, type) {
@@ -121,30 +116,62 @@ function gunzip(data, type) {
   return new Response(stream, { headers: { "Content-Type": type } });
 }
 
-// Drops the files of earlier versions of the page from Cache Storage (their SHA-256 differ).
+// Drops from Cache Storage every entry that is not one of this revision's files under its SHA-256.
 async function forgetOtherVersions(cache) {
-  const keep = new Set(Object.keys(config.runtime).map(cacheKey));
+  const keep = new Set(Object.keys(EXPECTED).map(cacheKey));
   for (const request of await cache.keys()) if (!keep.has(request.url)) await cache.delete(request);
 }
 
-// The snapshot's runtime, downloads started at once (before Pyodide's loader is even imported).
-function snapshotRuntime(cache) {
-  const wasm = runtimeFile("pyodide/pyodide.asm.wasm.gz", cache).then((data) => gunzip(data, "application/wasm"));
+// Python's files, downloads started at once (before Pyodide's loader is even imported): from the snapshot
+// (the wasm and the snapshot gzipped), or, without DecompressionStream, the plain wasm and the generator's
+// files, from which Python starts the slow way.
+function pythonFiles(cache, snapshot) {
+  const loader = ["pyodide/pyodide.mjs", "pyodide/pyodide.asm.mjs"].map((path) => runtimeFile(path, cache));
+  const wasm = snapshot
+    ? runtimeFile("pyodide/pyodide.asm.wasm.gz", cache).then((data) => gunzip(data, "application/wasm"))
+    : runtimeFile("pyodide/pyodide.asm.wasm", cache).then((data) => wasmResponse(data));
   const stdlib = runtimeFile("pyodide/python_stdlib.zip", cache).then((data) => new Response(data));
-  const snapshot = runtimeFile("pyodide/snapshot.bin.gz", cache)
-    .then((data) => gunzip(data, "application/octet-stream").arrayBuffer())
-    .then((buffer) => new Uint8Array(buffer));
-  for (const promise of [wasm, stdlib, snapshot]) promise.catch(() => {}); // reported where they are awaited
-  return { wasm, stdlib, snapshot };
+  const memory = snapshot
+    ? runtimeFile("pyodide/snapshot.bin.gz", cache)
+        .then((data) => gunzip(data, "application/octet-stream").arrayBuffer())
+        .then((buffer) => new Uint8Array(buffer))
+    : null;
+  const modules = snapshot
+    ? null
+    : Promise.all(Object.keys(config.modules).map((path) => runtimeFile(`py/${path}`, cache)));
+  // a file that cannot be had is reported at once (Pyodide, missing one, may only log it and wait forever)
+  for (const promise of [...loader, wasm, stdlib, memory, modules]) promise?.catch(cannotStart);
+  return { loader: Promise.all(loader), wasm, stdlib, snapshot: memory, modules };
 }
 
-// Python from the snapshot. Pyodide downloads its .wasm and standard library itself: during loadPyodide,
-// fetch() answers those two URLs with the runtime's files (decompressed), and everything else as usual.
+function wasmResponse(data) {
+  return new Response(data, { headers: { "Content-Type": "application/wasm" } });
+}
+
+// Pyodide's loader, imported from the checked bytes (never from its URL, which could answer anything). Given
+// its runtime module, the loader imports nothing else.
+async function importLoader(loader) {
+  const [main, runtime] = await loader;
+  const imported = async (data) => {
+    const url = URL.createObjectURL(new Blob([data], { type: "text/javascript" }));
+    try {
+      return await import(url);
+    } finally {
+      URL.revokeObjectURL(url);
+    }
+  };
+  const [{ loadPyodide }, { default: createPyodideModule }] = [await imported(main), await imported(runtime)];
+  return (options) => loadPyodide({ ...options, createPyodideModule });
+}
+
+// Pyodide downloads its .wasm and standard library itself: during loadPyodide, fetch() answers those two
+// URLs with the checked files (decompressed, the wasm typed application/wasm whatever the server sent), and
+// everything else as usual.
 async function loadPython(loadPyodide, { wasm, stdlib, snapshot }) {
   const served = { [`${INDEX_URL}pyodide.asm.wasm`]: wasm, [`${INDEX_URL}python_stdlib.zip`]: stdlib };
   globalThis.fetch = (resource, init) => served[String(resource)] || networkFetch(resource, init);
   try {
-    const pyodide = await loadPyodide({ ...pyodideOptions(), _loadSnapshot: snapshot });
+    const pyodide = await loadPyodide({ ...pyodideOptions(), ...(snapshot && { _loadSnapshot: snapshot }) });
     await stdlib; // Pyodide only logs a failed download of it, and the snapshot would start without it
     return pyodide;
   } finally {
@@ -161,28 +188,15 @@ function pyodideOptions() {
   };
 }
 
-// The generator's files are checked against the SHA-256 that the build wrote into this page before Python
-// may import them (hashlib, inside Pyodide: it works on http://localhost and https alike).
-async function checkedGenerator(pyodide, downloads) {
-  const entries = Object.entries(config.modules);
-  const contents = await downloads;
-  entries.forEach(([path], i) => {
+// Without the snapshot: the generator's files (checked by runtimeFile) written where the snapshot has them.
+async function generatorFromFiles(pyodide, modules) {
+  const contents = await modules;
+  Object.keys(config.modules).forEach((path, i) => {
     const target = MODULE_ROOT + path;
     pyodide.FS.mkdirTree(target.slice(0, target.lastIndexOf("/")));
     pyodide.FS.writeFile(target, contents[i]);
   });
-  const check = pyodide.runPython(`
-import hashlib, pathlib, sys
-def check(root, expected):
-    for path, digest in expected.items():
-        actual = hashlib.sha256(pathlib.Path(root, path).read_bytes()).hexdigest()
-        if actual != digest:
-            return f"{path} has SHA-256 {actual}, not {digest}"
-    sys.path.insert(0, root)
-    return ""
-check`);
-  const problem = check(MODULE_ROOT, pyodide.toPy(config.modules));
-  if (problem) throw new Error(`The generator's files do not match this page (${problem}).`);
+  pyodide.runPython(`import sys; sys.path.insert(0, ${JSON.stringify(MODULE_ROOT)})`);
   return generator(pyodide);
 }
 
@@ -273,22 +287,28 @@ async function main() {
   });
   copyButton.addEventListener("click", copyCommands);
 
-  installWasmFallback();
+  // crypto.subtle, like Cache Storage, exists only in secure contexts (https, localhost): without it no file
+  // could be checked, and none is run
+  if (!globalThis.crypto?.subtle) {
+    fail(
+      "This page checks every file it runs against its SHA-256, which browsers allow only over https (or on " +
+        "this machine's own address): open it over https.",
+    );
+    return;
+  }
   // without DecompressionStream (browsers before 2023), Python starts the slow way, from the plain files
   const snapshot = Boolean(globalThis.DecompressionStream);
-  const downloads = snapshot ? null : Promise.all(Object.keys(config.modules).map((path) => download(`py/${path}`)));
-  downloads?.catch(() => {}); // reported by checkedGenerator
   const cache = await openCache();
-  const runtime = snapshot ? snapshotRuntime(cache) : null;
+  const files = pythonFiles(cache, snapshot);
   try {
-    const { loadPyodide } = await import(`${INDEX_URL}pyodide.mjs`);
-    const pyodide = snapshot ? await loadPython(loadPyodide, runtime) : await loadPyodide(pyodideOptions());
+    const loadPyodide = await importLoader(files.loader);
+    const pyodide = await loadPython(loadPyodide, files);
     performance.mark("python-ready");
-    generate = snapshot ? generator(pyodide) : await checkedGenerator(pyodide, downloads);
+    generate = snapshot ? generator(pyodide) : await generatorFromFiles(pyodide, files.modules);
     performance.mark("generator-ready");
     if (cache) forgetOtherVersions(cache).catch(() => {});
   } catch (error) {
-    fail(`Python could not start in this page: ${error.message || error}. Reload it; if that does not help, use bootstrap.md.`);
+    cannotStart(error);
     return;
   }
   ready();

@@ -396,6 +396,12 @@ class HubEmulator:
                 bucket.buffer = count
                 bucket.keep_events(count)
 
+    def feed_event(self, bucket_id: str, change: dict[str, Any]) -> None:
+        """Log `change` in the feed as it is, without changing any file: a feed that tells what did not happen (a
+        missing object, a wrong size or hash, a delete of a file that is still there)."""
+        with self._lock:
+            self._buckets[bucket_id]._changed(dict(change))
+
     def feed_cursor(self, bucket_id: str) -> str | None:
         """The cursor of the newest change of the bucket (what `ready` sends), None if it never changed."""
         with self._lock:

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+import tools
+
 REVISION = "20260101-000000-000000-0123456789"
 NOTE_ID = "20260101-000000-000000-abcdefabcd"
 
@@ -19,7 +21,7 @@ def snapshot(machine) -> dict[str, bytes]:
 
 
 def assert_usage(result, fragment: str) -> None:
-    assert result.code == 2, (result.code, result.err)
+    tools.exited(result, 2)
     assert "Traceback" not in result.err and "Unexpected" not in result.err
     assert fragment in result.err, result.err
     assert "\nNext: " in result.err
@@ -43,7 +45,7 @@ AGENT_COMMANDS = [
 )
 def test_help_offers_codex_claude_both(machine, command):
     shown = machine.run(*command, "--help")
-    assert shown.code == 0
+    tools.exited(shown)
     assert "--agent {codex,claude,both}" in shown.out and "all}" not in shown.out
 
 
@@ -52,17 +54,17 @@ def test_agent_both_and_its_old_alias_all_on_every_command(machine, folder_store
     skill.mkdir(parents=True)
     (skill / "SKILL.md").write_text("---\nname: x-skill\ndescription: Does x.\n---\nbody\n")
     boot = machine.run("bootstrap", "--project", "demo", "--bucket", folder_store, "--agent", "both", "--json")
-    assert boot.code == 0, boot.err
+    tools.exited(boot)
     assert boot.json["agents"] == ["codex", "claude"]
     revision = machine.run("publish-skill", str(skill), "--json").json["revision"]
     codex_skill = machine.home / ".agents" / "skills" / "x-skill"
     claude_skill = machine.home / ".claude" / "skills" / "x-skill"
     for value in ("both", "all"):
         installed = machine.run("install-skill", "x-skill", "--revision", revision, "--agent", value, "--json")
-        assert installed.code == 0, installed.err
+        tools.exited(installed)
         assert installed.json["installed"] == [str(codex_skill), str(claude_skill)]
     removed = machine.run("instructions", "remove", "--agent", "all", "--json")
-    assert removed.code == 0, removed.err
+    tools.exited(removed)
     assert len(removed.json["removed"]) == 2
     assert machine.run("bootstrap", "--project", "demo", "--agent", "all", "--json").json["agents"] == [
         "codex",
@@ -74,7 +76,7 @@ def test_agent_both_and_its_old_alias_all_on_every_command(machine, folder_store
     ]
     for value in ("both", "all"):
         shown = machine.run("hooks", "status", "--agent", value, "--json")
-        assert shown.code == 0, shown.err
+        tools.exited(shown)
         assert [entry["agent"] for entry in shown.json["agents"]] == ["codex", "claude"]
 
 
@@ -133,7 +135,7 @@ def test_a_directory_whose_name_is_not_utf8_cannot_be_mapped(machine, tmp_path):
     assert not (machine.state / "config" / "config.json").exists()
     # unmapped there: the next step is the rename, never a `project map` of a path that would be refused
     shown = machine.run("project", "show", cwd=folder)
-    assert shown.code == 3, shown.err
+    tools.exited(shown, 3)
     assert (
         shown.err.splitlines()[-1]
         == "Next: rename the folder to a UTF-8 name, then run in it: agent-memory project map NAME"
@@ -150,7 +152,7 @@ def test_titles_and_tags_with_control_characters_are_refused(machine, folder_sto
 def test_utf8_text_is_kept_exactly(machine, folder_store):
     machine.setup(folder_store)
     saved = machine.save("Body.", "--title", "café — été", "--tag", "naïve")
-    assert saved.code == 0, saved.err
+    tools.exited(saved)
     text = machine.run("read", saved.json["id"]).out
     assert "title: café — été\n" in text and "- naïve\n" in text
 
@@ -190,14 +192,15 @@ def test_an_outbox_id_ending_in_a_newline_is_refused(machine, folder_store):
     before = snapshot(machine)
     for args in (("pending", "export", NOTE_ID + "\n", "--to", "out.md"), ("pending", "discard", NOTE_ID + "\n")):
         result = machine.run(*args)
-        assert result.code == 2 and "Invalid id" in result.err and "\nNext: " in result.err
+        tools.exited(result, 2)
+        assert "Invalid id" in result.err and "\nNext: " in result.err
     assert snapshot(machine) == before
 
 
 @pytest.mark.parametrize("value", ["alice/memory\n", " alice/memory \n", "hf://buckets/alice/memory\n"])
 def test_a_bucket_with_a_trailing_newline_is_stored_without_it(machine, value):
     result = machine.run("config", "set", "bucket", value, "--json")
-    assert result.code == 0, result.err
+    tools.exited(result)
     assert result.json["bucket"] == "hf://buckets/alice/memory"
     config = json.loads((machine.state / "config" / "config.json").read_text())
     assert config["bucket"] == "hf://buckets/alice/memory"
@@ -205,7 +208,7 @@ def test_a_bucket_with_a_trailing_newline_is_stored_without_it(machine, value):
 
 def test_a_folder_store_with_a_trailing_newline_is_stored_without_it(machine, folder_store):
     result = machine.run("config", "set", "bucket", folder_store + "\n", "--json")
-    assert result.code == 0, result.err
+    tools.exited(result)
     assert result.json["bucket"] == folder_store
 
 
@@ -218,4 +221,5 @@ def tree(folder: Path) -> dict[str, bytes]:
 )
 def test_a_bucket_with_control_characters_inside_is_refused(machine, value):
     result = machine.run("config", "set", "bucket", value)
-    assert result.code == 2 and "Malformed" in result.err and "\nNext: " in result.err
+    tools.exited(result, 2)
+    assert "Malformed" in result.err and "\nNext: " in result.err

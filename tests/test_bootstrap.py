@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import tools
 from agent_memory.setup.instructions import BEGIN, END
 from conftest import BUCKET, OWNER, TOKEN
 
@@ -45,7 +46,7 @@ def bootstrap(machine, *args, env=None):
 
 def bootstrap_text(machine, *args):
     result = machine.run("bootstrap", "--project", "demo", *args)
-    assert result.code == 0, result.err
+    tools.exited(result)
     return result.out
 
 
@@ -71,7 +72,7 @@ def creates(hub):
 
 def test_first_machine(machine, hub):
     result = bootstrap(machine)
-    assert result.code == 0, result.err
+    tools.exited(result)
     out = result.json
     assert set(out) == KEYS
     assert out["bucket"] == f"hf://buckets/{DEFAULT}" and out["bucket_created"] is True
@@ -129,7 +130,7 @@ def test_an_additional_machine_connects_without_creating_or_replacing(machine, m
     hub.reset_requests()
 
     result = bootstrap(machine_b, "--bucket", DEFAULT, "--space-revision", "abc123")
-    assert result.code == 0, result.err
+    tools.exited(result)
     out = result.json
     assert out["bucket_created"] is False and creates(hub) == []
     assert out["skill"]["kept"] == [str(modified)]
@@ -162,7 +163,7 @@ def test_a_repeated_bootstrap_changes_nothing(machine, hub):
     mtime = agents_md.stat().st_mtime_ns
 
     again = bootstrap(machine)
-    assert again.code == 0, again.err
+    tools.exited(again)
     assert again.json["bucket_created"] is False and again.json["changed"] is False
     skills = [
         str(machine.home / ".agents" / "skills" / "agent-memory"),
@@ -200,11 +201,13 @@ def test_an_interrupted_bootstrap_resumes_without_duplicates(machine, hub, step)
         hub.fault("xet-read-token", "fail", status=403)
 
     failed = bootstrap(machine)
-    assert failed.code in (1, 75), failed.err
+    tools.exited(failed, (1, 75))
     if step == "verification-upload":
-        assert failed.code == 75 and failed.json["verification"]["status"] == "pending"
+        tools.exited(failed, 75)
+        assert failed.json["verification"]["status"] == "pending"
     if step == "verification-read":
-        assert failed.code == 1 and failed.json["verification"]["status"] == "failed"
+        tools.exited(failed, 1)
+        assert failed.json["verification"]["status"] == "failed"
     if step in ("whoami", "create"):
         assert not (machine.state / "config" / "config.json").exists()
 
@@ -212,7 +215,7 @@ def test_an_interrupted_bootstrap_resumes_without_duplicates(machine, hub, step)
     if step == "instructions":
         claude_md.rmdir()
     resumed = bootstrap(machine)
-    assert resumed.code == 0, resumed.err
+    tools.exited(resumed)
     assert resumed.json["verification"]["status"] == "verified"
     assert len(creates(hub)) == 1 + (step == "create")  # the failed attempt, then the one that worked
     assert hub.bucket_exists(DEFAULT)
@@ -231,10 +234,11 @@ def test_inaccessible_or_public_buckets_are_refused(machine, hub):
 
     for bucket, fragment in (("bob/private", "does not exist or"), ("alice/missing", "does not exist or")):
         result = bootstrap(machine, "--bucket", bucket)
-        assert result.code == 4, result.err
+        tools.exited(result, 4)
         assert fragment in result.err
     public = bootstrap(machine)
-    assert public.code == 4 and "public" in public.err
+    tools.exited(public, 4)
+    assert "public" in public.err
     assert not hub.is_private(DEFAULT)
     assert creates(hub) == []
     assert not hub.bucket_exists("alice/missing")
@@ -243,7 +247,7 @@ def test_inaccessible_or_public_buckets_are_refused(machine, hub):
 
 def test_missing_credentials_say_how_to_log_in_without_asking_for_a_token(machine, hub):
     result = bootstrap(machine, env={"HF_TOKEN": ""})
-    assert result.code == 4
+    tools.exited(result, 4)
     assert "hf auth login" in result.err and "HF_TOKEN" in result.err and "Never paste a token" in result.err
     assert all(r[1] == "whoami" for r in hub.requests)  # nothing was created
     assert not (machine.state / "config" / "config.json").exists()
@@ -257,7 +261,7 @@ def test_instruction_files_keep_every_byte_outside_the_block(machine, hub):
     original = before + f"{BEGIN}\r\n- an old block\r\n{END}".encode() + after
     agents_md.write_bytes(original)
     result = bootstrap(machine)
-    assert result.code == 0, result.err
+    tools.exited(result)
     (backup,) = result.json["backups"]
     assert (
         Path(backup).read_bytes() == original and Path(backup).parent == machine.state / "state" / "backups" / "codex"
@@ -289,26 +293,26 @@ def test_instructions_remove_undoes_exactly_what_bootstrap_did(machine, tmp_path
     agents_md.write_bytes(original)
     claude_md = machine.home / ".claude" / "CLAUDE.md"
     store = f"file://{tmp_path / 'store'}"
-    assert bootstrap(machine, "--bucket", store).code == 0
+    tools.exited(bootstrap(machine, "--bucket", store))
     config_file = machine.state / "config" / "config.json"
     assert json.loads(config_file.read_text())["instructions_created"] == [str(claude_md)]
 
     removed = machine.run("instructions", "remove")
-    assert removed.code == 0, removed.err
+    tools.exited(removed)
     assert f"Removed the agent-memory block from {claude_md} and the file itself" in removed.out
     assert agents_md.read_bytes() == original
     assert not claude_md.exists() and claude_md.parent.is_dir()
     assert json.loads(config_file.read_text())["instructions_created"] == []  # the file is no longer ours
 
     # created again; the user then writes their own rules around the block, with blank lines of their own
-    assert bootstrap(machine).code == 0
+    tools.exited(bootstrap(machine))
     block = claude_md.read_text()
     claude_md.write_text("My Claude rules.\n\n" + block + "\nMore.\n")
-    assert machine.run("instructions", "remove", "--agent", "claude").code == 0
+    tools.exited(machine.run("instructions", "remove", "--agent", "claude"))
     assert claude_md.read_text() == "My Claude rules.\n\n\nMore.\n"  # everything of theirs, nothing of ours
     # from then on the file is the user's: a later bootstrap appends to it, and remove gives it back
-    assert bootstrap(machine).code == 0
-    assert machine.run("instructions", "remove", "--agent", "claude").code == 0
+    tools.exited(bootstrap(machine))
+    tools.exited(machine.run("instructions", "remove", "--agent", "claude"))
     assert claude_md.read_text() == "My Claude rules.\n\n\nMore.\n"
 
 
@@ -350,7 +354,7 @@ def test_marker_examples_in_code_stay_the_users_text(machine, tmp_path, newline)
         path.write_bytes(original)
 
     result = bootstrap(machine, "--bucket", f"file://{tmp_path / 'store'}")
-    assert result.code == 0, result.err
+    tools.exited(result)
     assert sorted(Path(b).read_bytes() for b in result.json["backups"]) == sorted(files.values())
     text = bootstrap_text(machine)  # nothing left to change: no backup line
     assert "previous file backed up" not in text
@@ -364,7 +368,7 @@ def test_marker_examples_in_code_stay_the_users_text(machine, tmp_path, newline)
 
     with_blocks = {path: path.read_bytes() for path in files}
     removed = machine.run("instructions", "remove")
-    assert removed.code == 0, removed.err
+    tools.exited(removed)
     for path, original in files.items():
         assert path.read_bytes() == original  # byte for byte
     backups = [line.removeprefix("  previous file backed up in ") for line in removed.out.splitlines()[2:]]
@@ -380,17 +384,16 @@ def test_concurrent_bootstraps_and_removes_keep_the_users_file(machine, tmp_path
     original = USER_AGENTS_MD.encode()
     agents_md.write_bytes(original)
     store = f"file://{tmp_path / 'store'}"
-    assert bootstrap(machine, "--bucket", store, "--agent", "codex").code == 0
+    tools.exited(bootstrap(machine, "--bucket", store, "--agent", "codex"))
     with_block = agents_md.read_bytes()
     procs = [machine.popen("bootstrap", "--project", "demo", "--agent", "codex") for _ in range(3)]
     procs += [machine.popen("instructions", "remove", "--agent", "codex") for _ in range(3)]
     for proc in procs:
-        _out, err = proc.communicate(timeout=240)
-        assert proc.returncode == 0, err.decode()
+        tools.exited(tools.finished(proc, timeout=240))
     assert agents_md.read_bytes() in (original, with_block)  # one block or none, never two, never a torn file
     for backup in (machine.state / "state" / "backups" / "codex").iterdir():
         assert backup.read_bytes() in (original, with_block)
-    assert machine.run("instructions", "remove").code == 0
+    tools.exited(machine.run("instructions", "remove"))
     assert agents_md.read_bytes() == original
 
 
@@ -399,7 +402,7 @@ def test_bootstrap_refuses_an_instruction_file_that_ends_in_open_code_before_set
     agents_md.parent.mkdir(parents=True)
     agents_md.write_bytes(b"# Rules\n\n```sh\nmake test\n")
     result = machine.run("bootstrap", "--project", "demo", "--bucket", f"file://{tmp_path / 'store'}")
-    assert result.code == 1
+    tools.exited(result, 1)
     assert "ends inside a code block that is never closed (the ``` on line 3)" in result.err
     assert f"Next: close that code block: add a line ``` at the end of {agents_md}, then run" in result.err
     assert agents_md.read_bytes() == b"# Rules\n\n```sh\nmake test\n"
@@ -411,7 +414,7 @@ def test_an_instruction_file_that_existed_empty_is_kept(machine, tmp_path):
     claude_md = machine.home / ".claude" / "CLAUDE.md"
     claude_md.parent.mkdir(parents=True)
     claude_md.write_bytes(b"")
-    assert bootstrap(machine, "--bucket", f"file://{tmp_path / 'store'}", "--agent", "claude").code == 0
+    tools.exited(bootstrap(machine, "--bucket", f"file://{tmp_path / 'store'}", "--agent", "claude"))
     result = machine.run("instructions", "remove", "--json")
     assert result.json == {"removed": [str(claude_md)], "deleted": [], "backups": result.json["backups"]}
     assert claude_md.exists() and claude_md.read_bytes() == b""
@@ -452,30 +455,32 @@ def test_shared_skills_at_a_revision(machine, hub, tmp_path):
     bootstrap(machine)
     revision = machine.run("publish-skill", str(skill), "--json").json["revision"]
     result = bootstrap(machine, "--skill", f"review-checklist@{revision}")
-    assert result.code == 0, result.err
+    tools.exited(result)
     installed = machine.home / ".agents" / "skills" / "review-checklist"
     assert (installed / "SKILL.md").read_bytes() == (skill / "SKILL.md").read_bytes()
     assert result.json["skills"] == [{"name": "review-checklist", "revision": revision, "state": "installed"}]
     again = bootstrap(machine, "--skill", f"review-checklist@{revision}")
-    assert again.code == 0 and not any("review-checklist" in w for w in again.json["warnings"])
+    tools.exited(again)
+    assert not any("review-checklist" in w for w in again.json["warnings"])
     assert again.json["skills"] == [{"name": "review-checklist", "revision": revision, "state": "unchanged"}]
-    assert bootstrap(machine, "--skill", "review-checklist").code == 2
+    tools.exited(bootstrap(machine, "--skill", "review-checklist"), 2)
 
 
 def test_the_embedded_default_needs_no_account(machine, tmp_path):
     store = tmp_path / "store"
     result = bootstrap(machine, "--bucket", f"file://{store}")
-    assert result.code == 0, result.err
+    tools.exited(result)
     out = result.json
     assert out["bucket"] == f"file://{store}" and out["bucket_created"] is True
     assert stat.S_IMODE(store.stat().st_mode) == 0o700
     assert out["verification"]["status"] == "verified"
     saved = machine.save("Decision: keep the store on the shared drive.")
-    assert saved.code == 0
+    tools.exited(saved)
     found = machine.run("search", "shared drive", "--json").json["results"]
     assert [r["id"] for r in found] == [saved.json["id"]]
     again = bootstrap(machine)  # the configured folder store is reused
-    assert again.code == 0 and again.json["bucket_created"] is False
+    tools.exited(again)
+    assert again.json["bucket_created"] is False
 
 
 def test_folder_stores_that_others_can_open_are_refused(machine, tmp_path):
@@ -483,10 +488,11 @@ def test_folder_stores_that_others_can_open_are_refused(machine, tmp_path):
     shared.mkdir(mode=0o755)
     os.chmod(shared, 0o755)
     result = bootstrap(machine, "--bucket", f"file://{shared}")
-    assert result.code == 4 and "other users" in result.err
+    tools.exited(result, 4)
+    assert "other users" in result.err
     assert stat.S_IMODE(shared.stat().st_mode) == 0o755
     for bad in ("file://relative/store", f"file://{tmp_path}/no-parent/store"):
-        assert bootstrap(machine, "--bucket", bad).code == 2, bad
+        tools.exited(bootstrap(machine, "--bucket", bad), 2, about=bad)
 
 
 @pytest.mark.parametrize(
@@ -500,7 +506,7 @@ def test_folder_stores_that_others_can_open_are_refused(machine, tmp_path):
 def test_bad_input_changes_nothing(machine, hub, args):
     before = {p for p in machine.root.rglob("*")}
     result = machine.run("bootstrap", *args)
-    assert result.code in (2, 5), result.err
+    tools.exited(result, (2, 5))
     assert {p for p in machine.root.rglob("*")} == before
     assert hub.requests == []
 
@@ -509,7 +515,8 @@ def test_an_unwritable_home_is_detected_before_anything_remote(machine, hub, tmp
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("a file where agent-memory's home should be")
     result = bootstrap(machine, env={"AGENT_MEMORY_HOME": str(blocker)})
-    assert result.code == 1 and "Cannot write" in result.err
+    tools.exited(result, 1)
+    assert "Cannot write" in result.err
     assert hub.requests == [] and not hub.bucket_exists(DEFAULT)
     assert not (machine.home / ".agents").exists()
 
@@ -530,21 +537,22 @@ def test_verification_runs_from_any_directory(machine, tmp_path):
     result = machine.run(
         "bootstrap", "--project", "demo", "--dir", str(machine.work), "--bucket", store, "--json", cwd=elsewhere
     )
-    assert result.code == 0, result.err
+    tools.exited(result)
     assert result.json["verification"]["status"] == "verified"
     note = result.json["verification"]["id"]
     shown = machine.run("search", "Memory setup verification", "--kind", "setup", "--json")  # in the mapped directory
     assert [r["id"] for r in shown.json["results"]] == [note]
     assert machine.run("search", "Memory setup verification", "--json").json["results"] == []  # not a memory
-    assert machine.run("project", "show", cwd=elsewhere).code == 3  # nothing was mapped but --dir
+    tools.exited(machine.run("project", "show", cwd=elsewhere), 3)  # nothing was mapped but --dir
 
 
 def test_a_bucket_switch_says_what_it_was_and_what_it_is_now(machine, hub, tmp_path):
     first = bootstrap(machine, "--bucket", BUCKET)
-    assert first.code == 0 and first.json["bucket_was"] is None
+    tools.exited(first)
+    assert first.json["bucket_was"] is None
     store = tmp_path / "store"
     switched = machine.run("bootstrap", "--project", "demo", "--bucket", f"file://{store}")
-    assert switched.code == 0, switched.err
+    tools.exited(switched)
     assert (
         f"bucket: file://{store} (created, owner-only) (was hf://buckets/{BUCKET}: every project mapped on this "
         "machine now uses this bucket)"
@@ -558,7 +566,7 @@ def test_a_bucket_switch_says_what_it_was_and_what_it_is_now(machine, hub, tmp_p
 def test_a_folder_mapped_to_another_project_says_what_it_was(machine, folder_store):
     assert bootstrap(machine, "--bucket", folder_store).json["mapping"] == {"state": "mapped", "was": None}
     moved = machine.run("bootstrap", "--project", "other")
-    assert moved.code == 0, moved.err
+    tools.exited(moved)
     assert f"project: other -> {machine.work.resolve()} (mapped, was demo)" in moved.out.splitlines()
     assert bootstrap(machine).json["mapping"] == {"state": "remapped", "was": "other"}
 
@@ -568,7 +576,7 @@ def test_replace_says_where_the_edited_core_skill_went_and_an_older_package_is_u
     claude_skill = machine.home / ".claude" / "skills" / "agent-memory"
     (claude_skill / "SKILL.md").write_text("---\nname: agent-memory\ndescription: mine\n---\nmine\n")
     replaced = machine.run("bootstrap", "--project", "demo", "--replace")
-    assert replaced.code == 0, replaced.err
+    tools.exited(replaced)
     (backup,) = list((machine.state / "state" / "backups" / "skills").glob("agent-memory-*"))
     assert f"core skill: your edited copy is backed up in {backup}" in replaced.out
     assert f"core skill updated: {claude_skill}" in replaced.out
@@ -595,7 +603,8 @@ def test_replace_says_where_the_edited_core_skill_went_and_an_older_package_is_u
 )
 def test_a_malformed_bucket_names_bootstrap_and_a_path_gets_its_file_uri(machine, given, fix):
     result = machine.run("bootstrap", "--project", "demo", "--bucket", given)
-    assert result.code == 2 and result.err.splitlines()[-1] == f"Next: {fix}", result.err
+    tools.exited(result, 2)
+    assert result.err.splitlines()[-1] == f"Next: {fix}", result.err
     if given.startswith(("/", "~")):
         assert "a folder store is given as a file:// URI of its absolute path" in result.err
     assert not (machine.state / "config").exists()
@@ -603,7 +612,8 @@ def test_a_malformed_bucket_names_bootstrap_and_a_path_gets_its_file_uri(machine
 
 def test_a_bad_project_name_names_bootstrap(machine):
     result = machine.run("bootstrap", "--project", "../bad")
-    assert result.code == 2 and "Invalid project name '../bad'" in result.err
+    tools.exited(result, 2)
+    assert "Invalid project name '../bad'" in result.err
     assert (
         result.err.splitlines()[-1]
         == "Next: agent-memory bootstrap --project my-project (or another name of that kind)"

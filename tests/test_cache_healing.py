@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+import tools
 from conftest import BUCKET
 
 WORDS = ("amber", "birch", "cedar", "dune", "elm")
@@ -36,9 +37,10 @@ def shared(request, machine, machine_b, tmp_path):
 
     a, b = machine.setup(bucket), machine_b.setup(bucket)
     for word in WORDS:
-        assert a.save(f"# About {word}\n\nThe {word} note, shared by every machine.\n").code == 0
+        tools.exited(a.save(f"# About {word}\n\nThe {word} note, shared by every machine.\n"))
     found = b.run("search", "shared by every", "--json")
-    assert found.code == 0 and len(found.json["results"]) == 5, found.err
+    tools.exited(found)
+    assert len(found.json["results"]) == 5, found.err
     return a, b, stored
 
 
@@ -53,7 +55,7 @@ def _cached(machine) -> dict[str, bytes]:
 
 def _search_all(machine, *args: str) -> dict:
     result = machine.run("search", "shared by every", "--limit", "1000", "--json", *args)
-    assert result.code == 0, result.err
+    tools.exited(result)
     return result.json
 
 
@@ -121,7 +123,7 @@ def test_read_of_a_damaged_copy_fetches_the_bucket_copy_or_fails_clearly(shared,
     original = notes[0].read_bytes()
     notes[0].write_bytes(original[:-5] + b"XXXXX")
     read = b.run("read", notes[0].stem, "--json")
-    assert read.code == 0, read.err
+    tools.exited(read)
     assert read.json["source"] == "bucket" and read.json["content"].encode() == original
     assert notes[0].read_bytes() == original  # healed
     assert b.run("read", notes[0].stem, "--json").json["source"] == "cache"
@@ -135,7 +137,7 @@ def test_read_of_a_damaged_copy_fetches_the_bucket_copy_or_fails_clearly(shared,
     if store.startswith("file://"):
         os.rename(store[len("file://") :], tmp_path / "away")  # the drive is unmounted
     damaged = b.run("read", notes[1].stem, env=offline)
-    assert damaged.code == 1
+    tools.exited(damaged, 1)
     assert damaged.out == ""
     assert "The cached copy of projects/demo/notes/" in damaged.err and "is damaged (not shown)" in damaged.err
     assert "\nNext: " in damaged.err
@@ -163,8 +165,7 @@ def test_concurrent_searches_and_saves_on_a_damaged_cache_lose_nothing(shared):
     workers = [b.popen("search", "shared by every", "--json") for _ in range(4)]
     workers += [b.popen("save", "--json", input=f"shared by every machine, saved {i}".encode()) for i in range(4)]
     for worker in workers:
-        out, err = worker.communicate(timeout=120)
-        assert worker.returncode == 0, err.decode()
+        tools.exited(tools.finished(worker, timeout=120))
     found = _search_all(b)
     assert len(found["results"]) == 9
     assert _cached(b) == stored()
@@ -194,7 +195,8 @@ def test_a_refresh_killed_at_any_point_leaves_a_cache_that_the_next_one_heals(ma
             partial, delay = partial + bool(downloading or 0 < cached < count), delay * 1.3
     assert partial  # at least one refresh was killed halfway through a download
     found = b.run("search", "killed refresh", "--limit", "1000", "--json")
-    assert found.code == 0 and len(found.json["results"]) == count
+    tools.exited(found)
+    assert len(found.json["results"]) == count
     assert all(len(r["matches"]) == 1 for r in found.json["results"])
     cached = {f.name: f.read_bytes() for f in (_project_cache(b) / "notes").glob("*.md")}
     assert cached == {f.name: f.read_bytes() for f in store.rglob("*.md")}
@@ -211,7 +213,8 @@ def test_a_large_download_cut_short_keeps_its_finished_batches(machine, hub):
     a = machine.setup(BUCKET)
     hub.fault("xet-read-token", "fail", status=500, after=1, times=0)  # the second batch cannot download
     cut = a.run("search", "batch", "--json")
-    assert cut.code == 0 and cut.json["sync"]["status"] == "stale"
+    tools.exited(cut)
+    assert cut.json["sync"]["status"] == "stale"
     assert len(_cached(a)) == 1000  # the first batch is kept
     assert len(a.run("search", "batch", "--offline", "--limit", "1000", "--json").json["results"]) == 1000
     hub.clear_faults()
@@ -230,7 +233,7 @@ def test_search_reads_the_pack_in_blocks_and_finds_every_record(machine, folder_
         (store / f"20260101-000000-{index:06d}-00000000cc.md").write_text(body)
     ready = machine.setup(folder_store)
     longest = "x" * (1024 * 1024 - 20) + "\nneedle-end big\n"  # a 1 MiB note: its record outgrows a block
-    assert ready.save(longest).code == 0
+    tools.exited(ready.save(longest))
     for args in ((), ("--offline",)):
         found = ready.run("search", "needle-end", "--limit", "1000", "--json", *args).json["results"]
         assert len(found) == 26

@@ -8,6 +8,7 @@ import importlib
 
 import pytest
 
+import tools
 from agent_memory import commands
 from agent_memory.cli.parsing import Parser
 
@@ -39,18 +40,21 @@ def test_a_command_line_is_built_from_the_table_or_refused():
 
 def test_the_help_is_the_table(machine):
     shown = machine.run("--help")
-    assert shown.code == 0
+    tools.exited(shown)
     for name, command in commands.TABLE.items():
         if " " not in name:
             assert name in shown.out and command.summary.split()[0] in shown.out
     events = machine.run("hook", "--help")
-    assert events.code == 0 and all(name.split()[1] in events.out for name in commands.family("hook"))
+    tools.exited(events)
+    assert all(name.split()[1] in events.out for name in commands.family("hook"))
     unknown = machine.run("bogus")
-    assert unknown.code == 2 and "invalid choice: 'bogus'" in unknown.err and "Next: agent-memory --help" in unknown.err
+    tools.exited(unknown, 2)
+    assert "invalid choice: 'bogus'" in unknown.err and "Next: agent-memory --help" in unknown.err
 
 
 def test_a_hook_never_fails_even_on_arguments_it_cannot_read(machine):
     for argv in (["hook"], ["hook", "pre-tool-use", "--agent", "codex"], ["hook", "stop", "--agent", "cursor"]):
         result = machine.run(*argv, input="{}")
-        assert (result.code, result.out) == (0, ""), argv
+        tools.exited(result, about=argv)
+        assert result.out == "", argv
         assert len(result.err.splitlines()) == 1 and result.err.startswith("agent-memory hook: "), result.err

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import tools
 from agent_memory import paths
 from agent_memory.config import settings as config
 from agent_memory.errors import AgentMemoryError
@@ -57,7 +58,7 @@ def write_config(machine, data: bytes) -> Path:
 
 
 def assert_refused(machine, result, file: Path, data: bytes, said: str, next_step: str) -> None:
-    assert result.code == 1, (result.code, result.err)
+    tools.exited(result, 1)
     assert result.err.startswith(f"Error: The configuration file {file} ")
     assert said in result.err, result.err
     assert "Unexpected" not in result.err and "Traceback" not in result.err
@@ -74,7 +75,8 @@ def test_a_damaged_configuration_stops_status_and_save_with_the_repair(machine, 
         result = machine.run(*args, input=stdin)
         assert_refused(machine, result, file, data, said, next_step)
     as_json = machine.run("status", "--json")
-    assert as_json.code == 1 and set(as_json.json) == {"error", "next", "exit_code"}
+    tools.exited(as_json, 1)
+    assert set(as_json.json) == {"error", "next", "exit_code"}
     assert as_json.json["exit_code"] == 1 and said in as_json.json["error"]
     assert not (machine.state / "state" / "outbox").exists() or not list((machine.state / "state" / "outbox").iterdir())
 
@@ -114,11 +116,13 @@ def test_load_raises_the_one_user_error_type_for_every_shape(tmp_path, monkeypat
 def test_a_configuration_file_that_is_too_large_or_unreadable_is_refused(machine):
     file = write_config(machine, b'{"projects": {}' + b" " * config.MAX_BYTES + b"}")
     result = machine.run("status")
-    assert result.code == 1 and "is larger than 4 MiB" in result.err and "Next: fix or remove" in result.err
+    tools.exited(result, 1)
+    assert "is larger than 4 MiB" in result.err and "Next: fix or remove" in result.err
     file.unlink()
     file.mkdir()
     result = machine.run("status")
-    assert result.code == 1 and f"The configuration file {file} cannot be read" in result.err
+    tools.exited(result, 1)
+    assert f"The configuration file {file} cannot be read" in result.err
     assert "Next: " in result.err and "Unexpected" not in result.err
 
 
@@ -127,7 +131,8 @@ def test_a_configuration_cut_short_is_reported_not_overwritten(ready):
     whole = file.read_bytes()
     file.write_bytes(whole[: len(whole) // 2])
     result = ready.run("project", "map", "other")
-    assert result.code == 1 and "is not valid JSON" in result.err
+    tools.exited(result, 1)
+    assert "is not valid JSON" in result.err
     assert file.read_bytes() == whole[: len(whole) // 2]
 
 
@@ -136,13 +141,13 @@ def test_config_set_bucket_repairs_a_damaged_bucket_and_keeps_the_rest(ready, fo
     values = json.loads(file.read_text())
     values.update(bucket=["not", "a", "bucket"], future_key={"from": "a newer helper"})
     file.write_text(json.dumps(values))
-    assert ready.run("status").code == 1
+    tools.exited(ready.run("status"), 1)
     repaired = ready.run("config", "set", "bucket", folder_store, "--json")
-    assert repaired.code == 0, repaired.err
+    tools.exited(repaired)
     after = json.loads(file.read_text())
     assert after == {**values, "bucket": folder_store}  # the mappings and the unknown key are kept
-    assert ready.run("status").code == 0
-    assert ready.save("# Works again\n").code == 0
+    tools.exited(ready.run("status"))
+    tools.exited(ready.save("# Works again\n"))
 
 
 def test_config_set_bucket_does_not_paper_over_other_damage(ready, folder_store):
@@ -151,15 +156,16 @@ def test_config_set_bucket_does_not_paper_over_other_damage(ready, folder_store)
     file.write_text(json.dumps(values))
     before = file.read_bytes()
     result = ready.run("config", "set", "bucket", folder_store)
-    assert result.code == 1 and 'its "projects" is "oops"' in result.err
+    tools.exited(result, 1)
+    assert 'its "projects" is "oops"' in result.err
     assert file.read_bytes() == before
 
 
 def test_keys_agent_memory_does_not_know_are_kept(ready):
     file = ready.state / "config" / "config.json"
     file.write_text(json.dumps({**json.loads(file.read_text()), "later": [1, {"x": None}]}))
-    assert ready.run("status").code == 0
-    assert ready.run("project", "map", "second", str(ready.root)).code == 0
+    tools.exited(ready.run("status"))
+    tools.exited(ready.run("project", "map", "second", str(ready.root)))
     assert json.loads(file.read_text())["later"] == [1, {"x": None}]
 
 
@@ -183,7 +189,7 @@ UNSHOWABLE = {
 @pytest.mark.parametrize("value", sorted(UNSHOWABLE), ids=lambda value: UNSHOWABLE[value])
 def test_config_set_bucket_refuses_what_cannot_be_shown_even_percent_encoded(machine, value):
     result = machine.run("config", "set", "bucket", value)
-    assert result.code == 2, result.err
+    tools.exited(result, 2)
     assert f"Malformed bucket {value!r}" in result.err and UNSHOWABLE[value] in result.err
     assert "\nNext: agent-memory config set bucket " in result.err
     assert not any(char in result.err for char in "\u202e\u2066\x9b\x85\u2028")  # shown escaped, never raw
@@ -193,7 +199,7 @@ def test_config_set_bucket_refuses_what_cannot_be_shown_even_percent_encoded(mac
 @pytest.mark.parametrize("value", sorted(UNSHOWABLE), ids=lambda value: UNSHOWABLE[value])
 def test_bootstrap_refuses_what_cannot_be_shown_and_sets_up_nothing(machine, value):
     result = machine.run("bootstrap", "--project", "demo", "--bucket", value, "--no-hooks")
-    assert result.code == 2, result.err
+    tools.exited(result, 2)
     assert UNSHOWABLE[value] in result.err and "\nNext: " in result.err
     assert not (machine.state / "config" / "config.json").exists()
     assert not (machine.home / ".agents").exists() and not (machine.home / ".claude").exists()
@@ -204,5 +210,5 @@ def test_a_folder_with_percent_escapes_that_decode_to_plain_characters_is_accept
     folder.mkdir(parents=True, mode=0o700)
     os.chmod(folder.parent, 0o700)
     result = machine.run("config", "set", "bucket", f"file://{tmp_path}/agent%20memory/caf%C3%A9", "--json")
-    assert result.code == 0, result.err
+    tools.exited(result)
     assert result.json == {"bucket": f"file://{folder}", "created": False, "was": None, "unchanged": False}

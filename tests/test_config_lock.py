@@ -12,6 +12,8 @@ import time
 
 import pytest
 
+import tools
+
 
 def config_path(machine):
     return machine.state / "config" / "config.json"
@@ -23,7 +25,7 @@ def read_config(machine) -> dict:
 
 @pytest.mark.slow
 def test_sixteen_concurrent_project_maps_keep_every_mapping(machine, folder_store, tmp_path):
-    assert machine.run("config", "set", "bucket", folder_store).code == 0
+    tools.exited(machine.run("config", "set", "bucket", folder_store))
     folders = []
     for number in range(16):
         folder = tmp_path / "checkouts" / f"c{number}"
@@ -32,8 +34,7 @@ def test_sixteen_concurrent_project_maps_keep_every_mapping(machine, folder_stor
     procs = [machine.popen("project", "map", f"p{number}", str(folder)) for number, folder in enumerate(folders)]
     procs.append(machine.popen("config", "set", "bucket", folder_store))  # a writer of another key, meanwhile
     for proc in procs:
-        _out, err = proc.communicate(timeout=120)
-        assert proc.returncode == 0, err.decode()
+        tools.exited(tools.finished(proc, timeout=120))
     config = read_config(machine)
     assert config["projects"] == {str(folder.resolve()): f"p{number}" for number, folder in enumerate(folders)}
     assert config["bucket"] == folder_store
@@ -51,7 +52,7 @@ def _hold_lock(machine):
 
 
 def test_a_writer_waits_for_the_lock_and_a_killed_one_changes_nothing(machine, folder_store, tmp_path):
-    assert machine.run("config", "set", "bucket", folder_store).code == 0
+    tools.exited(machine.run("config", "set", "bucket", folder_store))
     before = config_path(machine).read_bytes()
     holder = _hold_lock(machine)
     try:
@@ -67,15 +68,14 @@ def test_a_writer_waits_for_the_lock_and_a_killed_one_changes_nothing(machine, f
         assert patient.poll() is None
     finally:
         holder.close()  # releases the lock
-    _out, err = patient.communicate(timeout=60)
-    assert patient.returncode == 0, err.decode()
+    tools.exited(tools.finished(patient, timeout=60))
     assert read_config(machine)["projects"] == {str(machine.work.resolve()): "demo"}
     assert read_config(machine)["bucket"] == folder_store
 
 
 def test_a_writer_killed_while_holding_the_lock_releases_it(machine, folder_store):
     """The lock is the kernel's (flock): a process that dies holding it cannot block the next writer."""
-    assert machine.run("config", "set", "bucket", folder_store).code == 0
+    tools.exited(machine.run("config", "set", "bucket", folder_store))
     script = textwrap.dedent(
         """
         import sys, time
@@ -92,7 +92,7 @@ def test_a_writer_killed_while_holding_the_lock_releases_it(machine, folder_stor
     proc.wait(timeout=30)
     assert read_config(machine) == {"bucket": folder_store}  # the killed editor saved nothing
     result = machine.run("project", "map", "demo", timeout=30)
-    assert result.code == 0, result.err
+    tools.exited(result)
     assert read_config(machine)["projects"] == {str(machine.work.resolve()): "demo"}
 
 
@@ -102,10 +102,10 @@ def test_a_damaged_configuration_is_never_overwritten(machine, damage):
     path.parent.mkdir(parents=True)
     path.write_bytes(damage)
     result = machine.run("project", "map", "demo")
-    assert result.code == 1, result.err
+    tools.exited(result, 1)
     assert "Next: fix or remove" in result.err and str(path) in result.err
     assert path.read_bytes() == damage
-    assert machine.run("config", "set", "bucket", "alice/memory").code == 1
+    tools.exited(machine.run("config", "set", "bucket", "alice/memory"), 1)
     assert path.read_bytes() == damage
 
 
@@ -154,13 +154,13 @@ def test_a_bootstrap_that_fails_before_the_end_records_nothing(machine, tmp_path
     claude_md = machine.home / ".claude" / "CLAUDE.md"
     claude_md.mkdir(parents=True)  # a folder where the instruction file should be
     result = machine.run("bootstrap", "--project", "demo", "--bucket", f"file://{tmp_path / 'store'}")
-    assert result.code == 1, result.err
+    tools.exited(result, 1)
     assert not config_path(machine).exists()
 
 
 def test_config_set_is_atomic_for_readers(machine, folder_store, tmp_path):
     """Readers running while the file is rewritten again and again only ever see a whole configuration."""
-    assert machine.run("config", "set", "bucket", folder_store).code == 0
+    tools.exited(machine.run("config", "set", "bucket", folder_store))
     writers = [machine.popen("project", "map", f"p{n}", str(_folder(tmp_path, n))) for n in range(8)]
     seen = 0
     while any(w.poll() is None for w in writers):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import tools
 from agent_memory import contract
 
 
@@ -27,14 +28,16 @@ def test_notes_and_their_uploads(ready):
     assert set(found["results"][0]["matches"][0]) == keys(contract.Match)
     assert set(ready.run("read", saved.json["id"], "--json").json) == keys(contract.NoteRead)
     failed = ready.run("read", "20260101-000000-000000-0000000000", "--json")
-    assert failed.code == 1 and set(failed.json) == keys(contract.Failure)
+    tools.exited(failed, 1)
+    assert set(failed.json) == keys(contract.Failure)
 
 
 def test_what_waits_and_the_hooks(ready, folder_store, tmp_path):
     store = tmp_path / "store"
     store.rename(tmp_path / "unmounted")  # its drive is gone: the save stays pending
     saved = ready.save("Kept here for now.")
-    assert saved.code == 75 and set(saved.json) == keys(contract.NoteUpload)
+    tools.exited(saved, 75)
+    assert set(saved.json) == keys(contract.NoteUpload)
     listed = ready.run("pending", "--json").json
     assert set(listed) == keys(contract.Pending)
     assert set(listed["notes"][0]) == keys(contract.PendingNote)
@@ -81,5 +84,26 @@ def test_skills_and_setup(ready, tmp_path):
 def test_setting_up(machine, folder_store):
     assert set(machine.run("config", "set", "bucket", folder_store, "--json").json) == keys(contract.BucketSet)
     done = machine.run("bootstrap", "--project", "demo", "--bucket", folder_store, "--agent", "claude", "--json")
-    assert done.code == 0, done.err
+    tools.exited(done)
     assert set(done.json) == keys(contract.Bootstrap)
+
+
+def test_sync(ready, tmp_path):
+    switched = ready.run("sync", "enable", "--agent", "claude", "--json").json
+    assert set(switched) == keys(contract.SyncSwitched)
+    memory = ready.home / ".claude" / "projects"
+    folder = memory / "".join(c if c.isalnum() else "-" for c in str(ready.work.resolve())) / "memory"
+    folder.mkdir(parents=True)
+    (folder / "MEMORY.md").write_text("- one\n")
+    (folder / "token.md").write_text("hf_" + "b" * 34 + "\n")
+    done = ready.run("sync", "now", "--json").json
+    assert set(done) == keys(contract.SyncRun) and set(done["folders"][0]) == keys(contract.SyncFolder)
+    assert set(done["uploads"][0]) == keys(contract.SyncUpload)
+    assert set(done["folders"][0]["refused"][0]) == keys(contract.SyncRefused)
+    status = ready.run("sync", "status", "--json").json
+    assert set(status) == keys(contract.SyncStatus) and set(status["agents"][0]) == keys(contract.SyncAgent)
+    claude = next(agent for agent in status["agents"] if agent["agent"] == "claude")
+    assert set(claude["folders"][0]) == keys(contract.SyncFolderState)
+    shown = ready.run("sync", "history", "MEMORY.md", "--json").json
+    assert set(shown) == keys(contract.SyncHistory) and set(shown["versions"][0]) == keys(contract.SyncVersion)
+    assert set(ready.run("status", "--json").json["sync"]) == keys(contract.SyncSummary)

@@ -7,6 +7,8 @@ import os
 
 import pytest
 
+import tools
+
 
 def _objects(folder_store):
     root = folder_store[len("file://") :]
@@ -21,7 +23,7 @@ def _objects(folder_store):
 
 def test_save_search_read(ready, folder_store):
     saved = ready.save("# Queue design\n\nUse a durable pending queue.\n", "--tag", "design", "--source", "docs/x.md")
-    assert saved.code == 0, saved.err
+    tools.exited(saved)
     note = saved.json
     assert note["status"] == "saved"
     assert note["bucket"] == folder_store
@@ -30,7 +32,7 @@ def test_save_search_read(ready, folder_store):
     assert list(stored) == [note["path"]]
 
     found = ready.run("search", "PENDING QUEUE", "--json")
-    assert found.code == 0
+    tools.exited(found)
     assert [r["id"] for r in found.json["results"]] == [note["id"]]
     assert found.json["results"][0]["matches"] == [
         {"line": 1, "text": "# Queue design"},
@@ -60,7 +62,7 @@ def test_an_unreachable_folder_keeps_the_note_pending_until_retry(ready, folder_
     root = folder_store[len("file://") :]
     os.rename(root, root + ".away")  # the shared drive is unmounted
     result = ready.save("Finding: the cache must be rebuilt atomically.")
-    assert result.code == 75
+    tools.exited(result, 75)
     note = result.json
     assert note["status"] == "pending"
     assert "Not shared yet" in note["message"] and f"agent-memory pending retry {note['id']}" in note["message"]
@@ -74,7 +76,7 @@ def test_an_unreachable_folder_keeps_the_note_pending_until_retry(ready, folder_
 
     os.rename(root + ".away", root)
     retried = ready.run("save", "--retry", note["id"], "--json")
-    assert retried.code == 0, retried.err
+    tools.exited(retried)
     assert {k: retried.json[k] for k in ("id", "path", "status")} == {
         "id": note["id"],
         "path": note["path"],
@@ -88,7 +90,7 @@ def test_an_unreachable_folder_keeps_the_note_pending_until_retry(ready, folder_
     offline = ready.run("search", "atomically", "--offline", "--json")
     assert [(r["id"], r["pending"]) for r in offline.json["results"]] == [(note["id"], False)]
     read = ready.run("read", note["id"], "--json")
-    assert read.code == 0, read.err
+    tools.exited(read)
     assert read.json["source"] == "cache"
 
 
@@ -97,13 +99,14 @@ def test_offline_search_makes_no_store_access(ready, folder_store):
     root = folder_store[len("file://") :]
     os.rename(root, root + ".away")
     result = ready.run("search", "alpha", "--offline", "--json")
-    assert result.code == 0
+    tools.exited(result)
     assert result.json["sync"] == {
         "status": "stale",
         "reason": "offline",
         "detail": "--offline: the bucket was not consulted",
         "kind": None,
         "skipped": [],
+        "gone": [],
     }
     assert len(result.json["results"]) == 1
 
@@ -140,13 +143,13 @@ def test_non_ascii_case_insensitive_search(ready):
 def test_refused_notes_leave_nothing_behind(ready, folder_store):
     secret = "hf_" + "Q" * 34
     result = ready.save(f"line one\ntoken is {secret}\n")
-    assert result.code == 5
+    tools.exited(result, 5)
     assert secret not in result.err and secret not in result.out
     assert "line 2" in result.err and "hf-token" in result.err
     for body, code in ((b"", 5), (b"\xff\xfe\x00", 5), (b"x" * (1024 * 1024 + 10), 5)):
-        assert ready.run("save", input=body).code == code
-    assert ready.save("fine", "--kind", "diary").code == 2
-    assert ready.save("fine", "--corrects", "../../etc").code == 2
+        tools.exited(ready.run("save", input=body), code)
+    tools.exited(ready.save("fine", "--kind", "diary"), 2)
+    tools.exited(ready.save("fine", "--corrects", "../../etc"), 2)
     assert _objects(folder_store) == {}
     outbox = ready.state / "state" / "outbox"
     assert not outbox.exists() or not [p for p in outbox.iterdir() if not p.name.startswith(".")]
@@ -156,7 +159,7 @@ def test_an_unwritable_state_folder_is_a_clear_error(ready, tmp_path):
     (ready.state / "state").mkdir(exist_ok=True)
     (ready.state / "state" / "outbox").write_text("a file where the state folder should be")
     result = ready.save("cannot be queued")
-    assert result.code == 1
+    tools.exited(result, 1)
     assert result.err.startswith("Error: The note was not saved, not even on this machine: cannot use a local file: ")
     assert "Traceback" not in result.err
 
@@ -167,26 +170,26 @@ def test_a_link_in_place_of_a_state_folder_is_refused(ready, tmp_path):
     (ready.state / "state").mkdir(exist_ok=True)
     (ready.state / "state" / "outbox").symlink_to(elsewhere)
     result = ready.save("cannot be queued")
-    assert result.code == 1, result.err
+    tools.exited(result, 1)
     link = ready.state / "state" / "outbox"
     assert f"Error: {link} is a symbolic link, so agent-memory will not use it" in result.err
     assert f"\nNext: rm {link} (that name only" in result.err and "Traceback" not in result.err
     assert list(elsewhere.iterdir()) == []  # nothing was written through the link
     link.unlink()  # what Next says
-    assert ready.save("queued and saved now").code == 0
+    tools.exited(ready.save("queued and saved now"))
 
 
 def test_unknown_note_id_is_an_error_that_says_how_to_search(ready):
     result = ready.run("read", "20260101-000000-000000-0000000000")
-    assert result.code == 1
+    tools.exited(result, 1)
     assert "agent-memory search" in result.err
 
 
 def test_not_set_up_errors_say_what_to_run(machine):
     result = machine.save("text")
-    assert result.code == 3
+    tools.exited(result, 3)
     assert "No bucket is configured" in result.err and "agent-memory bootstrap" in result.err
-    assert machine.run("search", "x").code == 3
+    tools.exited(machine.run("search", "x"), 3)
 
 
 def test_the_agent_comes_from_the_environment(ready):
@@ -231,6 +234,8 @@ def test_status_reports_everything(ready, folder_store):
         "pending_skills",
         "damaged",
         "damaged_notes",
+        "skipped",
+        "gone",
         "skills",
         "hooks",
         "codex_sandbox",
@@ -250,7 +255,7 @@ def test_a_store_failure_is_told_once_at_the_boundary_with_the_command_to_run_ag
     root = folder_store[len("file://") :]
     os.rename(root, root + ".away")  # the drive is unmounted
     result = ready.run("read", note["id"], "--fresh", "--json")
-    assert result.code == 1
+    tools.exited(result, 1)
     assert result.json["error"].startswith(f"Could not read {note['path']} from {folder_store}: the folder store ")
     assert result.json["next"] == (
         "check this machine's network (for a folder store: that its drive is mounted), then run: "

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+import tools
+
 SKILL = "---\nname: db-migrations\ndescription: Write safe database migrations.\n---\n\n# db-migrations\n"
 
 
@@ -27,12 +29,12 @@ def ready(machine, folder_store, tmp_path):
     """A machine set up with a folder store that holds one note and one skill revision."""
     machine.setup(folder_store)
     note = machine.save("Decision: the store stays owner-only.")
-    assert note.code == 0, note.err
+    tools.exited(note)
     skill = tmp_path / "src" / "db-migrations"
     skill.mkdir(parents=True)
     (skill / "SKILL.md").write_text(SKILL)
     published = machine.run("publish-skill", str(skill), "--json")
-    assert published.code == 0, published.err
+    tools.exited(published)
     machine.note_id = note.json["id"]
     machine.revision = published.json["revision"]
     machine.skill_source = skill
@@ -40,7 +42,7 @@ def ready(machine, folder_store, tmp_path):
 
 
 def _refused(result, store: Path) -> None:
-    assert result.code == 4, (result.code, result.err)
+    tools.exited(result, 4)
     assert f"The folder store {store} can be read or written by other users" in result.err
     assert f"\nNext: chmod 700 {shlex.quote(str(store))}" in result.err
 
@@ -77,7 +79,7 @@ def test_a_store_opened_to_others_after_setup_is_refused_everywhere(ready, store
     os.chmod(store, 0o700)  # what Next says
     for name, args in commands(ready).items():
         result = ready.run(*args)
-        assert result.code == 0, (name, result.err)
+        tools.exited(result, about=name)
 
 
 def test_a_refused_publication_leaves_nothing_to_upload_later(ready, store):
@@ -97,21 +99,21 @@ def test_config_set_refuses_such_a_folder_and_keeps_the_old_setting(machine, fol
     _refused(result, shared)
     assert config.read_bytes() == before
     os.chmod(shared, 0o700)
-    assert machine.run("config", "set", "bucket", f"file://{shared}").code == 0
+    tools.exited(machine.run("config", "set", "bucket", f"file://{shared}"))
 
 
 def test_a_pending_note_stays_pending_while_the_store_is_refused(machine, folder_store, store):
     machine.setup(folder_store)
     os.rename(store, f"{store}.away")  # unmounted: the note stays pending, as always
     saved = machine.save("Finding: retry after the drive is back.")
-    assert saved.code == 75, saved.err
+    tools.exited(saved, 75)
     os.rename(f"{store}.away", store)
     os.chmod(store, 0o755)
     retried = machine.run("save", "--retry", saved.json["id"])
     _refused(retried, store)
     assert [n["id"] for n in machine.run("pending", "--json").json["notes"]] == [saved.json["id"]]
     os.chmod(store, 0o700)
-    assert machine.run("save", "--retry", saved.json["id"]).code == 0
+    tools.exited(machine.run("save", "--retry", saved.json["id"]))
     assert machine.run("pending", "--json").json["notes"] == []
 
 
@@ -119,7 +121,7 @@ def test_an_unmounted_store_is_not_mistaken_for_an_unsafe_one(machine, folder_st
     machine.setup(folder_store)
     os.rename(store, f"{store}.away")
     result = machine.save("Finding: kept locally while the drive is away.")
-    assert result.code == 75, result.err
+    tools.exited(result, 75)
     assert "other users" not in result.err
 
 
@@ -129,14 +131,14 @@ def test_a_store_owned_by_another_user_is_refused(machine, folder_store, store):
     os.chown(store, 4242, -1)
     try:
         result = machine.save("Finding: not my folder.")
-        assert result.code == 4, result.err
+        tools.exited(result, 4)
         assert "belongs to another user (uid 4242)" in result.err
         assert "Next: use a folder of your own: agent-memory config set bucket file:///" in result.err
-        assert machine.run("search", "folder").code == 4
+        tools.exited(machine.run("search", "folder"), 4)
         assert machine.run("pending", "--json").json["notes"] == []
     finally:
         os.chown(store, os.getuid(), -1)
-    assert machine.save("Finding: mine again.").code == 0
+    tools.exited(machine.save("Finding: mine again."))
 
 
 def test_bootstrap_refuses_the_same_way(machine, tmp_path):
@@ -161,7 +163,7 @@ def test_retry_all_reports_a_refused_store_and_goes_on_with_the_others(machine, 
     os.rename(f"{store}.away", store)
     os.chmod(store, 0o755)
     retried = machine.run("save", "--retry-all", "--json")
-    assert retried.code == 75, retried.err
+    tools.exited(retried, 75)
     by_id = {r["id"]: r for r in retried.json["results"]}
     assert by_id[in_hub["id"]]["status"] == "saved"
     assert by_id[in_folder["id"]]["status"] == "pending" and "chmod 700" in by_id[in_folder["id"]]["message"]

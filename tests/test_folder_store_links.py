@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+import tools
+
 SKILL = "---\nname: db-migrations\ndescription: Write safe database migrations.\n---\n\n# db-migrations\n"
 LINK = "is a symbolic link (never followed out of the folder store)"
 HARD_LINK = "has 2 hard links (another name may be a file outside the folder store)"
@@ -29,7 +31,7 @@ def writer(machine, folder_store):
     machine.ids = [machine.save(f"Finding {i}: widgets need grease.").json["id"] for i in range(3)]
     other = machine.work.parent / "other"
     other.mkdir()
-    assert machine.run("project", "map", "other", cwd=other).code == 0
+    tools.exited(machine.run("project", "map", "other", cwd=other))
     machine.other_dir = other
     saved = machine.run("save", "--json", input="Finding: other widgets.", cwd=other)
     machine.other_id = saved.json["id"]
@@ -100,7 +102,7 @@ def test_search_skips_the_bad_object_finds_the_others_and_says_so(writer, reader
     good = [] if whole_folder else [writer.ids[2], writer.ids[0]]
 
     found = reader.run("search", "widgets", "--json")
-    assert found.code == 0, found.err
+    tools.exited(found)
     assert [r["id"] for r in found.json["results"]] == good
     local = store / bad
     assert found.json["sync"] == {
@@ -111,18 +113,21 @@ def test_search_skips_the_bad_object_finds_the_others_and_says_so(writer, reader
         "skipped": [
             {
                 "path": bad,
+                "reason": "unsafe",
                 "detail": f"{bad} {why}, so it was not read",
                 "next": f"rm {local} (agent-memory never writes such an entry), then run the command again",
             }
         ],
+        "gone": [],
     }
     assert f"Skipped an object of the folder store: {bad} {why}" in found.err
     assert f"\nNext: rm {local} (agent-memory never writes such an entry)" in found.err
     text = reader.run("search", "widgets")
-    assert text.code == 0 and bad_id not in text.out and f"Skipped an object of the folder store: {bad}" in text.err
+    tools.exited(text)
+    assert bad_id not in text.out and f"Skipped an object of the folder store: {bad}" in text.err
 
     read = reader.run("read", bad_id)
-    assert read.code == 5, read.err
+    tools.exited(read, 5)
     assert "so it was not read" in read.err and "Next: rm " in read.err and read.out == ""
     assert not list(reader.state.joinpath("cache").rglob(f"{bad_id}.md"))  # never copied into the cache
 
@@ -136,14 +141,16 @@ def test_search_skips_the_bad_object_finds_the_others_and_says_so(writer, reader
 
     # the machine that wrote the note keeps its verified copy: a skipped object is never dropped from a cache
     mine = writer.run("search", "widgets", "--json")
-    assert mine.code == 0 and bad_id in [r["id"] for r in mine.json["results"]]
+    tools.exited(mine)
+    assert bad_id in [r["id"] for r in mine.json["results"]]
     assert [s["path"] for s in mine.json["sync"]["skipped"]] == [bad]
 
     assert snapshot(outside) == before  # nothing outside the store was changed either
 
     local.unlink()  # what Next says
     cleared = reader.run("search", "widgets", "--json")
-    assert cleared.code == 0 and cleared.json["sync"]["skipped"] == [] and cleared.err == ""
+    tools.exited(cleared)
+    assert cleared.json["sync"]["skipped"] == [] and cleared.err == ""
 
 
 def test_a_save_never_writes_through_a_linked_folder(writer, store, tmp_path):
@@ -152,12 +159,12 @@ def test_a_save_never_writes_through_a_linked_folder(writer, store, tmp_path):
     (store / "projects" / "demo").symlink_to(outside, target_is_directory=True)
     before = snapshot(outside)
     saved = writer.save("Finding: must not land outside the store.")
-    assert saved.code == 75, saved.err
+    tools.exited(saved, 75)
     assert "projects/demo is a symbolic link" in saved.json["message"]
     assert snapshot(outside) == before
     (store / "projects" / "demo").unlink()
     retried = writer.run("save", "--retry", saved.json["id"], "--json")
-    assert retried.code == 0, retried.err
+    tools.exited(retried)
     assert note_file(store, saved.json["id"]).is_file()
 
 
@@ -166,14 +173,16 @@ def test_a_note_a_writer_is_still_linking_into_place_is_accepted(writer, reader,
     note = note_file(store, writer.ids[0])
     os.link(note, note.parent / ".tmp-0123456789abcdef")
     found = reader.run("search", "widgets", "--json")
-    assert found.code == 0 and found.json["sync"]["skipped"] == []
+    tools.exited(found)
+    assert found.json["sync"]["skipped"] == []
     assert writer.ids[0] in [r["id"] for r in found.json["results"]]
-    assert reader.run("read", writer.ids[0]).code == 0
+    tools.exited(reader.run("read", writer.ids[0]))
 
     # but a third name, or a second one that is not a temporary beside it, is not the writer's
     os.link(note, note.parent.parent / "elsewhere.md")
     third = reader.run("read", writer.ids[0], "--fresh")
-    assert third.code == 5 and "has 3 hard links" in third.err
+    tools.exited(third, 5)
+    assert "has 3 hard links" in third.err
 
 
 def test_a_planted_fifo_is_skipped_without_blocking(writer, reader, store):
@@ -181,9 +190,9 @@ def test_a_planted_fifo_is_skipped_without_blocking(writer, reader, store):
     bad.unlink()
     os.mkfifo(bad, 0o600)
     found = reader.run("search", "widgets", "--json", timeout=60)
-    assert found.code == 0, found.err
+    tools.exited(found)
     assert found.json["sync"]["skipped"][0]["detail"].endswith("is not a regular file, so it was not read")
-    assert reader.run("read", writer.ids[0], timeout=60).code == 5
+    tools.exited(reader.run("read", writer.ids[0], timeout=60), 5)
 
 
 def test_a_note_swapped_for_a_link_after_the_listing_is_skipped_by_the_download(writer, store, tmp_path, monkeypatch):
@@ -215,7 +224,7 @@ def published(machine, folder_store, store, tmp_path):
     (source / "SKILL.md").write_text(SKILL)
     (source / "references" / "checklist.md").write_text("- back up first\n")
     result = machine.run("publish-skill", str(source), "--json")
-    assert result.code == 0, result.err
+    tools.exited(result)
     machine.revision = result.json["revision"]
     machine.revision_dir = store / "skills" / "db-migrations" / machine.revision
     return machine
@@ -261,7 +270,7 @@ def test_a_skill_revision_with_a_bad_object_is_refused_whole(
     before = snapshot(outside)
     reader = machine_b.setup(folder_store)
     result = reader.run("install-skill", "db-migrations", "--revision", published.revision)
-    assert result.code == 5, result.err
+    tools.exited(result, 5)
     assert f"db-migrations@{published.revision} was refused: {shown.format(revision=published.revision)}" in result.err
     assert "\nNext: agent-memory search --skills db-migrations (then install another revision)" in result.err
     for root in (reader.home / ".agents" / "skills", reader.home / ".claude" / "skills"):
@@ -270,7 +279,8 @@ def test_a_skill_revision_with_a_bad_object_is_refused_whole(
     refused = reader.run(
         "read", "--skill", "db-migrations", "--revision", published.revision, "references/checklist.md"
     )
-    assert refused.code == 5 and "so it was not read" in refused.err
+    tools.exited(refused, 5)
+    assert "so it was not read" in refused.err
     assert snapshot(outside) == before
 
 
@@ -281,7 +291,8 @@ def test_an_unsafe_modes_object_refuses_the_install(published, machine_b, folder
     modes.symlink_to(outside)
     reader = machine_b.setup(folder_store)
     result = reader.run("install-skill", "db-migrations", "--revision", published.revision)
-    assert result.code == 5 and f"{published.revision}.modes.json is a symbolic link" in result.err
+    tools.exited(result, 5)
+    assert f"{published.revision}.modes.json is a symbolic link" in result.err
     assert not (reader.home / ".agents" / "skills" / "db-migrations").exists()
 
 
@@ -292,13 +303,13 @@ def test_everything_the_store_creates_is_owner_only_whatever_the_umask(machine, 
     previous = os.umask(0o000)
     try:
         machine.setup(folder_store)
-        assert machine.save("Finding: private by default.").code == 0
+        tools.exited(machine.save("Finding: private by default."))
         source = tmp_path / "src" / "db-migrations"
         (source / "references").mkdir(parents=True)
         (source / "SKILL.md").write_text(SKILL)
         (source / "references" / "checklist.md").write_text("- back up first\n")
         os.chmod(source / "references" / "checklist.md", 0o777)
-        assert machine.run("publish-skill", str(source)).code == 0
+        tools.exited(machine.run("publish-skill", str(source)))
     finally:
         os.umask(previous)
     entries = list(store.rglob("*"))
@@ -333,14 +344,13 @@ def test_concurrent_saves_never_make_a_search_skip_a_sound_note(machine, machine
         for round_ in range(6):  # two saves at once, again and again
             saves = [writer.popen("save", "--json", input=f"Finding {round_}-{i}: widgets.".encode()) for i in (0, 1)]
             for proc in saves:
-                _out, err = proc.communicate(timeout=120)
-                assert proc.returncode == 0, err.decode()
+                tools.exited(tools.finished(proc, timeout=120))
     finally:
         done.set()
         looping.join()
     assert len(searches) > 1, "the searches ran while the saves did"
     for found in searches:
-        assert found.code == 0, found.err
+        tools.exited(found)
         assert found.json["sync"]["skipped"] == [], found.json["sync"]
     final = reader.run("search", "widgets", "--limit", "100", "--json")
     assert len(final.json["results"]) == 12 and final.json["sync"]["skipped"] == []

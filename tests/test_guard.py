@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+import tools
 from agent_memory import guard
 from agent_memory.errors import ContentRefused
 from agent_memory.memory import saving
@@ -332,7 +333,7 @@ def _nothing_kept(machine) -> None:
 def test_save_refuses_a_token_in_agent_memory_agent_naming_the_field_never_the_value(ready, folder_store):
     token = SECRETS["hf-token"]
     result = ready.save("# A plain note\n\nNothing secret here.\n", env={"AGENT_MEMORY_AGENT": token})
-    assert result.code == 5, result.err
+    tools.exited(result, 5)
     assert result.json["error"].startswith("The note looks like it contains a credential, so it was not saved:")
     expected = "field agent (from --agent or AGENT_MEMORY_AGENT): Hugging Face token (rule hf-token)"
     assert expected in result.json["error"]
@@ -355,7 +356,7 @@ def test_save_refuses_a_token_in_agent_memory_agent_naming_the_field_never_the_v
 )
 def test_save_scans_every_field_it_writes(ready, args, env, field):
     result = ready.run("save", *args, input="# A plain note\n\nNothing secret here.\n", env=env)
-    assert result.code == 5, result.err
+    tools.exited(result, 5)
     assert field in result.err and "Next:" in result.err
     assert "p4ssw0rd" not in result.err + result.out
     for secret in SECRETS.values():
@@ -365,19 +366,20 @@ def test_save_scans_every_field_it_writes(ready, args, env, field):
 
 def test_save_refuses_a_bare_jwt_in_the_body_and_accepts_prose_about_keys(ready):
     refused = ready.save(f"# Debugging auth\n\nThe cookie held {JWT} at the time.\n")
-    assert refused.code == 5 and "body line 3: JSON Web Token (rule jwt)" in refused.json["error"]
+    tools.exited(refused, 5)
+    assert "body line 3: JSON Web Token (rule jwt)" in refused.json["error"]
     assert JWT.split(".")[1] not in refused.out + refused.err
     prose = "# Settings\n\nUse a sk-learn-compatible wrapper; read it with password=getpass.getpass().\n"
     saved = ready.save(prose + "api_key=os.environ['OPENAI_API_KEY'] and token = get_token()\n")
-    assert saved.code == 0, saved.err
+    tools.exited(saved)
     assert saved.json["status"] == "saved"
 
 
 def test_a_session_id_that_is_not_an_id_is_left_out_not_stored(ready):
     result = ready.save("# Plain\n\ntext\n", env={"CODEX_THREAD_ID": "abc\ndef: [1]"})
-    assert result.code == 0, result.err
+    tools.exited(result)
     shown = ready.run("read", result.json["id"])
-    assert shown.code == 0, shown.err
+    tools.exited(shown)
     assert "\nagent: codex\n" in shown.out and "session" not in shown.out
 
 
@@ -386,7 +388,7 @@ def test_save_refuses_tokens_next_to_any_letter_naming_the_line_and_rule_never_t
     body = f"# Keys\n\n私のトークンは{hf}です\nキー{aws}です\nthe old one: {github}_old\n"
     for args in ((), ("--json",)):
         result = ready.run("save", *args, input=body)
-        assert result.code == 5, result.err
+        tools.exited(result, 5)
         for expected in (
             "body line 3: Hugging Face token (rule hf-token)",
             "body line 4: AWS access key id (rule aws-access-key)",
@@ -403,8 +405,8 @@ def test_save_refuses_tokens_next_to_any_letter_naming_the_line_and_rule_never_t
 def test_save_keeps_a_note_that_says_where_keys_are_kept(ready):
     body = "# Where the keys are\n\n" + "\n".join(false_positives.ABOUT_KEYS) + "\n"
     saved = ready.save(body, "--title", "Where the keys are")
-    assert saved.code == 0, saved.err
+    tools.exited(saved)
     assert saved.json["status"] == "saved"
     shown = ready.run("read", saved.json["id"])
-    assert shown.code == 0, shown.err
+    tools.exited(shown)
     assert shown.out.endswith(body)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+import tools
 from conftest import BUCKET
 
 HELPER = str(Path(sys.executable).parent / "agent-memory")
@@ -139,7 +140,7 @@ def test_an_alias_bomb_costs_next_to_nothing_and_is_listed_as_damaged(victim):
     # unfixed, this took about a minute and more than 4 GB before failing with MemoryError, on every search
     for args in (("search", "lol", "--json"), ("search", "lol", "--json", "--offline"), ("search", "--json")):
         proc, seconds = limited_run(machine, *args)
-        assert proc.returncode == 0, proc.stderr.decode()
+        tools.exited(proc)
         assert seconds < 15, seconds  # the command's whole budget includes the interpreter's start
         results = json.loads(proc.stdout)["results"]
         assert [r["id"] for r in results] == [second["id"], first["id"], BOMB_ID]  # the bomb's id sorts first
@@ -149,7 +150,7 @@ def test_an_alias_bomb_costs_next_to_nothing_and_is_listed_as_damaged(victim):
         assert all(r["damaged"] is None for r in results[:2])
 
     status = machine.run("status", "--json")
-    assert status.code == 0, status.err
+    tools.exited(status)
     assert status.json["damaged_notes"] == [
         {"id": BOMB_ID, "problem": "the frontmatter uses YAML aliases, which notes never need"}
     ]
@@ -209,12 +210,13 @@ def test_hostile_fields_in_checkpoints_reach_the_hook_context_bounded(victim):
             f"PLUM-42 {HOSTILE}",
         ),
     )
-    assert machine.run("search", "anything").code == 0  # the cache holds them now
+    tools.exited(machine.run("search", "anything"))  # the cache holds them now
 
     result = machine.run(
         "hook", "session-start", "--agent", "claude", input=json.dumps({"cwd": str(machine.work), "source": "compact"})
     )
-    assert result.code == 0 and result.err == "", result.err
+    tools.exited(result)
+    assert result.err == "", result.err
     context = json.loads(result.out)["hookSpecificOutput"]["additionalContext"]
     assert len(context.encode()) < 2048
     lines = context.split("\n")
@@ -253,7 +255,7 @@ def test_nothing_from_outside_is_printed_raw(victim, tmp_path):
     description = yaml_quoted("DESCRIPTION needle " + HOSTILE)
     (skill / "SKILL.md").write_text(f"---\nname: hostile-skill\ndescription: {description}\n---\n\nx\n")
     published = machine.run("publish-skill", str(skill), "--json")
-    assert published.code == 0, published.err
+    tools.exited(published)
 
     for args, expected in (
         (("search", "needle"), [f"TITLE {SHOWN}", f"AGENT {SHOWN}", f"@MACHINE {SHOWN}", f"LINE {SHOWN}"]),
@@ -265,7 +267,7 @@ def test_nothing_from_outside_is_printed_raw(victim, tmp_path):
         (("status", "--json"), ["created is not a time"]),
     ):
         result = machine.run(*args)
-        assert result.code == 0, (args, result.err)
+        tools.exited(result, about=args)
         no_raw_controls(result.out, result.err)
         shown = strings(json.loads(result.out)) if "--json" in args else [result.out]
         no_raw_controls(*shown)  # JSON escapes C0 by itself, but not DEL, C1, bidi controls or separators
@@ -286,11 +288,12 @@ def test_nothing_from_outside_is_printed_raw(victim, tmp_path):
 def test_read_still_prints_the_exact_bytes(ready):
     data = note("title: t\nkind: note\ncreated: '2026-01-01T00:00:00Z'", f"raw {HOSTILE} bytes")
     plant_into(ready, BOMB_ID, data)
-    assert ready.run("search", "raw").code == 0
+    tools.exited(ready.run("search", "raw"))
     proc = subprocess.run(
         [sys.executable, "-m", "agent_memory", "read", BOMB_ID], capture_output=True, cwd=ready.work, env=ready.env
     )
-    assert proc.returncode == 0 and proc.stdout == data
+    tools.exited(proc)
+    assert proc.stdout == data
     assert ready.run("read", BOMB_ID, "--json").json["content"].encode() == data
 
 
@@ -330,7 +333,8 @@ def test_notes_record_their_machine_and_search_shows_where_each_came_from(ready)
 )
 def test_a_bad_machine_name_is_refused_and_saves_nothing(ready, value, code, fragment):
     result = ready.save("body", env={"AGENT_MEMORY_MACHINE": value})
-    assert result.code == code and fragment in result.err, result.err
+    tools.exited(result, code)
+    assert fragment in result.err, result.err
     assert value not in result.err and value not in result.out
     assert ready.run("search", "--json").json["results"] == [] and ready.run("pending", "--json").json["notes"] == []
 
@@ -338,10 +342,11 @@ def test_a_bad_machine_name_is_refused_and_saves_nothing(ready, value, code, fra
 def test_tags_and_sources_are_bounded_when_saved(ready):
     too_many = [arg for index in range(101) for arg in ("--tag", f"t{index}")]
     refused = ready.save("body", *too_many)
-    assert refused.code == 2 and "at most 100 --tag" in refused.err
+    tools.exited(refused, 2)
+    assert "at most 100 --tag" in refused.err
     most = [arg for index in range(100) for arg in ("--source", f"src/{'q' * 480}/{index}.py", "--tag", f"t{index}")]
     saved = ready.save("# Many sources\n\nbody", *most)
-    assert saved.code == 0, saved.err
+    tools.exited(saved)
     [found] = ready.run("search", "many sources", "--json").json["results"]
     assert found["damaged"] is None and found["title"] == "Many sources"
 
@@ -351,7 +356,8 @@ def test_a_configuration_that_cannot_be_used_is_said_in_the_context_with_its_rep
     file = ready.state / "config" / "config.json"
     file.write_text(config)
     result = ready.run("hook", "session-start", "--agent", "codex", input=json.dumps({"cwd": str(ready.work)}))
-    assert result.code == 0 and result.err == "", result.err
+    tools.exited(result)
+    assert result.err == "", result.err
     context = json.loads(result.out)["hookSpecificOutput"]["additionalContext"]
     assert context.startswith("agent-memory: memory is not usable on this machine: ")
     assert "Do not search or save memory until it is repaired." in context
@@ -365,7 +371,7 @@ def test_a_configuration_that_cannot_be_used_is_said_in_the_context_with_its_rep
 
 def test_a_pack_of_an_earlier_format_is_rebuilt_even_offline(ready):
     saved = ready.save("# Upgraded\n\nupgrade me").json
-    assert ready.run("search", "upgrade").code == 0
+    tools.exited(ready.run("search", "upgrade"))
     [pack] = (ready.state / "cache").glob("*/projects/demo/search.pack")
     current = pack.read_bytes()
     from binascii import crc32
@@ -401,12 +407,13 @@ def test_store_errors_paths_and_messages_are_shown_display_safe(machine, tmp_pat
     """Errors quote paths and the store's own words: the pending message, the stale notice, `pending`, `status`
     and every `Error:` line are display-safe too. (A store path with such characters is refused outright.)"""
     hostile = machine.run("config", "set", "bucket", f"file://{tmp_path / 'drive'}\u202e\x9b")
-    assert hostile.code == 2 and "U+202E" in hostile.err, hostile.err
+    tools.exited(hostile, 2)
+    assert "U+202E" in hostile.err, hostile.err
     no_raw_controls(hostile.out, hostile.err)
     gone = tmp_path / "drive"  # a folder store on a drive that is not mounted
-    assert machine.run("config", "set", "bucket", f"file://{gone}").code == 0  # created, owner-only
+    tools.exited(machine.run("config", "set", "bucket", f"file://{gone}"))  # created, owner-only
     gone.rmdir()  # and then the drive goes away
-    assert machine.run("project", "map", "demo").code == 0
+    tools.exited(machine.run("project", "map", "demo"))
     runs = {
         "save": machine.save("# Kept\n\nkept while the drive is away"),
         "search": machine.run("search", "kept"),
@@ -416,7 +423,8 @@ def test_store_errors_paths_and_messages_are_shown_display_safe(machine, tmp_pat
         "save --file": machine.run("save", "--file", str(tmp_path / f"missing{HOSTILE}.md")),
         "save --file --json": machine.run("save", "--json", "--file", str(tmp_path / f"missing{HOSTILE}.md")),
     }
-    assert runs["save"].code == 75 and runs["save --file"].code == 2
+    tools.exited(runs["save"], 75)
+    tools.exited(runs["save --file"], 2)
     for name, result in runs.items():
         no_raw_controls(result.out, result.err)
         shown = [result.err, *(strings(result.json) if result.out.startswith("{") else [result.out])]

@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+import tools
 from conftest import BUCKET, OWNER, TOKEN
 
 HF_BUCKET = f"hf://buckets/{BUCKET}"
@@ -29,27 +30,28 @@ def test_both_bucket_forms_are_accepted_and_stored_canonically(machine, hub):
         assert machine.run("config", "set", "bucket", form, "--json").json["bucket"] == HF_BUCKET
     for bad in ("alice", "alice/memory/extra", "s3://x/y", "alice/me--mory", "file://relative/path"):
         result = machine.run("config", "set", "bucket", bad)
-        assert result.code == 2, bad
+        tools.exited(result, 2, about=bad)
         assert "Malformed" in result.err
     assert machine.run("config", "show", "--json").json["bucket"] == HF_BUCKET
 
 
 def test_two_machines_share_notes(alice, alice_laptop, hub):
     saved = alice.save("# Decision\n\nWe pin huggingface_hub to 2.4.0.\n", "--source", "pyproject.toml")
-    assert saved.code == 0, saved.err
+    tools.exited(saved)
     note = saved.json
     assert note["bucket"] == HF_BUCKET and note["status"] == "saved"
     assert _note_paths(hub) == [note["path"]]
     remote = hub.read_file(BUCKET, note["path"])
 
     found = alice_laptop.run("search", "pin HUGGINGFACE_hub", "--json")
-    assert found.code == 0, found.err
+    tools.exited(found)
     assert found.json["sync"] == {
         "status": "fresh",
         "reason": None,
         "detail": None,
         "kind": "listing",
         "skipped": [],
+        "gone": [],
     }
     assert [r["id"] for r in found.json["results"]] == [note["id"]]
     assert found.json["results"][0]["matches"] == [{"line": 3, "text": "We pin huggingface_hub to 2.4.0."}]
@@ -65,7 +67,7 @@ def test_two_machines_share_notes(alice, alice_laptop, hub):
 def test_read_fetches_a_note_that_is_not_cached_yet(alice, alice_laptop, hub):
     note = alice.save("fetched on demand").json
     read = alice_laptop.run("read", note["id"], "--json")
-    assert read.code == 0, read.err
+    tools.exited(read)
     assert read.json["source"] == "bucket"
     assert alice_laptop.run("read", note["id"], "--json").json["source"] == "cache"
 
@@ -82,14 +84,18 @@ def test_append_only_corrections(alice, hub):
 
 @pytest.mark.slow
 def test_twenty_concurrent_saves_from_two_homes(alice, alice_laptop, hub):
+    # twenty processes share the cores: each one's budget and the wait for it grow with the machine's load
+    env = {"AGENT_MEMORY_TIMEOUT": f"{tools.scaled(60):.0f}"}
     procs = [
-        (alice if i % 2 else alice_laptop).popen("save", "--json", "--title", f"note {i}", input=f"body {i}".encode())
+        (alice if i % 2 else alice_laptop).popen(
+            "save", "--json", "--title", f"note {i}", input=f"body {i}".encode(), env=env
+        )
         for i in range(20)
     ]
     results = {}
     for i, proc in enumerate(procs):
-        out, err = proc.communicate(timeout=180)
-        assert proc.returncode == 0, err.decode()
+        ended = tools.exited(tools.finished(proc, timeout=tools.scaled(180)))
+        out = ended.stdout
         results[i] = json.loads(out)
     assert len({r["id"] for r in results.values()}) == 20
     assert sorted(_note_paths(hub)) == sorted(r["path"] for r in results.values())
@@ -103,7 +109,7 @@ def test_twenty_concurrent_saves_from_two_homes(alice, alice_laptop, hub):
 def test_failed_upload_stays_pending_and_retry_sends_the_same_bytes(alice, hub):
     hub.fault("batch", "fail", status=500)
     result = alice.save("Finding: flock is advisory.")
-    assert result.code == 75
+    tools.exited(result, 75)
     note = result.json
     assert note["status"] == "pending"
     assert "Not shared yet" in note["message"] and "upload failed" in note["message"]
@@ -114,7 +120,7 @@ def test_failed_upload_stays_pending_and_retry_sends_the_same_bytes(alice, hub):
     kept = (plan_folder / "objects" / "0").read_bytes()
 
     retried = alice.run("save", "--retry", note["id"], "--json")
-    assert retried.code == 0, retried.err
+    tools.exited(retried)
     assert retried.json["status"] == "saved" and retried.json["path"] == note["path"]
     assert _note_paths(hub) == [note["path"]]
     assert hub.read_file(BUCKET, note["path"]) == kept
@@ -124,7 +130,7 @@ def test_failed_upload_stays_pending_and_retry_sends_the_same_bytes(alice, hub):
 def test_unknown_outcome_is_confirmed_by_reading_back(alice, hub):
     hub.fault("batch", "apply-then-fail", status=500)
     result = alice.save("Applied, but the answer was lost.")
-    assert result.code == 0, result.err
+    tools.exited(result)
     assert result.json["status"] == "saved"
     assert _note_paths(hub) == [result.json["path"]]
     assert hub.file_info(BUCKET, result.json["path"])["writes"] == 1
@@ -156,7 +162,7 @@ def test_a_process_killed_after_the_remote_write_is_recovered_by_retry(alice, hu
     assert len(pending) == 1
     hub.clear_faults()
     retried = alice.run("save", "--retry-all", "--json")
-    assert retried.code == 0, retried.err
+    tools.exited(retried)
     assert [r["status"] for r in retried.json["results"]] == ["saved"]
     assert _note_paths(hub) == [pending[0]["path"]]
     assert hub.file_info(BUCKET, pending[0]["path"])["writes"] == 1
@@ -179,12 +185,12 @@ def test_retry_all_reports_each_and_exits_75_while_any_stays_pending(alice, hub)
     hub.fault("batch", "fail", status=500, times=0)
     ids = [alice.save(f"pending {i}").json["id"] for i in range(2)]
     still = alice.run("save", "--retry-all", "--json")
-    assert still.code == 75
+    tools.exited(still, 75)
     assert [r["id"] for r in still.json["results"]] == ids
     assert {r["status"] for r in still.json["results"]} == {"pending"}
     hub.clear_faults()
     done = alice.run("save", "--retry-all", "--json")
-    assert done.code == 0
+    tools.exited(done)
     assert [r["status"] for r in done.json["results"]] == ["saved", "saved"]
     assert alice.run("save", "--retry-all", "--json").json == {"results": [], "damaged": []}
 
@@ -197,7 +203,7 @@ def test_a_failed_or_partial_listing_preserves_the_cache(alice, alice_laptop, hu
     hub.page_size = 2
     hub.fault("tree", "fail", status=500, after=1)  # the second page fails
     stale = alice_laptop.run("search", "cached note", "--json")
-    assert stale.code == 0
+    tools.exited(stale)
     assert stale.json["sync"]["status"] == "stale" and stale.json["sync"]["reason"] == "error"
     assert sorted(r["id"] for r in stale.json["results"]) == sorted(first)
     hub.clear_faults()
@@ -224,10 +230,10 @@ def test_offline_and_auth_failures_are_reported_differently(alice, hub):
 
     hub.stop()
     offline_save = alice.save("written while offline")
-    assert offline_save.code == 75
+    tools.exited(offline_save, 75)
     assert "could not be reached (offline" in offline_save.json["message"]
     offline_search = alice.run("search", "cached", "--json")
-    assert offline_search.code == 0
+    tools.exited(offline_search)
     assert offline_search.json["sync"]["reason"] == "offline"
     assert len(offline_search.json["results"]) == 1
     text = alice.run("search", "cached")
@@ -239,7 +245,7 @@ def test_offline_and_auth_failures_are_reported_differently(alice, hub):
         hub.fault("events", "fail", status=status)  # refused by the feed: the listing is asked, and says so too
         hub.fault("tree", "fail", status=status)
         denied = alice.run("search", "cached", "--json")
-        assert denied.code == 4, status
+        tools.exited(denied, 4, about=status)
         assert denied.json["sync"]["status"] == "stale" and denied.json["sync"]["reason"] == "auth"
         assert len(denied.json["results"]) == 1
         assert "\nNext: restore this machine's access to the bucket (for a Hugging Face bucket: hf auth login)" in (
@@ -247,7 +253,7 @@ def test_offline_and_auth_failures_are_reported_differently(alice, hub):
         )
     assert "Next:" not in offline_search.err  # stale but not refused: nothing to fix, exit 0
     bad_token = alice.save("with a wrong token", env={"HF_TOKEN": "hf_" + "x" * 34})
-    assert bad_token.code == 75
+    tools.exited(bad_token, 75)
     assert "authentication or access" in bad_token.json["message"]
 
 
@@ -256,15 +262,15 @@ def test_a_hung_hub_makes_save_pending_and_search_stale_within_the_budget(alice,
     hub.fault("batch", "hang", seconds=60)
     started = time.monotonic()
     saved = alice.save("saved while the Hub hangs", env=env)
-    assert saved.code == 75
+    tools.exited(saved, 75)
     assert "offline or timed out" in saved.json["message"]
     hub.clear_faults()
     hub.fault("tree", "hang", seconds=60)
     searched = alice.run("search", "hangs", "--json", env=env)
-    assert searched.code == 0
+    tools.exited(searched)
     assert searched.json["sync"]["reason"] == "offline"
     assert searched.json["results"][0]["pending"] is True
-    assert time.monotonic() - started < 25
+    assert time.monotonic() - started < tools.scaled(25)  # the Hub hangs for 60 s
 
 
 def test_credentials_are_never_stored_or_printed(alice, hub):
@@ -283,7 +289,7 @@ def test_offline_search_and_cached_read_do_not_import_the_sdk(alice, hub):
     note = alice.save("a cached note").json
     for args in (("search", "cached", "--offline"), ("read", note["id"]), ("status",)):
         result = alice.run(*args, env={"PYTHONPROFILEIMPORTTIME": "1"})
-        assert result.code == 0, result.err
+        tools.exited(result)
         imported = result.err
         assert "agent_memory" in imported  # the import log is really there
         assert "huggingface_hub" not in imported and "hf_xet" not in imported and "yaml" not in imported, args
@@ -291,5 +297,5 @@ def test_offline_search_and_cached_read_do_not_import_the_sdk(alice, hub):
 
 def test_no_credentials_on_a_private_bucket_is_an_access_problem(alice, hub):
     result = alice.run("search", "x", "--json", env={"HF_TOKEN": ""})
-    assert result.code == 4
+    tools.exited(result, 4)
     assert result.json["sync"]["reason"] == "auth"

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+import tools
 from agent_clis import Claude, Codex
 from conftest import BUCKET, Machine
 from model_servers import Say
@@ -121,7 +122,7 @@ def memory_folder_claude_uses(machine: Machine, cwd: Path) -> str:
     with Claude.model_class() as model:
         model.script(Say("Hi."))
         run = Claude(machine, model).run("Hello?", cwd=cwd)
-        assert run.code == 0, run.err[-2000:]
+        tools.exited(run)
         found = re.search(r"persistent file-based memory at `([^`]+)`", model.text(0))
     assert found, "Claude Code no longer names its memory folder in its system prompt"
     return found.group(1).rstrip("/")
@@ -149,7 +150,7 @@ def test_claude_memory_folder_is_the_one_claude_code_uses(case, machine, tmp_pat
     (tmp_path / "store").mkdir(mode=0o700)
     machine.setup(f"file://{tmp_path / 'store'}")
     if case != "worktree":  # a worktree of the mapped checkout finds its project by itself
-        assert machine.run("project", "map", "demo", str(here)).code == 0
+        tools.exited(machine.run("project", "map", "demo", str(here)))
 
     expected = memory_folder_claude_uses(machine, here)  # which Claude Code creates, empty
     planned = machine.run("import", "--from", "claude", "--dry-run", "--json", cwd=here).json
@@ -164,7 +165,7 @@ def test_claude_memory_folder_is_the_one_claude_code_uses(case, machine, tmp_pat
 
     (Path(expected) / "fact.md").write_text("# A fact\n\nClaude Code wrote this.\n")
     imported = machine.run("import", "--from", "claude", "--json", cwd=here)
-    assert imported.code == 0, imported.err
+    tools.exited(imported)
     assert [row["title"] for row in imported.json["files"]] == ["A fact"]
 
 
@@ -179,7 +180,7 @@ def test_codex_memories_folder_is_the_one_codex_reads(machine, tmp_path):
         config = cli.home / "config.toml"
         config.write_text(config.read_text() + "\n[features]\nmemories = true\n")
         run = cli.run("Hello?")
-        assert run.code == 0, run.err[-2000:]
+        tools.exited(run)
         prompt = next(text for text in map(model.text, range(len(model.requests))) if "Hello?" in text)
     assert "Prefers small commits." in prompt  # memory_summary.md, as Codex reads it
     for part in ("memory_summary.md", "MEMORY.md", "rollout_summaries/"):
@@ -205,7 +206,7 @@ def test_every_source_imported_once_then_nothing_new(store):
     write_cline_layout(store)
 
     first = store.run("import", "--json")
-    assert first.code == 0, first.err
+    tools.exited(first)
     result = first.json
     assert set(result) == {"project", "dry_run", "sources", "files", "counts", "sync"}
     assert [(s["tool"], s["found"], s["files"]) for s in result["sources"]] == [
@@ -235,7 +236,7 @@ def test_every_source_imported_once_then_nothing_new(store):
     assert "tags:\n- imported\n- cline\n" in brief
 
     again = store.run("import", "--json")
-    assert again.code == 0, again.err
+    tools.exited(again)
     rows = [(row["source"], row["action"], row["id"]) for row in again.json["files"]]
     assert rows == [(row["source"], "unchanged", row["id"]) for row in result["files"]], (again.err, again.json)
     assert {row["id"] for row in again.json["files"]} == {row["id"] for row in result["files"]}
@@ -251,7 +252,7 @@ def test_a_changed_file_corrects_its_note(store):
     (bank / "activeContext.md").write_text("# Active context\n\nImport is done; now the README.\n")
 
     second = store.run("import", "--json")
-    assert second.code == 0, second.err
+    tools.exited(second)
     rows = {row["source"]: row for row in second.json["files"]}
     changed = rows["memory-bank/activeContext.md"]
     assert changed["action"] == "correction" and changed["corrects"] == first["memory-bank/activeContext.md"]
@@ -274,7 +275,7 @@ def test_a_file_with_a_secret_is_refused_alone(store):
     (bank / "techContext.md").write_text(f"# Tech\n\nThe Hub is reached with\n\nHF_TOKEN={SECRET}\n")
 
     refused = store.run("import", "--json")
-    assert refused.code == 5
+    tools.exited(refused, 5)
     rows = {row["source"]: row for row in refused.json["files"]}
     tech = rows["memory-bank/techContext.md"]
     assert tech["action"] == "refused" and tech["id"] is None
@@ -286,7 +287,7 @@ def test_a_file_with_a_secret_is_refused_alone(store):
     assert len(stored) == 3 and not any("Tech" in text for text in stored.values())
 
     text = store.run("import")
-    assert text.code == 5
+    tools.exited(text, 5)
     assert "refused     memory-bank/techContext.md: looks like it contains a credential (line 5: Hugging Face token " \
         "(rule hf-token))" in text.out  # fmt: skip
 
@@ -296,7 +297,7 @@ def test_dry_run_changes_nothing(store):
     write_codex_layout(store)
     before = store.objects()
     planned = store.run("import", "--dry-run", "--json")
-    assert planned.code == 0, planned.err
+    tools.exited(planned)
     assert planned.json["dry_run"] is True
     assert {row["status"] for row in planned.json["files"]} == {"planned"}
     assert planned.json["counts"]["new"] == 8
@@ -311,7 +312,7 @@ def test_dry_run_changes_nothing(store):
 def test_a_second_machine_adds_nothing_for_the_same_files(store, machine_b):
     """What was imported is read from the notes, not from a record on the machine that imported them."""
     write_cline_layout(store)
-    assert store.run("import").code == 0
+    tools.exited(store.run("import"))
     before = store.objects()
     bucket = json.loads(store.run("config", "show", "--json").out)["bucket"]
     machine_b.work = machine_b.root / "elsewhere" / "clone"  # another clone, another path
@@ -319,7 +320,7 @@ def test_a_second_machine_adds_nothing_for_the_same_files(store, machine_b):
     machine_b.setup(bucket)
     write_cline_layout(machine_b)
     again = machine_b.run("import", "--json")
-    assert again.code == 0, again.err
+    tools.exited(again)
     assert again.json["counts"]["unchanged"] == 3 and again.json["counts"]["new"] == 0
     assert store.objects() == before
 
@@ -339,7 +340,7 @@ def test_links_are_never_followed_out_of_the_folder(ready, tmp_path):
     os.link(outside / "private.md", folder / "hard.md")
 
     result = ready.run("import", str(folder), "--json")
-    assert result.code == 5
+    tools.exited(result, 5)
     rows = {row["source"]: row for row in result.json["files"]}
     assert rows[str(folder / "kept.md")]["action"] == "new"
     for name in ("link.md", "linked-folder", "hard.md"):
@@ -357,7 +358,7 @@ def test_not_utf8_empty_control_characters_and_a_folder_of_its_own_tool(ready, t
     (folder / "empty.md").write_text("\n\n")
     (folder / "evil\x1b[31m.md").write_text("# Title \x1b]0;owned\x07 here\n\nBody.\n")
     result = ready.run("import", str(folder), "--from", "codex", "--json")
-    assert result.code == 5
+    tools.exited(result, 5)
     rows = {row["path"].rsplit("/", 1)[-1]: row for row in result.json["files"]}
     assert rows["latin1.md"]["action"] == "refused"
     assert rows["latin1.md"]["reason"] == "is not UTF-8 text (invalid byte at offset 5), so it was skipped"
@@ -376,15 +377,17 @@ def test_progress_on_a_long_import_goes_to_stderr_only(ready, tmp_path):
     for number in range(12):
         (folder / f"note-{number:02d}.md").write_text(f"# Note {number}\n\nText {number}.\n")
     text = ready.run("import", str(folder))
-    assert text.code == 0, text.err
+    tools.exited(text)
     assert "Importing 1/12: " in text.err and "Importing 12/12: " in text.err
     assert "Importing" not in text.out
     (folder / "note-00.md").write_text("# Note 0\n\nChanged first.\n")
     planned = ready.run("import", str(folder), "--dry-run")  # nothing is being saved: no progress
-    assert planned.code == 0 and "Importing" not in planned.err
+    tools.exited(planned)
+    assert "Importing" not in planned.err
     (folder / "note-00.md").write_text("# Note 0\n\nChanged.\n")
     as_json = ready.run("import", str(folder), "--json")
-    assert as_json.code == 0 and as_json.err == ""
+    tools.exited(as_json)
+    assert as_json.err == ""
     assert as_json.json["counts"]["correction"] == 1
 
 
@@ -398,15 +401,17 @@ def test_bad_input_changes_nothing_and_says_what_to_run(ready, machine, tmp_path
     ]
     for args, code, message, next_step in cases:
         result = ready.run(*args)
-        assert result.code == code, (args, result.err)
+        tools.exited(result, code, about=args)
         assert message in result.err and f"Next: {next_step}" in result.err, result.err
     big = tmp_path / "big"
     big.mkdir()
     (big / "huge.md").write_bytes(b"# Huge\n" + b"x" * (1024 * 1024))
     refused = ready.run("import", str(big), "--json")
-    assert refused.code == 5 and "larger than 1048576 bytes" in refused.json["files"][0]["reason"]
+    tools.exited(refused, 5)
+    assert "larger than 1048576 bytes" in refused.json["files"][0]["reason"]
     unmapped = ready.run("import", cwd=tmp_path)
-    assert unmapped.code == 3 and "Next: agent-memory project map NAME" in unmapped.err
+    tools.exited(unmapped, 3)
+    assert "Next: agent-memory project map NAME" in unmapped.err
     assert ready.run("search", "", "--json").json["results"] == []
 
 
@@ -419,7 +424,7 @@ def test_too_many_files_imports_nothing(ready, tmp_path, monkeypatch):
     for number in range(6):
         (folder / f"{number}.md").write_text(f"# {number}\n")
     result = ready.run("import", str(folder))
-    assert result.code == 2
+    tools.exited(result, 2)
     assert "more than 5 Markdown files" in result.err and "Next: agent-memory import DIR" in result.err
     assert ready.run("search", "", "--json").json["results"] == []
 
@@ -430,15 +435,16 @@ def test_imported_while_the_hub_fails_the_notes_wait_in_the_outbox(alice, hub):
     write_cline_layout(store)
     hub.fault("batch", "fail", status=500, times=0)
     waiting = store.run("import", "--json")
-    assert waiting.code == 75, waiting.err
+    tools.exited(waiting, 75)
     assert waiting.json["counts"]["pending"] == 3 and {row["status"] for row in waiting.json["files"]} == {"pending"}
     assert store.objects() == {}
     assert len(store.run("pending", "--json").json["notes"]) == 3
     again = store.run("import", "--json")  # the pending notes count as imported: nothing is saved twice
-    assert again.code == 0 and again.json["counts"]["unchanged"] == 3
+    tools.exited(again)
+    assert again.json["counts"]["unchanged"] == 3
     assert len(store.run("pending", "--json").json["notes"]) == 3
     hub.clear_faults()
-    assert store.run("pending", "retry").code == 0
+    tools.exited(store.run("pending", "retry"))
     assert len(store.objects()) == 3
     assert store.run("import", "--json").json["counts"]["unchanged"] == 3
 
@@ -461,7 +467,7 @@ def test_cline_memory_bank_found_from_a_subfolder(ready):
     deep = ready.work / "src" / "pkg"
     deep.mkdir(parents=True)
     result = ready.run("import", "--from", "cline", "--json", cwd=deep)
-    assert result.code == 0, result.err
+    tools.exited(result)
     assert result.json["sources"] == [
         {"tool": "cline", "path": str(ready.work / "memory-bank"), "found": True, "files": 3}
     ]
@@ -481,22 +487,22 @@ def test_fifos_are_refused_without_waiting(ready, tmp_path):
     os.mkfifo(folder / "pipe.md")
     (folder / "real.md").write_text("# Real\n")
     result = ready.run("import", str(folder), "--json", process=True, timeout=60)
-    assert result.code == 5, result.err
+    tools.exited(result, 5)
     rows = {row["source"].rsplit("/", 1)[-1]: row for row in result.json["files"]}
     assert rows["pipe.md"]["action"] == "refused" and rows["pipe.md"]["reason"] == "is not a regular file"
     assert rows["real.md"]["action"] == "new"
     planned = ready.run("import", "--dry-run", "--json", process=True, timeout=60)
-    assert planned.code == 0, planned.err
+    tools.exited(planned)
     assert planned.json["sources"][0]["tool"] == "claude"  # the FIFO was not taken for settings
 
 
 def test_a_bucket_that_cannot_be_listed_is_said_and_the_import_goes_on(alice, hub):
     write_cline_layout(alice)
-    assert alice.run("import").code == 0
+    tools.exited(alice.run("import"))
     hub.fault("events", "fail", status=500, times=0)  # no change feed either: the refresh must list
     hub.fault("tree", "fail", status=500, times=0)
     again = alice.run("import", "--json")  # the cache still knows this machine's imports
-    assert again.code == 0, again.err
+    tools.exited(again)
     assert again.json["sync"]["status"] == "stale" and again.json["counts"]["unchanged"] == 3
     assert "The bucket could not be read (" in again.err and "may be imported again" in again.err
 
@@ -507,12 +513,12 @@ def test_a_worktree_imports_its_memory_bank_as_the_same_files(ready, tmp_path):
     write_cline_layout(ready)
     git("add", "memory-bank", cwd=ready.work)
     git("-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q", "-m", "bank", cwd=ready.work)
-    assert ready.run("import", "--from", "cline").code == 0
+    tools.exited(ready.run("import", "--from", "cline"))
     worktree = tmp_path / "elsewhere" / "feature"
     git("worktree", "add", "-q", str(worktree), cwd=ready.work)
     (worktree / "memory-bank" / "progress.md").write_text("# Progress\n\nSearch and import work.\n")
     result = ready.run("import", "--from", "cline", "--json", cwd=worktree)
-    assert result.code == 0, result.err
+    tools.exited(result)
     assert result.json["sources"][0]["path"] == str(worktree / "memory-bank")
     actions = {row["source"]: row["action"] for row in result.json["files"]}
     assert actions == {

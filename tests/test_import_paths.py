@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+import tools
+
 # what no hot command may load: the write path, and the heavy libraries behind it
 FORBIDDEN = {
     "huggingface_hub",
@@ -75,6 +77,7 @@ NOTES = {
 }
 SKILL_FILES = {"skills", "skills.catalog", "skills.layout"}  # `search --skills` and `read --skill`, same commands
 USAGE = {"machine", "machine.usage"}  # the receipts of use: one line appended per command (no query, no content)
+SYNC_SETTING = {"sync", "sync.settings"}  # whether the runtime's own memory is synced: one look at the configuration
 
 PATHS = {
     "--version": BASE,
@@ -85,13 +88,16 @@ PATHS = {
     | USAGE
     | {"cli.status", "cli.codex_sandbox", "clock", "machine", "machine.status", "machine.uploads"}
     | {"setup", "setup.agent_files", "setup.codex_sandbox", "setup.command", "setup.hook_files", "setup.json_edits"}
-    | {"skills", "skills.installing", "skills.layout", "skills.pending"},
+    | {"skills", "skills.installing", "skills.layout", "skills.pending"}
+    | SYNC_SETTING
+    | {"sync.index", "sync.summary", "sync.uploads"},  # the sync's records (conflicts) and its kind of upload
     "hook session-start": BASE
     | NOTES
     | USAGE
     | {"cli.hook_start", "clock", "guard", "machine", "machine.reminded", "machine.reminder", "memory.origin"}
-    | {"memory.search", "setup", "setup.command"},
-    "hook stop": BASE | {"cli.hook_stop", "contents", "outbox", "outbox.plans"},
+    | {"memory.search", "setup", "setup.command"}
+    | SYNC_SETTING,
+    "hook stop": BASE | {"cli.hook_stop", "contents", "outbox", "outbox.plans"} | SYNC_SETTING,
 }
 
 RUNS = {  # the module that shows that each command really ran
@@ -124,7 +130,7 @@ def loaded(machine, tmp_path, *args: str, stdin: str = "") -> set[str]:
         env=machine.env,
         timeout=120,
     )
-    assert proc.returncode == 0, proc.stderr.decode()
+    tools.exited(proc)
     return set(json.loads(out.read_text()))
 
 
@@ -156,7 +162,7 @@ def test_a_stop_with_something_pending_loads_the_retry(ready, tmp_path, folder_s
     """The write path is there when it is needed: with a note pending, the Stop hook delivers it."""
     store = Path(folder_store.removeprefix("file://"))
     store.rename(store.with_name("unmounted"))  # its drive is gone: the save stays pending
-    assert ready.save("Pending for now.").code == 75
+    tools.exited(ready.save("Pending for now."), 75)
     store.with_name("unmounted").rename(store)
     modules = loaded(ready, tmp_path, "hook", "stop", "--agent", "codex", stdin="{}")
     assert {"agent_memory.outbox.delivery", "agent_memory.machine.retry"} <= modules

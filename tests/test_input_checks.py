@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import tools
 from conftest import BUCKET
 
 
@@ -15,26 +16,27 @@ def test_status_reports_a_refused_folder_store_with_exit_4_like_save(ready, fold
     folder = Path(folder_store.removeprefix("file://"))
     os.chmod(folder, 0o755)
     saved = ready.save("a note")
-    assert saved.code == 4
+    tools.exited(saved, 4)
     shown = ready.run("status", "--json")
-    assert shown.code == 4
+    tools.exited(shown, 4)
     store = shown.json["store"]
     assert store["status"] == "refused" and "can be read or written by other users" in store["detail"]
     assert store["next"].startswith(f"chmod 700 {folder}")
     text = ready.run("status")
-    assert text.code == 4
+    tools.exited(text, 4)
     assert f"store: REFUSED: The folder store {folder} can be read or written by other users" in text.out
     assert f"  Next: chmod 700 {folder}" in text.out
     assert text.err.startswith("Error: The folder store") and "\nNext: chmod 700 " in text.err
     os.chmod(folder, 0o700)
-    assert ready.run("status").code == 0
+    tools.exited(ready.run("status"))
 
 
 def test_status_reports_a_folder_store_that_is_not_there(ready, folder_store):
     folder = Path(folder_store.removeprefix("file://"))
     folder.rmdir()
     shown = ready.run("status", "--json")
-    assert shown.code == 0 and shown.json["store"]["status"] == "missing"
+    tools.exited(shown)
+    assert shown.json["store"]["status"] == "missing"
     assert "store: MISSING: the folder store" in ready.run("status").out
 
 
@@ -47,7 +49,7 @@ def test_status_of_a_hub_bucket_uses_no_network(machine):
 def test_corrects_must_name_a_note_of_the_project(ready, machine_b, folder_store):
     for bogus in ("bogus", "20260101-000000-000000-0123456789"):
         refused = ready.save("a correction", "--corrects", bogus)
-        assert refused.code == 2, refused.err
+        tools.exited(refused, 2)
         assert f"--corrects {bogus}: project demo has no such note" in refused.err
         assert "Next: agent-memory search QUERY" in refused.err
     assert ready.run("pending", "--json").json["notes"] == []
@@ -55,28 +57,31 @@ def test_corrects_must_name_a_note_of_the_project(ready, machine_b, folder_store
 
     original = ready.save("Decision: use WAL.").json["id"]
     corrected = ready.save("Correction: use WAL with synchronous=NORMAL.", "--corrects", original)
-    assert corrected.code == 0 and corrected.json["status"] == "saved"
+    tools.exited(corrected)
+    assert corrected.json["status"] == "saved"
 
     # another machine knows it only from the bucket: not cached there, still a note of the project
     machine_b.setup(folder_store)
-    assert machine_b.save("Another correction.", "--corrects", original).code == 0
+    tools.exited(machine_b.save("Another correction.", "--corrects", original))
 
     # a note pending on this machine counts too
     folder = Path(folder_store.removeprefix("file://"))
     os.rename(folder, folder.with_name("unmounted"))
     pending = ready.save("Not shared yet.")
-    assert pending.code == 75
+    tools.exited(pending, 75)
     # while the store cannot say, an id nobody can check is kept with the note: refusing would lose the correction
     unknown = ready.save("Offline correction.", "--corrects", "20260101-000000-000000-0123456789")
-    assert unknown.code == 75 and unknown.json["status"] == "pending"
+    tools.exited(unknown, 75)
+    assert unknown.json["status"] == "pending"
     os.rename(folder.with_name("unmounted"), folder)
-    assert ready.save("Correcting the pending one.", "--corrects", pending.json["id"]).code == 0
+    tools.exited(ready.save("Correcting the pending one.", "--corrects", pending.json["id"]))
 
 
 def test_corrects_of_another_project_s_note_is_refused(ready):
     other = ready.work.parent / "other"
     other.mkdir()
-    assert ready.run("project", "map", "other", str(other)).code == 0
+    tools.exited(ready.run("project", "map", "other", str(other)))
     theirs = ready.run("save", "--json", input="In the other project.", cwd=other).json["id"]
     refused = ready.save("a correction", "--corrects", theirs)
-    assert refused.code == 2 and "project demo has no such note" in refused.err
+    tools.exited(refused, 2)
+    assert "project demo has no such note" in refused.err

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+import tools
+
 BASHRC = b"# the user's shell start-up file\nexport PATH=$HOME/bin:$PATH\n"
 KINDS = ["symlink", "hardlink", "other-user"]
 
@@ -42,7 +44,7 @@ def plant(path: Path, kind: str, target: Path) -> None:
 
 def refused(result, path: Path, kind: str) -> None:
     why = {"symlink": "is a symbolic link", "hardlink": "has 2 hard links", "other-user": "belongs to another user"}
-    assert result.code == 1, (result.code, result.err)
+    tools.exited(result, 1)
     assert f"Error: {path} {why[kind]}" in result.err and "so agent-memory will not use it" in result.err
     assert f"\nNext: rm {path} (that name only; agent-memory makes its own again)" in result.err
     assert "Traceback" not in result.err
@@ -57,7 +59,7 @@ def cache_dir(machine, project="demo") -> Path:
 def searched(ready):
     """A machine on a folder store whose cache holds one note."""
     ready.note = ready.save("Finding: the widgets need grease.").json["id"]
-    assert ready.run("search", "widgets").code == 0
+    tools.exited(ready.run("search", "widgets"))
     return ready
 
 
@@ -70,7 +72,8 @@ def test_the_caches_checksums_are_never_read_or_written_through_a_planted_file(s
     assert outside.read_bytes() == BASHRC
     checksums.unlink()  # what Next says
     found = searched.run("search", "widgets", "--json")
-    assert found.code == 0 and [r["id"] for r in found.json["results"]] == [searched.note]
+    tools.exited(found)
+    assert [r["id"] for r in found.json["results"]] == [searched.note]
     assert stat.S_ISREG(checksums.lstat().st_mode) and checksums.stat().st_nlink == 1
     assert outside.read_bytes() == BASHRC
 
@@ -82,9 +85,9 @@ def test_a_planted_search_pack_is_rebuilt_in_place_and_never_written_through(sea
     copy.write_bytes(pack.read_bytes())
     before = copy.read_bytes()
     plant(pack, kind, copy)
-    assert searched.save("Finding: more widgets.").code == 0  # its copy is added to the cache, and the pack
+    tools.exited(searched.save("Finding: more widgets."))  # its copy is added to the cache, and the pack
     found = searched.run("search", "widgets", "--json")
-    assert found.code == 0, found.err
+    tools.exited(found)
     assert len(found.json["results"]) == 2
     info = pack.lstat()
     assert stat.S_ISREG(info.st_mode) and info.st_nlink == 1 and info.st_uid == os.getuid()
@@ -99,12 +102,13 @@ def test_a_planted_cache_lock_refuses_the_refresh_and_the_save_still_lands(
     plant(lock, kind, outside)
     # the save is shared all the same: keeping a copy in the cache is a convenience that is skipped
     saved = searched.save("Finding: more widgets.")
-    assert saved.code == 0, saved.err
+    tools.exited(saved)
     refused(searched.run("search", "widgets"), lock, kind)
     assert outside.read_bytes() == BASHRC
     lock.unlink()
     found = searched.run("search", "widgets", "--json")
-    assert found.code == 0 and len(found.json["results"]) == 2
+    tools.exited(found)
+    assert len(found.json["results"]) == 2
     # and another machine sees both notes
     assert len(machine_b.setup(folder_store).run("search", "widgets", "--json").json["results"]) == 2
 
@@ -114,7 +118,7 @@ def test_a_planted_outbox_lock_keeps_the_note_pending(ready, folder_store, outsi
     store = Path(folder_store[len("file://") :])
     os.rename(store, f"{store}.away")  # unmounted: the note waits in the outbox
     pending = ready.save("Finding: kept for later.")
-    assert pending.code == 75, pending.err
+    tools.exited(pending, 75)
     os.rename(f"{store}.away", store)
     note = pending.json["id"]
     lock = ready.state / "state" / "outbox" / ".locks" / f"note-{note}.lock"
@@ -123,7 +127,7 @@ def test_a_planted_outbox_lock_keeps_the_note_pending(ready, folder_store, outsi
     assert outside.read_bytes() == BASHRC
     assert [n["id"] for n in ready.run("pending", "--json").json["notes"]] == [note]  # still waiting, not lost
     lock.unlink()
-    assert ready.run("save", "--retry", note).code == 0
+    tools.exited(ready.run("save", "--retry", note))
     assert ready.run("pending", "--json").json["notes"] == []
 
 
@@ -136,7 +140,7 @@ def test_a_planted_config_lock_changes_no_setting(ready, outside, kind):
     refused(ready.run("project", "map", "other"), lock, kind)
     assert config.read_bytes() == before and outside.read_bytes() == BASHRC
     lock.unlink()
-    assert ready.run("project", "map", "other").code == 0
+    tools.exited(ready.run("project", "map", "other"))
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -148,7 +152,7 @@ def test_a_planted_agent_files_lock_installs_no_hook(machine, outside, kind):
     assert not (machine.home / ".codex" / "hooks.json").exists()
     assert outside.read_bytes() == BASHRC
     lock.unlink()
-    assert machine.run("hooks", "install").code == 0
+    tools.exited(machine.run("hooks", "install"))
 
 
 def test_a_folder_of_the_cache_linked_elsewhere_is_never_written_into(searched, machine_b, folder_store, tmp_path):
@@ -170,4 +174,5 @@ def test_a_planted_fifo_refuses_without_blocking(searched):
     checksums.unlink()
     os.mkfifo(checksums, 0o600)
     result = searched.run("search", "widgets", timeout=60)
-    assert result.code == 1 and f"{checksums} is not a regular file" in result.err
+    tools.exited(result, 1)
+    assert f"{checksums} is not a regular file" in result.err

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import tools
 from agent_memory import errors
 
 REPO = Path(__file__).resolve().parent.parent
@@ -129,7 +130,7 @@ def test_an_error_without_a_next_step_cannot_be_made():
 
 
 def _assert_next(result, code: int, fragment: str) -> str:
-    assert result.code == code, result.err
+    tools.exited(result, code)
     lines = result.err.strip().splitlines()
     error = next(line for line in lines if line.startswith("Error: "))
     assert fragment in error, result.err

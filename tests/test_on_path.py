@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+import tools
 from agent_memory import __version__
 from tools import available
 
@@ -32,7 +33,7 @@ def login_shell(machine, command: str, shell: str = "sh") -> subprocess.Complete
 def test_bootstrap_links_the_helper_where_a_login_shell_finds_it(machine, folder_store):
     assert login_shell(machine, "agent-memory --version").returncode != 0
     result = machine.run("bootstrap", "--project", "demo", "--bucket", folder_store, "--json")
-    assert result.code == 0, result.err
+    tools.exited(result)
     link = machine.home / ".local" / "bin" / "agent-memory"
     assert result.json["command"] == {
         "path": str(link),
@@ -44,7 +45,8 @@ def test_bootstrap_links_the_helper_where_a_login_shell_finds_it(machine, folder
     }
     assert os.readlink(link) == str(HELPER)
     found = login_shell(machine, "agent-memory --version")
-    assert found.returncode == 0 and found.stdout.strip() == f"agent-memory {__version__}", found.stderr
+    tools.exited(found)
+    assert found.stdout.strip() == f"agent-memory {__version__}", found.stderr
     shown = [line for line in machine.run("bootstrap", "--project", "demo").out.splitlines() if "command:" in line]
     assert shown == [
         f"command: agent-memory -> {HELPER} (found on a login shell's PATH, unchanged); in a terminal opened before, "
@@ -62,7 +64,7 @@ def test_without_a_profile_that_looks_there_the_warning_gives_the_line_that_work
     result = machine.run(
         "bootstrap", "--project", "demo", "--bucket", folder_store, "--json", env={"SHELL": f"/bin/{shell}"}
     )
-    assert result.code == 0, result.err
+    tools.exited(result)
     command = result.json["command"]
     assert command["state"] == "linked" and command["found"] is None
     warning = command["warning"]
@@ -72,7 +74,8 @@ def test_without_a_profile_that_looks_there_the_warning_gives_the_line_that_work
     assert login_shell(machine, "agent-memory --version", shell).returncode != 0
     subprocess.run([shell, "-c", line], env={"HOME": str(machine.home), "PATH": os.defpath}, check=True)
     found = login_shell(machine, "agent-memory --version", shell)
-    assert found.returncode == 0 and found.stdout.strip() == f"agent-memory {__version__}", found.stderr
+    tools.exited(found)
+    assert found.stdout.strip() == f"agent-memory {__version__}", found.stderr
     again = machine.run("bootstrap", "--project", "demo", "--json", env={"SHELL": f"/bin/{shell}"})
     assert again.json["command"]["warning"] is None and again.json["command"]["state"] == "on path"
 
@@ -83,7 +86,7 @@ def test_another_agent_memory_in_the_way_is_left_as_it_is(machine, folder_store)
     link.write_text("#!/bin/sh\necho mine\n")
     link.chmod(0o755)
     result = machine.run("bootstrap", "--project", "demo", "--bucket", folder_store, "--json")
-    assert result.code == 0, result.err
+    tools.exited(result)
     assert result.json["command"]["state"] == "other"
     assert result.json["command"]["warning"].endswith(f"To use this one: ln -sf {HELPER} {link}")
     assert link.read_text() == "#!/bin/sh\necho mine\n" and not link.is_symlink()
@@ -95,6 +98,6 @@ def test_a_link_to_a_helper_that_is_gone_is_repaired(machine, folder_store, tmp_
     gone = tmp_path / "deleted-clone" / ".venv" / "bin" / "agent-memory"
     link.symlink_to(gone)
     result = machine.run("bootstrap", "--project", "demo", "--bucket", folder_store)
-    assert result.code == 0, result.err
+    tools.exited(result)
     assert f"command: agent-memory -> {HELPER} (linked in {link}, was {gone});" in result.out
     assert os.readlink(link) == str(HELPER)

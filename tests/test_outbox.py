@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+import tools
 from conftest import BUCKET, OWNER
 
 HF_BUCKET = f"hf://buckets/{BUCKET}"
@@ -61,8 +62,8 @@ def test_concurrent_retries_of_one_note_all_report_it_saved(alice, hub):
     (note_id,) = pending_notes(alice, hub, 1)
     procs = [alice.popen("save", "--retry", note_id, "--json") for _ in range(4)]
     for proc in procs:
-        out, err = proc.communicate(timeout=120)
-        assert proc.returncode == 0, err.decode()
+        ended = tools.exited(tools.finished(proc, timeout=120))
+        out = ended.stdout
         assert json.loads(out)["status"] == "saved"
     assert hub.file_info(BUCKET, notes_in(hub)[0])["writes"] == 1
 
@@ -70,7 +71,7 @@ def test_concurrent_retries_of_one_note_all_report_it_saved(alice, hub):
 def test_retry_of_a_note_saved_earlier_reports_it_saved(alice, hub):
     saved = alice.save("Already shared.").json
     again = alice.run("save", "--retry", saved["id"], "--json")
-    assert again.code == 0, again.err
+    tools.exited(again)
     assert (again.json["status"], again.json["path"]) == ("saved", saved["path"])
     assert hub.file_info(BUCKET, saved["path"])["writes"] == 1
 
@@ -79,13 +80,13 @@ def test_retry_of_a_note_shared_from_another_machine_reports_it_saved(alice, mac
     other = machine_b.setup(BUCKET)
     saved = other.save("Saved on the laptop.").json
     again = alice.run("save", "--retry", saved["id"], "--json")
-    assert again.code == 0, again.err
+    tools.exited(again)
     assert again.json["status"] == "saved" and "already in" in again.json["message"]
 
 
 def test_retry_of_an_unknown_note_is_an_error_with_next(alice, hub):
     result = alice.run("save", "--retry", "20260101-000000-000000-0000000000")
-    assert result.code == 1
+    tools.exited(result, 1)
     assert "No pending note" in result.err and "Next: agent-memory pending" in result.err
 
 
@@ -98,25 +99,31 @@ def test_one_retry_verb_names_every_upload_and_the_old_spellings_say_the_same(al
     source.mkdir()
     (source / "SKILL.md").write_text("---\nname: waiting\ndescription: Waits.\n---\n\nBody.\n")
     skill = alice.run("publish-skill", str(source), "--json")
-    assert (note["status"], skill.code) == ("pending", 75)
+    assert note["status"] == "pending"
+    tools.exited(skill, 75)
     assert f"agent-memory pending retry {note['id']}" in note["message"]
     assert f"agent-memory pending retry {skill.json['revision']}" in skill.err
     assert "run agent-memory pending retry." in alice.run("search", "kept").err
     still = alice.run("pending", "retry", note["id"], "--json")
-    assert still.code == 75 and still.json.keys() == note.keys() and still.json["status"] == "pending"
+    tools.exited(still, 75)
+    assert still.json.keys() == note.keys() and still.json["status"] == "pending"
     hub.clear_faults()
     assert alice.run("pending", "retry", "--help").out.count("ID") >= 1
     by_verb = alice.run("pending", "retry", note["id"], "--json")
     by_alias = alice.run("save", "--retry", note["id"], "--json")  # done already: reported as shared
-    assert (by_verb.code, by_alias.code) == (0, 0)
+    tools.exited(by_verb)
+    tools.exited(by_alias)
     assert by_verb.json["status"] == by_alias.json["status"] == "saved"
     published = alice.run("pending", "retry", skill.json["revision"])
-    assert published.code == 0 and published.out == f"Published: waiting revision {skill.json['revision']} (1 files)\n"
+    tools.exited(published)
+    assert published.out == f"Published: waiting revision {skill.json['revision']} (1 files)\n"
     again = alice.run("publish-skill", "--retry", skill.json["revision"])
-    assert again.code == 1 and "No pending publication" in again.err
+    tools.exited(again, 1)
+    assert "No pending publication" in again.err
     unknown = alice.run("pending", "retry", "20260101-000000-000000-0000000000")
-    assert unknown.code == 1 and "Nothing with the id" in unknown.err and "Next: agent-memory pending" in unknown.err
-    assert alice.run("pending", "retry", "../x").code == 2
+    tools.exited(unknown, 1)
+    assert "Nothing with the id" in unknown.err and "Next: agent-memory pending" in unknown.err
+    tools.exited(alice.run("pending", "retry", "../x"), 2)
 
 
 @pytest.mark.slow
@@ -127,13 +134,13 @@ def test_three_concurrent_publish_retries_all_report_it_published(alice, hub, tm
     (source / "notes.md").write_text("supporting\n")
     hub.fault("batch", "fail", status=500)
     pending = alice.run("publish-skill", str(source), "--json")
-    assert pending.code == 75
+    tools.exited(pending, 75)
     revision = pending.json["revision"]
     hub.clear_faults()
     procs = [alice.popen("publish-skill", "--retry", revision, "--json") for _ in range(3)]
     for proc in procs:
-        out, err = proc.communicate(timeout=120)
-        assert proc.returncode == 0, err.decode()
+        ended = tools.exited(tools.finished(proc, timeout=120))
+        out = ended.stdout
         assert json.loads(out)["status"] == "published"
     assert hub.file_info(BUCKET, f"skills/racer/{revision}/SKILL.md")["writes"] == 1
     assert alice.run("status", "--json").json["pending_skills"] == []
@@ -169,44 +176,49 @@ def test_a_damaged_plan_is_shown_never_skipped_and_its_bytes_are_kept(alice, hub
     assert "DAMAGED note " + note_id in alice.run("status").out
 
     retried = alice.run("save", "--retry-all", "--json")
-    assert retried.code == 1
+    tools.exited(retried, 1)
     assert note_id in retried.err and "Next: agent-memory pending export" in retried.err
     assert retried.json["damaged"][0]["id"] == note_id
     single = alice.run("save", "--retry", note_id)
-    assert single.code == 1 and "damaged" in single.err and f"pending export {note_id}" in single.err
+    tools.exited(single, 1)
+    assert "damaged" in single.err and f"pending export {note_id}" in single.err
     assert notes_in(hub) == []  # a damaged plan is never uploaded
     assert (folder / "objects" / "0").read_bytes() == kept  # nor changed
 
     exported = alice.run("pending", "export", note_id, "--to", str(tmp_path / "rescued.md"), "--json")
-    assert exported.code == 0, exported.err
+    tools.exited(exported)
     assert Path(exported.json["written"][0]).read_bytes() == kept
     discarded = alice.run("pending", "discard", note_id, "--json")
-    assert discarded.code == 0, discarded.err
+    tools.exited(discarded)
     assert (Path(discarded.json["kept"]) / "objects" / "0").read_bytes() == kept
     assert alice.run("status", "--json").json["damaged"] == []
-    assert alice.run("save", "--retry-all").code == 0
+    tools.exited(alice.run("save", "--retry-all"))
 
 
 def test_pending_lists_exports_and_discards_on_purpose(alice, hub, tmp_path):
     note_id, folder = _one_pending(alice, hub)
     listed = alice.run("pending", "--json")
-    assert listed.code == 0
+    tools.exited(listed)
     assert [n["id"] for n in listed.json["notes"]] == [note_id]
-    assert set(listed.json) == {"notes", "skills", "damaged"}
+    assert set(listed.json) == {"notes", "skills", "sync", "damaged"}
     assert note_id in alice.run("pending", "list").out
 
     target = tmp_path / "exported.md"
-    assert alice.run("pending", "export", note_id, "--to", str(target)).code == 0
+    tools.exited(alice.run("pending", "export", note_id, "--to", str(target)))
     assert target.read_bytes() == (folder / "objects" / "0").read_bytes()
     again = alice.run("pending", "export", note_id, "--to", str(target))
-    assert again.code == 2 and "never overwrites" in again.err and "Next:" in again.err
+    tools.exited(again, 2)
+    assert "never overwrites" in again.err and "Next:" in again.err
 
     unknown = alice.run("pending", "discard", "20260101-000000-000000-0000000000")
-    assert unknown.code == 1 and "Next: agent-memory pending" in unknown.err
+    tools.exited(unknown, 1)
+    assert "Next: agent-memory pending" in unknown.err
     invalid = alice.run("pending", "export", "../x", "--to", str(tmp_path / "x"))
-    assert invalid.code == 2 and "Invalid id" in invalid.err
+    tools.exited(invalid, 2)
+    assert "Invalid id" in invalid.err
     discarded = alice.run("pending", "discard", note_id)
-    assert discarded.code == 0 and "kept in" in discarded.out
+    tools.exited(discarded)
+    assert "kept in" in discarded.out
     assert not folder.exists()
     assert alice.run("pending", "--json").json["notes"] == []
     assert alice.run("save", "--retry-all", "--json").json == {"results": [], "damaged": []}
@@ -228,8 +240,8 @@ def test_a_bucket_that_is_gone_keeps_the_note_pending_until_it_is_exported_or_di
     hub.clear_faults()
     hub.delete_bucket(f"{OWNER}/doomed")
     retried = alice.run("save", "--retry-all", "--json")
-    assert retried.code == 75
+    tools.exited(retried, 75)
     assert retried.json["results"][0]["status"] == "pending"
-    assert alice.run("pending", "export", note["id"], "--to", str(tmp_path / "n.md")).code == 0
-    assert alice.run("pending", "discard", note["id"]).code == 0
-    assert alice.run("save", "--retry-all").code == 0
+    tools.exited(alice.run("pending", "export", note["id"], "--to", str(tmp_path / "n.md")))
+    tools.exited(alice.run("pending", "discard", note["id"]))
+    tools.exited(alice.run("save", "--retry-all"))

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import tools
 from conftest import BUCKET
 
 
@@ -47,7 +48,7 @@ def _open_to_others(machine) -> list[str]:
 
 def _run(machine, *args, ok=(0,), input=None):
     result = machine.run(*args, input=input)
-    assert result.code in ok, (args, result.err)
+    tools.exited(result, ok, about=args)
     assert _open_to_others(machine) == [], args
     return result
 
@@ -90,7 +91,7 @@ def test_an_install_left_open_is_tightened_on_next_use(machine, folder_store, um
         for path in [root, *root.rglob("*")]:
             path.chmod(0o755 if path.is_dir() else 0o644)  # what an earlier version left
     assert _open_to_others(ready) != []
-    assert ready.run("read", note["id"]).code == 0  # any command: here one that writes nothing
+    tools.exited(ready.run("read", note["id"]))  # any command: here one that writes nothing
     assert _open_to_others(ready) == []
 
 
@@ -120,13 +121,13 @@ def test_under_umask_000_nothing_the_product_creates_is_writable_by_others(machi
     previous = os.umask(0o000)
     try:
         boot = machine.run("bootstrap", "--project", "demo", "--bucket", f"file://{store}", "--hooks", "--json")
-        assert boot.code == 0, boot.err
-        assert machine.run("codex-sandbox", "allow").code == 0
-        assert machine.save("Finding: private whatever the umask.").code == 0
+        tools.exited(boot)
+        tools.exited(machine.run("codex-sandbox", "allow"))
+        tools.exited(machine.save("Finding: private whatever the umask."))
         revision = machine.run("publish-skill", str(source), "--json").json["revision"]
         installed = machine.run("install-skill", "db-migrations", "--revision", revision)
-        assert installed.code == 0, installed.err
-        assert machine.run("search", "umask").code == 0
+        tools.exited(installed)
+        tools.exited(machine.run("search", "umask"))
     finally:
         os.umask(previous)
     home = machine.home
@@ -166,7 +167,7 @@ def test_a_users_file_written_back_keeps_its_mode_but_loses_write_for_others(mac
         path.write_text(text)
         os.chmod(path, mode)
     result = machine.run("bootstrap", "--project", "demo", "--bucket", folder_store, "--hooks", "--codex-sandbox")
-    assert result.code == 0, result.err
+    tools.exited(result)
     for path, (text, _mode, wanted) in files.items():
         assert text.strip("{}") in path.read_text(), path  # edited, the user's own settings kept
         assert stat.S_IMODE(path.stat().st_mode) == wanted, path

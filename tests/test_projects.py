@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import os
 
+import tools
+
 
 def test_map_and_show(machine):
     result = machine.run("project", "map", "demo", "--json")
-    assert result.code == 0, result.err
+    tools.exited(result)
     assert result.json == {"project": "demo", "root": str(machine.work.resolve()), "origin": None}
     shown = machine.run("project", "show", "--json")
     assert shown.json == {"project": "demo", "root": str(machine.work.resolve()), "found": "mapped", "via": None}
@@ -20,8 +22,8 @@ def test_longest_ancestor_wins_on_directory_boundaries(machine, tmp_path):
     sibling = tmp_path / "a" / "proj2"
     for folder in (inner, sibling):
         folder.mkdir(parents=True)
-    assert machine.run("project", "map", "outer", str(outer)).code == 0
-    assert machine.run("project", "map", "inner", str(inner)).code == 0
+    tools.exited(machine.run("project", "map", "outer", str(outer)))
+    tools.exited(machine.run("project", "map", "inner", str(inner)))
 
     assert machine.run("project", "show", "--json", cwd=inner / ".").json["project"] == "inner"
     (inner / "deeper").mkdir()
@@ -29,7 +31,7 @@ def test_longest_ancestor_wins_on_directory_boundaries(machine, tmp_path):
     assert machine.run("project", "show", "--json", cwd=outer / "sub").json["project"] == "outer"
 
     unmapped = machine.run("project", "show", "--json", cwd=sibling)
-    assert unmapped.code == 3
+    tools.exited(unmapped, 3)
     assert "not mapped" in unmapped.err and "agent-memory project map NAME" in unmapped.err
     assert unmapped.json["exit_code"] == 3
 
@@ -39,7 +41,7 @@ def test_resolution_uses_the_canonical_directory(machine, tmp_path):
     real.mkdir()
     link = tmp_path / "link"
     os.symlink(real, link)
-    assert machine.run("project", "map", "viaLink", str(link)).code == 0
+    tools.exited(machine.run("project", "map", "viaLink", str(link)))
     assert machine.run("project", "show", "--json", cwd=real).json["root"] == str(real)
 
 
@@ -53,8 +55,8 @@ def test_invalid_names_and_directories_change_nothing(machine, tmp_path):
     config = machine.state / "config" / "config.json"
     for bad in ("../escape", "a/b", "", ".hidden", "with space", "x" * 101):
         result = machine.run("project", "map", bad)
-        assert result.code == 2, (bad, result.err)
+        tools.exited(result, 2, about=bad)
         assert "Invalid project name" in result.err
     missing = machine.run("project", "map", "ok", str(tmp_path / "does-not-exist"))
-    assert missing.code == 2
+    tools.exited(missing, 2)
     assert not config.exists()

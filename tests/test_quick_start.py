@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import space_site
 
+import tools
 from conftest import NEW_USER_PROFILE
 
 try:
@@ -43,7 +44,7 @@ def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
         capture_output=True,
         text=True,
     )
-    assert proc.returncode == 0, proc.stderr
+    tools.exited(proc)
     return folder
 
 
@@ -69,7 +70,7 @@ def test_the_quick_start_as_written(tmp_path: Path, wheelhouse: Path) -> None:
         )
 
     set_up = run(first)
-    assert set_up.returncode == 0, set_up.stdout[-3000:] + set_up.stderr[-3000:]
+    tools.exited(set_up)
     assert "verification: verified" in set_up.stdout
     link = home / ".local" / "bin" / "agent-memory"
     assert f"command: agent-memory -> {clone / '.venv' / 'bin' / 'agent-memory'} (linked in {link}" in set_up.stdout
@@ -77,11 +78,11 @@ def test_the_quick_start_as_written(tmp_path: Path, wheelhouse: Path) -> None:
 
     # a new terminal: a login shell, from the system's PATH
     used = run(then, "-l")
-    assert used.returncode == 0, used.stderr
+    tools.exited(used)
     assert "Chose SQLite WAL mode" in used.stdout
     undone = run(undo, "-l")
-    assert undone.returncode == 0, undone.stderr
+    tools.exited(undone)
     assert not (home / ".codex" / "AGENTS.md").exists() and not (home / ".claude" / "CLAUDE.md").exists()
     assert not (home / ".agents" / "skills" / "agent-memory").exists() and not link.is_symlink()
     gone = run("agent-memory --version", "-l")
-    assert gone.returncode == 127  # the undo took the command out too
+    tools.exited(gone, 127)  # the undo took the command out too

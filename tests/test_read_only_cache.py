@@ -15,6 +15,8 @@ import sys
 
 import pytest
 
+import tools
+
 
 def _read_only_mounts_work() -> bool:
     if os.name != "posix" or os.geteuid() != 0 or shutil.which("unshare") is None:
@@ -39,13 +41,13 @@ def _read_only(machine, *args: str):
 def test_search_answers_stale_from_the_cache_when_it_cannot_be_written(machine, machine_b, folder_store):
     ready = machine.setup(folder_store)
     first = ready.save("The lockfile is stale after a crash.", "--title", "Stale lockfile")
-    assert first.code == 0, first.err
-    assert ready.run("search", "lockfile").code == 0  # the cache holds the first note
+    tools.exited(first)
+    tools.exited(ready.run("search", "lockfile"))  # the cache holds the first note
     other = machine_b.setup(folder_store)
-    assert other.save("A lockfile from elsewhere.", "--title", "Other lockfile").code == 0
+    tools.exited(other.save("A lockfile from elsewhere.", "--title", "Other lockfile"))
 
     result = _read_only(ready, "search", "lockfile", "--json")
-    assert result.returncode == 0, result.stderr
+    tools.exited(result)
     found = json.loads(result.stdout)
     assert [n["title"] for n in found["results"]] == ["Stale lockfile"]  # the cache as it was: nothing lost
     assert found["sync"]["status"] == "stale" and found["sync"]["reason"] == "error"
@@ -54,7 +56,7 @@ def test_search_answers_stale_from_the_cache_when_it_cannot_be_written(machine, 
     assert "Results come from the local cache only" in result.stderr and "not saved" not in result.stderr
 
     for args in (("search", "--offline", "lockfile"), ("read", first.json["id"]), ("status",), ("pending",)):
-        assert _read_only(ready, *args).returncode == 0, args
+        tools.exited(_read_only(ready, *args), about=args)
 
     assert ready.run("search", "lockfile", "--json").json["sync"]["status"] == "fresh"  # writable again: refreshed
     assert len(ready.run("search", "lockfile", "--json").json["results"]) == 2

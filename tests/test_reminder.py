@@ -4,6 +4,7 @@ session in a runtime that keeps it when a session is resumed."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -12,12 +13,15 @@ import time
 from binascii import crc32
 from pathlib import Path
 
+import pytest
 from test_runtime_hook_command import context, hook
 
+import tools
 from conftest import Machine
 
 HELPER = str(Path(sys.executable).parent / "agent-memory")
 DESK = {"AGENT_MEMORY_MACHINE": "desk"}
+NOTHING_PENDING = hashlib.sha256(b"").hexdigest()[:16]  # what a session with nothing pending was told
 
 
 def start(machine: Machine, *, source="startup", session=None, agent="codex", env=None):
@@ -39,7 +43,7 @@ def checksums(machine: Machine, bucket: str, project: str = "demo") -> Path:
 
 def test_the_reminder_counts_the_cached_notes_and_says_how_recent_the_newest_is(ready, folder_store):
     for title in ("First", "Second", "Third"):
-        assert ready.save(f"# {title}\n\nbody", "--title", title).code == 0
+        tools.exited(ready.save(f"# {title}\n\nbody", "--title", title))
     ready.run("search", "body")  # the cache holds them
     first = context(start(ready)).splitlines()[0]
     today = time.strftime("%Y-%m-%d", time.gmtime())
@@ -57,7 +61,7 @@ def test_the_reminder_counts_the_cached_notes_and_says_how_recent_the_newest_is(
 
 
 def test_a_huge_hostile_cache_keeps_the_reminder_small_fast_and_believes_no_future_date(ready, folder_store):
-    assert ready.save("a real note", "--title", "Real").code == 0
+    tools.exited(ready.save("a real note", "--title", "Real"))
     ready.run("search", "real")
     file = checksums(ready, folder_store)
     week_ago = time.gmtime(time.time() - 7 * 86400)
@@ -109,70 +113,129 @@ def test_hostile_checkpoints_keep_the_compaction_pointer_within_2_kb(ready, fold
     assert "\\u202e" in text  # shown escaped, never raw
 
 
-def test_after_a_compaction_the_pointer_says_whose_checkpoint_it_is(ready, machine_b, folder_store):
-    mine = ready.save(
-        "# Mine\n\nstep 1", "--kind", "checkpoint", "--title", "Mine", env={**DESK, "AGENT_MEMORY_AGENT": "codex"}
-    )
-    assert mine.code == 0, mine.err
-    ready.run("search", "step")
-    own = context(start(ready, source="compact", env=DESK)).splitlines()[-1]
-    assert f'{mine.json["id"]} "Mine" (' in own
-    assert "saved by codex on this machine, as this session is; to pick up from it, read it with: " in own
+SESSION_A = "01a236f6-317c-7900-81ea-145b83a92f31"
+SESSION_B = "01a236f6-317c-7900-81ea-145b83a92f32"
 
-    other_agent = context(start(ready, source="compact", agent="claude", env=DESK)).splitlines()[-1]
-    assert "saved by another agent on this machine, not by this session (claude on this machine); it may be " in (
-        other_agent
+
+def checkpoint(machine: Machine, body: str, title: str, session: str | None = None, **env: str) -> dict:
+    """A checkpoint saved from a Codex session (Codex exports its thread id to the commands it runs)."""
+    own = {**DESK, "AGENT_MEMORY_AGENT": "codex", **env} if session is None else {**DESK, "CODEX_THREAD_ID": session}
+    saved = machine.save(body, "--kind", "checkpoint", "--title", title, env={**own, **env})
+    tools.exited(saved)
+    return saved.json
+
+
+def compacted(machine: Machine, session: str | None, agent: str = "codex") -> str:
+    return context(start(machine, source="compact", session=session, agent=agent, env=DESK)).splitlines()[-1]
+
+
+def test_after_a_compaction_the_pointer_names_only_this_sessions_checkpoint_as_its_own(ready):
+    """Two sessions of the same agent on the same machine (two worktrees of one project) and a compaction."""
+    mine = checkpoint(ready, "# Mine\n\nstep 1", "Mine", SESSION_A)
+    theirs = checkpoint(ready, "# Theirs\n\nother work", "Theirs", SESSION_B)  # newer, of another session
+    ready.run("search", "step")
+    own = compacted(ready, SESSION_A)
+    created = ready.run("read", mine["id"]).out.split("created: ")[1].split("\n")[0].strip("'\"")
+    assert own == (
+        f'The context was just compacted. This session saved the checkpoint {mine["id"]} "Mine" ({created}) '
+        f"before it; to pick up from it, read it with: {HELPER} read {mine['id']}"
     )
-    assert other_agent.endswith(f"to see whether it is this one's, read it with: {HELPER} read {mine.json['id']}")
+    assert theirs["id"] not in own
+
+    other = compacted(ready, "01a236f6-317c-7900-81ea-145b83a92f33")  # a session that saved none
+    assert f'newest checkpoint is {theirs["id"]} "Theirs"' in other and mine["id"] not in other
+    assert "), another session's: saved by codex on this machine, not in this session. It may be other work" in other
+    assert other.endswith(f"only if this task continues it, read it with: {HELPER} read {theirs['id']}")
+    assert "as this session is" not in other and "pick up" not in other
+
+    unknown = compacted(ready, None)  # no session id in the event: nothing to match
+    assert "this session's id is unknown, so whether it saved it cannot be told" in unknown
+    assert "This session saved" not in unknown
+
+
+def test_a_checkpoint_of_another_agent_or_machine_is_another_sessions(ready, machine_b, folder_store):
+    mine = checkpoint(ready, "# Mine\n\nstep 1", "Mine", SESSION_A)
+    ready.run("search", "step")
+    other_agent = compacted(ready, "c4e54124-7be5-4d71-b6a2-b5f614377271", agent="claude")
+    assert f"{mine['id']}" in other_agent
+    assert "another session's: saved by another agent on this machine, not in this session." in other_agent
 
     laptop = machine_b.setup(folder_store)
     theirs = laptop.save("step 2", "--kind", "checkpoint", "--title", "Theirs", env={"AGENT_MEMORY_MACHINE": "laptop"})
-    assert theirs.code == 0, theirs.err
+    tools.exited(theirs)
     ready.run("search", "step")
-    other = context(start(ready, source="compact", env=DESK)).splitlines()[-1]
+    other = compacted(ready, SESSION_B)
     assert f'{theirs.json["id"]} "Theirs"' in other
-    assert "saved by another agent elsewhere, not by this session (codex on this machine); it may be " in other
+    assert "another session's: saved by another agent elsewhere, not in this session." in other
     assert "laptop" not in other  # a note's fields are anyone's text: only whether they match is said
 
     same_agent = laptop.save("step 3", "--kind", "checkpoint", env={"AGENT_MEMORY_AGENT": "codex"})
-    assert same_agent.code == 0, same_agent.err
+    tools.exited(same_agent)
     ready.run("search", "step")
-    other = context(start(ready, source="compact", env=DESK)).splitlines()[-1]
-    assert f"{same_agent.json['id']}" in other and "saved on another machine, not by this session (codex " in other
+    other = compacted(ready, SESSION_B)
+    assert f"{same_agent.json['id']}" in other and "another session's: saved on another machine, not in " in other
+    own = compacted(ready, SESSION_A)  # its own, older than the others, is still the one it is pointed at
+    assert own.startswith(f"The context was just compacted. This session saved the checkpoint {mine['id']} ")
 
 
-def test_a_resumed_codex_session_gets_no_second_reminder(ready):
-    session = "01a236f6-317c-7900-81ea-145b83a92f31"
-    first = start(ready, session=session)
+def test_a_checkpoint_pending_here_is_this_sessions_too(alice, hub):
+    hub.fault("batch", "fail", times=0)
+    saved = alice.save("body", "--kind", "checkpoint", "--title", "Offline", env={"CODEX_THREAD_ID": SESSION_A})
+    tools.exited(saved, 75)
+    own = context(start(alice, source="compact", session=SESSION_A)).splitlines()[-1]
+    assert own.startswith(f"The context was just compacted. This session saved the checkpoint {saved.json['id']} ")
+
+
+@pytest.mark.parametrize("agent", ["codex", "claude"])
+def test_a_resumed_session_gets_no_second_reminder(ready, agent):
+    """Both runtimes keep a resumed session's earlier reminders (Claude Code drops only identical ones)."""
+    session = SESSION_A
+    first = start(ready, session=session, agent=agent)
     assert "memory project is demo" in context(first)
-    resumed = start(ready, source="resume", session=session)
-    assert (resumed.code, resumed.out, resumed.err) == (0, "", "")  # nothing at all: its first one is still there
-    assert start(ready, source="resume", session=session).out == ""
-    as_json = hook(ready, "session-start", {"source": "resume", "session_id": session}, extra=("--json",))
-    assert as_json.json == {"event": "session-start", "agent": "codex", "context": ""}
+    ready.save("# Another note\n\nthe count in a new reminder would differ")
+    resumed = start(ready, source="resume", session=session, agent=agent)
+    tools.exited(resumed)
+    assert (resumed.out, resumed.err) == ("", "")  # nothing at all: its first one is still there
+    assert start(ready, source="resume", session=session, agent=agent).out == ""
+    as_json = hook(ready, "session-start", {"source": "resume", "session_id": session}, agent=agent, extra=("--json",))
+    assert as_json.json == {"event": "session-start", "agent": agent, "context": ""}
 
-    assert "memory project is demo" in context(start(ready, source="resume", session="another-session"))  # unknown
-    assert "memory project is demo" in context(start(ready, source="compact", session=session))  # compacted: again
-    assert "memory project is demo" in context(start(ready, source="clear", session=session))
-    assert "memory project is demo" in context(start(ready, source="resume"))  # no id: nothing to go by
+    assert "memory project is demo" in context(start(ready, source="resume", session=SESSION_B, agent=agent))
+    assert "memory project is demo" in context(start(ready, source="compact", session=session, agent=agent))
+    assert "memory project is demo" in context(start(ready, source="clear", session=session, agent=agent))
+    assert "memory project is demo" in context(start(ready, source="resume", agent=agent))  # no id: nothing to go by
 
 
-def test_claude_code_keeps_its_reminder_on_every_resume(ready):
-    """Claude Code shows a resumed session only its new SessionStart context: skipping it would leave none."""
-    session = "c4e54124-7be5-4d71-b6a2-b5f614377271"
-    for source in ("startup", "resume", "resume"):
-        assert "memory project is demo" in context(start(ready, source=source, session=session, agent="claude"))
-    assert not record(ready).exists()
+def test_a_resumed_session_is_told_once_that_its_pending_uploads_were_shared(alice, hub):
+    hub.fault("batch", "fail", times=0)
+    tools.exited(alice.save("Saved while the Hub failed."), 75)
+    first = context(start(alice, session=SESSION_A, agent="claude"))
+    assert "1 upload saved on this machine is not shared yet (1 note); the Stop hook retries it" in first
+    hub.clear_faults()
+    tools.exited(alice.run("pending", "retry"))
+    told = context(start(alice, source="resume", session=SESSION_A, agent="claude"))
+    assert told == (
+        "agent-memory: update to this session's earlier reminder: the uploads it named as not shared yet have been "
+        "shared since, and nothing is pending on this machine now."
+    )
+    assert start(alice, source="resume", session=SESSION_A, agent="claude").out == ""  # told once, not again
+
+    hub.fault("batch", "fail", times=0)
+    tools.exited(alice.save("Another one while the Hub failed."), 75)
+    again = context(start(alice, source="resume", session=SESSION_A, agent="claude"))
+    assert again.startswith("agent-memory: update to this session's earlier reminder (this replaces its line about ")
+    assert again.endswith(f"after each turn on its own; to retry it now: {HELPER} pending retry")
+    assert start(alice, source="resume", session=SESSION_A, agent="claude").out == ""
 
 
 def test_a_damaged_or_planted_record_means_the_reminder_again(ready, tmp_path):
     session = "01a236f6-317c-7900-81ea-145b83a92f31"
     assert start(ready, session=session).out
-    assert record(ready).read_text() == f"{session}\n"
+    assert record(ready).read_text() == f"{session} {NOTHING_PENDING}\n"
     for damaged in (f"{session}\n\x00\x01\n", f"{session}", "x" * 100_000 + "\n"):
         record(ready).write_text(damaged)
         assert "memory project is demo" in context(start(ready, source="resume", session=session))
-        assert record(ready).read_text() == f"{session}\n"  # written whole again, with this session
+        assert record(ready).read_text() == f"{session} {NOTHING_PENDING}\n"  # written whole again, with this session
 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.write_text(f"{session}\n")
@@ -191,7 +254,7 @@ def test_the_record_is_bounded_and_keeps_the_newest_sessions(ready):
     record(ready).write_text("".join(f"{i}\n" for i in ids[:-1]))
     assert start(ready, session=ids[-1]).out
     kept = record(ready).read_text().splitlines()
-    assert kept == ids[-KEEP:]
+    assert kept == ids[-KEEP:-1] + [f"{ids[-1]} {NOTHING_PENDING}"]  # ids recorded before digests were kept too
     assert start(ready, source="resume", session=ids[-1]).out == ""
     assert "demo" in context(start(ready, source="resume", session=ids[0]))  # forgotten: reminded again
 
@@ -209,6 +272,51 @@ def test_sessions_starting_at_once_are_all_recorded(ready):
         for _ in range(8)
     ]
     for n, proc in enumerate(procs):
-        out, err = proc.communicate(json.dumps({"session_id": f"s-{n}", "source": "startup"}).encode(), timeout=60)
-        assert proc.returncode == 0 and err == b"" and b"demo" in out
-    assert sorted(record(ready).read_text().splitlines()) == sorted(f"s-{n}" for n in range(8))
+        ended = tools.exited(
+            tools.finished(proc, input=json.dumps({"session_id": f"s-{n}", "source": "startup"}).encode(), timeout=60)
+        )
+        out, err = ended.stdout, ended.stderr
+        assert err == b"" and b"demo" in out
+    assert sorted(record(ready).read_text().splitlines()) == sorted(f"s-{n} {NOTHING_PENDING}" for n in range(8))
+
+
+def test_the_setup_verification_note_is_not_counted(machine, folder_store):
+    boot = machine.run("bootstrap", "--project", "demo", "--bucket", folder_store, "--json")
+    tools.exited(boot)
+    assert boot.json["verification"]["status"] == "verified", boot.err
+    assert checksums(machine, folder_store).read_text().count("setup-") == 1  # the cache holds it
+    first = context(start(machine)).splitlines()[0]
+    assert "(no notes in this machine's cache yet;" in first
+    machine.save("# A real note\n\nworth keeping")
+    machine.run("search", "worth")
+    assert "(1 note in this machine's cache, the newest saved within the last hour" in context(start(machine))
+
+
+def test_an_unmapped_folder_is_told_once_a_day(ready, tmp_path):
+    elsewhere, other = tmp_path / "unmapped", tmp_path / "another"
+    elsewhere.mkdir()
+    other.mkdir()
+    payload = {"cwd": str(elsewhere), "source": "startup"}
+    assert "is not mapped to a project" in context(hook(ready, "session-start", payload))
+    again = hook(ready, "session-start", {**payload, "session_id": SESSION_B})
+    tools.exited(again)
+    assert (again.out, again.err) == ("", "")  # told today already: nothing at all
+    assert "is not mapped to a project" in context(hook(ready, "session-start", {"cwd": str(other)}))
+    told = ready.state / "state" / "unmapped-told"
+    yesterday = time.strftime("%Y-%m-%d", time.gmtime(time.time() - 86400))
+    told.write_text("".join(f"{yesterday} {line.split()[1]}\n" for line in told.read_text().splitlines()))
+    assert "is not mapped to a project" in context(hook(ready, "session-start", payload))  # a new day
+    for damaged in ("\x00garbage", "x" * 100_000):
+        told.write_text(damaged)
+        assert "is not mapped to a project" in context(hook(ready, "session-start", payload))
+
+
+def test_the_retry_command_is_offered_in_codex_only_with_the_sandbox_consent(alice, hub):
+    hub.fault("batch", "fail", times=0)
+    tools.exited(alice.save("Saved while the Hub failed."), 75)
+    waiting = "1 upload saved on this machine is not shared yet (1 note); the Stop hook retries it after each turn"
+    offered = f"{waiting} on its own; to retry it now: {HELPER} pending retry"
+    assert f"{waiting} on its own" in context(start(alice)).splitlines()  # no command: it would fail in the sandbox
+    assert offered in context(start(alice, agent="claude")).splitlines()
+    tools.exited(alice.run("codex-sandbox", "allow"))
+    assert offered in context(start(alice)).splitlines()

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+import tools
 from agent_clis import CLIS, Codex, hf_login
 from conftest import BUCKET, Machine
 from model_servers import Say, Shell
@@ -42,7 +43,7 @@ def bootstrap(machine: Machine, runtime: str, *args: str) -> dict:
     """What the user runs once per machine (their Hugging Face login comes first)."""
     hf_login(machine)
     result = machine.run("bootstrap", "--project", "demo", "--bucket", BUCKET, "--agent", runtime, "--json", *args)
-    assert result.code == 0, result.err
+    tools.exited(result)
     return result.json
 
 
@@ -93,9 +94,9 @@ def test_memory_loop_in_the_real_runtimes(runtime, hooks, machine, laptop, hub):
         cli = cli_class(machine, model)
         bootstrap(machine, runtime, "--hooks")
         if hooks == "removed":
-            assert machine.run("hooks", "remove").code == 0
+            tools.exited(machine.run("hooks", "remove"))
         earlier = machine.save("# Parser decision\n\nThe parser uses a lookahead of 2.", "--title", "Parser lookahead")
-        assert earlier.code == 0, earlier.err
+        tools.exited(earlier)
         model.script(
             Shell(f"{HELPER} search lookahead --json"),
             Shell(save_command("Parser lookahead checkpoint", CHECKPOINT)),
@@ -117,7 +118,7 @@ def test_memory_loop_in_the_real_runtimes(runtime, hooks, machine, laptop, hub):
         assert notes_in(hub) == sorted([earlier.json["path"], saved["path"]])
         stored = hub.read_file(BUCKET, saved["path"]).decode()
         assert f"agent: {runtime}\n" in stored and "kind: checkpoint\n" in stored and stored.endswith(CHECKPOINT)
-    assert run.code == 0, run.err
+    tools.exited(run)
 
     # 3: another machine, the other runtime, another checkout path of the same project finds and reads it
     other = OTHER[runtime]
@@ -135,7 +136,7 @@ def test_memory_loop_in_the_real_runtimes(runtime, hooks, machine, laptop, hub):
         assert saved["id"] in tool_output(model, 0)
         assert "3. Next: benchmark the change." in tool_output(model, 1) and exit_code_of(model, other, 1) == 0
         assert (REMINDER in model.text(0)) is (hooks == "installed")
-    assert run.code == 0, run.err
+    tools.exited(run)
 
 
 def test_a_pending_save_is_retried_by_the_end_of_turn_hook(runtime, machine, hub):
@@ -153,7 +154,7 @@ def test_a_pending_save_is_retried_by_the_end_of_turn_hook(runtime, machine, hub
         model.assert_played()
         pending = json_output(model, 0)
         assert pending["status"] == "pending" and exit_code_of(model, runtime, 0) == 75
-    assert run.code == 0, run.err
+    tools.exited(run)
     # the Stop hook (and Claude Code's SessionEnd) ran after the reply: the note is in the bucket, once
     assert notes_in(hub) == [pending["path"]]
     assert hub.file_info(BUCKET, pending["path"])["writes"] == 1
@@ -181,7 +182,7 @@ def test_after_compaction_the_model_is_pointed_at_the_newest_checkpoint(runtime,
         assert f"{HELPER} read {saved['id']}" in after
         assert "benchmark the change" not in after and "nested generics" not in after
         assert COMPACTED not in model.text(0) and saved["id"] not in model.text(0)  # a fresh start: no pointer
-    assert run.code == 0, run.err
+    tools.exited(run)
 
 
 def test_codex_workspace_write_sandbox_needs_and_honours_the_consent(machine_outside_tmp, hub):
@@ -206,7 +207,7 @@ def test_codex_workspace_write_sandbox_needs_and_honours_the_consent(machine_out
         )
         assert '"status": "saved"' not in output and '"status": "pending"' not in output
         assert notes_in(hub) == [] and machine.run("pending", "--json").json["notes"] == []
-        assert refused.code == 0, refused.err
+        tools.exited(refused)
 
         consent = bootstrap(machine, "codex", "--hooks", "--codex-sandbox")["codex_sandbox"]
         assert consent["state"] == "allowed" and consent["network"] is True
@@ -217,7 +218,7 @@ def test_codex_workspace_write_sandbox_needs_and_honours_the_consent(machine_out
         assert saved["status"] == "saved" and exit_code_of(model, "codex", 1) == 0
         assert notes_in(hub) == [saved["path"]]
         assert "agent: codex\n" in hub.read_file(BUCKET, saved["path"]).decode()
-        assert allowed.code == 0, allowed.err
+        tools.exited(allowed)
         assert "workspace-write" in allowed.err  # the run really was sandboxed
 
 
@@ -234,7 +235,7 @@ def test_codex_skips_hooks_nobody_trusted_as_hooks_status_says(machine, hub):
         model.assert_played()
         assert BLOCK_LINE in model.text(0) and REMINDER not in model.text(0)
         assert "hook: SessionStart" not in run.err
-    assert run.code == 0, run.err
+    tools.exited(run)
 
 
 def test_claude_code_loads_a_stray_block_twice_until_bootstrap_s_fix_is_applied(machine, hub):
@@ -245,7 +246,7 @@ def test_claude_code_loads_a_stray_block_twice_until_bootstrap_s_fix_is_applied(
     checkout.mkdir(parents=True)
     hf_login(machine)
     args = ("bootstrap", "--project", "demo", "--bucket", BUCKET, "--agent", "claude", "--dir", str(checkout))
-    assert machine.run(*args, env=default).code == 0
+    tools.exited(machine.run(*args, env=default))
     warned = machine.run(*args, "--json", env=moved).json["warnings"]
     assert any(w.startswith("Claude Code will show the agent-memory block twice") for w in warned)
     with CLIS["claude"].model_class() as model:
@@ -253,7 +254,7 @@ def test_claude_code_loads_a_stray_block_twice_until_bootstrap_s_fix_is_applied(
         model.script(Say("Hello."), Say("Hello again."))
         cli.run("Hello?", cwd=checkout, env=moved)
         assert model.text(0).count(BLOCK_LINE) == 2
-        assert machine.run("instructions", "remove", "--agent", "claude", env=default).code == 0  # the named fix
+        tools.exited(machine.run("instructions", "remove", "--agent", "claude", env=default))  # the named fix
         cli.run("Hello?", cwd=checkout, env=moved)
         model.assert_played()
         assert model.text(1).count(BLOCK_LINE) == 1

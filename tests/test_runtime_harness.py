@@ -8,6 +8,7 @@ import urllib.request
 
 import pytest
 
+import tools
 from agent_clis import CLIS
 from model_servers import AnthropicModel, ResponsesModel, Say, Shell
 
@@ -92,5 +93,5 @@ def test_real_cli_runs_a_scripted_command_and_lists_a_placed_skill(runtime, mach
         assert "quokka-facts" in first and SKILL_DESCRIPTION in first
         assert "Write the file, please." in first
         assert model.tool_results()[0].is_error is False
-    assert run.code == 0, run.err
+    tools.exited(run)
     assert ("All done." in json.loads(run.out)["result"]) if runtime == "claude" else run.out.strip() == "All done."

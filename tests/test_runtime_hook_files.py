@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+import tools
+
 HELPER = str(Path(sys.executable).parent / "agent-memory")  # the console script beside the tests' interpreter
 ENTRY_KEYS = {"agent", "file", "state", "events", "note", "changed", "backup"}
 OWN = "installed (your own entry)"
@@ -35,7 +37,11 @@ def codex_file(machine) -> Path:
 
 
 def ours(runtime: str, event: str, timeout: int) -> dict:
-    return {"type": "command", "command": f"{HELPER} hook {event} --agent {runtime}", "timeout": timeout}
+    return {
+        "type": "command",
+        "command": f"[ ! -x {HELPER} ] || {HELPER} hook {event} --agent {runtime}",
+        "timeout": timeout,
+    }
 
 
 def write_json(path: Path, value) -> bytes:
@@ -51,7 +57,7 @@ def hooks(machine, *args):
 
 def test_install_into_empty_folders_then_remove_leaves_nothing(machine):
     result = hooks(machine, "install")
-    assert result.code == 0, result.err
+    tools.exited(result)
     entries = result.json["agents"]
     assert [e["agent"] for e in entries] == ["codex", "claude"] and all(set(e) == ENTRY_KEYS for e in entries)
     codex, claude = entries
@@ -70,7 +76,7 @@ def test_install_into_empty_folders_then_remove_leaves_nothing(machine):
     ]
 
     removed = hooks(machine, "remove")
-    assert removed.code == 0, removed.err
+    tools.exited(removed)
     assert [e["state"] for e in removed.json["agents"]] == ["not installed", "not installed"]
     assert not codex_file(machine).exists() and not claude_file(machine).exists()  # we created them: gone again
     assert machine.run("hooks", "status").out.splitlines() == [
@@ -85,7 +91,7 @@ def test_install_keeps_everything_else_appends_after_the_users_groups_and_backs_
     claude_file(machine).chmod(0o640)
 
     result = hooks(machine, "install")
-    assert result.code == 0, result.err
+    tools.exited(result)
     claude = json.loads(claude_file(machine).read_text())
     assert {k: v for k, v in claude.items() if k != "hooks"} == {
         "model": "opus",
@@ -113,13 +119,13 @@ def test_install_keeps_everything_else_appends_after_the_users_groups_and_backs_
     assert [e["backup"] for e in again.json["agents"]] == [None, None]
     assert json.loads(claude_file(machine).read_text()) == claude  # installed twice = installed once
 
-    assert hooks(machine, "remove").code == 0
+    tools.exited(hooks(machine, "remove"))
     assert json.loads(claude_file(machine).read_text()) == USER_CLAUDE_SETTINGS
     assert json.loads(codex_file(machine).read_text()) == USER_CODEX_HOOKS
 
 
 def test_one_runtime_only(machine):
-    assert hooks(machine, "install", "--agent", "claude").code == 0
+    tools.exited(hooks(machine, "install", "--agent", "claude"))
     assert claude_file(machine).exists() and not codex_file(machine).exists()
     states = [e["state"] for e in hooks(machine, "status").json["agents"]]
     assert states == ["not installed", "installed"]
@@ -145,7 +151,7 @@ def test_a_file_we_cannot_merge_into_is_refused_and_nothing_changes(machine, con
     original_codex = write_json(codex_file(machine), USER_CODEX_HOOKS)
     for action in ("install", "remove"):
         result = machine.run("hooks", action)
-        assert result.code == 1, result.err
+        tools.exited(result, 1)
         assert result.err.startswith(f"Error: {claude_file(machine)} cannot be edited safely: ")
         assert "Nothing was changed." in result.err and "\nNext: fix " in result.err
         assert claude_file(machine).read_bytes() == content
@@ -165,7 +171,7 @@ def test_a_moved_helper_is_updated_in_place_not_installed_twice(machine):
     status = hooks(machine, "status", "--agent", "codex").json["agents"][0]
     assert status["state"] == "incomplete" and status["events"] == {"SessionStart": "missing", "Stop": "outdated"}
 
-    assert hooks(machine, "install", "--agent", "codex").code == 0
+    tools.exited(hooks(machine, "install", "--agent", "codex"))
     stop = json.loads(codex_file(machine).read_text())["hooks"]["Stop"]
     assert stop == [{"hooks": [ours("codex", "stop", 30)]}, {"hooks": [{"command": "x"}]}]
 
@@ -188,7 +194,7 @@ def test_a_symlinked_settings_file_is_written_through(machine, tmp_path):
     write_json(real, {"model": "opus"})
     claude_file(machine).parent.mkdir(parents=True)
     claude_file(machine).symlink_to(real)
-    assert hooks(machine, "install", "--agent", "claude").code == 0
+    tools.exited(hooks(machine, "install", "--agent", "claude"))
     assert claude_file(machine).is_symlink()
     assert json.loads(real.read_text())["hooks"]["Stop"] == [{"hooks": [ours("claude", "stop", 30)]}]
 
@@ -197,8 +203,8 @@ def test_concurrent_installs_and_status_lose_nothing(machine):
     write_json(claude_file(machine), USER_CLAUDE_SETTINGS)
     procs = [machine.popen("hooks", "install") for _ in range(6)] + [machine.popen("status", "--json")]
     for proc in procs:
-        out, err = proc.communicate(timeout=120)
-        assert proc.returncode == 0, err.decode()
+        ended = tools.exited(tools.finished(proc, timeout=120))
+        _out, _err = ended.stdout, ended.stderr
     claude = json.loads(claude_file(machine).read_text())
     assert claude["hooks"]["Stop"] == [
         USER_CLAUDE_SETTINGS["hooks"]["Stop"][0],
@@ -223,14 +229,15 @@ def test_bootstrap_refuses_a_broken_hook_file_before_setting_anything_up(machine
     claude_file(machine).parent.mkdir(parents=True)
     claude_file(machine).write_text("{oops")
     result = machine.run("bootstrap", "--project", "demo", "--bucket", folder_store, "--hooks")
-    assert result.code == 1 and "cannot be edited safely" in result.err
+    tools.exited(result, 1)
+    assert "cannot be edited safely" in result.err
     assert not (machine.state / "config" / "config.json").exists()
     assert not codex_file(machine).exists() and not (machine.home / ".codex" / "AGENTS.md").exists()
 
 
 def test_hook_commands_are_posix_sh_and_byte_stable(machine):
     """The strings are part of Codex's trust (X3) and run under dash (C2): an absolute helper, nothing else."""
-    assert hooks(machine, "install").code == 0
+    tools.exited(hooks(machine, "install"))
     commands = [
         h["command"]
         for path in (codex_file(machine), claude_file(machine))
@@ -240,8 +247,10 @@ def test_hook_commands_are_posix_sh_and_byte_stable(machine):
     ]
     assert len(commands) == 5
     for command in commands:
-        assert command.startswith(HELPER + " hook ") and os.path.isabs(command.split()[0])
-        assert not any(c in command for c in "$`\"'[]{}&|;<>*?~")
+        # the guard (silent once the helper is gone) tests the file it then runs, by the same absolute path
+        guard, _or, run = command.partition(" || ")
+        assert guard == f"[ ! -x {HELPER} ]" and run.startswith(HELPER + " hook ") and os.path.isabs(HELPER)
+        assert not any(c in run for c in "$`\"'[]{}&|;<>*?~")
 
 
 # -- the user's own entries and the file's own layout ---------------------------------------------------------
@@ -316,7 +325,7 @@ def test_install_adds_only_the_events_the_users_own_entries_do_not_cover(machine
 def test_a_group_of_ours_beside_the_users_own_entry_goes_without_moving_theirs(machine):
     own_stop = {"hooks": [own_entry("codex", "Stop", timeout=99)]}
     write_json(codex_file(machine), {"hooks": {"Stop": [our_group("codex", "Stop"), own_stop]}})
-    assert hooks(machine, "install", "--agent", "codex").code == 0
+    tools.exited(hooks(machine, "install", "--agent", "codex"))
     # theirs runs our hook already: ours would run it twice, and theirs keeps index 1 (and Codex's trust in it)
     assert json.loads(codex_file(machine).read_text())["hooks"]["Stop"] == [{"hooks": []}, own_stop]
 
@@ -333,9 +342,9 @@ def test_the_users_own_entry_running_another_helper_is_reported_not_changed(mach
     }
     assert entry["note"].endswith(
         "Stop is your own entry, which agent-memory never changes or removes; "
-        f"change the command of your Stop entry to {HELPER} hook stop --agent codex"
+        f"change the command of your Stop entry to [ ! -x {HELPER} ] || {HELPER} hook stop --agent codex"
     )
-    assert hooks(machine, "remove", "--agent", "codex").code == 0
+    tools.exited(hooks(machine, "remove", "--agent", "codex"))
     assert json.loads(codex_file(machine).read_text()) == {"hooks": {"Stop": [{"hooks": [old]}]}}
 
 
@@ -352,13 +361,13 @@ def test_install_and_remove_keep_the_files_key_order_and_indentation(machine, ru
     path.parent.mkdir(parents=True)
     path.write_bytes(original)
 
-    assert hooks(machine, "install", "--agent", runtime).code == 0
+    tools.exited(hooks(machine, "install", "--agent", runtime))
     # exactly the user's layout, as if they had written our groups themselves
     assert path.read_text() == json.dumps(with_ours(settings, runtime), indent=indent, ensure_ascii=False) + "\n"
     mtime = aged(path)
     assert hooks(machine, "install", "--agent", runtime).json["agents"][0]["changed"] is False
     assert path.stat().st_mtime_ns == mtime  # nothing to change: not rewritten
-    assert hooks(machine, "remove", "--agent", runtime).code == 0
+    tools.exited(hooks(machine, "remove", "--agent", runtime))
     assert path.read_bytes() == original
 
 
@@ -374,7 +383,7 @@ def test_a_hand_written_file_keeps_every_byte_install_did_not_add(machine, runti
     )
     path.parent.mkdir(parents=True)
     path.write_bytes(original)
-    assert hooks(machine, "install", "--agent", runtime).code == 0
+    tools.exited(hooks(machine, "install", "--agent", runtime))
     data = path.read_bytes()
     assert json.loads(data) == with_ours(json.loads(original), runtime)
     for kept in (b'"caf\\u00e9"', b'"a\\/b"', b'["Bash(git status)", "Read"]', b'"ratio": 1.50\r\n}', b"   "):
@@ -383,7 +392,7 @@ def test_a_hand_written_file_keeps_every_byte_install_did_not_add(machine, runti
     # the user's one-line array gets our group on the same line, joined the way theirs are
     stop_line = next(line for line in data.split(b"\r\n") if b'"Stop"' in line)
     assert stop_line.startswith(b'        "Stop": [ {"hooks": [{"type": "command", "command": "notify-send done"}]}, {')
-    assert hooks(machine, "remove", "--agent", runtime).code == 0
+    tools.exited(hooks(machine, "remove", "--agent", runtime))
     assert path.read_bytes() == original
 
 
@@ -391,17 +400,17 @@ def test_a_file_on_one_line_stays_on_one_line(machine):
     original = b'{"model":"opus","hooks":{"Stop":[{"hooks":[{"type":"command","command":"x"}]}]}}\n'
     claude_file(machine).parent.mkdir(parents=True)
     claude_file(machine).write_bytes(original)
-    assert hooks(machine, "install", "--agent", "claude").code == 0
+    tools.exited(hooks(machine, "install", "--agent", "claude"))
     data = claude_file(machine).read_bytes()
     assert data.count(b"\n") == 1 and b": " not in data and b", " not in data
     assert json.loads(data) == with_ours(json.loads(original), "claude")
-    assert hooks(machine, "remove", "--agent", "claude").code == 0
+    tools.exited(hooks(machine, "remove", "--agent", "claude"))
     assert claude_file(machine).read_bytes() == original
 
 
 def test_codex_remove_keeps_the_index_of_every_group_after_ours(machine):
     """Codex keys trust by group index (X3): a group of ours taken out before the user's leaves a placeholder."""
-    assert hooks(machine, "install").code == 0
+    tools.exited(hooks(machine, "install"))
     theirs = {"hooks": [{"type": "command", "command": "echo later"}]}
     for path in (codex_file(machine), claude_file(machine)):
         settings = json.loads(path.read_text())
@@ -409,28 +418,31 @@ def test_codex_remove_keeps_the_index_of_every_group_after_ours(machine):
             groups.append(theirs)  # added by the user after install: behind ours
         write_json(path, settings)
 
-    assert hooks(machine, "remove").code == 0
+    tools.exited(hooks(machine, "remove"))
     codex = json.loads(codex_file(machine).read_text())["hooks"]
     assert codex == {"SessionStart": [{"hooks": []}, theirs], "Stop": [{"hooks": []}, theirs]}
     claude = json.loads(claude_file(machine).read_text())["hooks"]
     assert claude == {event: [theirs] for event in EVENTS["claude"]}  # no trust by position there: gone entirely
 
-    # installed again: appended after the user's group, and taken out from the end without a placeholder
-    assert hooks(machine, "install", "--agent", "codex").code == 0
-    assert json.loads(codex_file(machine).read_text())["hooks"]["Stop"] == [
-        {"hooks": []},
-        theirs,
-        our_group("codex", "Stop"),
-    ]
-    assert hooks(machine, "remove", "--agent", "codex").code == 0
+    # installed again: back where it was (the same key, so the same trust), no empty group left
+    tools.exited(hooks(machine, "install", "--agent", "codex"))
+    again = json.loads(codex_file(machine).read_text())["hooks"]
+    assert again == {event: [our_group("codex", event), theirs] for event in EVENTS["codex"]}
+    assert hooks(machine, "install", "--agent", "codex").json["agents"][0]["changed"] is False  # in place
+    tools.exited(hooks(machine, "remove", "--agent", "codex"))
     assert json.loads(codex_file(machine).read_text())["hooks"] == codex
+
+    # the user's group taken out meanwhile: the placeholder is last, and ours goes back into it
+    write_json(codex_file(machine), {"hooks": {"Stop": [{"hooks": []}]}})
+    tools.exited(hooks(machine, "install", "--agent", "codex"))
+    assert json.loads(codex_file(machine).read_text())["hooks"]["Stop"] == [our_group("codex", "Stop")]
 
 
 def test_a_duplicate_group_of_ours_is_taken_out_without_moving_the_users(machine):
     theirs = {"hooks": [{"type": "command", "command": "echo later"}]}
     moved = {"hooks": [{"type": "command", "command": "/old/agent-memory hook stop --agent codex", "timeout": 30}]}
     write_json(codex_file(machine), {"hooks": {"Stop": [moved, our_group("codex", "Stop"), theirs]}})
-    assert hooks(machine, "install", "--agent", "codex").code == 0
+    tools.exited(hooks(machine, "install", "--agent", "codex"))
     stop = json.loads(codex_file(machine).read_text())["hooks"]["Stop"]
     assert stop == [our_group("codex", "Stop"), {"hooks": []}, theirs]
 
@@ -442,19 +454,18 @@ def test_concurrent_installs_and_removes_give_back_the_users_bytes(machine):
     }
     procs = [machine.popen("hooks", action) for action in ("install", "remove") * 4]
     for proc in procs:
-        _out, err = proc.communicate(timeout=120)
-        assert proc.returncode == 0, err.decode()
+        tools.exited(tools.finished(proc, timeout=120))
     for runtime, original in originals.items():  # installed or not, never half of one and half of the other
         installed = json.dumps(with_ours(json.loads(original), runtime), indent=4).encode()
         assert hook_file(machine, runtime).read_bytes() in (original, installed)
-    assert hooks(machine, "remove").code == 0
+    tools.exited(hooks(machine, "remove"))
     for runtime, original in originals.items():
         assert hook_file(machine, runtime).read_bytes() == original
 
 
 @pytest.mark.parametrize("key", ["hooks", "codex_hooks"])
 def test_settings_that_turn_every_hook_off_are_named_by_status(machine, key):
-    assert hooks(machine, "install").code == 0
+    tools.exited(hooks(machine, "install"))
     settings = json.loads(claude_file(machine).read_text())
     claude_file(machine).write_text(json.dumps({**settings, "disableAllHooks": True}))
     config = machine.home / ".codex" / "config.toml"
@@ -472,3 +483,26 @@ def test_settings_that_turn_every_hook_off_are_named_by_status(machine, key):
     claude_file(machine).write_text(json.dumps({**settings, "disableAllHooks": False}))
     config.write_text('model = "o3"\n\n[features]\nhooks = true\n')
     assert [e["state"] for e in hooks(machine, "status").json["agents"]] == ["installed", "installed"]
+
+
+@pytest.mark.parametrize("name", ["settings.json", "settings.local.json"])
+def test_a_projects_own_disable_all_hooks_is_named_by_status(machine, name, tmp_path):
+    tools.exited(hooks(machine, "install", "--agent", "claude"))
+    project = machine.work / ".claude" / name
+    project.parent.mkdir(parents=True, exist_ok=True)
+    project.write_text(json.dumps({"permissions": {}, "disableAllHooks": True}))
+    found = hooks(machine, "status", "--agent", "claude").json["agents"][0]
+    assert found["state"] == "disabled"
+    assert found["note"].startswith(f'installed, but "disableAllHooks": true in {project} turns every hook off')
+    assert f'"disableAllHooks": true in {project}' in machine.run("status").out
+
+    # a folder is anyone's: a link, a FIFO or a huge file there is not followed, waited on or read whole
+    elsewhere = tmp_path / "elsewhere.json"
+    elsewhere.write_text('{"disableAllHooks": true}')
+    huge = b'{"disableAllHooks": true, "pad": "' + b"x" * (2 << 20) + b'"}'
+    for plant in (lambda: project.symlink_to(elsewhere), lambda: os.mkfifo(project), lambda: project.write_bytes(huge)):
+        project.unlink()
+        plant()
+        result = hooks(machine, "status", "--agent", "claude")
+        tools.exited(result)
+        assert result.json["agents"][0]["state"] == "installed", result.err

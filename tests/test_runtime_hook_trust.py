@@ -12,6 +12,7 @@ import shlex
 
 import pytest
 
+import tools
 from agent_clis import Codex, CodexAppServer
 from model_servers import Say
 
@@ -24,7 +25,7 @@ def test_the_users_trusted_hooks_after_ours_keep_their_keys_and_still_run_after_
     ran = machine.root / "ran"
     with Codex.model_class() as model:
         cli = Codex(machine, model, bypass_hook_trust=False)  # first: it writes the user's config.toml
-        assert machine.run("hooks", "install", "--agent", "codex").code == 0
+        tools.exited(machine.run("hooks", "install", "--agent", "codex"))
         theirs = {event: f"printf '{event}\\n' >> {shlex.quote(str(ran))}" for event in ("SessionStart", "Stop")}
         settings = json.loads(hooks_json.read_text())
         for event, command in theirs.items():  # the user adds hooks of their own, after ours
@@ -40,7 +41,7 @@ def test_the_users_trusted_hooks_after_ours_keep_their_keys_and_still_run_after_
             assert sorted(trusted.values()) == sorted(theirs.values())
 
             removed = machine.run("hooks", "remove", "--agent", "codex")
-            assert removed.code == 0, removed.err
+            tools.exited(removed)
             after = codex.hooks(machine.work)
             # ours are gone, and each of the user's hooks has the key it was trusted under, and is trusted still
             assert {h["key"]: h["command"] for h in after} == trusted
@@ -54,8 +55,20 @@ def test_the_users_trusted_hooks_after_ours_keep_their_keys_and_still_run_after_
             assert {h["trustStatus"] for h in codex.hooks(machine.work)} == {"untrusted"}
             hooks_json.write_text(placeholders)
 
+            # installed again: ours go back into the placeholders, under the keys they had, and no empty group stays
+            tools.exited(machine.run("hooks", "install", "--agent", "codex"))
+            again = {h["key"]: h for h in codex.hooks(machine.work)}
+            for event in theirs:
+                assert "hook " in again[f"{hooks_json}:{SNAKE[event]}:0:0"]["command"]
+                assert again[f"{hooks_json}:{SNAKE[event]}:1:0"]["trustStatus"] == "trusted"
+            assert all(
+                group["hooks"] for groups in json.loads(hooks_json.read_text())["hooks"].values() for group in groups
+            )
+            tools.exited(machine.run("hooks", "remove", "--agent", "codex"))
+            assert hooks_json.read_text() == placeholders
+
         model.script(Say("Hello."))
         run = cli.run("Hello?")
         model.assert_played()
-    assert run.code == 0, run.err
+    tools.exited(run)
     assert ran.read_text() == "SessionStart\nStop\n"  # trusted, so Codex ran them without the bypass flag

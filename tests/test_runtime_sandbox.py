@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from test_runtime_e2e import CHECKPOINT, HELPER, exit_code_of, json_output, save_command, tool_output
 
+import tools
 from agent_clis import Codex
 from conftest import Machine
 from model_servers import Say, Shell
@@ -32,10 +33,10 @@ def test_codex_sandbox_with_a_folder_store_without_then_with_the_consent(machine
     machine = machine_outside_tmp
     uri, store = folder_store(machine)
     boot = machine.run("bootstrap", "--project", "demo", "--bucket", uri, "--agent", "codex", "--hooks", "--json")
-    assert boot.code == 0, boot.err
+    tools.exited(boot)
     assert any("codex-sandbox allow" in warning for warning in boot.json["warnings"])
     earlier = machine.save("The parser uses a lookahead of 2.", "--title", "Parser lookahead").json
-    assert machine.run("search", "lookahead").code == 0  # in this machine's cache
+    tools.exited(machine.run("search", "lookahead"))  # in this machine's cache
     laptop = Machine(machine.root / "laptop", base_env).setup(uri)
     later = laptop.save("The lookahead is now 3.", "--title", "Lookahead raised").json  # not in the cache yet
 
@@ -48,7 +49,8 @@ def test_codex_sandbox_with_a_folder_store_without_then_with_the_consent(machine
         )
         refused = cli.run("Continue the parser work, then save a checkpoint.")
         model.assert_played()
-        assert refused.code == 0 and "workspace-write" in refused.err  # the run really was sandboxed
+        tools.exited(refused)
+        assert "workspace-write" in refused.err  # the run really was sandboxed
 
         # the search answers from the cache, stale, with the reason and the fix
         found = json_output(model, 0)
@@ -78,7 +80,7 @@ def test_codex_sandbox_with_a_folder_store_without_then_with_the_consent(machine
         )
         allowed = cli.run("Save a checkpoint.")
         model.assert_played()
-        assert allowed.code == 0, allowed.err
+        tools.exited(allowed)
         saved = json_output(model, 2)
         assert saved["status"] == "saved" and exit_code_of(model, "codex", 2) == 0
         assert f"{saved['id']}.md" in notes_in(store)
@@ -95,16 +97,16 @@ def test_a_consent_given_for_a_hugging_face_bucket_is_incomplete_for_a_folder_st
     uri, store = folder_store(machine)
     with Codex.model_class() as model:
         cli = Codex(machine, model, sandbox="workspace-write")  # the user's config.toml first, then the consent
-        assert machine.run("config", "set", "bucket", "alice/memory").code == 0
-        assert machine.run("codex-sandbox", "allow").code == 0
+        tools.exited(machine.run("config", "set", "bucket", "alice/memory"))
+        tools.exited(machine.run("codex-sandbox", "allow"))
         boot = machine.run("bootstrap", "--project", "demo", "--bucket", uri, "--agent", "codex", "--json")
-        assert boot.code == 0, boot.err
+        tools.exited(boot)
         status = machine.run("codex-sandbox", "status", "--json").json
         assert status["state"] == "incomplete" and status["missing"] == [str(store)]
         assert status["next"] == "agent-memory codex-sandbox allow"
 
         model.script(Shell(save_command("Sandboxed checkpoint", CHECKPOINT)), Say("Kept locally."))
-        assert cli.run("Save a checkpoint.").code == 0
+        tools.exited(cli.run("Save a checkpoint."))
         model.assert_played()
         pending = json_output(model, 0)
         assert pending["status"] == "pending" and exit_code_of(model, "codex", 0) == 75  # kept, not lost
@@ -112,7 +114,7 @@ def test_a_consent_given_for_a_hugging_face_bucket_is_incomplete_for_a_folder_st
 
         assert machine.run("codex-sandbox", "allow", "--json").json["state"] == "allowed"  # the named fix
         model.script(Shell(f"{HELPER} pending retry --json"), Say("Shared."))
-        assert cli.run("Retry the pending upload.").code == 0
+        tools.exited(cli.run("Retry the pending upload."))
         model.assert_played()
         assert exit_code_of(model, "codex", 1) == 0, tool_output(model, 1)
     assert notes_in(store) == [f"{pending['id']}.md"]

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+import tools
+
 try:
     import tomllib
 except ImportError:  # Python 3.10
@@ -48,7 +50,7 @@ def test_consent_adds_exactly_the_helpers_folders_and_network_then_comes_out_byt
     config_toml(machine).parent.mkdir(parents=True)
     config_toml(machine).write_text(USER_CONFIG)
     result = sandbox(machine, "allow")
-    assert result.code == 0, result.err
+    tools.exited(result)
     allowed = result.json
     backup = allowed.pop("backup")
     assert allowed == {
@@ -95,7 +97,7 @@ def test_a_file_that_only_held_the_consent_goes_away_with_it(machine):
     assert sandbox(machine, "allow").json["backup"] is None  # there was no file to back up
     held = config_toml(machine).read_text()
     removed = machine.run("codex-sandbox", "remove")
-    assert removed.code == 0, removed.err
+    tools.exited(removed)
     assert not config_toml(machine).exists()
     (line,) = [line for line in removed.out.splitlines() if line.startswith("  previous file backed up in ")]
     assert Path(line.removeprefix("  previous file backed up in ")).read_text() == held
@@ -131,7 +133,7 @@ def test_marker_text_in_the_users_strings_and_arrays_is_theirs(machine):
     assert sandbox(machine, "status").json["state"] == "not allowed"
 
     allowed = sandbox(machine, "allow")
-    assert allowed.code == 0, allowed.err
+    tools.exited(allowed)
     assert allowed.json["state"] == "allowed" and allowed.json["roots"] == expected_roots(machine)
     text = config_toml(machine).read_text()
     assert text.endswith(USER_MARKER_TEXT) and text.count(BEGIN) == USER_MARKER_TEXT.count(BEGIN) + 1
@@ -140,33 +142,34 @@ def test_marker_text_in_the_users_strings_and_arrays_is_theirs(machine):
     assert sandbox(machine, "allow").json["changed"] is False
 
     removed = sandbox(machine, "remove")
-    assert removed.code == 0, removed.err
+    tools.exited(removed)
     assert config_toml(machine).read_text() == USER_MARKER_TEXT
 
 
 def test_lines_are_counted_as_toml_counts_them(machine):
     """A comment above the block may hold U+2028 or U+0085, which TOML allows and Python's splitlines splits at."""
     config_toml(machine).parent.mkdir(parents=True)
-    assert sandbox(machine, "allow").code == 0
+    tools.exited(sandbox(machine, "allow"))
     above = f'# mine \u2028 and \x85 too\nnote = """\n\n{END}\n"""\n'
     below = 'title = "a\u2029b"\n'
     content = above + config_toml(machine).read_text() + below
     config_toml(machine).write_text(content)
     assert sandbox(machine, "status").json["state"] == "allowed"
     removed = sandbox(machine, "remove")
-    assert removed.code == 0, removed.err
+    tools.exited(removed)
     assert config_toml(machine).read_text() == above + below
 
 
 def test_a_block_that_holds_settings_of_the_users_is_not_taken_out(machine):
     config_toml(machine).parent.mkdir(parents=True)
-    assert sandbox(machine, "allow").code == 0
+    tools.exited(sandbox(machine, "allow"))
     lines = config_toml(machine).read_text().splitlines(keepends=True)
     content = "".join([*lines[:-1], 'model = "mine"\n', lines[-1]])  # the user wrote a line inside our block
     config_toml(machine).write_text(content)
     for action in ("allow", "remove"):
         result = machine.run("codex-sandbox", action)
-        assert result.code == 1 and "holds more than agent-memory's settings" in result.err, result.err
+        tools.exited(result, 1)
+        assert "holds more than agent-memory's settings" in result.err, result.err
         assert "\nNext: remove the lines from" in result.err
         assert config_toml(machine).read_text() == content
 
@@ -184,12 +187,13 @@ def test_consent_refuses_a_config_it_cannot_edit_safely(machine, content, error)
     config_toml(machine).parent.mkdir(parents=True)
     config_toml(machine).write_text(content)
     result = machine.run("codex-sandbox", "allow")
-    assert result.code == 1 and error in result.err and "\nNext: " in result.err
+    tools.exited(result, 1)
+    assert error in result.err and "\nNext: " in result.err
     assert config_toml(machine).read_text() == content
 
 
 def test_moved_state_makes_the_consent_incomplete_until_allowed_again(machine, tmp_path):
-    assert sandbox(machine, "allow").code == 0
+    tools.exited(sandbox(machine, "allow"))
     moved = {"AGENT_MEMORY_HOME": str(tmp_path / "moved")}
     found = machine.run("codex-sandbox", "status", "--json", env=moved).json
     assert found["state"] == "incomplete" and found["next"] == "agent-memory codex-sandbox allow"
@@ -206,8 +210,7 @@ def test_concurrent_consents_write_one_block(machine):
     config_toml(machine).write_text(USER_CONFIG)
     procs = [machine.popen("codex-sandbox", "allow") for _ in range(5)]
     for proc in procs:
-        _out, err = proc.communicate(timeout=60)
-        assert proc.returncode == 0, err.decode()
+        tools.exited(tools.finished(proc, timeout=60))
     text = config_toml(machine).read_text()
     assert text.count("# agent-memory:begin codex-sandbox") == 1 and text.endswith(USER_CONFIG)
     tomllib.loads(text)
@@ -217,9 +220,10 @@ def test_bootstrap_takes_consent_only_when_asked_and_only_for_codex(machine, fol
     result = machine.run("bootstrap", "--project", "demo", "--bucket", folder_store, "--json")
     assert result.json["codex_sandbox"] is None and not config_toml(machine).exists()
     refused = machine.run("bootstrap", "--project", "demo", "--agent", "claude", "--codex-sandbox")
-    assert refused.code == 2 and "--codex-sandbox is for Codex" in refused.err
+    tools.exited(refused, 2)
+    assert "--codex-sandbox is for Codex" in refused.err
     given = machine.run("bootstrap", "--project", "demo", "--codex-sandbox", "--json")
-    assert given.code == 0, given.err
+    tools.exited(given)
     assert given.json["codex_sandbox"]["state"] == "allowed"
     text = machine.run("bootstrap", "--project", "demo", "--codex-sandbox").out
     assert (
@@ -232,18 +236,20 @@ def test_bootstrap_refuses_a_conflicting_codex_config_before_setting_anything_up
     config_toml(machine).parent.mkdir(parents=True)
     config_toml(machine).write_text("[sandbox_workspace_write]\nwritable_roots = []\n")
     result = machine.run("bootstrap", "--project", "demo", "--bucket", folder_store, "--codex-sandbox")
-    assert result.code == 1 and "already has its own" in result.err
+    tools.exited(result, 1)
+    assert "already has its own" in result.err
     assert not (machine.state / "config" / "config.json").exists()
 
 
 def test_bootstrap_checks_that_the_helper_runs_from_a_login_shell(machine, folder_store):
     ok = machine.run("bootstrap", "--project", "demo", "--bucket", folder_store, "--json", env={"SHELL": "/bin/bash"})
-    assert ok.code == 0 and not any("login shell" in w for w in ok.json["warnings"])
+    tools.exited(ok)
+    assert not any("login shell" in w for w in ok.json["warnings"])
 
     # a login profile that fails, as Codex would meet it when it runs the model's commands (X6)
     (machine.home / ".bash_profile").write_text("echo 'broken profile' >&2\nexit 7\n")
     result = machine.run("bootstrap", "--project", "demo", "--json", env={"SHELL": "/bin/bash"})
-    assert result.code == 0
+    tools.exited(result)
     warning = next(w for w in result.json["warnings"] if "login shell" in w)
     assert f"`{HELPER} --version` failed there (exit 7: broken profile)" in warning
     assert warning.endswith(f"then run: /bin/bash -lc '{HELPER} --version'")
@@ -263,7 +269,7 @@ def test_bootstrap_reports_a_block_claude_code_would_load_twice(machine, folder_
     assert len(warnings) == 1 and warnings[0].startswith("Claude Code will show the agent-memory block twice")
     fix = f"CLAUDE_CONFIG_DIR={machine.home / '.claude'} agent-memory instructions remove --agent claude"
     assert warnings[0].endswith(fix)
-    assert machine.run("instructions", "remove", "--agent", "claude", env=default).code == 0  # the fix it names
+    tools.exited(machine.run("instructions", "remove", "--agent", "claude", env=default))  # the fix it names
     assert machine.run(*args, env=moved).json["warnings"] == []
     assert not stray.exists()  # bootstrap had created it, and nothing else was in it: remove deleted it
     assert json.loads(machine.run("status", "--json", env=moved).out)["hooks"][1]["file"].startswith(
@@ -276,11 +282,11 @@ def test_a_config_with_a_utf8_bom_keeps_it_byte_for_byte(machine):
     config_toml(machine).parent.mkdir(parents=True)
     config_toml(machine).write_bytes(original)
     allowed = machine.run("codex-sandbox", "allow", "--json")
-    assert allowed.code == 0, allowed.err
+    tools.exited(allowed)
     data = config_toml(machine).read_bytes()
     assert data.startswith(b"\xef\xbb\xbf# agent-memory:begin codex-sandbox") and data.endswith(USER_CONFIG.encode())
     assert machine.run("codex-sandbox", "status", "--json").json["state"] == "allowed"
-    assert machine.run("codex-sandbox", "remove").code == 0
+    tools.exited(machine.run("codex-sandbox", "remove"))
     assert config_toml(machine).read_bytes() == original
 
 
@@ -288,28 +294,31 @@ def test_a_config_with_a_utf8_bom_keeps_it_byte_for_byte(machine):
 def test_an_empty_config_survives_allow_then_remove(machine, original):
     config_toml(machine).parent.mkdir(parents=True)
     config_toml(machine).write_bytes(original)
-    assert sandbox(machine, "allow").code == 0
+    tools.exited(sandbox(machine, "allow"))
     assert sandbox(machine, "allow").json["changed"] is False  # a second consent keeps what the first recorded
     removed = sandbox(machine, "remove")
-    assert removed.code == 0 and removed.json["changed"] is True, removed.err
+    tools.exited(removed)
+    assert removed.json["changed"] is True, removed.err
     assert config_toml(machine).read_bytes() == original
 
     # the record went with the consent: a file created by allow goes with remove, as before
     config_toml(machine).unlink()
-    assert sandbox(machine, "allow").code == 0 and sandbox(machine, "remove").code == 0
+    tools.exited(sandbox(machine, "allow"))
+    tools.exited(sandbox(machine, "remove"))
     assert not config_toml(machine).exists()
 
     # an empty file consented to, then deleted by the user: the file allow creates next goes with remove
     config_toml(machine).write_bytes(original)
-    assert sandbox(machine, "allow").code == 0
+    tools.exited(sandbox(machine, "allow"))
     config_toml(machine).unlink()
-    assert sandbox(machine, "allow").code == 0 and sandbox(machine, "remove").code == 0
+    tools.exited(sandbox(machine, "allow"))
+    tools.exited(sandbox(machine, "remove"))
     assert not config_toml(machine).exists()
 
 
 def test_with_a_folder_store_the_consent_opens_its_folder_and_not_the_hugging_face_caches(machine, folder_store):
     store = folder_store.removeprefix("file://")
-    assert machine.run("config", "set", "bucket", folder_store).code == 0
+    tools.exited(machine.run("config", "set", "bucket", folder_store))
     allowed = sandbox(machine, "allow").json
     roots = [str(machine.state / "state"), str(machine.state / "cache"), store]
     assert allowed["state"] == "allowed" and allowed["roots"] == roots and allowed["missing"] == []
@@ -319,11 +328,11 @@ def test_with_a_folder_store_the_consent_opens_its_folder_and_not_the_hugging_fa
 
 
 def test_switching_to_a_folder_store_leaves_the_consent_incomplete_with_the_fix(machine, folder_store, tmp_path):
-    assert machine.run("config", "set", "bucket", "alice/memory").code == 0
+    tools.exited(machine.run("config", "set", "bucket", "alice/memory"))
     assert sandbox(machine, "allow").json["state"] == "allowed"
     switched = machine.run("config", "set", "bucket", folder_store)
     store = folder_store.removeprefix("file://")
-    assert switched.code == 0, switched.err
+    tools.exited(switched)
     assert f"Warning: Your consent for Codex's sandbox leaves out {store}" in switched.err
     assert "run this yourself: agent-memory codex-sandbox allow" in switched.err
 
@@ -336,7 +345,8 @@ def test_switching_to_a_folder_store_leaves_the_consent_incomplete_with_the_fix(
         "  Next: agent-memory codex-sandbox allow",
     ]
     status = machine.run("status")
-    assert status.code == 0 and f"codex sandbox: incomplete in {config_toml(machine)}" in status.out
+    tools.exited(status)
+    assert f"codex sandbox: incomplete in {config_toml(machine)}" in status.out
     assert "  Next: agent-memory codex-sandbox allow" in status.out.splitlines()
     assert machine.run("status", "--json").json["codex_sandbox"]["missing"] == [store]
 
@@ -344,15 +354,15 @@ def test_switching_to_a_folder_store_leaves_the_consent_incomplete_with_the_fix(
     roots = [str(machine.state / "state"), str(machine.state / "cache"), store]
     assert sandbox(machine, "status").json["roots"] == roots
 
-    assert machine.run("config", "set", "bucket", "alice/memory").code == 0  # back: the store's folder is not needed
+    tools.exited(machine.run("config", "set", "bucket", "alice/memory"))  # back: the store's folder is not needed
     back = sandbox(machine, "status").json
     assert back["state"] == "incomplete" and back["missing"] == expected_roots(machine)[2:]
 
 
 def test_a_consent_that_opens_a_parent_folder_is_complete_but_outdated(machine, folder_store):
-    assert machine.run("config", "set", "bucket", folder_store).code == 0
+    tools.exited(machine.run("config", "set", "bucket", folder_store))
     config_toml(machine).parent.mkdir(parents=True, exist_ok=True)
-    assert sandbox(machine, "allow").code == 0
+    tools.exited(sandbox(machine, "allow"))
     text = config_toml(machine).read_text()
     config_toml(machine).write_text(text.replace("writable_roots = [", f'writable_roots = ["{machine.root}", '))
     found = sandbox(machine, "status").json
@@ -362,15 +372,15 @@ def test_a_consent_that_opens_a_parent_folder_is_complete_but_outdated(machine, 
 
 def test_bootstrap_with_a_folder_store_consents_for_that_store(machine, folder_store):
     result = machine.run("bootstrap", "--project", "demo", "--bucket", folder_store, "--codex-sandbox", "--json")
-    assert result.code == 0, result.err
+    tools.exited(result)
     consent = result.json["codex_sandbox"]
     assert consent["state"] == "allowed" and folder_store.removeprefix("file://") in consent["roots"]
     assert not any("sandbox" in warning for warning in result.json["warnings"])
 
 
 def test_bootstrap_warns_when_the_consent_leaves_out_the_new_store(machine, folder_store):
-    assert machine.run("config", "set", "bucket", "alice/memory").code == 0
-    assert sandbox(machine, "allow").code == 0
+    tools.exited(machine.run("config", "set", "bucket", "alice/memory"))
+    tools.exited(sandbox(machine, "allow"))
     result = machine.run("bootstrap", "--project", "demo", "--bucket", folder_store, "--agent", "codex", "--json")
     store = folder_store.removeprefix("file://")
     (warning,) = [w for w in result.json["warnings"] if "sandbox" in w]

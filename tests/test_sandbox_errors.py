@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from test_read_only_cache import _read_only_mounts_work
 
+import tools
 from conftest import BUCKET
 
 CODEX = {"CODEX_THREAD_ID": "01a236f6-317c-7900-81ea-145b83a92f31"}
@@ -58,7 +59,8 @@ def test_every_read_only_command_works_without_the_consent(machine, machine_b, f
     ready = machine.setup(folder_store)
     cached = ready.save("The lockfile is stale after a crash.", "--title", "Stale lockfile").json["id"]
     revision = ready.run("publish-skill", str(_skill(tmp_path / "src" / "db-migrations")), "--json").json["revision"]
-    assert ready.run("search", "lockfile").code == 0 and ready.run("search", "--skills").code == 0
+    tools.exited(ready.run("search", "lockfile"))
+    tools.exited(ready.run("search", "--skills"))
     elsewhere = machine_b.setup(folder_store).save("Saved on the other machine.", "--title", "Elsewhere").json["id"]
 
     for args in (
@@ -78,7 +80,7 @@ def test_every_read_only_command_works_without_the_consent(machine, machine_b, f
         ("codex-sandbox", "status"),
     ):
         result = sandboxed(ready, *args, "--json", env=CODEX)
-        assert result.returncode == 0, (args, result.stderr)
+        tools.exited(result, about=args)
         json.loads(result.stdout)
     found = json.loads(sandboxed(ready, "read", elsewhere, "--json", env=CODEX).stdout)
     assert found["source"] == "bucket" and "Saved on the other machine." in found["content"]
@@ -101,7 +103,7 @@ def test_a_command_that_must_write_says_what_it_left_undone_and_that_the_consent
     }
     for args, undone in cases.items():
         result = sandboxed(ready, *args, env=CODEX, stdin="a body")
-        assert result.returncode == 1, (args, result.stderr)
+        tools.exited(result, 1, about=args)
         error, next_line = result.stderr.splitlines()[-2:]
         assert error.startswith(f"Error: {undone}: Codex's sandbox does not let agent-memory write in {state} ("), error
         assert "Read-only file system" in error
@@ -114,7 +116,7 @@ def test_a_command_that_must_write_says_what_it_left_undone_and_that_the_consent
         ("hooks", "install"): "The hooks were not changed",
     }.items():
         result = sandboxed(ready, *args, env=CODEX)
-        assert result.returncode == 1, (args, result.stderr)
+        tools.exited(result, 1, about=args)
         error, next_line = result.stderr.splitlines()[-2:]
         assert error.startswith(f"Error: {undone}: Codex's sandbox does not let agent-memory write in "), error
         assert next_line == (
@@ -124,21 +126,21 @@ def test_a_command_that_must_write_says_what_it_left_undone_and_that_the_consent
     assert ready.run("pending", "--json").json == {"notes": [], "skills": [], "damaged": []}  # nothing half-kept
 
     outside = sandboxed(ready, "save", "--title", "T", stdin="a body")  # a read-only home, not Codex's sandbox
-    assert outside.returncode == 1
+    tools.exited(outside, 1)
     assert outside.stderr.startswith("Error: The note was not saved, not even on this machine: cannot use a local file")
     assert "codex-sandbox" not in outside.stderr and "\nNext: check that folder's permissions" in outside.stderr
 
 
 def test_without_network_in_codex_s_sandbox_a_read_says_so_and_names_the_consent(alice, hub, machine_b):
     saved = alice.save("Kept in the bucket only.", "--title", "Remote")
-    assert saved.code == 0, saved.err
+    tools.exited(saved)
     alice.run("search", "remote")
     not_cached = machine_b.setup(BUCKET).save("Not in alice's cache.", "--title", "Other").json["id"]
     closed = {**NO_NETWORK, "HF_ENDPOINT": "http://127.0.0.1:9"}  # what the sandbox leaves of the network
 
     for args in (("read", not_cached), ("read", "--fresh", saved.json["id"])):
         result = alice.run(*args, env=closed)
-        assert result.code == 1, result.err
+        tools.exited(result, 1)
         error, next_line = result.err.splitlines()
         assert error.startswith(f"Error: Could not read projects/demo/notes/{args[-1]}.md from hf://buckets/{BUCKET}")
         assert error.endswith(
@@ -147,7 +149,8 @@ def test_without_network_in_codex_s_sandbox_a_read_says_so_and_names_the_consent
         assert next_line == FIX
 
     found = alice.run("search", "remote", "--json", env=closed)
-    assert found.code == 0 and [n["id"] for n in found.json["results"]] == [saved.json["id"]]
+    tools.exited(found)
+    assert [n["id"] for n in found.json["results"]] == [saved.json["id"]]
     assert found.json["sync"]["status"] == "stale" and found.json["sync"]["reason"] == "offline"
     assert found.json["sync"]["detail"].endswith(
         "(This runs in Codex's sandbox, which gives commands no network unless the user allows it: "
@@ -163,10 +166,10 @@ def test_without_network_in_codex_s_sandbox_a_read_says_so_and_names_the_consent
 def test_a_retry_in_the_sandbox_leaves_what_is_pending_as_it_was(alice, hub):
     hub.fault("batch", "fail", times=0)
     saved = alice.save("Kept here while the Hub fails.", "--title", "Pending")
-    assert saved.code == 75, saved.err
+    tools.exited(saved, 75)
     hub.clear_faults()
     result = sandboxed(alice, "pending", "retry", env=CODEX)
-    assert result.returncode == 1, result.stderr
+    tools.exited(result, 1)
     error, next_line = result.stderr.splitlines()[-2:]
     assert error.startswith(
         "Error: Nothing was retried (what is pending stays pending): Codex's sandbox does not let agent-memory "
@@ -174,4 +177,4 @@ def test_a_retry_in_the_sandbox_leaves_what_is_pending_as_it_was(alice, hub):
     ), error
     assert next_line == FIX
     assert [n["id"] for n in alice.run("pending", "--json").json["notes"]] == [saved.json["id"]]
-    assert alice.run("pending", "retry").code == 0  # outside the sandbox, the same retry goes through
+    tools.exited(alice.run("pending", "retry"))  # outside the sandbox, the same retry goes through

@@ -11,6 +11,7 @@ import subprocess
 import pytest
 from test_guard import SECRETS
 
+import tools
 from conftest import BUCKET
 
 
@@ -28,7 +29,7 @@ def test_a_skill_carrying_a_credential_is_refused_and_nothing_leaves(alice, hub,
     folder = skill_folder(tmp_path)
     (folder / "config.env").write_text(f"# settings\nVALUE={SECRETS[rule]}\n")
     result = alice.run("publish-skill", str(folder))
-    assert result.code == 5, result.err
+    tools.exited(result, 5)
     assert "config.env line 2" in result.err and f"rule {rule}" in result.err
     assert "Next:" in result.err
     assert SECRETS[rule].split()[-1] not in result.err + result.out
@@ -42,7 +43,8 @@ def test_a_credential_in_skill_md_itself_is_refused(alice, hub, tmp_path):
     header = "---\nname: tools\ndescription: Small tools.\n---\n\n"
     (folder / "SKILL.md").write_text(header + f"token {SECRETS['hf-token']}\n")
     result = alice.run("publish-skill", str(folder))
-    assert result.code == 5 and "SKILL.md line 6" in result.err
+    tools.exited(result, 5)
+    assert "SKILL.md line 6" in result.err
     assert hub.list_paths(BUCKET) == []
 
 
@@ -60,7 +62,7 @@ def test_a_credential_in_a_file_that_is_not_utf8_is_refused(alice, hub, tmp_path
     (folder / "references").mkdir()
     (folder / "references" / name).write_bytes(data)
     result = alice.run("publish-skill", str(folder))
-    assert result.code == 5, result.err
+    tools.exited(result, 5)
     assert f"references/{name} line {line}:" in result.err and "Next:" in result.err
     assert SECRETS["hf-token"] not in result.err + result.out and SECRETS["github-token"] not in result.err
     assert hub.list_paths(BUCKET) == []
@@ -70,7 +72,7 @@ def test_a_credential_in_a_file_name_is_refused_without_printing_it(alice, hub, 
     folder = skill_folder(tmp_path)
     (folder / f"{SECRETS['hf-token']}.txt").write_text("plain\n")
     result = alice.run("publish-skill", str(folder))
-    assert result.code == 5, result.err
+    tools.exited(result, 5)
     assert "the file name [redacted].txt: Hugging Face token (rule hf-token)" in result.err
     assert SECRETS["hf-token"] not in result.err + result.out
     assert hub.list_paths(BUCKET) == []
@@ -80,7 +82,7 @@ def test_executable_bits_survive_publish_and_install_and_only_there(alice, bob, 
     folder = skill_folder(tmp_path)
     os.chmod(folder / "scripts" / "run.sh", 0o755)
     published = alice.run("publish-skill", str(folder), "--json")
-    assert published.code == 0, published.err
+    tools.exited(published)
     revision = published.json["revision"]
 
     # the revision folder holds exactly the skill's files; the modes sit beside it
@@ -97,7 +99,7 @@ def test_executable_bits_survive_publish_and_install_and_only_there(alice, bob, 
         installed = bob.run("install-skill", "tools", "--revision", revision, "--json")
     finally:
         os.umask(old_umask)
-    assert installed.code == 0, installed.err
+    tools.exited(installed)
     for root in (bob.home / ".agents" / "skills" / "tools", bob.home / ".claude" / "skills" / "tools"):
         assert stat.S_IMODE((root / "scripts" / "run.sh").stat().st_mode) == 0o755
         assert stat.S_IMODE((root / "notes.md").stat().st_mode) == 0o644
@@ -117,5 +119,6 @@ def test_a_modes_object_naming_files_outside_the_revision_is_refused(alice, bob,
     revision = alice.run("publish-skill", str(folder), "--json").json["revision"]
     hub.put_file(BUCKET, f"skills/tools/{revision}.modes.json", b'{"executable": ["../../.bashrc"]}')
     result = bob.run("install-skill", "tools", "--revision", revision)
-    assert result.code == 5 and "modes.json" in result.err
+    tools.exited(result, 5)
+    assert "modes.json" in result.err
     assert not (bob.home / ".agents" / "skills" / "tools").exists()

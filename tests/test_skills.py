@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+import tools
 from conftest import BUCKET
 
 SKILL_MD = """---
@@ -51,7 +52,7 @@ def publish(machine, folder, *args):
 def test_publish_discover_install_on_another_machine(alice, bob, hub, tmp_path):
     source = make_skill(tmp_path / "src" / "db-migrations")
     published = publish(alice, source)
-    assert published.code == 0, published.err
+    tools.exited(published)
     result = published.json
     assert set(result) == {"name", "revision", "status", "files"}
     assert result["status"] == "published" and result["name"] == "db-migrations"
@@ -60,7 +61,7 @@ def test_publish_discover_install_on_another_machine(alice, bob, hub, tmp_path):
     assert sorted(hub.list_paths(BUCKET)) == sorted(prefix + f for f in result["files"])
 
     found = bob.run("search", "--skills", "MIGRATIONS", "--json")
-    assert found.code == 0, found.err
+    tools.exited(found)
     assert found.json == {
         "skills": [
             {
@@ -81,7 +82,7 @@ def test_publish_discover_install_on_another_machine(alice, bob, hub, tmp_path):
     assert ref.out == "- back up first\n"
 
     installed = bob.run("install-skill", "db-migrations", "--revision", result["revision"], "--json")
-    assert installed.code == 0, installed.err
+    tools.exited(installed)
     codex_dir = bob.home / ".agents" / "skills" / "db-migrations"
     claude_dir = bob.home / ".claude" / "skills" / "db-migrations"
     assert installed.json == {
@@ -103,7 +104,7 @@ def test_publish_discover_install_on_another_machine(alice, bob, hub, tmp_path):
         assert marker["installed"].endswith("Z")
     assert not (bob.home / "SCRIPT-WAS-RUN").exists()  # downloaded scripts are never executed
     again = bob.run("install-skill", "db-migrations", "--revision", result["revision"], "--json")
-    assert again.code == 0  # the same revision, unmodified: nothing to do, and it says so
+    tools.exited(again)  # the same revision, unmodified: nothing to do, and it says so
     assert again.json == {**installed.json, "unchanged": installed.json["installed"]}
     text = bob.run("install-skill", "db-migrations", "--revision", result["revision"]).out
     assert text.splitlines() == [
@@ -132,14 +133,15 @@ def test_an_interrupted_publication_is_invisible_and_retry_completes_the_same_re
     original = tree(source)
     hub.fault("batch", "fail", status=500, after=failing_batch)
     pending = publish(alice, source)
-    assert pending.code == 75
+    tools.exited(pending, 75)
     assert pending.json["status"] == "pending"
     revision = pending.json["revision"]
     assert "pending retry " + revision in pending.err
     assert not any(p.endswith("/SKILL.md") for p in hub.list_paths(BUCKET))
     assert bob.run("search", "--skills", "--json").json == {"skills": []}
     refused = bob.run("install-skill", "db-migrations", "--revision", revision)
-    assert refused.code == 1 and "No complete revision" in refused.err  # not found: nothing was refused
+    tools.exited(refused, 1)
+    assert "No complete revision" in refused.err  # not found: nothing was refused
     assert not (bob.home / ".agents" / "skills" / "db-migrations").exists()
     assert [p["revision"] for p in alice.run("status", "--json").json["pending_skills"]] == [revision]
 
@@ -147,7 +149,7 @@ def test_an_interrupted_publication_is_invisible_and_retry_completes_the_same_re
     (source / "new-file.md").write_text("added later\n")
     hub.clear_faults()
     done = alice.run("publish-skill", "--retry", revision, "--json")
-    assert done.code == 0, done.err
+    tools.exited(done)
     assert (done.json["revision"], done.json["status"]) == (revision, "published")
     prefix = f"skills/db-migrations/{revision}/"
     assert {p[len(prefix) :]: hub.read_file(BUCKET, p) for p in hub.list_paths(BUCKET)} == original
@@ -179,8 +181,8 @@ def test_two_machines_publishing_the_same_name_at_once_get_two_revisions(alice, 
     procs = [alice.popen("publish-skill", str(one), "--json"), bob.popen("publish-skill", str(two), "--json")]
     results = []
     for proc in procs:
-        out, err = proc.communicate(timeout=180)
-        assert proc.returncode == 0, err.decode()
+        ended = tools.exited(tools.finished(proc, timeout=180))
+        out = ended.stdout
         results.append(json.loads(out))
     assert results[0]["revision"] != results[1]["revision"]
     listed = {s["revision"]: s["description"] for s in alice.run("search", "--skills", "--json").json["skills"]}
@@ -200,14 +202,14 @@ def test_two_machines_publishing_the_same_name_at_once_get_two_revisions(alice, 
 )
 def test_hostile_revisions_are_refused_and_change_nothing(alice, hub, tmp_path, planted, reason):
     good = publish(alice, make_skill(tmp_path / "src" / "db-migrations")).json["revision"]
-    assert alice.run("install-skill", "db-migrations", "--revision", good).code == 0
+    tools.exited(alice.run("install-skill", "db-migrations", "--revision", good))
     before = {p: p.read_bytes() if p.is_file() else None for p in alice.root.rglob("*")}
     revision = "20260101-000000-000000-0123456789"
     for path, data in planted.items():
         content = data if data is not None else SKILL_MD.format(name="db-migrations", description="evil").encode()
         hub.put_file(BUCKET, f"skills/db-migrations/{revision}/{path}", content)
     result = alice.run("install-skill", "db-migrations", "--revision", revision, "--replace")
-    assert result.code == 5, result.err
+    tools.exited(result, 5)
     assert reason in result.err
     after = {p: p.read_bytes() if p.is_file() else None for p in alice.root.rglob("*")}
     assert after == before
@@ -223,7 +225,7 @@ def test_a_failed_download_leaves_the_installation_intact(alice, hub, tmp_path):
     before = tree(installed)
     hub.fault("xet-read-token", "fail", status=403, times=0)
     result = alice.run("install-skill", "db-migrations", "--revision", second, "--replace")
-    assert result.code in (1, 4), result.err
+    tools.exited(result, (1, 4))
     assert "nothing was installed or changed" in result.err
     assert tree(installed) == before
     assert not list(installed.parent.glob(".agent-memory-*"))
@@ -243,14 +245,14 @@ def test_install_never_replaces_without_consent_and_backs_up_with_it(alice, hub,
     (source / "extra.md").write_text("new\n")
     second = publish(alice, source).json["revision"]
     refused = alice.run("install-skill", "db-migrations", "--revision", second)
-    assert refused.code == 1
+    tools.exited(refused, 1)
     assert "already installed" in refused.err and "--replace" in refused.err
     assert "added extra.md" in refused.err and "removed data.bin, mine.md" in refused.err
     assert "changed references/checklist.md" in refused.err
     assert tree(installed) == with_edits
 
     replaced = alice.run("install-skill", "db-migrations", "--revision", second, "--replace", "--json")
-    assert replaced.code == 0, replaced.err
+    tools.exited(replaced)
     backup = Path(replaced.json["backup"])
     assert alice.state in backup.parents
     assert tree(backup / "codex") == with_edits
@@ -277,7 +279,7 @@ def test_invalid_skill_folders_are_refused(alice, hub, tmp_path, mutate, fragmen
     source = make_skill(tmp_path / "src" / "db-migrations")
     mutate(source)
     result = publish(alice, source)
-    assert result.code == 5, result.err
+    tools.exited(result, 5)
     assert fragment in result.err
     assert hub.list_paths(BUCKET) == []
     assert alice.run("status", "--json").json["pending_skills"] == []
@@ -285,26 +287,28 @@ def test_invalid_skill_folders_are_refused(alice, hub, tmp_path, mutate, fragmen
 
 def test_the_name_option_must_match(alice, hub, tmp_path):
     source = make_skill(tmp_path / "src" / "db-migrations")
-    assert publish(alice, source, "--name", "other-name").code == 5
-    assert publish(alice, source, "--name", "db-migrations").code == 0
+    tools.exited(publish(alice, source, "--name", "other-name"), 5)
+    tools.exited(publish(alice, source, "--name", "db-migrations"))
 
 
 def test_the_core_skill_name_is_reserved_for_install(alice, hub):
     result = alice.run("install-skill", "agent-memory", "--revision", "20260101-000000-000000-0123456789")
-    assert result.code == 5 and "reserved" in result.err
+    tools.exited(result, 5)
+    assert "reserved" in result.err
 
 
 def test_skills_in_a_folder_store_with_a_planted_symlink(machine, folder_store, tmp_path):
     machine.setup(folder_store)
     revision = publish(machine, make_skill(tmp_path / "src" / "db-migrations")).json["revision"]
-    assert machine.run("install-skill", "db-migrations", "--revision", revision, "--agent", "codex").code == 0
+    tools.exited(machine.run("install-skill", "db-migrations", "--revision", revision, "--agent", "codex"))
     store = Path(folder_store[len("file://") :])
     hostile = store / "skills" / "db-migrations" / "20260101-000000-000000-0123456789"
     hostile.mkdir(parents=True)
     (hostile / "SKILL.md").write_text(SKILL_MD.format(name="db-migrations", description="evil"))
     os.symlink("/etc/hostname", hostile / "stolen.md")
     result = machine.run("install-skill", "db-migrations", "--revision", hostile.name, "--replace", "--agent", "codex")
-    assert result.code == 5 and "stolen.md is a symbolic link" in result.err
+    tools.exited(result, 5)
+    assert "stolen.md is a symbolic link" in result.err
     assert "stolen.md" not in os.listdir(machine.home / ".agents" / "skills" / "db-migrations")
 
 
@@ -313,7 +317,8 @@ def test_offline_skill_search_uses_the_cached_index(alice, hub, tmp_path):
     assert len(alice.run("search", "--skills", "--json").json["skills"]) == 1
     hub.stop()
     offline = alice.run("search", "--skills", "db", "--offline", "--json")
-    assert offline.code == 0
+    tools.exited(offline)
     assert [s["revision"] for s in offline.json["skills"]] == [revision]
     unreachable = alice.run("search", "--skills", "db")
-    assert unreachable.code == 0 and "local cache only" in unreachable.err
+    tools.exited(unreachable)
+    assert "local cache only" in unreachable.err

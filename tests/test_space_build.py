@@ -3,6 +3,7 @@ types Pyodide needs."""
 
 from __future__ import annotations
 
+import base64
 import gzip
 import hashlib
 import json
@@ -20,6 +21,7 @@ import pytest
 import space_site
 import yaml
 
+import tools
 from agent_memory import __version__
 from space import generator
 
@@ -35,7 +37,7 @@ def test_two_builds_give_the_same_bytes_whatever_the_clock_and_the_file_times(tm
             os.utime(path, (1_000_000_000, 1_000_000_000))
     time.sleep(1.1)
     proc = space_site.build(tmp_path / "two", repo=checkout, env={"TZ": "Pacific/Kiritimati"})
-    assert proc.returncode == 0, proc.stderr
+    tools.exited(proc)
     second = json.loads(proc.stdout)
     assert second["sha256"] == first["sha256"]
     one, two = space_site.tree(tmp_path / "one"), space_site.tree(tmp_path / "two")
@@ -53,7 +55,8 @@ def test_source_date_epoch_sets_the_times_inside_the_wheel(tmp_path: Path) -> No
     with zipfile.ZipFile(tmp_path / "dated" / "helper" / dated["wheel"]) as wheel:
         assert {info.date_time for info in wheel.infolist()} == {(2026, 1, 1, 0, 0, 0)}
     proc = space_site.build(tmp_path / "bad", env={"SOURCE_DATE_EPOCH": "yesterday"})
-    assert proc.returncode == 2 and "Error: SOURCE_DATE_EPOCH" in proc.stderr and "Next: " in proc.stderr
+    tools.exited(proc, 2)
+    assert "Error: SOURCE_DATE_EPOCH" in proc.stderr and "Next: " in proc.stderr
     assert not (tmp_path / "bad").exists()
 
 
@@ -110,8 +113,12 @@ def test_the_site_has_the_pages_the_runtime_and_the_pinned_helper(tmp_path: Path
     config = space_site.page_config((site / "index.html").read_text())
     assert config["helper"] == {"url": url, "sha256": sha256, "version": __version__, "revision": "local"}
     assert config["modules"] == {p: hashlib.sha256(files[f"py/{p}"]).hexdigest() for p in generator.RUNTIME_FILES}
-    kept = ("pyodide/pyodide.asm.wasm.gz", "pyodide/snapshot.bin.gz", "pyodide/python_stdlib.zip")
-    assert config["runtime"] == {path: hashlib.sha256(files[path]).hexdigest() for path in kept}
+    # and of every other file it runs (checked on each use, and their keys in Cache Storage): all of pyodide/
+    runtime = sorted(path for path in files if path.startswith("pyodide/"))
+    assert config["runtime"] == {path: hashlib.sha256(files[path]).hexdigest() for path in runtime}
+    # the page's own script is checked by the browser, against the hash index.html names
+    integrity = "sha256-" + base64.b64encode(hashlib.sha256(files["page.js"]).digest()).decode()
+    assert files["index.html"].decode().count(f'src="page.js" integrity="{integrity}"') == 1
     # the lock file is in the page, with no packages: nothing is ever fetched from a CDN
     assert config["lock"] == {"info": json.loads((PYODIDE / "pyodide-lock.json").read_text())["info"], "packages": {}}
     index = files["index.html"].decode()
@@ -146,7 +153,7 @@ def test_the_site_has_the_pages_the_runtime_and_the_pinned_helper(tmp_path: Path
 def test_html_in_a_value_is_escaped_and_a_bad_base_url_writes_nothing(tmp_path: Path) -> None:
     site = tmp_path / "site"
     proc = space_site.build(site, "--base-url", 'https://example.org/"><script>alert(1)</script>')
-    assert proc.returncode == 2, proc.stderr
+    tools.exited(proc, 2)
     assert proc.stderr.startswith("Error: The helper URL") and "\nNext: " in proc.stderr
     assert not site.exists() and not list(tmp_path.iterdir())
     space_site.built(site, "--base-url", "https://example.org/a&b=<c>")
@@ -160,7 +167,7 @@ def test_a_missing_or_different_pyodide_stops_the_build_before_anything_is_writt
     (out / "previous.txt").write_text("the previous site")
     checkout = space_site.copy_checkout(tmp_path / "no-npm", node_modules=False)
     proc = space_site.build(out, repo=checkout)
-    assert proc.returncode == 1
+    tools.exited(proc, 1)
     assert "Error: The npm package pyodide is not installed" in proc.stderr
     assert "Next: npm ci --no-audit --no-fund" in proc.stderr
     assert space_site.tree(out) == {"previous.txt": b"the previous site"}
@@ -173,13 +180,14 @@ def test_a_missing_or_different_pyodide_stops_the_build_before_anything_is_writt
     (package / "package.json").unlink()
     (package / "package.json").write_text(json.dumps({"name": "pyodide", "version": "0.0.1"}))
     proc = space_site.build(out, repo=other)
-    assert proc.returncode == 1 and "node_modules has pyodide 0.0.1, but package-lock.json pins" in proc.stderr
+    tools.exited(proc, 1)
+    assert "node_modules has pyodide 0.0.1, but package-lock.json pins" in proc.stderr
     assert space_site.tree(out) == {"previous.txt": b"the previous site"}
 
     broken = space_site.copy_checkout(tmp_path / "broken-template")
     (broken / "templates" / "llms.txt").write_text("{{ no_such_value }}\n")
     proc = space_site.build(out, repo=broken)
-    assert proc.returncode != 0 and "no_such_value" in proc.stderr
+    assert proc.returncode != 0 and "no_such_value" in proc.stderr, proc.stdout + proc.stderr
     assert space_site.tree(out) == {"previous.txt": b"the previous site"}
 
 
@@ -248,14 +256,17 @@ def test_serve_on_a_busy_port_and_conflicting_options_are_usage_errors(tmp_path:
     try:
         port = str(server.server_address[1])
         proc = space_site.build(tmp_path / "site", "--serve", "--port", port)
-        assert proc.returncode == 2 and f"Error: Cannot listen on 127.0.0.1:{port}" in proc.stderr
+        tools.exited(proc, 2)
+        assert f"Error: Cannot listen on 127.0.0.1:{port}" in proc.stderr
         assert "Next: python build.py --serve --port 0" in proc.stderr
     finally:
         server.server_close()
     proc = space_site.build(tmp_path / "site", "--deploy", "alice/setup", "--base-url", "http://127.0.0.1:1/")
-    assert proc.returncode == 2 and "cannot be combined" in proc.stderr
+    tools.exited(proc, 2)
+    assert "cannot be combined" in proc.stderr
     proc = space_site.build(tmp_path / "site", "--deploy", "not a space id")
-    assert proc.returncode == 2 and "Error: Invalid Space id" in proc.stderr
+    tools.exited(proc, 2)
+    assert "Error: Invalid Space id" in proc.stderr
     assert not (tmp_path / "site").exists()
 
 
@@ -263,13 +274,13 @@ def test_serve_on_a_busy_port_and_conflicting_options_are_usage_errors(tmp_path:
 def test_the_snapshot_kept_for_the_next_build_is_used_only_when_whole(tmp_path: Path) -> None:
     checkout = space_site.copy_checkout(tmp_path / "checkout")
     proc = space_site.build(tmp_path / "one", repo=checkout)
-    assert proc.returncode == 0, proc.stderr
+    tools.exited(proc)
     made = (tmp_path / "one" / "pyodide" / "snapshot.bin.gz").read_bytes()
     [kept] = (checkout / "build" / "space-runtime").iterdir()
     assert (kept / "snapshot.bin.gz").read_bytes() == made
     (kept / "snapshot.bin.gz").write_bytes(made[: len(made) // 2])  # a disk that lost half of it
     proc = space_site.build(tmp_path / "two", repo=checkout)
-    assert proc.returncode == 0, proc.stderr
+    tools.exited(proc)
     assert (tmp_path / "two" / "pyodide" / "snapshot.bin.gz").read_bytes() == made  # made again, the same
     assert [path.name for path in (checkout / "build" / "space-runtime").iterdir()] == [kept.name]
     assert (kept / "snapshot.bin.gz").read_bytes() == made
@@ -277,7 +288,7 @@ def test_the_snapshot_kept_for_the_next_build_is_used_only_when_whole(tmp_path: 
     generator_py = checkout / "space" / "generator.py"
     generator_py.write_text(generator_py.read_text() + "\nCHANGED = True\n")
     proc = space_site.build(tmp_path / "three", repo=checkout)
-    assert proc.returncode == 0, proc.stderr
+    tools.exited(proc)
     assert (tmp_path / "three" / "pyodide" / "snapshot.bin.gz").read_bytes() != made
     assert [path.name for path in (checkout / "build" / "space-runtime").iterdir()] != [kept.name]
 
@@ -288,6 +299,6 @@ def test_a_build_without_node_says_what_to_install(tmp_path: Path) -> None:
     python_only.mkdir()
     (python_only / "python").symlink_to(sys.executable)
     proc = space_site.build(tmp_path / "site", repo=checkout, env={"PATH": str(python_only)})
-    assert proc.returncode == 1, proc.stderr
+    tools.exited(proc, 1)
     assert "Error: Node.js is needed" in proc.stderr and "Next: install Node.js" in proc.stderr
     assert not (tmp_path / "site").exists()

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import space_site
 
+import tools
 from conftest import TOKEN, Machine
 
 SPACE = "alice/agent-memory"
@@ -37,7 +38,7 @@ def download(url: str) -> bytes:
 @pytest.mark.slow
 def test_deploy_publishes_the_helper_then_the_pages_pinned_to_it(hub, machine: Machine, tmp_path: Path) -> None:
     proc = deploy(machine, tmp_path / "site")
-    assert proc.returncode == 0, proc.stderr
+    tools.exited(proc)
     report = json.loads(proc.stdout)
     initial, helper_commit, pages_commit = hub.spaces.commits(SPACE)
     assert (helper_commit.oid, pages_commit.oid) == (report["helper_revision"], report["pages_revision"])
@@ -66,7 +67,7 @@ def test_deploy_publishes_the_helper_then_the_pages_pinned_to_it(hub, machine: M
     # deploying again (nothing changed): no new helper commit, pages pinned to a commit that holds the same
     # helper, and the first pinned URL still serves the same bytes
     again = deploy(machine, tmp_path / "site")
-    assert again.returncode == 0, again.stderr
+    tools.exited(again)
     second = json.loads(again.stdout)
     commits = hub.spaces.commits(SPACE)
     assert len(commits) == 4 and second["helper_revision"] == pages_commit.oid
@@ -77,13 +78,13 @@ def test_deploy_publishes_the_helper_then_the_pages_pinned_to_it(hub, machine: M
 def test_a_failed_pages_commit_is_finished_by_deploying_again(hub, machine: Machine, tmp_path: Path) -> None:
     hub.fault("space-commit", "fail", status=400, after=1, times=0)  # the helper lands, the pages do not
     proc = deploy(machine, tmp_path / "site")
-    assert proc.returncode == 1
+    tools.exited(proc, 1)
     assert f"Error: Publishing to the Space {SPACE} failed" in proc.stderr
     assert f"Next: python build.py --deploy {SPACE} (what was published stays" in proc.stderr
     _, helper_commit = hub.spaces.commits(SPACE)
     hub.clear_faults()
     again = deploy(machine, tmp_path / "site")
-    assert again.returncode == 0, again.stderr
+    tools.exited(again)
     report = json.loads(again.stdout)
     assert report["helper_revision"] == helper_commit.oid  # the helper was not uploaded twice
     assert (
@@ -93,12 +94,13 @@ def test_a_failed_pages_commit_is_finished_by_deploying_again(hub, machine: Mach
 
 def test_deploy_without_a_login_says_how_to_log_in(hub, machine: Machine, tmp_path: Path) -> None:
     proc = deploy(machine, tmp_path / "site", HF_TOKEN="")
-    assert proc.returncode == 4, proc.stderr
+    tools.exited(proc, 4)
     assert proc.stderr.startswith(f"Error: The Hub refused to publish to the Space {SPACE} (HTTP 401).")
     assert "Next: run `hf auth login` yourself" in proc.stderr
     assert not (tmp_path / "site").exists()
     wrong = deploy(machine, tmp_path / "site", HF_TOKEN="hf_" + "x" * 34)
-    assert wrong.returncode == 4 and "HTTP 401" in wrong.stderr
+    tools.exited(wrong, 4)
+    assert "HTTP 401" in wrong.stderr
     assert TOKEN not in proc.stderr + wrong.stderr and "x" * 34 not in wrong.stderr
 
 
@@ -107,6 +109,6 @@ def test_deploy_to_an_unreachable_hub_is_an_error_with_a_next_step(machine: Mach
         closed.bind(("127.0.0.1", 0))
         endpoint = f"http://127.0.0.1:{closed.getsockname()[1]}"
     proc = deploy(machine, tmp_path / "site", HF_ENDPOINT=endpoint, HF_TOKEN=TOKEN, HF_HUB_ETAG_TIMEOUT="2")
-    assert proc.returncode == 1, proc.stderr
+    tools.exited(proc, 1)
     assert proc.stderr.startswith(f"Error: Publishing to the Space {SPACE} failed: ")
     assert "Traceback" not in proc.stderr and "\nNext: python build.py --deploy" in proc.stderr

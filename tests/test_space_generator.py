@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 import space_generator_cases as cases
 
+import tools
 from agent_memory import agents, names
 from agent_memory.errors import UsageError
 from space import generator
@@ -46,17 +47,17 @@ def bash_check(block: str, tmp_path: Path) -> None:
     expansion) and SC1112 (a unicode quote) is exactly the point: the value stays literal."""
     for text in (block, heredoc_body(block)):
         proc = subprocess.run(["bash", "-n"], input=text, capture_output=True, text=True)
-        assert proc.returncode == 0, proc.stderr
+        tools.exited(proc)
     if available("zsh"):
         proc = subprocess.run(["zsh", "-n"], input=block, capture_output=True, text=True)
-        assert proc.returncode == 0, proc.stderr
+        tools.exited(proc)
     if available("shellcheck"):
         script = tmp_path / "setup.sh"
         script.write_text("#!/bin/bash\n" + heredoc_body(block))
         proc = subprocess.run(
             ["shellcheck", "--severity=style", "--exclude=SC2016,SC1112", str(script)], capture_output=True, text=True
         )
-        assert proc.returncode == 0, proc.stdout
+        tools.exited(proc)
     assert "!" not in block
 
 
@@ -71,7 +72,7 @@ def run_bash_bootstrap_line(block: str, tmp_path: Path) -> list[str]:
     work.mkdir(exist_ok=True)
     script = f"env_dir={tmp_path / 'env'}\n{line}\n"
     proc = subprocess.run(["bash", "-c", script], cwd=work, capture_output=True, env={**os.environ, "HOME": str(work)})
-    assert proc.returncode == 0, proc.stderr
+    tools.exited(proc)
     assert not list(work.iterdir()), "the bootstrap line created files"
     return proc.stdout.decode().split("\0")[:-1]
 
@@ -259,7 +260,7 @@ def test_the_generator_loads_only_the_standard_library_and_its_listed_files() ->
         "print(json.dumps(sorted(set(sys.modules) - before)))\n"
     )
     proc = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
+    tools.exited(proc)
     loaded = json.loads(proc.stdout)
     ours = {name for name in loaded if name.split(".")[0] in ("agent_memory", "space")}
     listed = {path.removesuffix(".py").removesuffix("/__init__").replace("/", ".") for path in generator.RUNTIME_FILES}
@@ -279,7 +280,7 @@ def test_a_failed_download_stops_the_commands_with_a_message(tmp_path: Path) -> 
     proc = subprocess.run(
         ["bash"], input=block, capture_output=True, text=True, cwd=home, env={**os.environ, "HOME": str(home)}
     )
-    assert proc.returncode == 1
+    tools.exited(proc, 1)
     assert "Error: could not download the helper.\nNext: check the network" in proc.stderr
     assert "==> 3/" not in proc.stdout and list(home.iterdir()) == []
 

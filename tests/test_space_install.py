@@ -4,8 +4,9 @@ virtual environment, and bootstrap verifies a note in a folder store, then in th
 helper stops the commands before anything is installed.
 
 The helper's dependencies come from a wheelhouse that pip downloads once per module (the only use of the
-network here: PyPI, through pip, as a real install would); the commands themselves run unchanged, with
-PIP_NO_INDEX and PIP_FIND_LINKS in their environment, as behind a company mirror.
+network here: the package index, through pip, as a real install would; marked `registry`, and skipped with pip's
+reason where the index is out of reach); the commands themselves run unchanged and offline, with PIP_NO_INDEX
+and PIP_FIND_LINKS in their environment (uv: UV_OFFLINE and UV_FIND_LINKS), as behind a company mirror.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from space_browser import chromium_fixture, fill_form, open_page, served_fixture
 import tools
 from conftest import BUCKET, NEW_USER_PROFILE, OWNER, TOKEN
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.registry]
 
 VENV = Path(".local/share/agent-memory/venv")  # where the venv installer puts the helper, under HOME
 
@@ -43,8 +44,10 @@ def wheelhouse(served, tmp_path_factory: pytest.TempPathFactory) -> Path:
     wheel = Path(report["site"]) / "helper" / report["wheel"]
     # pip too: pipx brings its shared environment's pip up to date from the index it is given
     download = [sys.executable, "-m", "pip", "download", "--quiet", "--only-binary=:all:", "--dest", str(folder)]
-    proc = subprocess.run([*download, str(wheel), "pip"], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
+    proc = subprocess.run([*download, "--retries", "2", str(wheel), "pip"], capture_output=True, text=True)
+    if proc.returncode != 0:
+        reason = proc.stderr.strip().splitlines()[-1:] or [f"exit {proc.returncode}"]
+        tools.missing(f"pip could not download the helper's dependencies from the package index: {reason[0]}")
     (folder / report["wheel"]).unlink()  # the helper itself must come from the Space, checked
     return folder
 
@@ -124,13 +127,14 @@ def test_the_copied_linux_commands_install_the_helper_and_verify_a_folder_store(
     home = new_user_home(tmp_path)
     assert login_shell(home, "agent-memory --version").returncode != 0
     proc = paste(commands, tmp_path, install_env(base_env, wheelhouse))
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    tools.exited(proc)
     assert "==> 3/5 Check its SHA-256 before installing anything" in proc.stdout
     assert "verification: verified" in proc.stdout
     helper = tmp_path / "home" / VENV / "bin" / "agent-memory"
     # on the PATH of every new terminal, and the output says where it came from
     found = login_shell(home, "agent-memory --version")
-    assert found.returncode == 0 and found.stdout.strip() == f"agent-memory {report['version']}", found.stderr
+    tools.exited(found)
+    assert found.stdout.strip() == f"agent-memory {report['version']}", found.stderr
     assert f"command: agent-memory -> {helper} (linked in {home / '.local' / 'bin' / 'agent-memory'}" in proc.stdout
     # the consent box was ticked: Codex's config.toml has the consent, for exactly this helper's folders
     consent = (home / ".codex" / "config.toml").read_text()
@@ -160,7 +164,7 @@ def test_the_copied_linux_commands_install_the_helper_and_verify_a_folder_store(
 
     # pasting the same commands again is safe: a fresh install, the same verified note
     again = paste(commands, tmp_path, install_env(base_env, wheelhouse))
-    assert again.returncode == 0, again.stderr
+    tools.exited(again)
     assert list((store / "projects" / "demo" / "notes").glob("setup-*.md")) == notes
 
 
@@ -173,7 +177,7 @@ def test_the_copied_commands_check_the_login_then_verify_a_note_in_the_hub(
     env = install_env(base_env, wheelhouse)
 
     no_login = paste(commands, tmp_path, env, shell)
-    assert no_login.returncode == 1
+    tools.exited(no_login, 1)
     hf = tmp_path / "home" / VENV / "bin" / "hf"
     assert "Error: this machine has no Hugging Face login (HF_TOKEN or hf auth login)." in no_login.stderr
     assert f'Next: run "{hf}" auth login yourself in this terminal, then run this again' in no_login.stderr
@@ -181,7 +185,7 @@ def test_the_copied_commands_check_the_login_then_verify_a_note_in_the_hub(
     assert TOKEN not in no_login.stdout + no_login.stderr
 
     logged_in = paste(commands, tmp_path, {**env, "HF_ENDPOINT": hub.url, "HF_TOKEN": TOKEN}, shell)
-    assert logged_in.returncode == 0, logged_in.stdout + logged_in.stderr
+    tools.exited(logged_in)
     assert f"bucket: hf://buckets/{OWNER}/memory" in logged_in.stdout and "verification: verified" in logged_in.stdout
     notes = [p for p in hub.list_paths(BUCKET) if p.startswith("projects/demo/notes/setup-")]
     assert len(notes) == 1
@@ -208,7 +212,7 @@ def test_a_tampered_helper_stops_the_commands_before_anything_is_installed(
     with space_site.serving(site, server) as url:
         commands = copied_commands(chromium, url, {**FORM, "Project": "demo", "Bucket": f"file://{tmp_path}/store"})
         proc = paste(commands, tmp_path, install_env(base_env, wheelhouse))
-    assert proc.returncode == 1
+    tools.exited(proc, 1)
     actual = hashlib.sha256(tampered).hexdigest()
     assert f"Error: the SHA-256 of the download is {actual}, not {report['sha256']}; nothing was installed." in (
         proc.stderr
@@ -231,17 +235,19 @@ def test_uv_and_pipx_put_the_helper_where_a_login_shell_finds_it(
     env.update(
         {
             "PATH": f"{installers}{os.pathsep}{os.defpath}",  # the installer, and the system's commands
-            "UV_NO_INDEX": "1",
+            # uv reads no UV_NO_INDEX: its offline mode is what keeps it off the index (and any network)
+            "UV_OFFLINE": "1",
             "UV_FIND_LINKS": str(wheelhouse),
             "UV_PYTHON_DOWNLOADS": "never",
             "UV_NO_CONFIG": "1",
         }
     )
     proc = paste(commands, tmp_path, env)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    tools.exited(proc)
     assert "verification: verified" in proc.stdout
     found = login_shell(home, "agent-memory --version")
-    assert found.returncode == 0 and found.stdout.strip() == f"agent-memory {report['version']}", found.stderr
+    tools.exited(found)
+    assert found.stdout.strip() == f"agent-memory {report['version']}", found.stderr
     link = home / ".local" / "bin" / "agent-memory"
     assert link.exists()
     # the installer's own link was already there: bootstrap says so and leaves it

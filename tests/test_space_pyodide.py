@@ -11,6 +11,7 @@ import pytest
 import space_generator_cases as cases
 import space_site
 
+import tools
 from space import generator
 from tools import require_npm_packages
 
@@ -38,7 +39,7 @@ def run_in_pyodide(python: str, tmp_path: Path, snapshot: Path | None = None) ->
     proc = subprocess.run(
         [*offline_prefix(), "node", str(RUNNER), str(request)], capture_output=True, text=True, timeout=300
     )
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    tools.exited(proc)
     result = json.loads(proc.stdout)
     assert result["fetches"] == []  # nothing was fetched: not even a try
     return result

@@ -8,6 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+import tools
+
 TESTS = Path(__file__).resolve().parent
 PROBE = """
 import sys
@@ -45,7 +49,7 @@ def run_probe(tmp_path: Path, complete: bool) -> subprocess.CompletedProcess:
 
 def test_a_missing_tool_is_said_loudly_outside_ci(tmp_path: Path) -> None:
     proc = run_probe(tmp_path, complete=False)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    tools.exited(proc)
     assert "MissingTool: agent-memory-no-such-tool is missing, so the checks that need it did not run: " in proc.stdout
     assert "apt-get install -y agent-memory-no-such-tool" in proc.stdout
     assert "SKIPPED" in proc.stdout and "/nonexistent/chromium is missing: apt-get install -y chromium" in proc.stdout
@@ -53,5 +57,41 @@ def test_a_missing_tool_is_said_loudly_outside_ci(tmp_path: Path) -> None:
 
 def test_a_missing_tool_fails_the_run_in_ci(tmp_path: Path) -> None:
     proc = run_probe(tmp_path, complete=True)
-    assert proc.returncode == 1
+    tools.exited(proc, 1)
     assert "2 failed" in proc.stdout and "AGENT_MEMORY_TESTS_COMPLETE=1: every check must run" in proc.stdout
+
+
+def test_an_unexpected_exit_code_shows_what_the_command_printed() -> None:
+    script = (
+        'import sys; print(\'{"status": "pending", "message": "the reason"}\'); print(\'a warning\', file=sys.stderr)'
+    )
+    proc = subprocess.run([sys.executable, "-c", script + "; sys.exit(75)"], capture_output=True, text=True)
+    with pytest.raises(AssertionError) as failed:
+        tools.exited(proc)
+    shown = str(failed.value)
+    assert shown.startswith("exit 75, expected 0\n")
+    assert '--- stdout ---\n{"status": "pending", "message": "the reason"}' in shown
+    assert "--- stderr ---\na warning" in shown
+    assert tools.exited(proc, (1, 75)) is proc  # one of several codes; the result goes on to the test
+
+    started = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    ended = tools.exited(tools.finished(started, timeout=60))
+    assert (ended.returncode, ended.stderr) == (0, b"a warning\n")
+    with pytest.raises(AssertionError, match=r"exit 0, expected 2 \(bad input\)\n--- stdout ---\n\{"):
+        tools.exited(ended, 2, about="bad input")
+
+
+def test_a_long_output_shows_its_end() -> None:
+    proc = subprocess.CompletedProcess(["x"], 1, "x" * 10_000 + "the end", "")
+    with pytest.raises(AssertionError) as failed:
+        tools.exited(proc)
+    assert "(first 6007 characters left out)" in str(failed.value) and str(failed.value).count("x") < 4100
+    assert "the end\n--- stderr ---" in str(failed.value)
+
+
+def test_timeouts_grow_with_the_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    assert tools.scaled(20) == 20  # idle: as written
+    monkeypatch.setattr(os, "getloadavg", lambda: (4.0, 3.0, 1.0))  # two busy processes per core
+    assert tools.scaled(20) == 60

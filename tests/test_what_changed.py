@@ -4,10 +4,12 @@ retried, on stderr, as the README says."""
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
 
+import tools
 from conftest import BUCKET
 
 
@@ -23,13 +25,14 @@ def test_hooks_install_remove_and_remove_again(machine, folder_store):
     again = machine.run("hooks", "install").out.splitlines()
     assert again[0] == f"codex: already installed in {codex_file}, unchanged; Codex will ask you to trust them (/hooks)"
     removed = machine.run("hooks", "remove")
-    assert removed.code == 0, removed.err
+    tools.exited(removed)
     assert removed.out.splitlines()[:2] == [
         f"codex: removed agent-memory's hooks from {codex_file} (and the file, which held nothing else)",
         f"claude: removed agent-memory's hooks from {claude_file} (and the file, which held nothing else)",
     ]
     nothing = machine.run("hooks", "remove")
-    assert nothing.code == 0 and nothing.out.splitlines() == [
+    tools.exited(nothing)
+    assert nothing.out.splitlines() == [
         f"codex: no agent-memory hooks in {codex_file}, nothing to remove",
         f"claude: no agent-memory hooks in {claude_file}, nothing to remove",
     ]
@@ -59,11 +62,11 @@ def test_install_skill_installs_where_it_is_missing_and_leaves_the_rest(machine,
     one = machine.run("install-skill", "review", "--revision", revision, "--agent", "codex")
     assert one.out.splitlines() == [f"Installed: review revision {revision} in {codex_dir}"]
     both = machine.run("install-skill", "review", "--revision", revision, "--json")
-    assert both.code == 0, both.err  # the codex copy is the same revision: no --replace needed for the other
+    tools.exited(both)  # the codex copy is the same revision: no --replace needed for the other
     assert both.json["unchanged"] == [str(codex_dir)] and both.json["installed"] == [str(codex_dir), str(claude_dir)]
     (claude_dir / "SKILL.md").write_text("edited\n")
     replaced = machine.run("install-skill", "review", "--revision", revision, "--replace")
-    assert replaced.code == 0, replaced.err
+    tools.exited(replaced)
     lines = replaced.out.splitlines()
     assert lines[0] == f"Already installed, unchanged: review revision {revision} in {codex_dir}"
     assert lines[1] == f"Replaced: review revision {revision} in {claude_dir}"
@@ -89,15 +92,16 @@ def test_config_set_bucket_says_what_it_was(machine, folder_store):
 def test_config_set_bucket_creates_a_missing_folder_store_owner_only(machine, tmp_path):
     store = tmp_path / "new-store"
     created = machine.run("config", "set", "bucket", f"file://{store}")
-    assert created.code == 0, created.err
+    tools.exited(created)
     assert created.out.strip() == f"bucket: file://{store} (created, owner-only)"
     assert stat.S_IMODE(store.stat().st_mode) == 0o700
-    saved = machine.run("project", "map", "demo").code == 0 and machine.save("a note")
-    assert saved.code == 0 and saved.json["status"] == "saved"  # not pending "unmounted drive?"
+    tools.exited(machine.run("project", "map", "demo"))
+    saved = tools.exited(machine.save("a note"))
+    assert saved.json["status"] == "saved"  # not pending "unmounted drive?"
 
     typo = tmp_path / "no-such-drive" / "store"
     refused = machine.run("config", "set", "bucket", f"file://{typo}")
-    assert refused.code == 2
+    tools.exited(refused, 2)
     assert "its parent folder does not exist" in refused.err
     assert refused.err.splitlines()[-1] == (
         f"Next: mkdir -p {typo.parent}, then run: agent-memory config set bucket file://{typo}"
@@ -106,18 +110,22 @@ def test_config_set_bucket_creates_a_missing_folder_store_owner_only(machine, tm
     assert machine.run("config", "show", "--json").json["bucket"] == f"file://{store}"  # nothing changed
 
 
-def test_the_stop_hook_says_on_stderr_only_what_it_retried(ready, folder_store):
+def test_the_stop_hook_tells_the_user_only_what_it_retried(ready, folder_store):
     folder = Path(folder_store.removeprefix("file://"))
     quiet = ready.run("hook", "stop", "--agent", "claude", input="{}")
-    assert (quiet.code, quiet.out, quiet.err) == (0, "", "")  # nothing pending: nothing to say
+    tools.exited(quiet)
+    assert (quiet.out, quiet.err) == ("", "")  # nothing pending: nothing to say
     os.rename(folder, folder.with_name("away"))
-    assert ready.save("a note").code == 75
+    tools.exited(ready.save("a note"), 75)
     waiting = ready.run("hook", "stop", "--agent", "claude", input="{}")
-    assert waiting.code == 0 and waiting.out == ""  # Stop's stdout would be read as a decision
-    assert waiting.err == (
-        "agent-memory hook: retried 1 pending upload: 0 shared, 1 still pending (see: agent-memory pending)\n"
-    )
+    tools.exited(waiting)
+    assert waiting.err == ""  # Stop's stdout: only the user's message, never a decision
+    assert json.loads(waiting.out) == {
+        "systemMessage": "agent-memory: retried 1 pending upload: 0 shared, 1 still pending (see: agent-memory pending)"
+    }
     os.rename(folder.with_name("away"), folder)
     ready.wait_over()  # the failed retry made the hooks wait a minute
     shared = ready.run("hook", "stop", "--agent", "claude", input="{}")
-    assert (shared.out, shared.err) == ("", "agent-memory hook: retried 1 pending upload: 1 shared, 0 still pending\n")
+    assert shared.err == "" and json.loads(shared.out) == {
+        "systemMessage": "agent-memory: retried 1 pending upload: 1 shared, 0 still pending"
+    }

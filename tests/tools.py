@@ -1,5 +1,6 @@
-"""Tools some tests need beyond Python: the npm packages pinned in package.json (the real agent CLIs, Pyodide)
-and Debian's chromium, zsh and shellcheck.
+"""What tests share beyond the fixtures: the check of a command's exit code, timeouts that grow with the machine's
+load, and the tools some tests need beyond Python: the npm packages pinned in package.json (the real agent CLIs,
+Pyodide) and Debian's chromium, zsh and shellcheck.
 
 npm packages are installed with `npm ci` on first use. A missing tool skips the tests that need it, loudly, with
 the command that installs it (a check that only adds to a test is left out with a warning that says so); in CI
@@ -9,19 +10,72 @@ so that no test can quietly stop running.
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import json
 import os
 import shutil
 import subprocess
 import warnings
+from collections.abc import Collection
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 NODE_MODULES = REPO / "node_modules"
 CHROMIUM = os.environ.get("SPACE_CHROMIUM", "/usr/bin/chromium")  # Debian's package
+
+
+SHOWN = 4000  # characters of a failed command's stdout and of its stderr shown: the end, where the reason is
+
+
+def exited(result: Any, code: int | Collection[int] = 0, about: object = None) -> Any:
+    """Assert that a command exited with `code` (or one of `code`), showing its stdout and stderr when it did not.
+
+    Every exit code a test checks goes through here: a bare `assert 75 == 0` hides why a command failed (a save's
+    reason is in its --json stdout). `result` is the tests' `Result` (code, out, err) or a `CompletedProcess`;
+    it is returned, so that a test can go on with it. `about` says which of a test's commands it was.
+    """
+    actual = result.code if hasattr(result, "code") else result.returncode
+    wanted = (code,) if isinstance(code, int) else tuple(code)
+    if actual not in wanted:
+        out = result.out if hasattr(result, "out") else result.stdout
+        err = result.err if hasattr(result, "err") else result.stderr
+        expected = wanted[0] if len(wanted) == 1 else f"one of {wanted}"
+        which = "" if about is None else f" ({about})"
+        shown = f"{_shown('stdout', out)}\n{_shown('stderr', err)}"
+        raise AssertionError(f"exit {actual}, expected {expected}{which}\n{shown}")
+    return result
+
+
+def finished(proc: subprocess.Popen, timeout: float | None = None, input: bytes | None = None) -> Any:
+    """Wait for a command started with Popen and return what it did (a `CompletedProcess`), for `exited`."""
+    out, err = proc.communicate(input, timeout=timeout)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def _shown(name: str, text: str | bytes | None) -> str:
+    if isinstance(text, bytes):
+        text = text.decode(errors="replace")
+    text = text or ""
+    cut = f"(first {len(text) - SHOWN} characters left out) " if len(text) > SHOWN else ""
+    return f"--- {name} {cut}---\n{text[-SHOWN:]}"
+
+
+def load_factor() -> float:
+    """How much slower than idle this machine may run a test now: 1 when idle, 1 + the runnable processes per core.
+
+    A concurrency test's timeouts (its budgets, its waits) are multiplied by it, so that a loaded two-core machine
+    gives the same verdict as an idle one; a test never asserts that something is fast (bench/ measures that).
+    """
+    return 1.0 + os.getloadavg()[0] / (os.cpu_count() or 1)
+
+
+def scaled(seconds: float) -> float:
+    """`seconds` of an idle machine, on this machine as loaded as it is now."""
+    return seconds * load_factor()
 
 
 def missing(reason: str) -> None:
@@ -71,8 +125,6 @@ def _npm_ci() -> str | None:
     npm = shutil.which("npm")
     if npm is None:
         return "npm is not installed, so the pinned npm packages (the agent CLIs, Pyodide) cannot be installed"
-    import fcntl
-
     # `npm ci` empties node_modules first: two runs at once (two test sessions in one clone) would break each
     # other, so they take turns on the lock file's lock, and the second finds the work done
     with open(REPO / "package-lock.json", "rb") as lock:
@@ -83,7 +135,10 @@ def _npm_ci() -> str | None:
             [npm, "ci", "--no-audit", "--no-fund"], cwd=REPO, capture_output=True, text=True, timeout=900, check=False
         )
     if proc.returncode != 0:
-        pytest.fail(f"npm ci failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
+        # offline, the registry is out of reach: the tests that need these packages are skipped with npm's reason
+        return (
+            f"npm ci could not install the pinned npm packages (exit {proc.returncode}): {proc.stderr.strip()[-600:]}"
+        )
     wrong = {p: installed_version(p) for p, v in pinned.items() if installed_version(p) != v}
     if wrong:
         pytest.fail(f"npm ci did not install the pinned versions: {wrong}")

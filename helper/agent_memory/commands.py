@@ -67,6 +67,11 @@ TABLE: dict[str, Command] = {
         "let agent-memory save from Codex's workspace-write sandbox",
         ("allow", "remove", "status"),
     ),
+    "sync": Command(
+        "agent_memory.cli.sync",
+        "sync the agents' own memory (Claude Code's auto memory, Codex's memories) through the bucket",
+        ("enable", "disable", "now", "status", "history", "restore"),
+    ),
     "hook session-start": Command(
         "agent_memory.cli.hook_start", "the SessionStart hook: a short reminder in the model's context", quiet=True
     ),

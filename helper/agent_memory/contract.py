@@ -21,22 +21,33 @@ class Failure(TypedDict):
 
 
 class Skipped(TypedDict):
-    """An object of a folder store that a refresh left out: it could lead outside the store."""
+    """An object that a refresh left out, with why (`reason`): `unsafe` (a folder store's entry that could lead
+    outside it) or `oversized` (larger than it may be: never downloaded); `next` clears it."""
 
     path: str
+    reason: str
     detail: str
     next: str
 
 
+class Gone(TypedDict):
+    """A note that a listing found gone from the bucket, and when: its cached copy was dropped."""
+
+    path: str
+    at: str
+
+
 class Sync(TypedDict):
     """How fresh a search's answer is: `status` fresh or stale, the `reason` and `detail` of a stale one, `kind` of
-    a fresh refresh (`changes`, `listing`), and what it skipped."""
+    a fresh refresh (`changes`, `listing`), what it skipped, and the paths of the cached notes it dropped because
+    the bucket no longer holds them (`gone`)."""
 
     status: str
     reason: str | None
     detail: str | None
     kind: str | None
     skipped: list[Skipped]
+    gone: list[str]
 
 
 class LastError(TypedDict):
@@ -175,6 +186,131 @@ class Installed(TypedDict):
     backup: str | None
 
 
+# -- sync of the runtimes' own memory -----------------------------------------------------------------------------
+
+
+class SyncConflict(TypedDict):
+    """A synced file changed here and elsewhere on the same lines: the file here keeps its text, the other texts
+    are kept in `kept` (outside the runtime's folder), `show` lists its versions."""
+
+    agent: str
+    scope: str
+    folder: str
+    path: str
+    heads: list[str]
+    kept: list[str]
+    show: str
+
+
+class SyncRefused(TypedDict):
+    """A file that was not synced, and why (a secret, a link, too large, a hostile version)."""
+
+    path: str
+    why: str
+
+
+class SyncFolder(TypedDict):
+    """What one sync did in one memory folder."""
+
+    agent: str
+    scope: str
+    folder: str
+    pushed: list[str]
+    pulled: list[str]
+    merged: list[str]
+    waiting: list[str]
+    conflicts: list[SyncConflict]
+    refused: list[SyncRefused]
+    in_step: int
+
+
+class SyncUpload(TypedDict):
+    """One upload of synced versions: `saved`, or `pending` in the outbox (retried as notes are)."""
+
+    id: str
+    agent: str | None
+    bucket: str
+    files: list[str]
+    status: str
+    message: str
+
+
+class SyncRun(TypedDict):
+    """`sync now` (and `sync restore`): each folder's pass, the uploads, and the store's errors."""
+
+    folders: list[SyncFolder]
+    uploads: list[SyncUpload]
+    errors: list[str]
+    busy: list[str]
+    refused: list[SyncRefused]
+
+
+class SyncFolderState(TypedDict):
+    """A synced memory folder as this machine's record has it."""
+
+    agent: str
+    scope: str
+    folder: str
+    files: int
+    pushed: int
+    pulled: int
+    conflicts: list[SyncConflict]
+    last_sync: str | None
+
+
+class SyncAgent(TypedDict):
+    """Whether one runtime's memory is synced, and its folders here."""
+
+    agent: str
+    enabled: bool
+    folders: list[SyncFolderState]
+
+
+class SyncStatus(TypedDict):
+    """`sync status`: each runtime, and the uploads of synced versions still waiting."""
+
+    agents: list[SyncAgent]
+    pending: int
+
+
+class SyncSummary(TypedDict):
+    """The `sync` part of `status`: the runtimes synced, uploads waiting, files that need a decision."""
+
+    enabled: list[str]
+    pending: int
+    conflicts: list[SyncConflict]
+
+
+class SyncSwitched(TypedDict):
+    """`sync enable|disable`: the runtimes now on, and what each was before."""
+
+    enabled: list[str]
+    changed: dict[str, bool]
+
+
+class SyncVersion(TypedDict):
+    """One version of a synced file (`deleted`: a tombstone; `head`: a current version)."""
+
+    id: str
+    bases: list[str]
+    machine: str
+    time: str
+    deleted: bool
+    head: bool
+
+
+class SyncHistory(TypedDict):
+    """`sync history FILE`: its versions, the one the file here matches, and the kept texts of a conflict."""
+
+    agent: str
+    scope: str
+    folder: str
+    path: str
+    versions: list[SyncVersion]
+    here: str | None
+    kept: list[str]
+
+
 # -- what waits on this machine -------------------------------------------------------------------------------
 
 
@@ -202,11 +338,25 @@ class PendingPublication(TypedDict):
     last_error: LastError | None
 
 
+class PendingSync(TypedDict):
+    """Versions of the runtimes' memory files waiting for upload (one upload per sync)."""
+
+    id: str
+    agent: str | None
+    scope: str | None
+    files: list[str]
+    bucket: str
+    queued: str | None
+    attempts: int
+    last_error: LastError | None
+
+
 class Pending(TypedDict):
     """`pending`: every upload that waits here, by kind, and the damaged ones."""
 
     notes: list[PendingNote]
     skills: list[PendingPublication]
+    sync: list[PendingSync]
     damaged: list[Damage]
 
 
@@ -295,10 +445,13 @@ class Status(TypedDict):
     pending_skills: list[dict[str, object]]
     damaged: list[Damage]
     damaged_notes: list[dict[str, str]]
+    skipped: list[Skipped]
+    gone: list[Gone]
     skills: list[dict[str, object]]
     hooks: list[dict[str, object]]
     codex_sandbox: dict[str, object]
     usage: UsageTotals
+    sync: SyncSummary
 
 
 class UsageTotals(TypedDict):

@@ -6,8 +6,6 @@ import os
 from pathlib import Path
 
 LABEL = "Claude Code"
-# a resumed Claude Code session (`--resume`) shows only the reminder of its new SessionStart, not the earlier one
-KEEPS_SESSION_START_ON_RESUME = False
 
 
 def config_dir() -> Path:

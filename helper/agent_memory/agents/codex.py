@@ -7,9 +7,6 @@ import os
 from pathlib import Path
 
 LABEL = "Codex"
-# `codex exec resume` keeps the session's context, the SessionStart hook's too, and runs SessionStart again
-# (source `resume`, same session id): a second reminder would stack on the first (see `reminded`)
-KEEPS_SESSION_START_ON_RESUME = True
 
 
 def home() -> Path:

@@ -60,8 +60,8 @@ def hook_failure(failure: Exception, event: str, parser: argparse.ArgumentParser
     if isinstance(failure, UsageError) and parser is not None:
         text = f"{failure.message.rstrip('.')} ({parser.format_usage().strip()})"
     else:
-        text = f"{event} failed: {type(failure).__name__}: {failure}"[:300]
-    print(HOOK_PREFIX + _shown(text), file=sys.stderr)
+        text = f"{event} failed: {type(failure).__name__}: {failure}"
+    print(HOOK_PREFIX + _shown(text)[:300], file=sys.stderr)  # cut once redacted: a cut secret is not recognised
 
 
 def _shown(text: str) -> str:

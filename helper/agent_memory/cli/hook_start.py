@@ -8,9 +8,12 @@ import json
 
 from ..config.context import Context
 from ..contract import SessionStart
+from ..display import safe
 from ..errors import OK, AgentMemoryError
 from ..machine import usage
 from ..machine.reminder import session_start
+from ..setup.command import helper_command
+from ..sync.settings import enabled
 from .parsing import Rendered, hook_options
 from .render import read_event
 
@@ -21,8 +24,11 @@ def declare(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> Rendered:
     event = read_event()
+    synced = _pull(ctx, event, args.agent)  # first: the reminder then says what changed
     context = session_start(ctx, event, args.agent)
     usage.session_started(_project(ctx), args.agent, event)
+    if synced:
+        context = "\n".join([context or "", *fit(synced)]).strip()
     result = SessionStart(event="session-start", agent=args.agent, context=context or "")
     if context is None:  # nothing at all: the resumed session still has its first reminder
         return result, "", OK
@@ -36,3 +42,27 @@ def _project(ctx: Context) -> str | None:
         return ctx.project
     except AgentMemoryError:  # not set up, not mapped: no project's use to count
         return None
+
+
+def _pull(ctx: Context, event: dict[str, object], agent: str) -> list[str]:
+    """Sync's pull, when this agent's memory is synced: `sync.hooks`, loaded only then (it brings the stores and the
+    outbox, which a session start without sync must not load)."""
+    try:
+        if agent not in enabled(ctx.config):
+            return []
+    except AgentMemoryError:  # a configuration that cannot be used: the reminder says so
+        return []
+    from ..sync import hooks
+
+    return hooks.pull(ctx, event, agent, helper_command())
+
+
+MAX_SYNC = 2400  # bytes of sync's lines in the reminder: with it, far below both runtimes' caps
+
+
+def fit(lines: list[str]) -> list[str]:
+    """Sync's lines, display-safe (they carry memory text from the bucket), the last dropped until they fit."""
+    lines = [safe(line) for line in lines]
+    while lines and len("\n".join(lines).encode()) > MAX_SYNC:
+        lines = lines[:-1]
+    return lines

@@ -1,19 +1,23 @@
 """`agent-memory hook stop|session-end --agent codex|claude`: after each turn (and at Claude Code's session end),
 retry pending uploads within a few seconds (see `machine.retry`).
 
-Stop runs at every turn and usually finds nothing to do: it then looks at the outbox's folder and leaves. It prints
-nothing on stdout (Codex fails a Stop hook whose output is not JSON, X5); after a retry, one line on stderr.
+Stop runs at every turn and usually finds nothing to do: it then looks at the outbox's folder and leaves, printing
+nothing. When something was retried or is still pending, it tells the user where both runtimes show a hook's
+messages: `{"systemMessage": ...}` on stdout, the one output a Stop hook may print besides a decision (Codex fails a
+Stop hook whose stdout is other text, X5; the message is shown to the user, never to the model).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 from types import ModuleType
 
 from ..config.context import Context
 from ..contract import Stop
-from ..errors import OK
+from ..errors import OK, AgentMemoryError
 from ..outbox import plans
+from ..sync.settings import enabled
 from .parsing import Rendered, hook_options
 from .render import hook_line, read_event
 
@@ -24,14 +28,19 @@ def declare(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> Rendered:
     event = args.command.partition(" ")[2]
-    read_event()  # nothing in it is needed; an event that is not JSON is said all the same
+    payload = read_event()
+    if synced := _push(ctx, payload, args.agent, event):
+        hook_line(synced)
     if not plans.operations():  # nothing waits: the usual turn
         return Stop(event=event, agent=args.agent, results=[], damaged=[], waiting=0), "", OK
     retry = _retry()
     done = retry.retry(ctx, event)
-    if done["results"] or done["damaged"]:
-        hook_line(retry.summary_line(done))
-    return Stop(event=event, agent=args.agent, **done), "", OK
+    message = retry.user_message(done)
+    return Stop(event=event, agent=args.agent, **done), _system_message(message) if message else "", OK
+
+
+def _system_message(text: str) -> str:
+    return json.dumps({"systemMessage": text}, ensure_ascii=False)
 
 
 def _retry() -> ModuleType:
@@ -40,3 +49,17 @@ def _retry() -> ModuleType:
     from ..machine import retry
 
     return retry
+
+
+def _push(ctx: Context, payload: dict[str, object], agent: str, event: str) -> str | None:
+    """Sync's push, when this agent's memory is synced: `sync.hooks` (and `machine.retry` for its budget), loaded
+    only then; with nothing changed here it costs one stat per file and no network."""
+    try:
+        if agent not in enabled(ctx.config):
+            return None
+    except AgentMemoryError:
+        return None
+    from ..machine.retry import budget_seconds
+    from ..sync import hooks
+
+    return hooks.push(ctx, payload, agent, budget_seconds(event))

@@ -51,6 +51,10 @@ def pending_list(args: argparse.Namespace, ctx: Context) -> Rendered:
     for entry in result["skills"]:
         error = (entry["last_error"] or {}).get("detail") or "not tried yet"
         lines.append(f"skill {entry['name']} revision {entry['revision']} -> {entry['bucket']} ({error})")
+    for entry in result["sync"]:
+        error = (entry["last_error"] or {}).get("detail") or "not tried yet"
+        files = ", ".join(entry["files"])
+        lines.append(f"sync {entry['id']} ({entry['agent']}: {files}) -> {entry['bucket']} ({error})")
     for item in result["damaged"]:
         lines.append(f"DAMAGED {item['kind']} {item['id']}: {item['problem']} (kept in {item['file']})")
     if result["damaged"]:

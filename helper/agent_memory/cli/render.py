@@ -13,7 +13,7 @@ from ..contract import NoteUpload, Publication, Retries, Sync
 from ..display import safe, safe_tree
 from ..errors import ACCESS, ERROR, OK, PENDING
 from ..errors import render as lines
-from ..store.base import Freshness
+from ..store.base import Freshness, OversizedObject
 from ..store.failures import NO_NETWORK
 from .parsing import Rendered
 
@@ -58,8 +58,9 @@ def notice(text: str) -> None:
 
 
 def sync(freshness: Freshness) -> Sync:
-    """The `sync` object of a search: `{"status": "fresh"|"stale", "reason", "detail", "kind", "skipped"}`; `kind`
-    is how a fresh cache was brought up to date: `changes` (the change feed) or `listing` (the whole project)."""
+    """The `sync` object of a search: `{"status": "fresh"|"stale", "reason", "detail", "kind", "skipped", "gone"}`;
+    `kind` is how a fresh cache was brought up to date: `changes` (the change feed) or `listing` (the whole
+    project)."""
     if freshness.offline:
         found = {"status": "stale", "reason": "offline", "detail": "--offline: the bucket was not consulted"}
     elif freshness.error is not None:
@@ -69,8 +70,17 @@ def sync(freshness: Freshness) -> Sync:
         found = {"status": "stale", "reason": freshness.error.reason, "detail": detail}
     else:
         found = {"status": "fresh", "reason": None, "detail": None}
-    skipped = [{"path": s.path, "detail": s.detail, "next": s.next_step} for s in freshness.skipped]
-    return safe_tree({**found, "kind": freshness.kind if freshness.fresh else None, "skipped": skipped})
+    skipped = [
+        {
+            "path": s.path,
+            "reason": "oversized" if isinstance(s, OversizedObject) else "unsafe",
+            "detail": s.detail,
+            "next": s.next_step,
+        }
+        for s in freshness.skipped
+    ]
+    kind = freshness.kind if freshness.fresh else None
+    return safe_tree({**found, "kind": kind, "skipped": skipped, "gone": freshness.gone})
 
 
 def told_sync(freshness: Freshness) -> tuple[Sync, int]:
@@ -80,7 +90,10 @@ def told_sync(freshness: Freshness) -> tuple[Sync, int]:
     if found["status"] != "fresh":
         notice(f"Results come from the local cache only ({found['reason']}: {found['detail']}).")
     for skipped in found["skipped"]:
-        notice(f"Skipped an object of the folder store: {skipped['detail']}.\nNext: {skipped['next']}")
+        where = "the folder store" if skipped["reason"] == "unsafe" else "the bucket"
+        notice(f"Skipped an object of {where}: {skipped['detail']}.\nNext: {skipped['next']}")
+    for path in found["gone"]:
+        notice(f"The bucket no longer holds {path}: its cached copy was dropped.")
     if found["reason"] != "auth":
         return found, OK
     notice("Next: restore this machine's access to the bucket (for a Hugging Face bucket: hf auth login)")

@@ -55,6 +55,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Rendered:
         lines.append(f"  {skill['agent']}: {skill['name']} @ {revision}{edited} in {skill['path']}")
     lines += [f"hooks ({h['agent']}): {h['note']}" for h in result["hooks"]]
     lines.append(_usage_line(result["usage"]))
+    lines += _sync_lines(result["sync"])
     lines += sandbox_lines(result["codex_sandbox"]) if result["codex_sandbox"]["state"] != "not allowed" else []
     if result["store"]["status"] == "refused":  # as every command that uses the store would: exit 4
         notice(error_lines(result["store"]["detail"], result["store"]["next"]))
@@ -69,6 +70,16 @@ def _usage_line(use: UsageTotals) -> str:
         f"{use['searches_found']} found something; {use['saved']} saved, {use['read']} read "
         f"(details: {commands.line('usage')})"
     )
+
+
+def _sync_lines(found: dict[str, object]) -> list[str]:
+    if not found["enabled"] and not found["pending"] and not found["conflicts"]:
+        return []
+    synced = ", ".join(found["enabled"]) or "off"
+    lines = [f"sync of the agents' own memory: {synced}, {found['pending']} uploads waiting"]
+    for item in found["conflicts"]:
+        lines.append(f"  CONFLICT {item['agent']} {item['path']} needs a decision: {item['show']}")
+    return lines
 
 
 def _project_line(project: dict[str, str]) -> str:

@@ -1,31 +1,44 @@
-"""The sessions that already got the SessionStart reminder, so that a resumed session is not given a second one.
+"""What the SessionStart hook already told: which sessions got the reminder (and the pending uploads it named), and
+which unmapped folders were told today that they have no memory project.
 
-Codex keeps a session's earlier context when it resumes it (`codex exec resume`), the SessionStart hook's included,
-and runs SessionStart again with `source: resume` and the same `session_id`: a reminder at each resume would stack
-(three after two resumes). Claude Code does not keep it (a resumed session shows only the new one), so only runtimes
-that keep it skip the reminder (`KEEPS_SESSION_START_ON_RESUME`).
+Both runtimes keep a resumed session's earlier context, the SessionStart reminders included, and run SessionStart
+again (`source: resume`, the same `session_id`): Codex keeps every one of them (`codex exec resume`), Claude Code
+keeps every one that differs from an earlier one (`--resume`, `--continue`; measured with both CLIs, see
+tests/test_runtime_resume.py). A second reminder would stack on the first, and its changing facts ("2 notes",
+"1 upload not shared yet") would leave stale ones beside new ones. So a resumed session that already got its
+reminder gets nothing, or, when the uploads pending here changed since it was told, one line saying so.
 
-The record is one small file in the state folder: the newest KEEP session ids, one a line, changed under a lock
-and written atomically. A record that cannot be read, or holds anything but ids (damaged, planted, not ours),
-counts as empty: the session gets its reminder again, which only costs a repeated line.
+Each record is one small file in the state folder, changed under a lock and written atomically, bounded (the newest
+KEEP entries). A record that cannot be read, or holds anything else (damaged, planted, not ours), counts as empty:
+the session gets its reminder again, which only costs a repeated line.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
+import time
 from pathlib import Path
 
 from .. import paths
 from ..fsutil import locked, open_own, write_atomic
 
-KEEP = 200  # sessions remembered: far more than anyone resumes, and a few KB to read
+KEEP = 200  # sessions (and folders) remembered: far more than anyone resumes, and a few KB to read
 ID_MAX = 128
-LIMIT = KEEP * (ID_MAX + 1)  # bytes: a record any larger is not ours, and is not read further
+DIGEST = 16  # hex digits of what was told about pending uploads
+LIMIT = KEEP * (ID_MAX + DIGEST + 2)  # bytes: a record any larger is not ours, and is not read further
+UNKNOWN = ""  # what a session was told, in a record written before that was kept: nothing more is said to it
 _ID = re.compile(rb"[A-Za-z0-9][A-Za-z0-9._:-]{0,%d}" % (ID_MAX - 1))
+_SESSION_LINE = re.compile(rb"(%s)(?: ([0-9a-f]{%d}))?" % (_ID.pattern, DIGEST))
+_FOLDER_LINE = re.compile(rb"(\d{4}-\d\d-\d\d) ([0-9a-f]{%d})" % DIGEST)
 
 
-def _record() -> Path:
+def _sessions() -> Path:
     return paths.state_dir() / "reminded-sessions"
+
+
+def _folders() -> Path:
+    return paths.state_dir() / "unmapped-told"
 
 
 def session_id(payload: dict[str, object]) -> str | None:
@@ -36,26 +49,49 @@ def session_id(payload: dict[str, object]) -> str | None:
     return None
 
 
-def seen(session: str) -> bool:
-    """Whether `session` already got the reminder (False when the record cannot be read)."""
-    return session in _read()
+def digest(lines: list[str]) -> str:
+    """A short digest of the lines told (the pending uploads): whether a session was told what holds now."""
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:DIGEST]
 
 
-def add(session: str) -> None:
-    """Remember that `session` got the reminder (the oldest ids beyond KEEP are forgotten)."""
+def told(session: str) -> str | None:
+    """The digest of what `session` was told about pending uploads, UNKNOWN for a session recorded without one,
+    None when it never got the reminder (or the record cannot be read)."""
+    return dict(_read_sessions()).get(session)
+
+
+def add(session: str, told_digest: str) -> None:
+    """Remember that `session` got the reminder, told `told_digest` (the oldest beyond KEEP are forgotten)."""
     with locked(paths.state_dir() / "reminded-sessions.lock"):
-        kept = [known for known in _read() if known != session][-(KEEP - 1) :]
-        write_atomic(_record(), "".join(f"{known}\n" for known in [*kept, session]).encode())
+        kept = [(known, was) for known, was in _read_sessions() if known != session][-(KEEP - 1) :]
+        lines = (f"{known} {was}\n" if was else f"{known}\n" for known, was in [*kept, (session, told_digest)])
+        write_atomic(_sessions(), "".join(lines).encode())
 
 
-def _read() -> list[str]:
-    """The remembered ids, oldest first; [] if the record is missing, damaged or not ours."""
+def first_today(folder: str) -> bool:
+    """Whether `folder` is told today for the first time (and remember that it was): once per folder and day."""
+    today, key = time.strftime("%Y-%m-%d", time.gmtime()), digest([folder])
+    with locked(paths.state_dir() / "unmapped-told.lock"):
+        kept = [entry for entry in _read(_folders(), _FOLDER_LINE) if entry[0] == today]
+        if (today, key) in kept:
+            return False
+        write_atomic(_folders(), "".join(f"{day} {k}\n" for day, k in [*kept[-(KEEP - 1) :], (today, key)]).encode())
+    return True
+
+
+def _read_sessions() -> list[tuple[str, str]]:
+    return [(session, was or UNKNOWN) for session, was in _read(_sessions(), _SESSION_LINE)]
+
+
+def _read(record: Path, line: re.Pattern[bytes]) -> list[tuple[str, str | None]]:
+    """The record's entries, oldest first; [] if it is missing, damaged or not ours."""
     try:
-        with open(open_own(_record()), "rb") as handle:
+        with open(open_own(record), "rb") as handle:
             data = handle.read(LIMIT + 1)
-    except OSError:  # missing, a link, another user's (UnsafeLocalFile is an OSError)
+    except OSError:  # missing, a link, another user's, not a regular file (UnsafeLocalFile is an OSError)
         return []
     lines = data.split(b"\n")
-    if len(data) > LIMIT or lines[-1] != b"" or not all(_ID.fullmatch(line) for line in lines[:-1]):
+    found = [line.fullmatch(each) for each in lines[:-1]]
+    if len(data) > LIMIT or lines[-1] != b"" or not all(found):
         return []
-    return [line.decode() for line in lines[:-1]]
+    return [(m.group(1).decode(), m.group(2).decode() if m.group(2) is not None else None) for m in found if m]

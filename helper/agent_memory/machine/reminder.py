@@ -1,13 +1,15 @@
 """The SessionStart reminder: a few lines put into the model's context at session start, in the one form both runtimes
 take (Codex fails a SessionStart hook whose JSON lacks `hookEventName`, X4).
 
-The project with how many notes this machine's cache holds and how recent the newest is, when to search ("if this
-task continues earlier work ..."), and the uploads still pending. After a compaction it also names the project's
-newest checkpoint (its id, its title cut to MAX_TITLE characters, its checked date, whose it is: this session's agent
-and machine or others, and the `read` command), never anything else of a note. A configuration that cannot be used
-is said, with the command that repairs it. Every line is made display-safe (`display.safe`): one item per line, no
-control characters. No network, no model, no transcript. A resumed session that already got it, in a runtime that
-keeps it on resume, gets nothing (`reminded`).
+The project with how many notes this machine's cache holds (bootstrap's verification notes aside) and how recent the
+newest is, when to search ("if this task continues earlier work ..."), and the uploads still pending (which the Stop
+hook retries on its own; the command is offered only where the model can run it). After a compaction it also names
+this session's newest checkpoint, or else the project's newest as another session's (its id, its title cut to
+MAX_TITLE characters, its checked date, whose it is, and the `read` command), never anything else of a note. A
+configuration that cannot be used is said, with the command that repairs it; a folder with no project is told so
+once a day. Every line is made display-safe (`display.safe`): one item per line, no control characters. No network,
+no model, no transcript. A resumed session that already got it gets nothing, or one line when what is pending
+changed since (`reminded`).
 """
 
 from __future__ import annotations
@@ -17,10 +19,11 @@ import os
 import re
 import time
 
-from .. import agents, clock
+from .. import clock
 from ..config.context import Context
 from ..display import plural, safe, shorten
 from ..errors import AgentMemoryError, NotSetUp
+from ..guard import redact
 from ..memory.cache import ProjectCache
 from ..memory.notes import FUTURE_SLACK
 from ..memory.origin import machine_name
@@ -32,57 +35,94 @@ from . import reminded
 
 MAX_CONTEXT = 2000  # bytes: far below both runtimes' caps (Codex spills at 2,500 tokens)
 MAX_TITLE = 120
+CHECKPOINTS = 20  # the newest checkpoints looked through for this session's own
+SETUP_PREFIX = "setup-"  # bootstrap's verification notes (`bootstrap.verification_id`): setup, not memory
 
 
 def session_start(ctx: Context, payload: dict[str, object], agent: str) -> str | None:
-    """The reminder for this session, or None when it is a resumed one that already has it (see `reminded`)."""
+    """The reminder for this session; for a resumed one that already has it (both runtimes keep it, see
+    `reminded`), None, or one line when the uploads pending here changed since it was told."""
     session = reminded.session_id(payload)
-    keeps = agents.runtime(agent).KEEPS_SESSION_START_ON_RESUME
-    if session and keeps and payload.get("source") == "resume" and reminded.seen(session):
-        return None
-    text = reminder(ctx, payload, agent)
-    if session and keeps:
+    helper = helper_command()
+    if session and payload.get("source") == "resume" and (was := reminded.told(session)) is not None:
+        pending_now = _pending_lines(ctx, helper, agent)
+        if was == reminded.UNKNOWN or was == reminded.digest(pending_now):
+            return None  # nothing at all: what it was told still holds
+        text = _fit([_changed(pending_now)])
+    else:
+        lines, pending_now = _reminder(ctx, payload, agent, helper)
+        text = _fit(lines)
+    if session and text:
         with contextlib.suppress(OSError):  # a state folder it cannot write: a resume then reminds once more
-            reminded.add(session)
-    return text
+            reminded.add(session, reminded.digest(pending_now))
+    return text or None  # nothing to tell (an unmapped folder told today): nothing at all
 
 
 def reminder(ctx: Context, payload: dict[str, object], agent: str = "codex") -> str:
     """The SessionStart context: most important line first, under MAX_CONTEXT bytes, no note content."""
-    helper = helper_command()
-    ctx.use(directory=payload.get("cwd") if isinstance(payload.get("cwd"), str) else os.getcwd())
+    return _fit(_reminder(ctx, payload, agent, helper_command())[0])
+
+
+def _reminder(ctx: Context, payload: dict[str, object], agent: str, helper: str) -> tuple[list[str], list[str]]:
+    """The reminder's lines, and those of them that tell what is pending (what a resume compares)."""
+    directory = payload.get("cwd") if isinstance(payload.get("cwd"), str) else os.getcwd()
+    ctx.use(directory=directory)
     project: str | None = None
     try:
         if not ctx.config.get("bucket"):
-            return (
+            return [
                 "agent-memory is not set up on this machine, so this session has no memory. "
                 f"The user can set it up with: {helper} bootstrap --project NAME"
-            )
+            ], []
         project = ctx.project
     except NotSetUp as exc:
-        lines = [
-            f"agent-memory: {exc.message} Do not save memory from here. To use memory in this folder, "
-            f"ask the user to run: {helper} {exc.next_step.removeprefix('agent-memory ')}"
-        ]
+        lines = []
+        if _first_today(str(directory)):  # every session there would be told again: once a day is enough to know
+            lines.append(
+                f"agent-memory: {redact(exc.message)} Do not save memory from here. To use memory in this folder, "
+                f"ask the user to run: {helper} {redact(exc.next_step).removeprefix('agent-memory ')}"
+            )
     except AgentMemoryError as exc:  # a configuration that cannot be used: say so, and how to repair it
-        return _fit([_unusable(helper, exc)])
+        return [_unusable(helper, exc)], []
     else:
         lines = [
             f"agent-memory: this session's memory project is {project} ({_held(ProjectCache(ctx.bucket, project))}).",
             f"If this task continues earlier work or depends on past decisions, first run: {helper} search 'KEYWORDS' "
             '(notes holding every word, in any order, any case; "quote" an exact phrase: a module, file or topic).',
         ]
-    lines += _pending_lines(helper)
+    pending_lines = _pending_lines(ctx, helper, agent)
+    lines += pending_lines
     if project and payload.get("source") == "compact":  # a fresh session never gets a pointer to earlier work
-        lines += _checkpoint_line(helper, ctx, agent)
-    return _fit(lines)
+        lines += _checkpoint_line(helper, ctx, agent, reminded.session_id(payload))
+    return lines, pending_lines
+
+
+def _first_today(directory: str) -> bool:
+    """Whether `directory` is told today for the first time that it has no project (True when that cannot be kept)."""
+    try:
+        return reminded.first_today(directory)
+    except OSError:  # a state folder it cannot write: told each time, as before
+        return True
+
+
+def _changed(pending_now: list[str]) -> str:
+    """The one line for a resumed session whose reminder named other pending uploads than there are now."""
+    if not pending_now:
+        return (
+            "agent-memory: update to this session's earlier reminder: the uploads it named as not shared yet have "
+            "been shared since, and nothing is pending on this machine now."
+        )
+    return (
+        "agent-memory: update to this session's earlier reminder (this replaces its line about pending uploads): "
+        + " ".join(pending_now)
+    )
 
 
 def _held(cache: ProjectCache) -> str:
     """How many notes this machine's cache holds for the project, and how recent the newest is (from its id, which
     sorts by creation time: see `clock.new_id`), cheaply: one read of the cache's checksums file."""
     try:
-        ids = cache.note_ids()
+        ids = {note_id for note_id in cache.note_ids() if not note_id.startswith(SETUP_PREFIX)}
     except OSError:  # a record that is not ours to read: nothing is counted (the next search replaces it)
         ids = set()
     if not ids:
@@ -110,51 +150,111 @@ def _ago(seconds: float) -> str:
 def _unusable(helper: str, exc: AgentMemoryError) -> str:
     """The line for a configuration that cannot be used: what is wrong, and the user's command that repairs it."""
     # the absolute command: the runtime's PATH may not have the helper
-    repair = re.sub(r"(?<![\w./-])agent-memory (?=[a-z])", lambda _match: f"{helper} ", exc.next_step)
+    repair = re.sub(r"(?<![\w./-])agent-memory (?=[a-z])", lambda _match: f"{helper} ", redact(exc.next_step))
     return (
-        f"agent-memory: memory is not usable on this machine: {exc.message} Do not search or save memory until it is "
-        f"repaired. The user can repair it: {repair}"
+        f"agent-memory: memory is not usable on this machine: {redact(exc.message)} Do not search or save memory "
+        f"until it is repaired. The user can repair it: {repair}"
     )
 
 
-def _pending_lines(helper: str) -> list[str]:
+def _pending_lines(ctx: Context, helper: str, agent: str) -> list[str]:
+    """What is pending on this machine: the Stop hook retries it after each turn, outside any sandbox, so the model
+    is offered the command only where it can run it."""
     counts = summary()
     lines = []
     notes, skills = counts.get("note", 0), counts.get("skill", 0)
     if total := notes + skills:
         kinds = [plural(n, word) for n, word in ((notes, "note"), (skills, "skill publication")) if n]
-        lines.append(
+        it = "it" if total == 1 else "them"
+        line = (
             f"{plural(total, 'upload')} saved on this machine {'is' if total == 1 else 'are'} not shared yet "
-            f"({', '.join(kinds)}); retry {'it' if total == 1 else 'them'} with: {helper} pending retry"
+            f"({', '.join(kinds)}); the Stop hook retries {it} after each turn on its own"
         )
+        if _can_retry_here(ctx, agent):
+            line += f"; to retry {it} now: {helper} pending retry"
+        lines.append(line)
     if damaged := counts["damaged"]:
         state = "is damaged and needs" if damaged == 1 else "are damaged and need"
         lines.append(f"{plural(damaged, 'pending upload')} {state} the user: {helper} pending")
     return lines
 
 
-def _checkpoint_line(helper: str, ctx: Context, agent: str) -> list[str]:
-    """A pointer to the project's newest checkpoint in the local cache (or pending here), never its content: its
-    id, title and date, and whose it is, so that a session does not pick up another one's work as its own."""
+def _can_retry_here(ctx: Context, agent: str) -> bool:
+    """Whether the model's own commands can upload: not in Codex's sandbox without the user's consent (X7), where
+    `pending retry` could neither write the outbox nor reach the bucket."""
+    if agent != "codex":
+        return True
+    try:
+        bucket = ctx.config.get("bucket")
+    except AgentMemoryError:
+        return False
+    return _codex_consent_state(bucket) in ("allowed", "outdated")  # outdated: all it needs, and more
+
+
+def _codex_consent_state(bucket: str | None) -> str:
+    """The state of the user's consent for Codex's sandbox (`setup.codex_sandbox.status`), loaded only when
+    something is pending: reading Codex's config.toml brings tomllib, which a session start must not pay for
+    at every start."""
+    from ..setup import codex_sandbox
+
+    try:
+        return codex_sandbox.status(bucket)["state"]
+    except AgentMemoryError:  # a config.toml that cannot be read: `status` says so; here, no command is offered
+        return "unreadable"
+
+
+def _checkpoint_line(helper: str, ctx: Context, agent: str, session: str | None) -> list[str]:
+    """A pointer to this session's newest checkpoint in the local cache (or pending here), never its content: its
+    id, title and date. Without one, the project's newest checkpoint, offered plainly as another session's (another
+    worktree, agent or machine), so that a session does not pick up another one's work as its own."""
     cache = ProjectCache(ctx.bucket, ctx.project)
-    found = search(cache, "", limit=1, kind="checkpoint", pending_notes=pending(ctx))
+    waiting = pending(ctx)
+    found = search(cache, "", limit=CHECKPOINTS, kind="checkpoint", pending_notes=waiting)
     if not found:
         return []
-    newest = found[0]  # display-safe already (`search`), its date checked when it was cached (`notes.fields`)
+    texts = {str(entry["id"]): str(entry["content"]).encode() for entry in waiting}
+    own = next((hit for hit in found if session and _session_of(cache, hit, texts) == session), None)
+    newest = own or found[0]  # display-safe already (`search`), its date checked when it was cached (`notes.fields`)
     title = shorten(newest["title"], MAX_TITLE)
+    if own is not None:
+        return [
+            f'The context was just compacted. This session saved the checkpoint {newest["id"]} "{title}" '
+            f"({newest['created']}) before it; to pick up from it, read it with: {helper} read {newest['id']}"
+        ]
     # only whether they match this session's: a note's agent and machine are anyone's text, and stay out of it
     mine = _this_machine()
     here, same_agent = bool(mine) and newest["machine"] == mine, newest["agent"] == agent
     if here and same_agent:
-        whose, then = f"saved by {agent} on this machine, as this session is", "to pick up from it"
+        by = f"by {agent} on this machine"
+    elif same_agent:
+        by = "on another machine"
     else:
-        by = "on another machine" if same_agent else "by another agent " + ("on this machine" if here else "elsewhere")
-        whose = f"saved {by}, not by this session ({agent} on this machine)"
-        then = "it may be another session's work: to see whether it is this one's"
+        by = "by another agent " + ("on this machine" if here else "elsewhere")
+    whose = (
+        f"another session's: saved {by}, not in this session"
+        if session
+        else f"saved {by}; this session's id is unknown, so whether it saved it cannot be told"
+    )
     return [
         f'The context was just compacted. This project\'s newest checkpoint is {newest["id"]} "{title}" '
-        f"({newest['created']}), {whose}; {then}, read it with: {helper} read {newest['id']}"
+        f"({newest['created']}), {whose}. It may be other work (another worktree, task or agent): only if this "
+        f"task continues it, read it with: {helper} read {newest['id']}"
     ]
+
+
+def _session_of(cache: ProjectCache, hit: dict[str, object], pending_texts: dict[str, bytes]) -> str | None:
+    """The `session` a checkpoint was saved in, from its pending text or its checked cached copy, without parsing
+    it (no YAML on a session start): the frontmatter line `session: ID` that saving writes."""
+    note_id = str(hit["id"])
+    data = pending_texts.get(note_id) if hit["pending"] else cache.verified([note_id]).get(note_id)
+    if data is None:
+        return None
+    head = data[: data.find(b"\n---", 3) + 1] if data.startswith(b"---") else b""
+    found = _SESSION.search(head)
+    return found.group(1).decode() if found else None
+
+
+_SESSION = re.compile(rb"^session: ['\"]?([A-Za-z0-9][A-Za-z0-9._:-]{0,127})['\"]?$", re.MULTILINE)
 
 
 def _this_machine() -> str | None:

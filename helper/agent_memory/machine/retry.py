@@ -38,8 +38,23 @@ def retry(ctx: Context, event: str) -> Waited:
     return Waited(results=result["results"], damaged=result["damaged"], waiting=0)
 
 
+def user_message(result: Waited) -> str | None:
+    """What the user is told after a turn: what was retried, or what still waits and when it is tried again; None
+    when there was nothing to retry (nothing pending, or only damaged uploads, which `status` and the reminder name)."""
+    if result["results"] or result["damaged"]:
+        return f"agent-memory: {summary_line(result)}"
+    if result["waiting"]:
+        total = sum(count for name, count in summary().items() if name != "damaged")
+        minutes = max(1, round(result["waiting"] / 60))
+        return (
+            f"agent-memory: {plural(total, 'upload')} not shared yet; the next retry is in about "
+            f"{plural(minutes, 'minute')} (to retry now: {commands.line('pending', 'retry')})"
+        )
+    return None
+
+
 def summary_line(result: Waited) -> str:
-    """What a retry did, in one line for the runtime's log."""
+    """What a retry did, in one line."""
     statuses = [item.get("status") for item in result["results"]]
     shared = len(statuses) - statuses.count("pending")
     tried, waiting = plural(len(statuses), "pending upload"), statuses.count("pending")

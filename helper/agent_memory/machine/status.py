@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from .. import __version__, commands, paths
 from ..clock import age_seconds
 from ..config.context import Context
-from ..contract import Status, StoreCheck
+from ..contract import Status, StoreCheck, SyncSummary
 from ..display import safe_tree
 from ..errors import AccessError, NotSetUp
 from ..memory import pack
@@ -18,6 +18,8 @@ from ..outbox.listing import entries
 from ..setup import codex_sandbox, hook_files
 from ..skills.installing import installed_skills
 from ..store.bucket import check_private
+from ..sync.settings import enabled
+from ..sync.summary import folder_states
 from . import usage
 from .uploads import KINDS
 
@@ -33,6 +35,7 @@ def status(ctx: Context) -> Status:
     except NotSetUp as exc:
         project, project_error = None, f"{exc.message} Next: {exc.next_step}"
     cache = ProjectCache(bucket, project["project"]) if bucket and project else None
+    report = cache.report() if cache else {"skipped": [], "gone": []}
     waiting = entries(KINDS)
     result = {
         "version": __version__,
@@ -49,12 +52,21 @@ def status(ctx: Context) -> Status:
         ],
         "damaged": waiting["damaged"],
         "damaged_notes": _damaged_notes(cache) if cache else [],
+        "skipped": report["skipped"],  # what the last listing left out (oversized, unsafe), and why
+        "gone": report["gone"],  # notes found gone from the bucket, newest first
         "skills": installed_skills(),
         "hooks": hook_files.status(),
         "codex_sandbox": codex_sandbox.status(bucket),
         "usage": usage.totals(USAGE_DAYS),
+        "sync": _sync(ctx, bucket, len(waiting["sync"])),
     }
     return safe_tree(result)  # notes' problems, store errors and paths reach people and models alike
+
+
+def _sync(ctx: Context, bucket: str | None, pending: int) -> SyncSummary:
+    """The runtimes whose own memory is synced, uploads of theirs waiting, and the files that need a decision."""
+    conflicts = [item for state in folder_states(bucket) for item in state["conflicts"]] if bucket else []
+    return {"enabled": enabled(ctx.config), "pending": pending, "conflicts": conflicts}
 
 
 def store_check(bucket: str | None) -> StoreCheck:

@@ -12,6 +12,8 @@ Layout, mirroring the bucket: `<cache>/<bucket key>/projects/<project>/notes/<id
   refresh (or, for a bucket without a feed to follow, the `updatedAt` it showed), when the last complete
   listing was, and how `checksums` and the pack looked then (a cheap sign of changes made to them since).
   Forgotten whenever damage is found, so that the next refresh lists.
+- `report.json`: what the last listing skipped (unsafe or oversized objects, with why and the command that clears
+  each), and the notes listings found gone from the bucket and dropped here (the newest GONE_KEPT), for `status`.
 
 The cache is only a cache: a note that is damaged or unverified here is never shown, it is fetched again.
 Writers hold the project's lock; readers take it only when what they read looks wrong (a writer may be
@@ -49,6 +51,8 @@ from .checksums import Checksum
 
 TAIL = 4 << 20  # more than the longest record (a 1 MiB note, lowercased)
 STANDS = "stands.json"
+REPORT = "report.json"
+GONE_KEPT = 100  # notes found gone that `status` keeps telling, newest first
 
 
 class Stand:
@@ -285,6 +289,28 @@ class ProjectCache:
             return (read_json(self.dir / "refresh.json", {}) or {}).get("last_success")
         return None
 
+    def record_report(self, skipped: list[dict[str, str]], gone: list[str], when: str) -> None:
+        """Keep what a listing skipped (replacing what the last one skipped) and the notes it found gone (added
+        to those found before, with `when`, a `clock.utc_now()` stamp), for `status`."""
+        before = self.report()
+        kept = [{"path": path, "at": when} for path in gone] + [g for g in before["gone"] if g["path"] not in gone]
+        if skipped or kept or before["skipped"]:
+            write_json_atomic(self.dir / REPORT, {"skipped": skipped, "gone": kept[:GONE_KEPT]})
+
+    def report(self) -> dict[str, list[dict[str, str]]]:
+        """`{"skipped": [{"path", "reason", "detail", "next"}], "gone": [{"path", "at"}]}` as the last listings left
+        them (empty when unreadable: the next listing writes it again)."""
+        with contextlib.suppress(ValueError, OSError):
+            found = read_json(self.dir / REPORT, {}) or {}
+            skipped, gone = found.get("skipped"), found.get("gone")
+            if isinstance(skipped, list) and isinstance(gone, list):
+                fields = ({"path", "reason", "detail", "next"}, {"path", "at"})
+                return {
+                    "skipped": [s for s in skipped if _strings(s, fields[0])],
+                    "gone": [g for g in gone if _strings(g, fields[1])],
+                }
+        return {"skipped": [], "gone": []}
+
     def stand(self) -> Stand | None:
         """Where the cache stood after its last refresh in the bucket's change feed, or None (never recorded,
         forgotten after damage, or not readable: then the next refresh lists)."""
@@ -348,6 +374,10 @@ class ProjectCache:
                 yield folder
             finally:
                 remove_tree(folder)
+
+
+def _strings(value: object, keys: set[str]) -> bool:
+    return isinstance(value, dict) and value.keys() == keys and all(isinstance(v, str) for v in value.values())
 
 
 def cache_not_written(failure: OSError) -> StoreError | None:

@@ -22,7 +22,16 @@ are dropped only after a complete, successful listing: a failed or partial one d
 search pack is checked whole and rebuilt if it is torn or disagrees with the notes.
 
 An object that the store cannot vouch for (a link planted in a folder store: see `store.local`) is skipped, and
-the rest goes on: it is neither fetched nor dropped from the cache, and the caller says which were skipped.
+the rest goes on: it is neither fetched nor dropped from the cache, and the caller says which were skipped. So is
+a note whose listed size is over `notes.MAX_BYTES`: it is never downloaded, whatever it holds, so a search costs
+the same memory whatever the bucket holds. A project with more than MAX_NOTES objects is refused whole (the search
+answers from the cache, stale, saying why) rather than ground through.
+
+The feed can only make the cache fresher, never staler or smaller: a change that cannot be applied as told (a
+delete, an update of a note not cached, a size over the limit or missing, a download that fails or does not have
+the size and hash told) sends the refresh to the listing, and the cursor stays where it was. A note is dropped
+from the cache only when a complete listing no longer shows it (notes are never deleted by agent-memory: a
+delete is an out-of-band removal or a lie), and the refresh says which (`Freshness.gone`, kept for `status`).
 """
 
 from __future__ import annotations
@@ -35,16 +44,17 @@ from pathlib import Path
 
 from .. import names
 from ..clock import age_seconds, utc_now
-from ..store.base import Freshness, ObjectInfo, Store, StoreError, UnsafeObject
+from ..store.base import Freshness, ObjectInfo, OversizedObject, Store, StoreError, UnsafeObject
 from ..store.change_feed import Replay, Unfollowable
 from .cache import ProjectCache, Stand
 from .checksums import Checksum
-from .notes import object_path
+from .notes import MAX_BYTES, object_path
 
 _NOTE_FILE = re.compile(r"projects/[^/]+/notes/([^/]+)\.md")
 BATCH = 1000  # notes per download: one request for a few new notes, kept progress for a first fill of thousands
 LIST_EVERY = 86400  # seconds: the longest a cache goes without a complete listing, which heals what nothing showed
 CLOCK_SLACK = 300  # seconds: a last listing this far in the future means the clock was set back
+MAX_NOTES = 100_000  # objects in one project's notes folder: ten times the largest measured, far below a memory risk
 
 
 def refresh(store: Store, cache: ProjectCache) -> Freshness:
@@ -53,7 +63,8 @@ def refresh(store: Store, cache: ProjectCache) -> Freshness:
     try:
         if _follow(store, cache):
             return Freshness(kind="changes")
-        return Freshness(skipped=_refresh(store, cache), kind="listing")
+        skipped, gone = _refresh(store, cache)
+        return Freshness(skipped=skipped, gone=gone, kind="listing")
     except StoreError as exc:
         return Freshness(error=exc)
 
@@ -103,16 +114,14 @@ def _intact(cache: ProjectCache, stand: Stand) -> bool:
 
 
 def _apply(store: Store, cache: ProjectCache, replay: Replay) -> bool:
-    """Fetch the notes the replay added or changed, drop those it deleted; False if a change does not say
-    enough to know what a note is now (then the listing does)."""
+    """Fetch the notes the replay added or changed; False if a change cannot be applied as told (see the module
+    docstring: then the listing does)."""
     changed = {note_id: change for path, change in replay.changes.items() if (note_id := _note_id(path))}
     known = cache.verified_checksums_of([note_id for note_id, change in changed.items() if not change.added])
     remote: dict[str, ObjectInfo] = {}
-    gone = set()
     for note_id, change in changed.items():  # anything else below the folder is not a note: never read
         if change.deleted:
-            gone.add(note_id)
-            continue
+            return False  # only a listing may confirm that a note is gone
         size, xet_hash = change.size, change.hash
         if not change.added:  # an update tells only what changed: the rest is as cached, if it is cached
             if note_id not in known:
@@ -123,18 +132,24 @@ def _apply(store: Store, cache: ProjectCache, replay: Replay) -> bool:
             if change.added:
                 return False  # an add without its hash: nothing to check a download against
             continue  # the bytes did not change (only their time): the cached copy is still the one
+        if size is None or size > MAX_BYTES:
+            return False  # never downloaded on the feed's word: the listing says what it is, and reports it
         remote[note_id] = ObjectInfo(object_path(cache.project, note_id), size, hash=xet_hash)
     sizes = {}
     for note_id in remote:  # a few files: one stat each, not a scan of thousands
         with contextlib.suppress(FileNotFoundError):
             sizes[note_id] = os.stat(cache.note_file(note_id), follow_symlinks=False).st_size
-    _fetch_changed(store, cache, remote, [], sizes, cache.verified_checksums_of(remote))
-    if gone:
-        cache.drop(gone)
-    return True
+    skipped: list[UnsafeObject] = []
+    try:
+        _fetch_changed(store, cache, remote, skipped, sizes, cache.verified_checksums_of(remote), verify=True)
+    except StoreError:  # not there, not what the feed told: what was complete is kept, the listing does the rest
+        return False
+    return not skipped
 
 
-def _refresh(store: Store, cache: ProjectCache) -> list[UnsafeObject]:
+def _refresh(store: Store, cache: ProjectCache) -> tuple[list[UnsafeObject | OversizedObject], list[str]]:
+    """List the project and bring the cache to match: what was skipped (unsafe, oversized), and the paths of the
+    cached notes dropped because the listing no longer shows them."""
     prefix = _prefix(cache)
     try:
         head = store.changes(None, prefix).cursor  # before the listing: what changes during it comes again
@@ -146,16 +161,28 @@ def _refresh(store: Store, cache: ProjectCache) -> list[UnsafeObject]:
             updated = store.updated_at()
     listed = utc_now()
     listing = store.list(prefix)
+    if len(listing) > MAX_NOTES:
+        raise StoreError(
+            "error",
+            f"project {cache.project} holds {len(listing)} objects in {store.uri}, more than the {MAX_NOTES} "
+            "agent-memory reads for one project, so none was downloaded",
+        )
     remote: dict[str, ObjectInfo] = {}
+    oversized: list[OversizedObject] = []
     for info in listing:
-        if (note_id := _note_id(info.path)) is not None:
+        if (note_id := _note_id(info.path)) is None:
+            continue
+        if info.size > MAX_BYTES:
+            oversized.append(OversizedObject(info.path, info.size, MAX_BYTES, "note", store.removal(info.path)))
+        else:
             remote[note_id] = info
     # only what would have been a note, or a folder on the way to them: the rest was never read anyway
     skipped = [s for s in listing.skipped if _note_id(s.path) or (prefix + "/").startswith(s.path + "/")]
     cache.sweep()
+    gone: set[str] = set()
     for _attempt in range(2):  # a second pass fetches the copies that rebuilding the pack found damaged
         cache.discarded.clear()
-        _sync(store, cache, remote, skipped)
+        gone |= _sync(store, cache, remote, skipped, {_note_id(o.path) for o in oversized})
         if not cache.discarded:
             break
     if (head is not None or updated is not None) and not skipped and not cache.discarded:
@@ -163,7 +190,15 @@ def _refresh(store: Store, cache: ProjectCache) -> list[UnsafeObject]:
     else:
         cache.forget_stand()  # no feed to follow, a partial listing, damage left: the next refresh lists again
     cache.record_refresh(utc_now())
-    return list({s.path: s for s in skipped}.values())  # once each, though both passes may meet it
+    told = [*{s.path: s for s in skipped}.values(), *oversized]  # once each, though both passes may meet one
+    paths = sorted(object_path(cache.project, note_id) for note_id in gone)
+    cache.record_report([_reported(s) for s in told], paths, utc_now())
+    return told, paths
+
+
+def _reported(skipped: UnsafeObject | OversizedObject) -> dict[str, str]:
+    reason = "oversized" if isinstance(skipped, OversizedObject) else "unsafe"
+    return {"path": skipped.path, "reason": reason, "detail": skipped.detail, "next": skipped.next_step}
 
 
 def _note_id(path: str) -> str | None:
@@ -171,16 +206,21 @@ def _note_id(path: str) -> str | None:
     return match.group(1) if match and names.is_id(match.group(1)) else None
 
 
-def _sync(store: Store, cache: ProjectCache, remote: dict[str, ObjectInfo], skipped: list[UnsafeObject]) -> None:
+def _sync(
+    store: Store, cache: ProjectCache, remote: dict[str, ObjectInfo], skipped: list[UnsafeObject], kept: set[str]
+) -> set[str]:
+    """Fetch what the cache lacks of `remote`, drop the verified notes it no longer lists (but those of `skipped`
+    and `kept`, which it lists but could not read); the ids of the verified notes dropped."""
     sizes, known = cache.sizes(), cache.verified_checksums()
     _fetch_changed(store, cache, remote, skipped, sizes, known)
     gone = (sizes.keys() | known.keys()) - remote.keys()
     if any(_note_id(s.path) is None for s in skipped):  # a folder on the way was skipped: the listing is partial
         gone = set()
-    gone -= {_note_id(s.path) for s in skipped}  # kept as they were: the bucket's copy could not be read
+    gone -= {_note_id(s.path) for s in skipped} | kept  # kept as they were: the bucket's copy could not be read
     if gone:
         cache.drop(gone)
     cache.check_pack()
+    return gone & known.keys()  # a stray file that was never a verified note is no note gone
 
 
 def _fetch_changed(
@@ -190,9 +230,12 @@ def _fetch_changed(
     skipped: list[UnsafeObject],
     sizes: dict[str, int],
     known: dict[str, Checksum],
+    *,
+    verify: bool = False,
 ) -> None:
     """Fetch each note of `remote` that the cache does not hold as it is there (`sizes` of its files and `known`
-    checksums, of these notes at least)."""
+    checksums, of these notes at least); with `verify`, each download's hash is checked against the one told,
+    where the store can hash (the feed's word, unlike a listing's, may not be what the download gives)."""
     fetch, compare = [], []
     for note_id, info in remote.items():
         size, checksum = sizes.get(note_id), known.get(note_id)
@@ -204,7 +247,7 @@ def _fetch_changed(
             compare.append(note_id)  # never verified, or saved here before its hash was known
     fetch = sorted(fetch + _verify_by_hash(store, cache, {note_id: remote[note_id] for note_id in compare}))
     batches = [{note_id: remote[note_id] for note_id in fetch[at : at + BATCH]} for at in range(0, len(fetch), BATCH)]
-    _download(store, cache, batches, skipped)
+    _download(store, cache, batches, skipped, verify)
 
 
 def _verify_by_hash(store: Store, cache: ProjectCache, infos: dict[str, ObjectInfo]) -> list[str]:
@@ -222,7 +265,7 @@ def _verify_by_hash(store: Store, cache: ProjectCache, infos: dict[str, ObjectIn
 
 
 def _download(
-    store: Store, cache: ProjectCache, batches: list[dict[str, ObjectInfo]], skipped: list[UnsafeObject]
+    store: Store, cache: ProjectCache, batches: list[dict[str, ObjectInfo]], skipped: list[UnsafeObject], verify: bool
 ) -> None:
     """Download the batches in order, each into its own staging folder, and add each to the cache once complete.
 
@@ -245,13 +288,13 @@ def _download(
             job = pool.submit(_fetch, store, staging, infos, skipped) if pool is not None else None
             if previous is not None:
                 with previous[0]:  # its staging folder goes once it is added (or fails)
-                    _keep(cache, previous[1], previous[2])
+                    _keep(store, cache, previous[1], previous[2], verify)
             previous = (folder, staging, infos)
             with _closed_on_error(folder):
                 job.result() if job is not None else _fetch(store, staging, infos, skipped)
         if previous is not None:
             with previous[0]:
-                _keep(cache, previous[1], previous[2])
+                _keep(store, cache, previous[1], previous[2], verify)
 
 
 @contextlib.contextmanager
@@ -278,11 +321,16 @@ def _fetch(store: Store, staging: Path, infos: dict[str, ObjectInfo], skipped: l
             left = [info for info in left[at:] if info not in bad]
 
 
-def _keep(cache: ProjectCache, staging: Path, infos: dict[str, ObjectInfo]) -> None:
+def _keep(store: Store, cache: ProjectCache, staging: Path, infos: dict[str, ObjectInfo], verify: bool) -> None:
     complete = {}
     for note_id, info in infos.items():
         file = staging / info.path
         if not file.is_file() or file.stat().st_size != info.size:
             raise StoreError("error", f"incomplete download of {info.path}")
         complete[note_id] = file
+    if verify and complete:
+        got = store.hashes(list(complete.values()))
+        for (note_id, _file), found in zip(complete.items(), got, strict=True):
+            if found is not None and found != infos[note_id].hash:
+                raise StoreError("error", f"{infos[note_id].path} did not download with the hash it was told")
     cache.add(complete, remote={note_id: info.hash for note_id, info in infos.items()})

@@ -14,11 +14,16 @@ of ours whose helper moved is updated in place rather than installed twice.
 
 Our groups are appended after the user's, never inserted before them, because Codex keys its trust by a group's
 position (X3); for the same reason a group of ours taken out from before another group is left as an empty
-placeholder `{"hooks": []}`, which Codex accepts, so the user's later groups keep their keys and their trust.
+placeholder `{"hooks": []}`, which Codex accepts, so the user's later groups keep their keys and their trust. An
+install puts our group back in that placeholder: where it was, with the same key, and no empty group is left.
+
+The command line guards itself (`command.guarded`): `[ ! -x HELPER ] || HELPER hook ...` exits 0 in silence when
+the helper is gone, so an install that was deleted without `uninstall` never shows a hook failure.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -27,8 +32,9 @@ from types import ModuleType
 from .. import agents, commands
 from ..contract import HookFile
 from ..errors import AgentMemoryError
+from ..fsutil import open_own
 from . import agent_files, codex_sandbox
-from .command import helper_command
+from .command import guarded, helper_command
 from .json_edits import Document
 
 INSTALLED, OWN, OUTDATED, OWN_OUTDATED, MISSING = (
@@ -39,6 +45,8 @@ INSTALLED, OWN, OUTDATED, OWN_OUTDATED, MISSING = (
     "missing",
 )
 PLACEHOLDER: dict[str, object] = {"hooks": []}
+PROJECT_SETTINGS = ("settings.json", "settings.local.json")  # Claude Code's, in a project's .claude folder
+PROJECT_SETTINGS_MAX = 1 << 20  # bytes: a settings file any larger is not read
 
 
 def hooks_file(runtime: str) -> Path:
@@ -113,7 +121,7 @@ def _install_into(runtime: str, document: Document) -> None:
         groups = _groups(document.value, event)
         ours = _our_groups(groups, runtime, argument, timeout)
         own = _own_commands(groups, runtime, argument, timeout)
-        if wanted["command"] in own:
+        if _runs_this_helper(own, module, helper, argument):
             keep = None  # the user's own entry runs it already: a group of ours would run it twice
         elif ours:
             keep = ours[0]
@@ -121,6 +129,9 @@ def _install_into(runtime: str, document: Document) -> None:
                 document.replace(("hooks", event, keep, "hooks", 0, "command"), wanted["command"])
         elif own:
             continue  # the user's own entry runs another helper: theirs to change, and status says so
+        elif PLACEHOLDER in groups:  # where a remove left ours: back in its place, under the key it had
+            document.replace(("hooks", event, groups.index(PLACEHOLDER)), {"hooks": [wanted]})
+            continue
         else:
             _append(document, event, {"hooks": [wanted]})
             continue
@@ -164,7 +175,17 @@ def _take_out(document: Document, module: ModuleType, event: str, index: int) ->
 
 def _handler(module: ModuleType, helper: str, argument: str, timeout: int) -> dict[str, object]:
     """The one handler install writes for an event."""
-    return {"type": "command", "command": module.hook_command(helper, argument), "timeout": timeout}
+    return {"type": "command", "command": _command(module, helper, argument), "timeout": timeout}
+
+
+def _command(module: ModuleType, helper: str, argument: str) -> str:
+    """The command line of our hook for `argument`, silent once the helper is gone."""
+    return guarded(module.hook_command(helper, argument))
+
+
+def _runs_this_helper(commands: list[str], module: ModuleType, helper: str, argument: str) -> bool:
+    """Whether one of the user's own `commands` runs this helper's hook: our line, or the same without the guard."""
+    return bool({_command(module, helper, argument), module.hook_command(helper, argument)} & set(commands))
 
 
 def _groups(settings: dict[str, object], event: str) -> list[dict[str, object]]:
@@ -226,13 +247,13 @@ def _status(runtime: str, settings: dict[str, object]) -> dict[str, object]:
     file = hooks_file(runtime)
     events: dict[str, str] = {}
     for event, argument, timeout in module.HOOKS:
-        command = module.hook_command(helper, argument)
+        command = _command(module, helper, argument)
         groups = _groups(settings, event)
         ours = [groups[i]["hooks"][0]["command"] for i in _our_groups(groups, runtime, argument, timeout)]
         own = _own_commands(groups, runtime, argument, timeout)
         if command in ours:
             events[event] = INSTALLED
-        elif command in own:
+        elif _runs_this_helper(own, module, helper, argument):
             events[event] = OWN
         elif ours:
             events[event] = OUTDATED
@@ -257,15 +278,35 @@ def _status(runtime: str, settings: dict[str, object]) -> dict[str, object]:
         note += "; " + _own_note(own)
     for event, argument, _timeout in module.HOOKS:
         if events[event] == OWN_OUTDATED:
-            note += f"; change the command of your {event} entry to {module.hook_command(helper, argument)}"
+            note += f"; change the command of your {event} entry to {_command(module, helper, argument)}"
     return {"agent": runtime, "file": str(file), "state": state, "events": events, "note": note}
 
 
 def _turned_off(runtime: str, settings: dict[str, object]) -> str | None:
-    """The user's setting that keeps the runtime from running any hook, ours included, or None."""
+    """The user's setting that keeps the runtime from running any hook, ours included, or None: in Claude Code,
+    `disableAllHooks` in the user settings or in this folder's project settings (`.claude/settings.json`,
+    `.claude/settings.local.json`)."""
     if runtime == "claude":
-        return f'"disableAllHooks": true in {hooks_file(runtime)}' if settings.get("disableAllHooks") is True else None
+        if settings.get("disableAllHooks") is True:
+            return f'"disableAllHooks": true in {hooks_file(runtime)}'
+        for name in PROJECT_SETTINGS:
+            path = Path.cwd() / ".claude" / name
+            if _project_settings(path).get("disableAllHooks") is True:
+                return f'"disableAllHooks": true in {path}'
+        return None
     return codex_sandbox.hooks_turned_off()
+
+
+def _project_settings(path: Path) -> dict[str, object]:
+    """A project's Claude Code settings, `{}` when missing or unusable: the folder is anyone's (a cloned repository),
+    so the file is read without following a link or waiting on a FIFO, and only up to PROJECT_SETTINGS_MAX."""
+    try:
+        with open(open_own(path), "rb") as handle:
+            data = handle.read(PROJECT_SETTINGS_MAX + 1)
+        value = json.loads(data) if len(data) <= PROJECT_SETTINGS_MAX else None
+    except (OSError, ValueError, RecursionError):
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def _own_note(events: list[str]) -> str:

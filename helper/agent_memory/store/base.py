@@ -92,6 +92,23 @@ class UnsafeObject(StoreError):
         return f"rm {shlex.quote(self.local)} (agent-memory never writes such an entry), then run the command again"
 
 
+class OversizedObject(StoreError):
+    """An object larger than what it may be (a note over its 1 MiB, a skill file over its limit), as its listing or
+    the change feed gives its size: it is never downloaded, and the rest goes on.
+
+    `path` is its store path; `next_step` the one command that clears it (removing it from the store, where it
+    cannot be read as what it claims to be).
+    """
+
+    def __init__(self, path: str, size: int, limit: int, what: str, next_step: str) -> None:
+        super().__init__(
+            "error", f"{path} is {size} bytes, more than the {limit} a {what} may have, so it was not read"
+        )
+        self.path = path
+        self.size = size
+        self.next_step = next_step
+
+
 class Listing(list):
     """What `Store.list` returns: the objects, and in `skipped` those left out because they cannot be trusted
     (UnsafeObject: a folder store's links), so that one bad object never stops the others from being read."""
@@ -103,21 +120,24 @@ class Listing(list):
 
 class Freshness:
     """How a local copy (the cache of a project, the index of skills) stands against its store after a refresh:
-    fresh, with what was skipped as unsafe; stale, with the store's error; or not asked (`offline`). `kind`
-    says how a fresh copy was brought up to date: `changes` (the store's change feed) or `listing` (all of it)."""
+    fresh, with what was skipped (unsafe or oversized objects) and the cached copies dropped because the store no
+    longer holds them (`gone`, their paths); stale, with the store's error; or not asked (`offline`). `kind` says how
+    a fresh copy was brought up to date: `changes` (the store's change feed) or `listing` (all of it)."""
 
-    __slots__ = ("error", "skipped", "offline", "kind")
+    __slots__ = ("error", "skipped", "gone", "offline", "kind")
 
     def __init__(
         self,
         *,
         error: StoreError | None = None,
-        skipped: Iterable[UnsafeObject] = (),
+        skipped: Iterable[UnsafeObject | OversizedObject] = (),
+        gone: Iterable[str] = (),
         offline: bool = False,
         kind: str | None = None,
     ) -> None:
         self.error = error
         self.skipped = list(skipped)
+        self.gone = sorted(gone)
         self.offline = offline
         self.kind = kind
 
@@ -178,6 +198,11 @@ class Store(ABC):
         now, None if the store never changed), in one request. Unfollowable when the store cannot say: no feed
         (a folder store), a cursor too old for it, a feed that fails; the caller lists instead."""
         raise Unfollowable("unsupported", f"{self.uri} has no change feed")
+
+    def removal(self, path: str) -> str:
+        """The command line that removes the object at `path` from the store (for one that can never be read)."""
+        bucket = self.uri.removeprefix("hf://buckets/")
+        return f"hf buckets rm {shlex.quote(bucket + '/' + path)}"
 
     def updated_at(self) -> str | None:
         """When the store last changed, as the store tells it (compared for equality only, never as a time), in

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import shlex
 import stat
 from pathlib import Path
 
@@ -195,6 +196,9 @@ class FolderStore(Store):
                 target = dest / info.path
                 make_dirs(target.parent)  # owner-only when `dest` is in the cache
                 _copy(source, target)
+
+    def removal(self, path: str) -> str:
+        return f"rm {shlex.quote(str(self.root.joinpath(*self._parts(path))))}"
 
     def holds(self, path: str, data: bytes) -> bool:
         self._reachable()

@@ -1,0 +1,208 @@
+"""What this machine knows of one runtime's synced files in the bucket: every version seen (or written here), and
+from them each file's heads, ancestors and common bases.
+
+Kept in `<state>/sync/<bucket key>/<runtime>-<scope>/`: `versions.json` (each version's fields, the objects
+refused and why, and the bucket's `updatedAt` when it was last listed) and `texts/<hash>`, each text once. A
+refresh asks the bucket whether anything changed (the Hub's `updatedAt`: one request), lists the scope's folder
+only then (a folder store: always, it is a local walk), and downloads only the versions it has not seen.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from pathlib import Path
+
+from .. import paths
+from ..contents import sha256
+from ..fsutil import read_own, scratch_folder, write_atomic, write_json_atomic
+from ..store.base import ObjectInfo, Store
+from . import versions
+from .versions import Refused, Version
+
+MAX_VERSIONS = 20_000  # versions of one scope this machine keeps track of; more are refused, with why
+MAX_FILES = 1000  # distinct files of one scope; a version of another file beyond them is refused
+MAX_NEW = 2000  # versions downloaded in one refresh; the next refresh goes on from there
+_RECORD_MAX = 64 * 1024 * 1024
+
+
+class History:
+    """The versions of one runtime's files for one scope, as this machine knows them."""
+
+    def __init__(self, bucket: str, runtime: str, scope: str) -> None:
+        self.runtime = runtime
+        self.scope = scope
+        self.folder = self.folder_of(bucket, runtime, scope)
+        record = _read(self.folder / "versions.json")
+        self.versions: dict[str, dict[str, object]] = record.get("versions", {})
+        self.objects: dict[str, str] = record.get("objects", {})  # object path -> version id, or "" if refused
+        self.refused: dict[str, str] = record.get("refused", {})  # object path -> why
+        self.updated_at: str | None = record.get("updated_at")
+        self._children: dict[str, set[str]] | None = None
+        self._paths: set[str] | None = None
+
+    @staticmethod
+    def folder_of(bucket: str, runtime: str, scope: str) -> Path:
+        """Where this machine keeps what it knows of one scope of `bucket`."""
+        return paths.state_dir() / "sync" / paths.bucket_key(bucket) / f"{runtime}-{scope}"
+
+    def save(self) -> None:
+        """Write the record (the caller holds the scope's lock)."""
+        write_json_atomic(
+            self.folder / "versions.json",
+            {
+                "versions": self.versions,
+                "objects": self.objects,
+                "refused": self.refused,
+                "updated_at": self.updated_at,
+            },
+        )
+
+    def refresh(self, store: Store) -> int:
+        """Learn the versions the bucket has and this machine has not seen; how many were new (StoreError if the
+        bucket fails: what is known stays known)."""
+        stamp = store.updated_at()
+        if stamp is not None and stamp == self.updated_at:
+            return 0  # nothing in the bucket changed since the last listing
+        listing = store.list(versions.prefix(self.runtime, self.scope))
+        for unsafe in listing.skipped:
+            self.refused[unsafe.path] = unsafe.detail
+        new = [info for info in listing if info.path not in self.objects and info.path not in self.refused]
+        new = new[:MAX_NEW]  # bounded work per command: the next refresh goes on from there
+        found = self._download(store, new)
+        self.updated_at = stamp if len(new) < MAX_NEW else None
+        self.save()
+        return found
+
+    def _download(self, store: Store, new: list[ObjectInfo]) -> int:
+        small = []
+        for info in new:
+            if info.size > versions.MAX_OBJECT:
+                self._refuse(info.path, f"it is larger than {versions.MAX_OBJECT} bytes")
+            else:
+                small.append(info)
+        if not small:
+            return 0
+        found = 0
+        with scratch_folder(self.folder, ".download-") as staging:
+            store.fetch(small, staging)
+            for info in small:
+                try:
+                    data = read_own(staging / info.path)
+                except OSError:
+                    self._refuse(info.path, "it could not be read back as a regular file")
+                    continue
+                try:
+                    version = versions.decode(info.path, data, self.runtime, self.scope)
+                    self._check_room(version)
+                except Refused as exc:
+                    self._refuse(info.path, str(exc))
+                    continue
+                self.add(version, info.path)
+                found += 1
+        return found
+
+    def _check_room(self, version: Version) -> None:
+        if len(self.versions) >= MAX_VERSIONS:
+            raise Refused(f"this machine already tracks {MAX_VERSIONS} versions of this folder")
+        if version.path not in self.paths() and len(self.paths()) >= MAX_FILES:
+            raise Refused(f"the folder already has {MAX_FILES} synced files")
+        if version.id in self.versions and self.versions[version.id]["path"] != version.path:
+            raise Refused("another file already has a version with its id")
+
+    def _refuse(self, object_name: str, why: str) -> None:
+        self.refused[object_name] = why
+
+    def add(self, version: Version, object_name: str | None = None) -> None:
+        """Record a version (read from the bucket, or made here) and keep its text."""
+        if version.text is not None:
+            file = self.folder / "texts" / version.hash
+            if not file.is_file():
+                write_atomic(file, version.text.encode("utf-8"))
+        self.versions[version.id] = version.meta()
+        self.objects[object_name or versions.object_path(self.runtime, self.scope, version)] = version.id
+        self._children = None
+        self._paths = None
+
+    def paths(self) -> set[str]:
+        """Every file that has a version."""
+        if self._paths is None:
+            self._paths = {meta["path"] for meta in self.versions.values()}
+        return self._paths
+
+    def of(self, path: str) -> list[dict[str, object]]:
+        """The versions of `path`, in the order of their ids."""
+        return sorted((meta for meta in self.versions.values() if meta["path"] == path), key=lambda m: m["id"])
+
+    def text(self, version_id: str) -> str | None:
+        """The text of a version (None: a tombstone); Refused if its kept text is gone or changed."""
+        meta = self.versions[version_id]
+        if meta["hash"] is None:
+            return None
+        try:
+            data = read_own(self.folder / "texts" / meta["hash"])
+        except OSError:
+            raise Refused(f"the kept text of version {version_id} is missing") from None
+        if sha256(data) != meta["hash"]:
+            raise Refused(f"the kept text of version {version_id} was changed")
+        return data.decode("utf-8")
+
+    def heads(self, path: str) -> list[str]:
+        """The current versions of `path`: those no other version is based on (two or more: it diverged)."""
+        children = self._child_map()
+        return sorted(meta["id"] for meta in self.of(path) if not children.get(meta["id"]))
+
+    def ancestors(self, version_id: str) -> set[str]:
+        """`version_id` and every version it is based on, as far as this machine knows them."""
+        seen, todo = set(), [version_id]
+        while todo:
+            current = todo.pop()
+            if current in seen or current not in self.versions:
+                continue
+            seen.add(current)
+            todo.extend(self.versions[current]["bases"])
+        return seen
+
+    def common_base(self, one: str, other: str) -> str | None:
+        """The nearest version both descend from (None: they share none)."""
+        common = self.ancestors(one) & self.ancestors(other)
+        # the nearest: one that no other common version descends from
+        nearest = [c for c in common if not any(c != o and c in self.ancestors(o) for o in common)]
+        return max(nearest, default=None)
+
+    def _child_map(self) -> dict[str, set[str]]:
+        if self._children is None:
+            self._children = {}
+            for meta in self.versions.values():
+                for base in meta["bases"]:
+                    if base in self.versions and self.versions[base]["path"] == meta["path"]:
+                        self._children.setdefault(base, set()).add(meta["id"])
+        return self._children
+
+
+def _read(file: Path) -> dict[str, object]:
+    """The record, `{}` when missing; a record that is not ours (damaged, a link) is started again: the bucket
+    still has every version, and the next refresh lists it whole."""
+    with contextlib.suppress(OSError, ValueError):
+        data = read_own(file)
+        if len(data) <= _RECORD_MAX:
+            value = json.loads(data.decode("utf-8"))
+            if isinstance(value, dict) and _well_formed(value):
+                return value
+    return {}
+
+
+def _well_formed(record: dict[str, object]) -> bool:
+    found = record.get("versions")
+    if not (isinstance(found, dict) and isinstance(record.get("objects"), dict)):
+        return False
+    if not isinstance(record.get("refused", {}), dict):
+        return False
+    return all(
+        isinstance(meta, dict)
+        and meta.get("id") == key
+        and isinstance(meta.get("path"), str)
+        and isinstance(meta.get("bases"), list)
+        and isinstance(meta.get("hash"), (str, type(None)))
+        for key, meta in found.items()
+    )

@@ -1,0 +1,94 @@
+"""Sync in the agents' hooks, one call each: the SessionStart hook pulls what other machines changed (before the
+runtime reads its memory, see README "Sync your agents' own memory"), and the Stop and SessionEnd hooks push what
+changed here. With nothing changed here, a push costs one stat per file and no network; with nothing changed in
+the bucket, a pull costs one question to it (a folder store: one listing of the scope's folder)."""
+
+from __future__ import annotations
+
+import os
+
+from ..config.context import Context
+from ..display import plural
+from ..errors import AgentMemoryError
+from .engine import FolderSync
+from .running import changed_here, scopes, sync
+from .summary import folder_states
+
+# The file each runtime loads into every session. Measured in Claude Code 2.1.328: it reads MEMORY.md before the
+# SessionStart hook's changes land (a session's first request has the text the file had when it started), so
+# what a pull added to it is told in the reminder; the file has it for every later session.
+INDEX_FILES = {"claude": "MEMORY.md", "codex": "memory_summary.md"}
+MAX_INDEX_LINES = 1200  # bytes of an index file's new lines put into the reminder
+PULL_BUDGET = 5.0  # seconds: the SessionStart hook's own timeout is longer, and a session waits for it
+MAX_NAMED = 5  # files named in the reminder; the rest are counted
+
+
+def pull(ctx: Context, event: dict[str, object], agent: str, helper: str) -> list[str]:
+    """Bring here what other machines changed in `agent`'s memory (nothing changed here is touched); the lines the
+    session's reminder gets: files that changed, files that need a decision."""
+    directory = event.get("cwd") if isinstance(event.get("cwd"), str) else os.getcwd()
+    ctx.budget.reset(PULL_BUDGET)
+    try:
+        run = sync(ctx, scopes(ctx, agent, directory), push=False, wait=False)
+    except (AgentMemoryError, OSError) as exc:
+        return [f"agent-memory sync: this machine's copy of {agent}'s memory was not updated ({exc})."]
+    lines = []
+    pulled = [path for done in run.folders for path in done.pulled]
+    for done in run.folders:
+        lines += _index_lines(done)
+    if pulled:
+        named = ", ".join(pulled[:MAX_NAMED]) + (
+            f" and {len(pulled) - MAX_NAMED} more" if len(pulled) > MAX_NAMED else ""
+        )
+        lines.append(
+            f"agent-memory sync: changed on another machine and updated here: {plural(len(pulled), 'memory file')} "
+            f"({named})."
+        )
+    if run.errors:
+        lines.append("agent-memory sync: the bucket could not be reached; this machine's memory files may be behind.")
+    conflicts = [item for state in folder_states(ctx.bucket) if state["agent"] == agent for item in state["conflicts"]]
+    for item in conflicts[:MAX_NAMED]:
+        lines.append(
+            f"agent-memory sync: the memory file {item['path']} was changed here and on another machine; it keeps this "
+            f"machine's text until the user decides. Show both: {helper} {item['show'].removeprefix('agent-memory ')}"
+        )
+    return lines
+
+
+def push(ctx: Context, event: dict[str, object], agent: str, budget: float) -> str | None:
+    """Push what changed here in `agent`'s memory (a failed upload stays in the outbox); a line for the runtime's
+    log when something was done, else None (and no network was used)."""
+    directory = event.get("cwd") if isinstance(event.get("cwd"), str) else os.getcwd()
+    chosen = [scope for scope in scopes(ctx, agent, directory) if changed_here(ctx, scope)]
+    if not chosen:
+        return None
+    ctx.budget.reset(budget)
+    run = sync(ctx, chosen, push=True, wait=False)
+    pushed = sum(len(done.pushed) + len(done.merged) for done in run.folders)
+    pending = sum(1 for upload in run.uploads if upload["status"] == "pending")
+    refused = [item["path"] for done in run.folders for item in done.refused]
+    text = f"synced {agent}'s memory: {plural(pushed, 'file')} pushed"
+    text += f", {pending} upload(s) kept pending" if pending else ""
+    text += f", not synced: {', '.join(refused)}" if refused else ""
+    return text
+
+
+def _index_lines(done: FolderSync) -> list[str]:
+    """The lines a pull added to the runtime's index file, for the reminder (bounded; the rest: read the file)."""
+    name = INDEX_FILES[done.runtime]
+    if name not in done.pulled:
+        return []
+    new = (done.folder / name).read_text(encoding="utf-8", errors="replace").splitlines()
+    old = set((done.before.get(name) or "").splitlines())
+    added = [line for line in new if line.strip() and line not in old]
+    if not added:
+        return [f"agent-memory sync: {name} changed on another machine after this session loaded it: read it again."]
+    shown, size = [], 0
+    for line in added:
+        size += len(line.encode()) + 1
+        if size > MAX_INDEX_LINES:
+            break
+        shown.append(line)
+    rest = "" if len(shown) == len(added) else f" ({len(added) - len(shown)} more lines: read {done.folder / name})"
+    head = f"agent-memory sync: lines another machine added to {name} after this session loaded it{rest}:"
+    return [head, *shown]

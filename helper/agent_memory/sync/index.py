@@ -1,0 +1,83 @@
+"""This machine's record of one memory folder: for each file, the size, time and hash it had when it was last in
+step with the bucket and the version that was (so that a hook tells a change by one stat per file), the files in
+conflict and where the other texts are kept, and what the last syncs did.
+
+Kept beside the scope's versions (`history`), one file per folder: `folders/<hash of the folder's path>.json`.
+A record that is damaged (or not ours) is started again: every file then counts as new here, and is merged
+against the bucket's versions rather than overwritten.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from pathlib import Path
+
+from ..clock import utc_now
+from ..contents import sha256
+from ..fsutil import read_own, write_json_atomic
+
+_RECORD_MAX = 16 * 1024 * 1024
+
+
+class FolderIndex:
+    """The record of one memory folder for one runtime and scope."""
+
+    def __init__(self, scope_folder: Path, folder: Path) -> None:
+        self.folder = folder
+        self.file = scope_folder / "folders" / f"{sha256(str(folder).encode('utf-8', 'surrogateescape'))[:20]}.json"
+        record = _read(self.file)
+        if record.get("folder") != str(folder):
+            record = {}
+        self.files: dict[str, dict[str, object]] = record.get("files", {})
+        self.conflicts: dict[str, dict[str, object]] = record.get("conflicts", {})
+        self.pushed: int = record.get("pushed", 0)
+        self.pulled: int = record.get("pulled", 0)
+        self.last_sync: str | None = record.get("last_sync")
+
+    @classmethod
+    def read(cls, file: str) -> FolderIndex | None:
+        """The record kept in `file` (for reports), None if it is damaged or names no folder."""
+        record = _read(Path(file))
+        if not isinstance(record.get("folder"), str):
+            return None
+        return cls(Path(file).parent.parent, Path(record["folder"]))
+
+    def save(self, *, synced: bool) -> None:
+        """Write the record (the caller holds the scope's lock); `synced`: a sync with the bucket just ended."""
+        if synced:
+            self.last_sync = utc_now()
+        write_json_atomic(
+            self.file,
+            {
+                "folder": str(self.folder),
+                "files": self.files,
+                "conflicts": self.conflicts,
+                "pushed": self.pushed,
+                "pulled": self.pulled,
+                "last_sync": self.last_sync,
+            },
+        )
+
+
+def _read(file: Path) -> dict[str, object]:
+    with contextlib.suppress(OSError, ValueError):
+        data = read_own(file)
+        if len(data) <= _RECORD_MAX:
+            value = json.loads(data.decode("utf-8"))
+            if _well_formed(value):
+                return value
+    return {}
+
+
+def _well_formed(value: object) -> bool:
+    if not isinstance(value, dict):
+        return False
+    files, conflicts = value.get("files"), value.get("conflicts")
+    if not (isinstance(files, dict) and isinstance(conflicts, dict)):
+        return False
+    if not all(isinstance(value.get(key, 0), int) for key in ("pushed", "pulled")):
+        return False
+    return all(
+        isinstance(entry, dict) and isinstance(entry.get("version"), (str, type(None))) for entry in files.values()
+    ) and all(isinstance(entry, dict) and isinstance(entry.get("heads"), list) for entry in conflicts.values())

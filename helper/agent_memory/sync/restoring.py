@@ -1,0 +1,109 @@
+"""A synced file's history, and bringing back any of its versions: the file is found by its path (in the runtime's
+folder, or relative to it), its versions listed from what this machine knows of the bucket, and a restore writes the
+chosen text here and pushes it as a new version (nothing is ever removed from the bucket)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .. import commands
+from ..config.context import Context
+from ..contract import SyncVersion
+from ..errors import UsageError
+from . import folders, versions
+from .history import History
+from .index import FolderIndex
+from .running import Run, Scope, scopes, sync
+from .versions import Refused
+
+
+class Found:
+    """A synced file: its runtime's scope, the folder it is in here, and its path in that folder."""
+
+    def __init__(self, scope: Scope, folder: Path, path: str) -> None:
+        self.scope = scope
+        self.folder = folder
+        self.path = path
+
+
+def find(ctx: Context, file: str, runtimes: list[str]) -> Found:
+    """The synced file that `file` names: a path inside a runtime's memory folder, or a path relative to it
+    (`MEMORY.md`); UsageError if no folder of `runtimes` has it."""
+    given = Path(file).expanduser()
+    absolute = Path(os.path.abspath(given))
+    for runtime in runtimes:
+        for scope in scopes(ctx, runtime, ctx.folder):
+            history = History(ctx.bucket, scope.runtime, scope.scope)
+            for folder in scope.places:
+                inside = _inside(absolute, folder)
+                if inside is not None:
+                    return Found(scope, folder, inside)
+                if not given.is_absolute() and _valid(file) and (file in history.paths() or (folder / file).is_file()):
+                    return Found(scope, folder, file)
+    agents = " or ".join(runtimes) or "no agent"
+    raise UsageError(
+        f"{file} is not a file of the synced memory of {agents} for this folder.",
+        next_step=f"{commands.line('sync', 'status')} (lists the synced folders)",
+    )
+
+
+def _inside(path: Path, folder: Path) -> str | None:
+    try:
+        relative = path.relative_to(folder).as_posix()
+    except ValueError:
+        try:
+            relative = path.relative_to(folder.resolve()).as_posix()
+        except (ValueError, OSError):
+            return None
+    return relative if _valid(relative) else None
+
+
+def _valid(path: str) -> bool:
+    try:
+        versions.check_path(path)
+    except Refused:
+        return False
+    return True
+
+
+def versions_of(ctx: Context, found: Found) -> tuple[list[SyncVersion], str | None, list[str]]:
+    """Every version of the file this machine knows (oldest id first), the one the file here matches (None: none
+    yet), and where the other texts of a conflict are kept."""
+    history = History(ctx.bucket, found.scope.runtime, found.scope.scope)
+    heads = set(history.heads(found.path))
+    index = FolderIndex(history.folder, found.folder)
+    listed: list[SyncVersion] = [
+        {
+            "id": meta["id"],
+            "bases": meta["bases"],
+            "machine": meta["machine"],
+            "time": meta["time"],
+            "deleted": meta["hash"] is None,
+            "head": meta["id"] in heads,
+        }
+        for meta in history.of(found.path)
+    ]
+    here = (index.files.get(found.path) or {}).get("version")
+    kept = (index.conflicts.get(found.path) or {}).get("kept", [])
+    return listed, here, kept
+
+
+def restore(ctx: Context, found: Found, version_id: str) -> Run:
+    """Write version `version_id` of the file here and push it as a new version; what was here and not pushed is
+    pushed first, so no byte of it is lost. UsageError if the version is not one of the file's."""
+    chosen = [found.scope]
+    first = sync(ctx, chosen, push=True, only={found.path})  # learns the bucket's versions, pushes what is here
+    history = History(ctx.bucket, found.scope.runtime, found.scope.scope)
+    meta = history.versions.get(version_id)
+    if meta is None or meta["path"] != found.path:
+        raise UsageError(
+            f"{version_id} is not a version of {found.path}.",
+            next_step=commands.line("sync", "history", found.path),
+        )
+    text = history.text(version_id)
+    current = folders.read(found.folder, found.path).hash if (found.folder / found.path).is_file() else None
+    folders.write(found.folder, found.path, text, current)
+    second = sync(ctx, chosen, push=True, only={found.path})
+    second.errors = first.errors + second.errors
+    return second

@@ -1,0 +1,145 @@
+"""A sync of one runtime's memory: which folders and scopes, under the scope's lock, the bucket's new versions
+learned, each folder brought in step (`engine`), the new versions planned in the outbox before anything else is
+recorded, then uploaded within the command's budget.
+
+The hooks use it cheaply: the SessionStart hook pulls (one question to the bucket: has it changed?); the Stop and
+SessionEnd hooks push, and with nothing changed here they stop after one stat per file, with no network at all.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..clock import new_id
+from ..config import projects
+from ..config.context import Context
+from ..contract import SyncUpload
+from ..errors import AgentMemoryError, NotSetUp
+from ..fsutil import locked, try_locked
+from ..memory.origin import machine_name
+from ..outbox import delivery, plans, writing
+from ..outbox.kinds import Outcome
+from ..store.base import StoreError
+from . import folders, versions
+from .engine import FolderSync, sync_folder
+from .history import History
+from .index import FolderIndex
+from .uploads import SYNC
+
+
+class Scope:
+    """One runtime's files for one scope (a project, or Codex's `user`), and the folders they go to here."""
+
+    def __init__(self, runtime: str, scope: str, places: list[Path]) -> None:
+        self.runtime = runtime
+        self.scope = scope
+        self.places = places
+
+
+class Run:
+    """What a sync of some scopes did: each folder's pass, the uploads, and a store's error (the sync then went
+    on with what this machine knows)."""
+
+    def __init__(self) -> None:
+        self.folders: list[FolderSync] = []
+        self.uploads: list[SyncUpload] = []
+        self.errors: list[str] = []
+        self.busy: list[str] = []
+        self.refused: list[dict[str, str]] = []  # objects of the bucket refused now, and why
+
+
+def scopes(ctx: Context, runtime: str, directory: str | os.PathLike[str] | None = None) -> list[Scope]:
+    """The scopes of `runtime` to sync: Codex's one set; Claude Code's project of `directory` (with every checkout
+    mapped to it here), or, without `directory`, every project mapped here."""
+    if runtime == "codex":
+        return [Scope("codex", versions.CODEX_SCOPE, [folders.codex_folder()])]
+    config = ctx.config
+    if directory is not None:
+        try:
+            project = projects.resolve(directory, config=config)["project"]
+        except NotSetUp:
+            return []
+        places = folders.claude_folders(config, project)
+        here = folders.claude_folder_of(directory)  # a worktree or clone found by its origin, not mapped itself
+        return [Scope("claude", project, places + ([here] if here not in places else []))]
+    names = sorted(set(config.get("projects", {}).values()))
+    return [Scope("claude", name, folders.claude_folders(config, name)) for name in names]
+
+
+def changed_here(ctx: Context, scope: Scope) -> bool:
+    """Whether any file of the scope's folders differs from its record (one stat per file; no network)."""
+    history_folder = History.folder_of(ctx.bucket, scope.runtime, scope.scope)
+    for place in scope.places:
+        index = FolderIndex(history_folder, place)
+        local, _skipped = folders.scan(scope.runtime, place, index.files) if place.is_dir() else ({}, {})
+        if set(local) != {path for path, entry in index.files.items() if entry.get("hash") is not None}:
+            return True
+        if any(local[path].hash != index.files[path].get("hash") for path in local):
+            return True
+    return False
+
+
+def sync(ctx: Context, chosen: list[Scope], *, push: bool, wait: bool = True, only: set[str] | None = None) -> Run:
+    """Sync each scope (see the module's docstring); with `wait` False (a hook), a scope that another process is
+    syncing right now is left to it."""
+    run = Run()
+    machine = _machine()
+    for scope in chosen:
+        history = History(ctx.bucket, scope.runtime, scope.scope)
+        lock = history.folder / "lock"
+        with locked(lock) if wait else try_locked(lock) as ours:
+            if ours is False:
+                run.busy.append(f"{scope.runtime}/{scope.scope}")
+                continue
+            history = History(ctx.bucket, scope.runtime, scope.scope)  # read again under the lock
+            known = set(history.refused)
+            try:
+                history.refresh(ctx.store)
+            except StoreError as exc:
+                run.errors.append(f"{ctx.bucket}: {exc.detail}")
+            except AgentMemoryError as exc:  # the store refused to open (a folder store opened to others)
+                run.errors.append(exc.message)
+            run.refused += [{"path": name, "why": why} for name, why in history.refused.items() if name not in known]
+            passes = []
+            for place in scope.places:
+                index = FolderIndex(history.folder, place)
+                passes.append((sync_folder(history, index, push=push, machine=machine, only=only), index))
+            new = [version for done, _index in passes for version in done.new]
+            key = _plan(ctx, scope, new) if new else None  # kept in the outbox before anything records it as sent
+            history.save()
+            for done, index in passes:
+                index.save(synced=not run.errors)
+                run.folders.append(done)
+        if key is not None:
+            run.uploads.append(_deliver(ctx, key))
+    return run
+
+
+def _plan(ctx: Context, scope: Scope, new: list) -> str:
+    runtime, name = scope.runtime, scope.scope
+    objects = [(versions.object_path(runtime, name, v), versions.encode(runtime, name, v)) for v in new]
+    display = {"agent": scope.runtime, "scope": scope.scope, "files": sorted({version.path for version in new})}
+    key = new_id()
+    writing.create(SYNC.name, key, ctx.bucket, objects, display)
+    return key
+
+
+def _deliver(ctx: Context, key: str) -> SyncUpload:
+    try:
+        outcome = delivery.deliver(SYNC, key, ctx)
+    except plans.Damaged as exc:  # shown by `pending`, never skipped
+        return {"id": key, "agent": None, "bucket": ctx.bucket, "files": [], "status": "pending", "message": str(exc)}
+    except AgentMemoryError as exc:
+        plan = delivery.peek(plans.op_name(SYNC.name, key)) or {"id": key, "bucket": ctx.bucket}
+        outcome = Outcome(plan, done=False, reason="auth", detail=exc.message)
+    if outcome is None:
+        return {"id": key, "agent": None, "bucket": ctx.bucket, "files": [], "status": "saved", "message": ""}
+    return SYNC.result(outcome)
+
+
+def _machine() -> str:
+    try:
+        return machine_name() or "unknown"
+    except AgentMemoryError:
+        return "unknown"

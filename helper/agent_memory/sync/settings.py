@@ -1,0 +1,24 @@
+"""Which runtimes' memory this machine syncs: `"sync": {"claude": true, "codex": false}` in the configuration,
+set by `sync enable|disable` (and `bootstrap --sync`)."""
+
+from __future__ import annotations
+
+from ..agents import RUNTIMES
+from ..config.settings import editing
+
+
+def enabled(config: dict[str, object]) -> list[str]:
+    """The runtimes whose memory is synced (a value that is not `true` is off)."""
+    found = config.get("sync")
+    return [name for name in RUNTIMES if isinstance(found, dict) and found.get(name) is True]
+
+
+def switch(runtimes: tuple[str, ...], on: bool) -> dict[str, bool]:
+    """Turn sync on or off for `runtimes`; returns whether each was on before."""
+    with editing() as config:
+        found = config.get("sync")
+        found = dict(found) if isinstance(found, dict) else {}
+        before = {name: found.get(name) is True for name in runtimes}
+        found.update({name: on for name in runtimes})
+        config["sync"] = found
+    return before

@@ -1,0 +1,60 @@
+"""What this machine's records say of the synced folders, without the network or the runtimes' folders: for
+`status`, `sync status` and the SessionStart reminder (conflicts that need a decision, and the command that shows
+them)."""
+
+from __future__ import annotations
+
+import os
+
+from .. import commands, paths
+from ..contract import SyncConflict, SyncFolderState
+from .index import FolderIndex
+
+
+def folder_states(bucket: str) -> list[SyncFolderState]:
+    """Every memory folder synced with `bucket` on this machine, as its record has it."""
+    root = paths.state_dir() / "sync" / paths.bucket_key(bucket)
+    found: list[SyncFolderState] = []
+    try:
+        scopes = sorted((e for e in os.scandir(root) if e.is_dir(follow_symlinks=False)), key=lambda e: e.name)
+    except OSError:
+        return found
+    for scope_entry in scopes:
+        runtime, _, scope = scope_entry.name.partition("-")
+        try:
+            records = sorted(os.scandir(os.path.join(scope_entry.path, "folders")), key=lambda e: e.name)
+        except OSError:
+            continue
+        for record in records:
+            if not record.name.endswith(".json"):
+                continue
+            index = FolderIndex.read(record.path)
+            if index is None:
+                continue
+            conflicts = [conflict(runtime, scope, index.folder, path, entry) for path, entry in index.conflicts.items()]
+            found.append(
+                {
+                    "agent": runtime,
+                    "scope": scope,
+                    "folder": str(index.folder),
+                    "files": sum(1 for entry in index.files.values() if entry.get("hash") is not None),
+                    "pushed": index.pushed,
+                    "pulled": index.pulled,
+                    "conflicts": conflicts,
+                    "last_sync": index.last_sync,
+                }
+            )
+    return found
+
+
+def conflict(runtime: str, scope: str, folder: object, path: str, entry: dict[str, object]) -> SyncConflict:
+    """How a file in conflict is told, with the command that shows its versions."""
+    return {
+        "agent": runtime,
+        "scope": scope,
+        "folder": str(folder),
+        "path": path,
+        "heads": list(entry.get("heads", [])),
+        "kept": [str(kept) for kept in entry.get("kept", [])],
+        "show": commands.line("sync", "history", path, "--agent", runtime),
+    }

@@ -1,0 +1,48 @@
+"""Synced versions waiting for upload: what the outbox needs to know of them (`SYNC`). A push that fails stays in
+the outbox, with its exact bytes, and is retried as notes are (`pending retry`, the Stop hook)."""
+
+from __future__ import annotations
+
+from ..contract import PendingSync, SyncUpload
+from ..outbox.kinds import Kind, Outcome, progress
+
+
+class SyncUploads(Kind):
+    """Versions of the runtimes' memory files in the outbox, one upload per sync."""
+
+    name = "sync"
+    group = "sync"
+
+    def entry(self, plan: dict[str, object]) -> PendingSync:
+        display = plan.get("display") or {}
+        return {
+            "id": plan["id"],
+            "agent": display.get("agent"),
+            "scope": display.get("scope"),
+            "files": display.get("files", []),
+            **progress(plan),
+        }
+
+    def result(self, outcome: Outcome) -> SyncUpload:
+        plan = outcome.plan
+        display = plan.get("display") or {}
+        files = display.get("files", [])
+        if outcome.done:
+            status, message = "saved", f"Pushed {len(files)} memory file version(s) to {plan['bucket']}."
+        else:
+            status = "pending"
+            message = (
+                f"The memory file version(s) of {', '.join(files)} are kept on this machine only, because "
+                f"{outcome.because}; run `{outcome.retry}` once that is fixed."
+            )
+        return {
+            "id": outcome.key,
+            "agent": display.get("agent"),
+            "bucket": plan["bucket"],
+            "files": files,
+            "status": status,
+            "message": message,
+        }
+
+
+SYNC = SyncUploads()

@@ -1,0 +1,360 @@
+"""`agent-memory sync`: the runtimes' own memory (Claude Code's auto memory, Codex's memories) on two machines, through
+a folder store and through the Hub emulator (the real huggingface_hub and hf_xet): push at Stop, pull at session
+start, merges, conflicts that keep both texts, deletions and restores, the secret guard, hostile versions, the outbox,
+and the cost of the hooks when nothing changed."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import tools
+from agent_memory.contents import sha256
+from agent_memory.sync import folders
+from agent_memory.sync.folders import Moved
+from agent_memory.sync.versions import path_key
+from conftest import BUCKET, Machine
+
+TOKEN_LINE = "The deploy token is ghp_" + "Ab3" * 12 + " for now."
+
+
+def claude_folder(machine: Machine, checkout: Path | None = None) -> Path:
+    """Claude Code's auto memory folder for a checkout that is not in a git repository (keyed by its own path)."""
+    key = re.sub(r"[^a-zA-Z0-9]", "-", str((checkout or machine.work).resolve()))
+    return machine.home / ".claude" / "projects" / key / "memory"
+
+
+def codex_folder(machine: Machine) -> Path:
+    return machine.home / ".codex" / "memories"
+
+
+def hook(machine: Machine, event: str, agent: str = "claude", cwd: Path | None = None):
+    payload = json.dumps({"cwd": str(cwd or machine.work), "hook_event_name": event})
+    name = {"SessionStart": "session-start", "Stop": "stop", "SessionEnd": "session-end"}[event]
+    return machine.run("hook", name, "--agent", agent, "--json", input=payload)
+
+
+def reminder(machine: Machine, agent: str = "claude", cwd: Path | None = None) -> str:
+    started = hook(machine, "SessionStart", agent, cwd)
+    tools.exited(started)
+    return started.json["context"]
+
+
+def sync_now(machine: Machine, *args: str) -> dict:
+    done = machine.run("sync", "now", "--json", *args)
+    tools.exited(done)
+    return done.json
+
+
+def store_objects(store: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(store)): p.read_bytes() for p in sorted((store / "sync").rglob("*.json"))}
+
+
+@pytest.fixture(params=["folder", "hub"])
+def bucket(request, tmp_path, base_env) -> str:
+    """The two stores: a folder store, and the Hub emulator's private bucket."""
+    if request.param == "folder":
+        return request.getfixturevalue("folder_store")
+    request.getfixturevalue("hub")
+    return BUCKET
+
+
+def two_machines(machine: Machine, machine_b: Machine, bucket: str, agent: str = "claude") -> tuple[Machine, Machine]:
+    """Machine A, and machine B with the project checked out at another path; both sync `agent`'s memory."""
+    machine_b.work = machine_b.root / "elsewhere" / "parser"
+    machine_b.work.mkdir(parents=True)
+    for one in (machine, machine_b):
+        one.setup(bucket)
+        tools.exited(one.run("sync", "enable", "--agent", agent))
+    return machine, machine_b
+
+
+def test_claude_memory_reaches_another_checkout_and_its_worktree(machine, machine_b, bucket):
+    a, b = two_machines(machine, machine_b, bucket)
+    git = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q", str(b.work)], check=True)
+    subprocess.run([*git, "-C", str(b.work), "commit", "-q", "--allow-empty", "-m", "start"], check=True)
+    worktree = b.root / "elsewhere" / "parser-wt"
+    subprocess.run([*git, "-C", str(b.work), "worktree", "add", "-q", str(worktree)], check=True)
+    mine = claude_folder(a)
+    (mine / "topics").mkdir(parents=True)
+    (mine / "MEMORY.md").write_text("# Memory index\n- [Parser](topics/parser.md): lookahead 2\n")
+    (mine / "topics" / "parser.md").write_text("---\nname: parser\n---\nThe parser uses a lookahead of 2.\n")
+
+    stopped = hook(a, "Stop")
+    tools.exited(stopped)
+    assert "2 files pushed" in stopped.err
+    context = reminder(b, cwd=worktree)  # a session in the worktree: Claude Code uses the main checkout's folder
+    theirs = claude_folder(b)
+    assert (theirs / "MEMORY.md").read_bytes() == (mine / "MEMORY.md").read_bytes()
+    assert (theirs / "topics" / "parser.md").read_bytes() == (mine / "topics" / "parser.md").read_bytes()
+    assert "- [Parser](topics/parser.md): lookahead 2" in context and "updated here: 2 memory files" in context
+
+    # a second session with nothing changed anywhere: nothing written, nothing said
+    before = (theirs / "MEMORY.md").stat().st_mtime_ns
+    assert "agent-memory sync" not in reminder(b, cwd=worktree)
+    assert (theirs / "MEMORY.md").stat().st_mtime_ns == before
+    status = b.run("sync", "status", "--json").json
+    claude = next(agent for agent in status["agents"] if agent["agent"] == "claude")
+    assert claude["enabled"] and claude["folders"][0]["files"] == 2 and claude["folders"][0]["pulled"] == 2
+
+
+def test_codex_memories_follow_the_user(machine, machine_b, folder_store):
+    a, b = two_machines(machine, machine_b, folder_store, "codex")
+    mine = codex_folder(a)
+    (mine / "rollout_summaries").mkdir(parents=True)
+    (mine / "memory_summary.md").write_text("- The user prefers small commits.\n")
+    (mine / "rollout_summaries" / "one.md").write_text("Session one: fixed the parser.\n")
+    (mine / "phase2_workspace_diff.md").write_text("Codex's own working file\n")
+    assert "1 file" not in hook(a, "Stop", "codex").err
+    context = reminder(b, "codex")
+    theirs = codex_folder(b)
+    assert (theirs / "memory_summary.md").read_text() == "- The user prefers small commits.\n"
+    assert (theirs / "rollout_summaries" / "one.md").is_file()
+    assert not (theirs / "phase2_workspace_diff.md").exists()  # Codex's working files are no memories
+    assert "- The user prefers small commits." in context
+
+
+def test_a_clean_concurrent_edit_merges(machine, machine_b, bucket):
+    a, b = two_machines(machine, machine_b, bucket)
+    lines = [f"line {n}\n" for n in range(1, 9)]
+    claude_folder(a).mkdir(parents=True)
+    (claude_folder(a) / "MEMORY.md").write_text("".join(lines))
+    sync_now(a)
+    sync_now(b)
+    (claude_folder(a) / "MEMORY.md").write_text("".join(["line 1 (edited on A)\n", *lines[1:]]))
+    (claude_folder(b) / "MEMORY.md").write_text("".join([*lines[:-1], "line 8 (edited on B)\n", "line 9 (B)\n"]))
+    sync_now(a)
+    merged = sync_now(b)["folders"][0]
+    assert merged["merged"] == ["MEMORY.md"] and not merged["conflicts"]
+    sync_now(a)
+    expected = "".join(["line 1 (edited on A)\n", *lines[1:-1], "line 8 (edited on B)\n", "line 9 (B)\n"])
+    assert (claude_folder(a) / "MEMORY.md").read_text() == expected
+    assert (claude_folder(b) / "MEMORY.md").read_text() == expected
+
+
+def test_a_conflicting_edit_keeps_both_texts_and_is_reported(machine, machine_b, bucket):
+    a, b = two_machines(machine, machine_b, bucket)
+    claude_folder(a).mkdir(parents=True)
+    (claude_folder(a) / "MEMORY.md").write_text("# Index\n- release: Tuesday\n")
+    sync_now(a)
+    sync_now(b)
+    (claude_folder(a) / "MEMORY.md").write_text("# Index\n- release: Wednesday\n")
+    (claude_folder(b) / "MEMORY.md").write_text("# Index\n- release: Friday\n")
+    sync_now(a)
+    done = b.run("sync", "now", "--json")
+    tools.exited(done)
+    assert "Conflict: MEMORY.md" in done.err
+    conflict = done.json["folders"][0]["conflicts"][0]
+    assert (claude_folder(b) / "MEMORY.md").read_text() == "# Index\n- release: Friday\n"  # this machine's text
+    kept = Path(conflict["kept"][0])
+    assert kept.read_text() == "# Index\n- release: Wednesday\n"
+    assert not kept.is_relative_to(b.home / ".claude")  # outside what Claude Code loads
+    assert conflict["show"] == "agent-memory sync history MEMORY.md --agent claude"
+
+    status = b.run("status", "--json").json
+    assert [item["path"] for item in status["sync"]["conflicts"]] == ["MEMORY.md"]
+    context = reminder(b)
+    assert "MEMORY.md was changed here and on another machine" in context and "sync history MEMORY.md" in context
+    shown = b.run("sync", "history", "MEMORY.md", "--json").json
+    assert sum(version["head"] for version in shown["versions"]) == 2 and shown["kept"] == conflict["kept"]
+
+    # machine A sees it too, with B's text beside; a decision on B (an edit) resolves it everywhere
+    again = sync_now(a)["folders"][0]
+    assert again["conflicts"] and (claude_folder(a) / "MEMORY.md").read_text().endswith("Wednesday\n")
+    (claude_folder(b) / "MEMORY.md").write_text("# Index\n- release: Wednesday or Friday (ask)\n")
+    assert not sync_now(b)["folders"][0]["conflicts"]
+    assert sync_now(a)["folders"][0]["pulled"] == ["MEMORY.md"]
+    assert (claude_folder(a) / "MEMORY.md").read_text() == "# Index\n- release: Wednesday or Friday (ask)\n"
+    assert b.run("status", "--json").json["sync"]["conflicts"] == []
+    assert a.run("status", "--json").json["sync"]["conflicts"] == []
+
+
+def test_a_deletion_propagates_and_is_restorable(machine, machine_b, bucket):
+    a, b = two_machines(machine, machine_b, bucket)
+    claude_folder(a).mkdir(parents=True)
+    (claude_folder(a) / "old.md").write_text("An old memory.\n")
+    sync_now(a)
+    sync_now(b)
+    assert (claude_folder(b) / "old.md").is_file()
+    (claude_folder(a) / "old.md").unlink()
+    sync_now(a)
+    assert sync_now(b)["folders"][0]["pulled"] == ["old.md"]
+    assert not (claude_folder(b) / "old.md").exists()
+
+    versions = b.run("sync", "history", "old.md", "--json").json["versions"]
+    assert [v["deleted"] for v in versions] == [False, True] and versions[-1]["head"]
+    restored = b.run("sync", "restore", "old.md", "--version", versions[0]["id"], "--json")
+    tools.exited(restored)
+    assert (claude_folder(b) / "old.md").read_text() == "An old memory.\n"
+    sync_now(a)
+    assert (claude_folder(a) / "old.md").read_text() == "An old memory.\n"
+    assert len(a.run("sync", "history", "old.md", "--json").json["versions"]) == 3  # nothing was removed
+
+    wrong = b.run("sync", "restore", "old.md", "--version", "20200101-000000-000000-0000000000")
+    tools.exited(wrong, 2)
+    assert "Next: agent-memory sync history old.md" in wrong.err
+
+
+def test_a_file_with_a_token_stays_local_and_is_reported(machine, machine_b, folder_store, tmp_path):
+    a, b = two_machines(machine, machine_b, folder_store)
+    claude_folder(a).mkdir(parents=True)
+    (claude_folder(a) / "deploy.md").write_text(f"# Deploy\n\n{TOKEN_LINE}\n")
+    (claude_folder(a) / "MEMORY.md").write_text("- [Deploy](deploy.md)\n")
+    done = a.run("sync", "now", "--json")
+    tools.exited(done)
+    refused = done.json["folders"][0]["refused"]
+    assert refused == [{"path": "deploy.md", "why": refused[0]["why"]}]
+    assert "line 3: GitHub token" in refused[0]["why"] and "Not synced: deploy.md" in done.err
+    assert done.json["folders"][0]["pushed"] == ["MEMORY.md"]
+    assert not any(b"ghp_" in data for data in store_objects(tmp_path / "store").values())
+    sync_now(b)
+    assert not (claude_folder(b) / "deploy.md").exists() and (claude_folder(b) / "MEMORY.md").is_file()
+
+
+def test_hostile_versions_are_refused(machine, machine_b, folder_store, tmp_path):
+    a, b = two_machines(machine, machine_b, folder_store)
+    claude_folder(a).mkdir(parents=True)
+    (claude_folder(a) / "MEMORY.md").write_text("- fine\n")
+    sync_now(a)
+    store = tmp_path / "store"
+    good = next(iter(store_objects(store)))
+    template = json.loads((store / good).read_text())
+
+    def plant(path: str, text: str, *, key: str | None = None, size: int = 0) -> None:
+        version = f"20300101-000000-00000{len(path) % 10}-{sha256(path.encode())[:10]}"
+        value = {**template, "id": version, "path": path, "bases": [], "text": text + "x" * size}
+        value["hash"] = sha256(value["text"].encode())
+        folder = store / "sync" / "claude" / "demo" / (key or path_key(path))
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        (folder / f"{version}.json").write_text(json.dumps(value))
+
+    outside = b.root / "outside"
+    outside.mkdir()
+    plant("../escape.md", "out of the folder")
+    plant("/etc/absolute.md", "absolute")
+    plant(".hidden/x.md", "hidden")
+    plant("big.md", "", size=300 * 1024)
+    plant("linked/inside.md", "through a link")
+    plant("mismatch.md", "wrong folder", key="0" * 20)
+    os.symlink(outside, store / "sync" / "claude" / "demo" / "ffffffffffffffffffff")
+    claude_folder(b).mkdir(parents=True)
+    os.symlink(outside, claude_folder(b) / "linked")
+
+    done = b.run("sync", "now", "--json")
+    tools.exited(done)
+    whys = " | ".join(item["why"] for item in done.json["refused"])
+    assert len(done.json["refused"]) == 6, done.json["refused"]  # all but linked/inside.md, refused where it goes
+    assert whys.count("leaves the folder") == 3  # ../escape.md, /etc/absolute.md, .hidden/x.md
+    assert "text of at most 262144 bytes" in whys and "does not match its folder" in whys
+    assert "symbolic link" in whys or "link" in whys
+    folder_refused = done.json["folders"][0]["refused"]
+    assert [item["path"] for item in folder_refused] == ["linked/inside.md"]
+    assert list(outside.iterdir()) == []  # nothing written through the link
+    assert sorted(p.name for p in claude_folder(b).iterdir()) == ["MEMORY.md", "linked"]
+    assert not (b.root / "escape.md").exists() and not (claude_folder(b).parent / "escape.md").exists()
+
+
+def test_the_outbox_keeps_a_failed_push(machine, machine_b, folder_store, tmp_path):
+    a, b = two_machines(machine, machine_b, folder_store)
+    store = tmp_path / "store"
+    claude_folder(a).mkdir(parents=True)
+    (claude_folder(a) / "MEMORY.md").write_text("- kept while offline\n")
+    store.rename(tmp_path / "unmounted")
+    stopped = hook(a, "Stop")
+    tools.exited(stopped)
+    assert "1 upload(s) kept pending" in stopped.err
+    listed = a.run("pending", "--json").json
+    assert [entry["files"] for entry in listed["sync"]] == [["MEMORY.md"]]
+    assert "1 uploads waiting" in a.run("status").out
+    (tmp_path / "unmounted").rename(store)
+    retried = a.run("pending", "retry", "--json")
+    tools.exited(retried)
+    assert retried.json["results"][0]["status"] == "saved"
+    sync_now(b)
+    assert (claude_folder(b) / "MEMORY.md").read_text() == "- kept while offline\n"
+
+
+def test_sync_disable_stops_it_and_deletes_nothing(machine, machine_b, folder_store, tmp_path):
+    a, b = two_machines(machine, machine_b, folder_store)
+    claude_folder(a).mkdir(parents=True)
+    (claude_folder(a) / "MEMORY.md").write_text("- first\n")
+    sync_now(a)
+    objects = store_objects(tmp_path / "store")
+    off = a.run("sync", "disable", "--agent", "claude", "--json")
+    tools.exited(off)
+    assert off.json["enabled"] == [] and "Nothing was deleted" in a.run("sync", "disable", "--agent", "claude").out
+    (claude_folder(a) / "MEMORY.md").write_text("- first\n- second\n")
+    assert hook(a, "Stop").err == ""
+    assert store_objects(tmp_path / "store") == objects
+    assert (claude_folder(a) / "MEMORY.md").read_text() == "- first\n- second\n"
+    tools.exited(a.run("sync", "now"), 2)  # nothing is enabled: says how to enable it
+    assert "agent-memory sync enable --agent claude" in a.run("sync", "now").err
+
+
+def test_the_hooks_cost_nothing_when_nothing_changed(machine, machine_b, hub):
+    a, b = two_machines(machine, machine_b, BUCKET)
+    claude_folder(a).mkdir(parents=True)
+    (claude_folder(a) / "MEMORY.md").write_text("- one\n")
+    sync_now(a)
+    sync_now(b)
+    hub.reset_requests()
+    assert hook(a, "Stop").err == "" and hook(a, "SessionEnd").err == ""
+    assert hub.requests == []  # a push with nothing changed here: one stat per file, no network
+    reminder(b)
+    asked = [endpoint for _method, endpoint, _path in hub.requests]
+    assert len(asked) == 1, hub.requests  # a pull with nothing changed in the bucket: one question
+
+
+def test_a_runtime_write_during_sync_is_never_lost(machine, folder_store, tmp_path):
+    folder = tmp_path / "memory"
+    folder.mkdir()
+    (folder / "MEMORY.md").write_text("the runtime's newest text\n")
+    with pytest.raises(Moved):  # what sync read before was another text: it does not replace the runtime's
+        folders.write(folder, "MEMORY.md", "pulled text\n", folders.read(folder, "MEMORY.md").hash[::-1])
+    assert (folder / "MEMORY.md").read_text() == "the runtime's newest text\n"
+    assert [p.name for p in folder.iterdir()] == ["MEMORY.md"]  # no temporary file left
+
+
+def test_concurrent_syncs_on_two_machines_lose_no_version(machine, machine_b, folder_store):
+    a, b = two_machines(machine, machine_b, folder_store)
+    for one in (a, b):
+        claude_folder(one).mkdir(parents=True)
+    processes = []
+    for round_ in range(3):
+        for name, one in (("a", a), ("b", b)):
+            (claude_folder(one) / f"{name}-{round_}.md").write_text(f"{name} {round_}\n")
+        processes += [one.popen("sync", "now", "--json") for one in (a, b, a, b)]
+    for process in processes:
+        process.communicate(timeout=120)
+        tools.exited(process, (0, 75))
+    sync_now(a)
+    sync_now(b)
+    sync_now(a)
+    expected = sorted(f"{name}-{n}.md" for name in "ab" for n in range(3))
+    for one in (a, b):
+        assert sorted(p.name for p in claude_folder(one).iterdir()) == expected
+
+
+def test_damaged_records_start_again_without_losing_a_byte(machine, machine_b, folder_store):
+    a, b = two_machines(machine, machine_b, folder_store)
+    claude_folder(a).mkdir(parents=True)
+    (claude_folder(a) / "MEMORY.md").write_text("- one\n")
+    (claude_folder(a) / "topic.md").write_text("topic\n")
+    sync_now(a)
+    sync_now(b)
+    for record in (b.state / "state" / "sync").rglob("*.json"):
+        record.write_bytes(record.read_bytes()[:20])  # torn by a crash
+    (claude_folder(b) / "topic.md").write_text("topic, edited on B after the crash\n")
+    done = sync_now(b)["folders"][0]
+    # the file whose text the bucket has is in step again; the other is kept whole on both sides
+    assert done["in_step"] == 1 and [item["path"] for item in done["conflicts"]] == ["topic.md"]
+    assert Path(done["conflicts"][0]["kept"][0]).read_text() == "topic\n"
+    assert (claude_folder(b) / "topic.md").read_text() == "topic, edited on B after the crash\n"
+    assert sync_now(a)["folders"][0]["conflicts"][0]["path"] == "topic.md"
+    assert (claude_folder(a) / "MEMORY.md").read_text() == "- one\n"
