@@ -239,6 +239,8 @@ def test_status_reports_everything(ready, folder_store):
         "skills",
         "hooks",
         "codex_sandbox",
+        "usage",
+        "sync",
     }
     assert status["bucket"] == folder_store and status["store"]["status"] == "ok"
     assert status["project"] == {"project": "demo", "root": str(ready.work.resolve()), "found": "mapped", "via": None}

@@ -119,6 +119,11 @@ def test_memory_loop_in_the_real_runtimes(runtime, hooks, machine, laptop, hub):
         stored = hub.read_file(BUCKET, saved["path"]).decode()
         assert f"agent: {runtime}\n" in stored and "kind: checkpoint\n" in stored and stored.endswith(CHECKPOINT)
     tools.exited(run)
+    # the receipts of use: the session's search and save, counted under the runtime's own session id
+    (project,) = tools.exited(machine.run("usage", "--json")).json["projects"]
+    (use,) = [use for use in project["agents"] if use["agent"] == runtime]
+    assert (use["searches"], use["searches_found"], use["saved"], use["read"]) == (1, 1, 1, 0)
+    assert use["sessions"] == use["sessions_searched"] == 1
 
     # 3: another machine, the other runtime, another checkout path of the same project finds and reads it
     other = OTHER[runtime]

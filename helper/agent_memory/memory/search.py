@@ -126,14 +126,13 @@ def search(
         return (everything or not is_setup(fields)) and (kind is None or fields.get("kind") == kind)
 
     waiting = {str(entry["id"]): _pending_candidate(entry) for entry in pending_notes}
-    waiting = {note_id: entry for note_id, entry in waiting.items() if accepted(entry["fields"])}
-    corrections: dict[str, tuple[str, str]] = {}
-    ranked, seen, full = _ranked(cache, wanted, limit, accepted, waiting, corrections, partial=False)
+    corrections: dict[str, tuple[str, str]] = {}  # of every note, shown or not: {id: (the id it corrects, created)}
+    ranked, full = _ranked(cache, wanted, limit, accepted, waiting, corrections, partial=False)
     if not ranked and len(wanted.terms) > 1:
-        ranked, seen, full = _ranked(cache, wanted, limit, accepted, waiting, None, partial=True)
+        ranked, full = _ranked(cache, wanted, limit, accepted, waiting, None, partial=True)
     for note_id, entry in waiting.items():
         if entry["fields"]["corrects"]:
-            corrections[note_id] = (entry["fields"]["corrects"], entry["fields"]["created"])
+            corrections.setdefault(note_id, (entry["fields"]["corrects"], entry["fields"]["created"]))
     corrected_by = _corrected_by(corrections)
     if current and any(c["id"] in corrected_by for c in ranked):
         ranked = [c for c in ranked if c["id"] not in corrected_by]
@@ -205,10 +204,10 @@ def _ranked(
     corrections: dict[str, tuple[str, str]] | None,
     *,
     partial: bool,
-) -> tuple[list[dict[str, object]], set[str], bool]:
-    """The best `limit` candidates of the pack and the pending notes, best first; the pending ids the pack
-    holds; whether the pack held more candidates than were kept. Only notes with every term, unless `partial`:
-    then those with the most terms (at least one)."""
+) -> tuple[list[dict[str, object]], bool]:
+    """The best `limit` candidates of the pack and the pending notes (those `accepted`), best first, and whether
+    the pack held more candidates than were kept. Only notes with every term, unless `partial`: then those with
+    the most terms (at least one)."""
 
     def consume(hits: Iterator[pack.Hit]) -> tuple[list[tuple[Key, dict[str, str], frozenset[bytes]]], set[str], bool]:
         best: list[tuple[Key, dict[str, str], frozenset[bytes]]] = []  # a heap: memory stays bounded
@@ -238,7 +237,7 @@ def _ranked(
     best, seen, overflow = cache.search_hits(() if partial else tuple(query.terms), consume, corrections)
     candidates = [(key, fields, has, False, None) for key, fields, has in best]
     for note_id, entry in waiting.items():
-        if note_id in seen:
+        if note_id in seen or not accepted(entry["fields"]):
             continue  # once uploaded and cached, the note is shown from the cache
         text, body = entry["text"], entry["body"]
         tier, found = query.rank(text[: body - 1], text, body, len(text))
@@ -254,7 +253,7 @@ def _ranked(
         {"id": fields["id"], "fields": fields, "found": key[0], "has": has, "pending": is_pending, "entry": entry}
         for key, fields, has, is_pending, entry in candidates[:limit]
     ]
-    return ranked, seen, overflow
+    return ranked, overflow
 
 
 def _has(query: Query, data: bytes | bytearray, start: int, stop: int) -> frozenset[bytes]:
