@@ -32,6 +32,10 @@ class Context:
     corpora: dict[int, Corpus] = field(default_factory=dict)
     search_latency: dict[str, dict[int, float]] = field(default_factory=dict)
 
+    def warmup(self, rounds: int) -> int:
+        """The warm-up rounds of a comparison: none in `--quick`, a smoke test whose times mean nothing."""
+        return 0 if self.quick else rounds
+
     def requests(self, fn: Callable[[], object]) -> Counter:
         """Run `fn` once and count the emulator requests it made, by endpoint."""
         self.emulator.reset_requests()

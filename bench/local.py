@@ -109,7 +109,9 @@ def search(ctx: Context) -> list[Table]:
             "python -c pass": [sys.executable, "-c", "pass"],
         }
         contenders = {name: command(argv, env=machine.env, cwd=machine.work) for name, argv in argvs.items()}
-        medians = {name: median(t) for name, t in alternate(contenders, runs=ctx.runs * 2, warmup=2).items()}
+        medians = {
+            name: median(t) for name, t in alternate(contenders, runs=ctx.runs * 2, warmup=ctx.warmup(2)).items()
+        }
         for name, value in medians.items():
             if name != "agent-memory, three words":  # the plot compares the phrase with rg and grep
                 ctx.search_latency.setdefault(name, {})[size] = value
@@ -183,7 +185,7 @@ def startup(ctx: Context) -> list[Table]:
     }
     contenders = {name: command(argv, env=machine.env, cwd=machine.work) for name, argv in argvs.items()}
     load_before = os.getloadavg()[0]
-    medians = {name: median(t) for name, t in alternate(contenders, runs=ctx.runs * 4, warmup=3).items()}
+    medians = {name: median(t) for name, t in alternate(contenders, runs=ctx.runs * 4, warmup=ctx.warmup(3)).items()}
     load = (load_before + os.getloadavg()[0]) / 2
     base = medians["python -c pass"]
     met = all(medians[name] / base <= TARGETS[name] for name in commands)
@@ -236,6 +238,6 @@ def startup(ctx: Context) -> list[Table]:
         ],
     )
     for name, args in commands.items():
-        total, largest = imports.breakdown([AGENT_MEMORY, *args], machine.env, machine.work)
+        total, largest = imports.breakdown([AGENT_MEMORY, *args], machine.env, machine.work, runs=1 if ctx.quick else 5)
         breakdown.rows.append([f"`{name}`", f"{total:.1f} ms", largest])
     return [timings, breakdown]

@@ -97,7 +97,7 @@ def refresh(ctx: Context) -> list[Table]:
         offline = command(machine.argv("search", "--offline", data.QUERY), env=machine.env, cwd=machine.work)
         contenders |= {f"refresh {size}": refresh_cmd, f"offline {size}": offline, f"hf {size}": hf_cmd}
     contenders["request"] = _one_request(ctx, ctx.corpora[ctx.sizes[0]].bucket)
-    med = {name: median(t) for name, t in alternate(contenders, runs=ctx.runs, warmup=1).items()}
+    med = {name: median(t) for name, t in alternate(contenders, runs=ctx.runs, warmup=ctx.warmup(1)).items()}
     one_request, smallest = med["request"], med[f"refresh {ctx.sizes[0]}"]
     single = flat = near_offline = True
     for size in ctx.sizes:
@@ -356,7 +356,7 @@ def _pair_rows(
         if before is not None:
             before(name, 0)
         requests[name] = ctx.requests(fn)
-    times = alternate(contenders, runs=runs or ctx.runs, warmup=1, before=before)
+    times = alternate(contenders, runs=runs or ctx.runs, warmup=ctx.warmup(1), before=before)
     med = {name: median(samples) for name, samples in times.items()}
     ours, theirs = (med[name] for name in contenders)
     rows = []

@@ -1,7 +1,7 @@
 """Run the agent-memory benchmarks: `python bench/run.py [--quick]`.
 
 The full run (sizes 1,000 / 10,000 / 50,000 notes) writes docs/benchmarks.md and docs/search-latency.png.
-`--quick` (200 notes, few runs) only checks that every benchmark still runs and prints its tables; it
+`--quick` (200 notes, one run of each, no warm-up) only checks that every benchmark still runs and prints its tables; it
 asserts no timing and writes nothing under docs/. The exit code is non-zero if any benchmark failed.
 """
 
@@ -42,7 +42,7 @@ NO_CORPUS = {space_page.page, local.startup, recall.recall}  # cases that prepar
 INTRO = """
 How to reproduce: `python bench/run.py` from the repository root, with the virtualenv that has agent-memory
 installed (`.venv`), ripgrep installed, and matplotlib for the plot (`.venv/bin/pip install matplotlib`).
-`python bench/run.py --quick` is the smoke test that CI runs (200 notes, few runs, writes nothing).
+`python bench/run.py --quick` is the smoke test that CI runs (200 notes, one run of each, no warm-up, writes nothing).
 
 Every figure comes from whole processes (what an agent pays per call), run in alternation (A, B, C, then
 B, C, A...) after warm-up runs, on synthetic notes generated with a fixed seed by `bench/data.py` (Markdown
@@ -55,7 +55,7 @@ the ratios measured in the same rounds are meaningful; absolute times are contex
 
 def main() -> int:
     parser = argparse.ArgumentParser(description="Benchmarks of agent-memory against rg, grep and hf.")
-    parser.add_argument("--quick", action="store_true", help="smoke test: small sizes, few runs, no docs")
+    parser.add_argument("--quick", action="store_true", help="smoke test: small sizes, one run of each, no docs")
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder (its path is printed)")
     parser.add_argument(
         "--only", choices=[case.__name__ for case in CASES], help="run one comparison (docs: only its own section)"
@@ -73,7 +73,7 @@ def main() -> int:
         root=root,
         emulator=emulator,
         sizes=[200] if options.quick else [1_000, 10_000, 50_000],
-        runs=2 if options.quick else 10,
+        runs=1 if options.quick else 10,
         quick=options.quick,
     )
     tables, failed = [], []

@@ -116,9 +116,9 @@ def page(ctx: Context) -> list[Table]:
     _add_bench_pages(site, ctx.root / "space")
     load_before = os.getloadavg()[0]
     pages = {"page": "", "reference": REFERENCE}
-    loads = {server: _visits(serve(site), pages, ctx.runs) for server, serve in SERVERS.items()}
+    loads = {server: _visits(serve(site), pages, ctx.runs, ctx.warmup(1)) for server, serve in SERVERS.items()}
     options_pages = {label: f"{OPTIONS}?{query}" for label, query in _STARTUP_OPTIONS}
-    options = _visits(space_site.space_like_serving(site), options_pages, ctx.runs)
+    options = _visits(space_site.space_like_serving(site), options_pages, ctx.runs, ctx.warmup(1))
     load_after = os.getloadavg()[0]
     core = sum((PYODIDE / name).stat().st_size for name in CORE_FILES)
     context = (
@@ -343,11 +343,14 @@ def _in_pyodide(scratch: Path, python: str) -> dict[str, Any]:
     return json.loads(proc.stdout)
 
 
-def _visits(server: contextlib.AbstractContextManager[str], pages: dict[str, str], runs: int) -> dict[str, list[dict]]:
-    """A cold and a warm load of each page per round, the pages in alternating order."""
+def _visits(
+    server: contextlib.AbstractContextManager[str], pages: dict[str, str], runs: int, warmup: int
+) -> dict[str, list[dict]]:
+    """A cold and a warm load of each page per round, the pages in alternating order, after `warmup` rounds (the
+    server's and the OS's file caches)."""
     visits: dict[str, list[dict]] = {name: [] for name in pages}
     with server as url, launch() as browser:
-        for round_ in range(-1, runs):  # one warm-up round: the server's and the OS's file caches
+        for round_ in range(-warmup, runs):
             for name in sorted(pages, reverse=round_ % 2 == 1):
                 with _context(browser) as (page, outside):
                     cold = _load(page, url + pages[name])

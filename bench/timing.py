@@ -54,6 +54,9 @@ def median(samples: list[float]) -> float:
 
 
 def quartiles(samples: list[float]) -> tuple[float, float]:
-    """The first and third quartiles of `samples` (the spread around the median)."""
+    """The first and third quartiles of `samples` (the spread around the median); one sample (`--quick`) is its
+    own spread."""
+    if len(samples) < 2:
+        return samples[0], samples[0]
     q1, _q2, q3 = statistics.quantiles(samples, n=4, method="inclusive")
     return q1, q3

@@ -160,7 +160,7 @@ async function importLoader(loader) {
       URL.revokeObjectURL(url);
     }
   };
-  const [{ loadPyodide }, { default: createPyodideModule }] = [await imported(main), await imported(runtime)];
+  const [{ loadPyodide }, { default: createPyodideModule }] = await Promise.all([imported(main), imported(runtime)]);
   return (options) => loadPyodide({ ...options, createPyodideModule });
 }
 

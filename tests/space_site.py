@@ -170,8 +170,11 @@ def build_module() -> ModuleType:
     return build
 
 
-def copy_checkout(dest: Path, *, node_modules: bool = True) -> Path:
-    """A copy of what build.py reads, to break on purpose; node_modules/pyodide is linked, not copied."""
+def copy_checkout(dest: Path, *, node_modules: bool = True, kept_runtime: bool = False) -> Path:
+    """A copy of what build.py reads, to break on purpose; node_modules/pyodide is linked, not copied.
+
+    `kept_runtime`: with a copy of this checkout's kept snapshot (build/space-runtime), so that a build of the
+    copy that fails after making it, or makes the same one, does not spend the tens of seconds making it."""
     dest.mkdir(parents=True)
     for name in SOURCES:
         shutil.copy2(REPO / name, dest / name)
@@ -181,4 +184,7 @@ def copy_checkout(dest: Path, *, node_modules: bool = True) -> Path:
     if node_modules:
         (dest / "node_modules").mkdir()
         (dest / "node_modules" / "pyodide").symlink_to(REPO / "node_modules" / "pyodide")
+    kept = REPO / "build" / "space-runtime"
+    if kept_runtime and kept.is_dir():
+        shutil.copytree(kept, dest / "build" / "space-runtime", ignore=shutil.ignore_patterns(".*"))
     return dest

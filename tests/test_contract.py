@@ -78,6 +78,9 @@ def test_skills_and_setup(ready, tmp_path):
     assert set(hooks) == keys(contract.Hooks) and set(hooks["agents"][0]) <= keys(contract.HookFile)
     assert set(ready.run("codex-sandbox", "status", "--json").json) <= keys(contract.Consent)
     assert set(ready.run("instructions", "remove", "--json").json) == keys(contract.InstructionsRemoved)
+    removed = ready.run("uninstall", "--discard-pending", "--json").json
+    assert set(removed) == keys(contract.Uninstall)
+    assert all(set(step) == keys(contract.UninstallStep) for step in removed["steps"])
     assert set(ready.run("import", "--dry-run", "--json").json) == keys(contract.Import)
 
 

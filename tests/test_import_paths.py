@@ -32,7 +32,10 @@ FORBIDDEN = {
     "agent_memory.cli.failures",
 }
 
-# every command: the entry, the table, the parser and the renderer, the Context (configuration, project, stores)
+# what the first module answers alone, with os-level calls: a bare --version, and the Stop hook after a turn that
+# left nothing to do (`idle`)
+FIRST = {"", "start", "idle", "roots"}
+# every other command: the entry, the table, the parser and the renderer, the Context (configuration, project, stores)
 BASE = {
     "",
     "agents",
@@ -52,8 +55,11 @@ BASE = {
     "entry",
     "errors",
     "fsutil",
+    "idle",
     "names",
     "paths",
+    "roots",
+    "start",
     "store",
     "store.base",
     "store.bucket",
@@ -80,7 +86,8 @@ USAGE = {"machine", "machine.usage"}  # the receipts of use: one line appended p
 SYNC_SETTING = {"sync", "sync.settings"}  # whether the runtime's own memory is synced: one look at the configuration
 
 PATHS = {
-    "--version": BASE,
+    "--version": FIRST,
+    "--version --json": BASE,  # the parser's --version, among other arguments
     "search --offline": BASE | NOTES | SKILL_FILES | USAGE | {"cli.search", "memory.search"},
     "read": BASE | NOTES | SKILL_FILES | USAGE | {"cli.read", "memory.reading"},
     "status": BASE
@@ -97,16 +104,20 @@ PATHS = {
     | {"cli.hook_start", "clock", "guard", "machine", "machine.reminded", "machine.reminder", "memory.origin"}
     | {"memory.search", "setup", "setup.command"}
     | SYNC_SETTING,
-    "hook stop": BASE | {"cli.hook_stop", "contents", "outbox", "outbox.plans"} | SYNC_SETTING,
+    "hook stop": FIRST,
+    # the whole Stop hook with nothing to do (here because its command line is not the hook files': --json)
+    "hook stop --json": BASE | {"cli.hook_stop", "contents", "outbox", "outbox.plans"} | SYNC_SETTING,
 }
 
 RUNS = {  # the module that shows that each command really ran
-    "--version": "entry",
+    "--version": "start",
+    "--version --json": "entry",
     "search --offline": "cli.search",
     "read": "cli.read",
     "status": "cli.status",
     "hook session-start": "cli.hook_start",
-    "hook stop": "cli.hook_stop",
+    "hook stop": "idle",
+    "hook stop --json": "cli.hook_stop",
 }
 
 # run the command as its console script would, and write the modules it loaded to a file when it ends
@@ -114,7 +125,7 @@ RUNNER = """
 import atexit, json, sys
 out = sys.argv.pop(1)
 atexit.register(lambda: open(out, "w").write(json.dumps(sorted(sys.modules))))
-from agent_memory.entry import main
+from agent_memory.start import main
 sys.exit(main())
 """
 

@@ -320,3 +320,26 @@ def test_the_retry_command_is_offered_in_codex_only_with_the_sandbox_consent(ali
     assert offered in context(start(alice, agent="claude")).splitlines()
     tools.exited(alice.run("codex-sandbox", "allow"))
     assert offered in context(start(alice)).splitlines()
+
+
+def test_sessions_starting_at_once_in_an_unmapped_folder_are_told_once(ready, tmp_path):
+    elsewhere = tmp_path / "unmapped"
+    elsewhere.mkdir()
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "agent_memory", "hook", "session-start", "--agent", "claude"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=ready.work,
+            env=ready.env,
+        )
+        for _ in range(6)
+    ]
+    told = 0
+    for n, proc in enumerate(procs):
+        event = {"session_id": f"s-{n}", "source": "startup", "cwd": str(elsewhere)}
+        out, err = proc.communicate(json.dumps(event).encode(), timeout=120)
+        assert proc.returncode == 0 and err == b"", err.decode()
+        told += b"is not mapped to a project" in out
+    assert told == 1

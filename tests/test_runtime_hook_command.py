@@ -150,7 +150,7 @@ def test_stop_with_nothing_pending_prints_nothing_and_loads_no_heavy_library(rea
             check=True,
         )
         imported = {line.split("|")[-1].strip() for line in proc.stderr.decode().splitlines() if "|" in line}
-        assert "agent_memory.entry" in imported  # the import log is really there
+        assert "agent_memory.start" in imported  # the import log is really there
         heavy = {"huggingface_hub", "hf_xet", "yaml", "threading", "agent_memory.outbox.delivery"}
         assert not imported & heavy, event
 

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+import agent_memory
 import tools
+from agent_memory.setup import command as helper_command
 
 HELPER = str(Path(sys.executable).parent / "agent-memory")  # the console script beside the tests' interpreter
 ENTRY_KEYS = {"agent", "file", "state", "events", "note", "changed", "backup"}
@@ -506,3 +509,23 @@ def test_a_projects_own_disable_all_hooks_is_named_by_status(machine, name, tmp_
         result = hooks(machine, "status", "--agent", "claude")
         tools.exited(result)
         assert result.json["agents"][0]["state"] == "installed", result.err
+
+
+def test_the_guard_of_a_helper_run_as_python_m_tests_the_package_it_runs(tmp_path, monkeypatch):
+    """Without an `agent-memory` script beside the interpreter, the hooks run `python -m agent_memory`: the guard
+    then tests the package's __main__.py, and a line whose package is gone exits 0 in silence under sh."""
+    python = tmp_path / "bin" / "python3"
+    python.parent.mkdir()
+    python.symlink_to(sys.executable)
+    monkeypatch.setattr(sys, "executable", str(python))
+    helper = helper_command.helper_command()
+    assert helper == f"{python} -m agent_memory"
+    main = Path(agent_memory.__file__).resolve().parent / "__main__.py"
+    line = helper_command.guarded(f"{helper} --version")
+    assert line == f"[ ! -f {main} ] || {helper} --version"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}  # outside the venv, its packages
+    ran = subprocess.run(["/bin/sh", "-c", line], capture_output=True, text=True, timeout=60, env=env)
+    assert ran.returncode == 0 and ran.stdout.startswith("agent-memory ")
+    gone = line.replace(str(main), str(tmp_path / "gone" / "__main__.py"))
+    silent = subprocess.run(["/bin/sh", "-c", gone], capture_output=True, text=True, timeout=60, env=env)
+    assert (silent.returncode, silent.stdout, silent.stderr) == (0, "", "")

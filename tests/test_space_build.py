@@ -184,7 +184,7 @@ def test_a_missing_or_different_pyodide_stops_the_build_before_anything_is_writt
     assert "node_modules has pyodide 0.0.1, but package-lock.json pins" in proc.stderr
     assert space_site.tree(out) == {"previous.txt": b"the previous site"}
 
-    broken = space_site.copy_checkout(tmp_path / "broken-template")
+    broken = space_site.copy_checkout(tmp_path / "broken-template", kept_runtime=True)
     (broken / "templates" / "llms.txt").write_text("{{ no_such_value }}\n")
     proc = space_site.build(out, repo=broken)
     assert proc.returncode != 0 and "no_such_value" in proc.stderr, proc.stdout + proc.stderr

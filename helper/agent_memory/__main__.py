@@ -2,6 +2,6 @@
 
 import sys
 
-from .entry import main
+from .start import main
 
 sys.exit(main())

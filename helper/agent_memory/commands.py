@@ -72,6 +72,10 @@ TABLE: dict[str, Command] = {
         "sync the agents' own memory (Claude Code's auto memory, Codex's memories) through the bucket",
         ("enable", "disable", "now", "status", "history", "restore"),
     ),
+    "uninstall": Command(
+        "agent_memory.cli.uninstall",
+        "undo bootstrap: hooks, sandbox consent, instruction blocks, skills, PATH link (your notes stay)",
+    ),
     "hook session-start": Command(
         "agent_memory.cli.hook_start", "the SessionStart hook: a short reminder in the model's context", quiet=True
     ),

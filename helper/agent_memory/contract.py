@@ -548,6 +548,28 @@ class Consent(TypedDict, total=False):
     backup: str | None
 
 
+class UninstallStep(TypedDict):
+    """One step of `uninstall`, in the order it ran: `step` ("command", "codex-sandbox", "hooks", "instructions",
+    "skills"), the files or folders it took agent-memory out of (`removed`), those deleted with it (`deleted`: an
+    instruction file bootstrap created), and the backups of what it changed."""
+
+    step: str
+    removed: list[str]
+    deleted: list[str]
+    backups: list[str]
+
+
+class Uninstall(TypedDict):
+    """`uninstall`: its steps, the folders it kept (the configuration, the cache, the state with the outbox), how
+    many uploads it left unsent (`--discard-pending`), warnings, and whether it changed anything."""
+
+    steps: list[UninstallStep]
+    kept: dict[str, str]
+    pending: int
+    warnings: list[str]
+    changed: bool
+
+
 class InstructionsRemoved(TypedDict):
     """`instructions remove`: the files the block was taken out of, those deleted with it, and their backups."""
 

@@ -1,6 +1,7 @@
-"""The `agent-memory` command: read the command word, load only that command's module (see `commands.TABLE`), parse
-its arguments, run it with the command's one `Context`, and render what it returns, or the error it met, in one
-place: an `Error:` line and a `Next:` line on stderr, and its exit code.
+"""The `agent-memory` command, after `start` (which answers a bare `--version` and the idle Stop hook alone): read the
+command word, load only that command's module (see `commands.TABLE`), parse its arguments, run it with the command's
+one `Context`, and render what it returns, or the error it met, in one place: an `Error:` line and a `Next:` line
+on stderr, and its exit code.
 
 The commands that the agents' hooks run (`quiet` in the table) never fail the session: whatever happens, they exit 0
 with at most one line on stderr.

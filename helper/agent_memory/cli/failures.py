@@ -85,11 +85,12 @@ UNDONE = {
     "hooks": "The hooks were not changed",
     "instructions": "The instruction files were not changed",
     "codex-sandbox": "Codex's configuration was not changed",
+    "uninstall": "Uninstall did not finish (run it again once this is fixed: it takes out only what is left)",
 }
 
 
 # commands that write the agents' own files (or the configuration), which the consent never opens: the user runs them
-YOURS = ("install-skill", "bootstrap", "hooks", "instructions", "codex-sandbox", "project", "config")
+YOURS = ("install-skill", "bootstrap", "hooks", "instructions", "codex-sandbox", "project", "config", "uninstall")
 
 
 def local_error(failure: OSError, command: Sequence[str] = ()) -> AgentMemoryError:

@@ -13,12 +13,12 @@ from ..contract import NoteUpload, Publication, Retries, Sync
 from ..display import safe, safe_tree
 from ..errors import ACCESS, ERROR, OK, PENDING
 from ..errors import render as lines
+from ..idle import MAX_EVENT
 from ..store.base import Freshness, OversizedObject
 from ..store.failures import NO_NETWORK
 from .parsing import Rendered
 
 HOOK_PREFIX = "agent-memory hook: "
-MAX_EVENT = 1 << 20  # bytes of a hook's event read at most
 
 
 def emit(result: Mapping[str, object], text: str | bytes, as_json: bool) -> None:

@@ -144,6 +144,7 @@ def bootstrap(
         space_revision = space_revision or recorded.get("space_revision")  # a re-run without the flag keeps it
         config["core_skill"] = {"version": __version__, "space_revision": space_revision}
         instructions.record_created(config, made)
+        on_path.record_link(config, command)
 
     ctx.reload()  # the configuration just written
     origin = origins.record_for(ctx, project, root)

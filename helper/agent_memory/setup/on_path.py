@@ -122,3 +122,29 @@ def _profile() -> str:
             if (Path.home() / name).exists():
                 return f"~/{name}"
     return "~/.profile"
+
+
+LINKED = "command_link"  # configuration key: the link bootstrap made (`uninstall` takes out only that one)
+
+
+def record_link(config: dict[str, object], made: dict[str, object] | None) -> None:
+    """Note in `config` (being edited) the link `put_on_path` has just made: a link that pipx or uv made to the
+    same helper is theirs, and only this record tells the two apart."""
+    if made is not None and made["state"] in ("linked", "replaced"):
+        config[LINKED] = made["path"]
+
+
+def remove_link(config: dict[str, object]) -> dict[str, object] | None:
+    """Take out the link bootstrap made (recorded in `config`, being edited): `{"path", "target", "state":
+    "removed"|"other"}`, or None when bootstrap made none. A link there to another helper (a later install of the
+    user's) is theirs, and stays."""
+    recorded = config.pop(LINKED, None)
+    link = bin_dir() / NAME
+    if recorded != str(link) or not link.is_symlink():
+        return None
+    target = os.readlink(link)
+    helper = Path(sys.executable).parent / NAME
+    if link.exists() and not _same(str(link), helper):
+        return {"path": str(link), "target": target, "state": "other"}
+    link.unlink()
+    return {"path": str(link), "target": target, "state": "removed"}

@@ -313,3 +313,26 @@ def describe(changes: dict[str, list[str]]) -> str:
     """`diff()` in words."""
     parts = [f"{kind} {', '.join(items)}" for kind, items in changes.items() if items]
     return "the new files would be identical" if not parts else "the new revision has " + "; ".join(parts)
+
+
+def uninstall_all(agent: str = "both") -> dict[str, list[str]]:
+    """Take out every skill folder we installed in `agent`'s skill roots (the core skill last, as bootstrap installs
+    it first): `{"removed": [paths], "backups": [paths]}`. A folder with local edits is backed up first (as a
+    replacement is); one that is not ours (no marker, or a link) is never touched."""
+    removed: list[str] = []
+    backups: list[str] = []
+    for core in (False, True):
+        for name, root in skill_roots(agent).items():
+            for folder in sorted(root.iterdir()) if root.is_dir() and not root.is_symlink() else []:
+                marker = read_marker(folder) if folder.is_dir() and not folder.is_symlink() else None
+                if marker is None or (folder.name == names.RESERVED_SKILL) != core:
+                    continue
+                changes = local_changes(folder)
+                if changes is None or any(changes.values()):  # edited here: nothing of the user's is lost
+                    backups.append(str(_back_up(folder.name, {name: folder})))
+                # out of the agents' sight at once: a removal cut short leaves a hidden folder, never half a skill
+                leaving = folder.parent / f".agent-memory-old-{os.urandom(6).hex()}"
+                os.rename(folder, leaving)
+                _remove(leaving)
+                removed.append(str(folder))
+    return {"removed": removed, "backups": backups}

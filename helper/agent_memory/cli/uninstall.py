@@ -1,0 +1,53 @@
+"""`agent-memory uninstall`: take agent-memory out of the agents' files, and say what was removed."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..config.context import Context
+from ..errors import OK
+from ..setup.uninstall import uninstall as take_out
+from .parsing import Rendered, with_json
+
+WHAT = {
+    "command": "the agent-memory link on your PATH",
+    "codex-sandbox": "the sandbox consent",
+    "hooks": "the hooks",
+    "instructions": "the agent-memory block",
+    "skills": "the skill installed by agent-memory",
+}
+
+
+def declare(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Undo bootstrap: take out, in the reverse order, the agent-memory link on your PATH, the Codex sandbox "
+        "consent, the hooks of both agents, the instruction blocks (and instruction files bootstrap created that "
+        "hold nothing else), and the skills agent-memory installed, each file changed only where it is ours, with "
+        "a backup. Your notes stay: the bucket, this machine's cache, the outbox and the configuration are kept."
+    )
+    parser.allow_abbrev = False  # `--discard` must not pass for --discard-pending: only the whole word leaves uploads
+    with_json(parser)
+    parser.add_argument(
+        "--discard-pending",
+        action="store_true",
+        help="uninstall even with uploads pending: they stay unsent in the outbox (export them first: agent-memory "
+        "pending export ID --to PATH)",
+    )
+
+
+def run(args: argparse.Namespace, ctx: Context) -> Rendered:
+    result = take_out(discard_pending=args.discard_pending)
+    lines = []
+    for step in result["steps"]:
+        for path in step["removed"]:
+            gone = " (and the file, which held nothing else)" if path in step["deleted"] else ""
+            lines.append(f"removed {WHAT[step['step']]}: {path}{gone}")
+        lines += [f"  previous copy backed up in {backup}" for backup in step["backups"]]
+    if not result["changed"]:
+        lines.append("agent-memory is not installed in the agents' files: nothing to remove")
+    lines += [f"warning: {warning}" for warning in result["warnings"]]
+    if result["pending"]:
+        lines.append(f"left unsent in the outbox: {result['pending']} pending upload(s) ({result['kept']['state']})")
+    kept = result["kept"]
+    lines.append(f"kept: your notes in the bucket, the cache ({kept['cache']}), the configuration ({kept['config']})")
+    return result, "\n".join(lines), OK

@@ -1,0 +1,92 @@
+"""`agent-memory uninstall`: take out of this machine what bootstrap put into the agents' files, in the reverse order
+of bootstrap, with the same care: the PATH link, Codex's sandbox consent, the hooks of both runtimes, the managed
+blocks (and the instruction files bootstrap created that hold nothing else), the skills the product installed
+(shared ones, then the core skill). Every file edit changes only our bytes and keeps a backup of the previous file
+(`agent_files`); a skill folder with local edits is backed up before it goes.
+
+The store, the cache, the outbox and the configuration stay: they are the user's memory, not the install (a later
+bootstrap finds them again). So uploads still pending would stay undelivered, with no hook left to retry them:
+uninstall refuses while any is pending unless told to leave them (`discard_pending`), after offering their export.
+"""
+
+from __future__ import annotations
+
+from .. import agents, commands, paths
+from ..config import settings as config_file
+from ..contract import Uninstall, UninstallStep
+from ..errors import REFUSED, AgentMemoryError
+from ..fsutil import locked
+from ..outbox.listing import summary
+from ..skills.installing import uninstall_all
+from . import codex_sandbox, hook_files, instructions, on_path
+
+
+def uninstall(*, discard_pending: bool) -> Uninstall:
+    """Remove the install; what each step removed, what stays, and how many uploads were left undelivered. One
+    uninstall at a time: each step takes out what is left, so a second one waits, then finds nothing to do."""
+    with locked(paths.state_dir() / "uninstall.lock"):
+        return _uninstall(discard_pending)
+
+
+def _uninstall(discard_pending: bool) -> Uninstall:
+    counts = summary()
+    waiting = sum(counts.values())
+    if waiting and not discard_pending:
+        it = "it" if waiting == 1 else "them"
+        raise AgentMemoryError(
+            f"{_uploads(waiting)} on this machine not shared yet, and once the hooks are gone nothing retries {it}. "
+            f"Nothing was removed. Share {it} first, or keep a copy of each "
+            f"({commands.line('pending', 'export', 'ID', '--to', 'PATH')}, the IDs from {commands.line('pending')}) "
+            f"and uninstall with --discard-pending, which leaves {it} unsent in the outbox.",
+            next_step=commands.line("pending", "retry"),
+            exit_code=REFUSED,
+        )
+    hook_files.check("both")  # a hook file we could not edit safely: refused before anything is removed
+    if codex_sandbox.status()["state"] == "unreadable":
+        raise AgentMemoryError(
+            f"{agents.codex.config_file()} cannot be read, so the sandbox consent in it cannot be taken out safely. "
+            "Nothing was removed.",
+            next_step=f"fix {agents.codex.config_file()} by hand, then run: {commands.line('uninstall')}",
+        )
+    steps: list[UninstallStep] = []
+    link = None
+    if config_file.load().get(on_path.LINKED):  # bootstrap made the link: it goes, and its record with it
+        with config_file.editing() as config:
+            link = on_path.remove_link(config)
+    steps.append(_step("command", [link["path"]] if link and link["state"] == "removed" else [], []))
+    consent = codex_sandbox.remove()
+    steps.append(_step("codex-sandbox", [consent["file"]] if consent["changed"] else [], [consent.get("backup")]))
+    found = hook_files.remove("both")
+    steps.append(_step("hooks", [h["file"] for h in found if h.get("changed")], [h.get("backup") for h in found]))
+    files = {name: agents.runtime(name).instructions_file() for name in agents.RUNTIMES}
+    blocks = instructions.remove_blocks(files)
+    steps.append(_step("instructions", blocks["removed"], blocks["backups"], deleted=blocks["deleted"]))
+    skills = uninstall_all("both")
+    steps.append(_step("skills", skills["removed"], skills["backups"]))
+    warnings = []
+    if link and link["state"] == "other":
+        warnings.append(f"{link['path']} is not a link to this agent-memory, so it was left as it is.")
+    if own := [h["file"] for h in found if {hook_files.OWN, hook_files.OWN_OUTDATED} & set(h["events"].values())]:
+        warnings.append(
+            f"Hook entries of your own that run agent-memory stay in {', '.join(own)}: remove them by hand."
+        )
+    return {
+        "steps": steps,
+        "kept": {"config": str(paths.config_dir()), "cache": str(paths.cache_dir()), "state": str(paths.state_dir())},
+        "pending": waiting,
+        "warnings": warnings,
+        "changed": any(step["removed"] for step in steps),
+    }
+
+
+def _uploads(count: int) -> str:
+    return f"{count} upload is" if count == 1 else f"{count} uploads are"
+
+
+def _step(name: str, removed: list[str], backups: list[str | None], *, deleted: list[str] = ()) -> UninstallStep:
+    return {
+        "step": name,
+        "removed": removed,
+        "deleted": list(deleted),
+        "backups": [backup for backup in backups if backup],
+    }

@@ -1,0 +1,53 @@
+"""The Stop hook's outcome reaches the user in the real runtimes: Claude Code shows a hook's `systemMessage` to the
+user (its transcript records it as a hook system message, never as model context), and Codex takes the same output
+as a Stop hook that completed. A turn with nothing pending says nothing."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from test_runtime_e2e import bootstrap
+
+from agent_clis import CLIS
+from model_servers import Say
+
+pytestmark = pytest.mark.slow
+
+SHARED = "agent-memory: retried 1 pending upload: 1 shared, 0 still pending"
+
+
+def claude_messages(machine) -> list[str]:
+    """The hook system messages Claude Code showed, in its transcripts."""
+    found = []
+    for transcript in (machine.home / ".claude" / "projects").rglob("*.jsonl"):
+        for line in transcript.read_text().splitlines():
+            attachment = json.loads(line).get("attachment") or {}
+            if attachment.get("type") == "hook_system_message":
+                found.append(attachment["content"])
+    return found
+
+
+@pytest.mark.parametrize("runtime", ["codex", "claude"])
+def test_the_stop_hook_tells_the_user_what_it_retried_and_nothing_otherwise(runtime, machine, hub):
+    cli_class = CLIS[runtime]
+    with cli_class.model_class() as model:
+        cli = cli_class(machine, model)
+        bootstrap(machine, runtime, "--hooks")
+        hub.fault("batch", "fail", times=0)
+        assert machine.save("# Offline\n\nSaved while the Hub failed.").code == 75
+        hub.clear_faults()
+        model.script(Say("First answer."), Say("Second answer."))
+        first = cli.run("Hello.")
+        assert first.code == 0, first.err
+        second = cli.resume(cli.session_id(first), "Again.")  # nothing waits any more
+        assert second.code == 0, second.err
+        model.assert_played()
+    assert machine.run("pending", "--json").json["notes"] == []  # the Stop hook shared it
+    for shown in (model.text(0), model.text(1)):
+        assert "retried" not in shown  # the user's message, never the model's context
+    if runtime == "claude":
+        assert claude_messages(machine) == [SHARED]  # once: the second turn had nothing to say
+    else:
+        for run in (first, second):
+            assert "hook: Stop Completed" in run.err and "hook: Stop Failed" not in run.err

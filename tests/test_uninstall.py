@@ -1,0 +1,179 @@
+"""`agent-memory uninstall`: what bootstrap put into the agents' files comes out again, byte for byte, in the
+reverse order and with backups; the user's memory (store, cache, outbox, configuration) stays; pending uploads
+hold it back unless the user says to leave them."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import tools
+from conftest import Machine
+
+USER_FILES = {  # what the user had before bootstrap, in each runtime's folder
+    ".codex/AGENTS.md": "# My Codex rules\n\nAlways run the tests.\n",
+    ".codex/config.toml": '# mine\nmodel = "gpt-5.1"\n\n[features]\nweb_search = true\n',
+    ".codex/hooks.json": json.dumps(
+        {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "echo mine"}]}]}}, indent=4
+    ),
+    ".claude/settings.json": '{\n\t"model": "opus",\n\t"permissions": {"allow": ["Bash(ls)"]}\n}\n',
+    ".claude/skills/my-own/SKILL.md": "---\nname: my-own\ndescription: Mine.\n---\n\n# Mine\n",
+}
+AGENT_FOLDERS = (".codex", ".claude", ".agents", ".local/bin")
+
+
+def snapshot(machine: Machine) -> dict[str, bytes | str]:
+    """Every file (its bytes) and link (its target) under the agents' folders and the PATH folder."""
+    found: dict[str, bytes | str] = {}
+    for folder in AGENT_FOLDERS:
+        for path in sorted((machine.home / folder).rglob("*")):
+            key = str(path.relative_to(machine.home))
+            if path.is_symlink():
+                found[key] = os.readlink(path)
+            elif path.is_file():
+                found[key] = path.read_bytes()
+    return found
+
+
+def user_machine(machine: Machine) -> dict[str, bytes | str]:
+    for name, text in USER_FILES.items():
+        path = machine.home / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return snapshot(machine)
+
+
+def bootstrap(machine: Machine, folder_store: str) -> dict:
+    result = machine.run(
+        "bootstrap", "--project", "demo", "--bucket", folder_store, "--hooks", "--codex-sandbox", "--json"
+    )
+    tools.exited(result)
+    return result.json
+
+
+def test_uninstall_after_bootstrap_gives_back_the_agents_files_byte_for_byte(machine, folder_store):
+    before = user_machine(machine)
+    boot = bootstrap(machine, folder_store)
+    installed = snapshot(machine)
+    assert ".claude/CLAUDE.md" in installed and ".claude/skills/agent-memory/SKILL.md" in installed
+    assert ".agents/skills/agent-memory/SKILL.md" in installed and installed != before
+    machine.save("# Kept\n\nA note that outlives the install.")
+
+    result = machine.run("uninstall", "--json")
+    tools.exited(result)
+    assert snapshot(machine) == before  # CLAUDE.md, which bootstrap created and held only the block, is gone too
+    out = result.json
+    assert [step["step"] for step in out["steps"]] == ["command", "codex-sandbox", "hooks", "instructions", "skills"]
+    steps = {step["step"]: step for step in out["steps"]}
+    home = machine.home
+    assert steps["codex-sandbox"]["removed"] == [str(home / ".codex" / "config.toml")]
+    assert sorted(steps["hooks"]["removed"]) == sorted(
+        [str(home / ".codex/hooks.json"), str(home / ".claude/settings.json")]
+    )
+    assert steps["instructions"]["deleted"] == [str(home / ".claude" / "CLAUDE.md")]
+    assert sorted(steps["skills"]["removed"]) == sorted(
+        [str(home / ".agents/skills/agent-memory"), str(home / ".claude/skills/agent-memory")]
+    )
+    assert steps["skills"]["backups"] == []  # unmodified: what the package holds, nothing of the user's
+    for step in ("codex-sandbox", "hooks", "instructions"):  # every file it changed was backed up first
+        assert steps[step]["backups"] and all(Path(b).exists() for b in steps[step]["backups"]), step
+    assert boot["command"]["state"] == "linked"  # a new login shell finds the helper through that link
+    assert steps["command"]["removed"] == [str(home / ".local" / "bin" / "agent-memory")]
+    assert out["changed"] is True and out["pending"] == 0 and out["warnings"] == []
+
+    # the user's memory stays: the configuration, the cache, the note
+    assert machine.run("config", "show", "--json").json["bucket"] == folder_store
+    assert "Kept" in machine.run("search", "outlives", "--offline").out
+    text = machine.run("uninstall")
+    tools.exited(text)
+    assert "nothing to remove" in text.out and snapshot(machine) == before  # once is enough
+
+
+def test_a_skill_edited_here_is_backed_up_before_it_goes_and_anothers_folder_stays(machine, folder_store):
+    user_machine(machine)
+    bootstrap(machine, folder_store)
+    edited = machine.home / ".claude" / "skills" / "agent-memory" / "SKILL.md"
+    edited.write_text(edited.read_text() + "\nMy own addition.\n")
+    result = machine.run("uninstall", "--json")
+    tools.exited(result)
+    backups = next(step for step in result.json["steps"] if step["step"] == "skills")["backups"]
+    assert len(backups) == 1 and "My own addition." in (Path(backups[0]) / "claude" / "SKILL.md").read_text()
+    assert not edited.exists() and (machine.home / ".claude" / "skills" / "my-own" / "SKILL.md").exists()
+
+
+def test_uninstall_refuses_while_uploads_are_pending_unless_told(machine, folder_store, tmp_path):
+    user_machine(machine)
+    bootstrap(machine, folder_store)
+    store = Path(folder_store.removeprefix("file://"))
+    store.rename(tmp_path / "unmounted")  # its drive is gone: the save stays pending
+    saved = machine.save("# Offline\n\nnot shared yet")
+    tools.exited(saved, 75)
+    installed = snapshot(machine)
+
+    refused = machine.run("uninstall")
+    tools.exited(refused, 5)
+    assert refused.out == ""
+    assert "1 upload is on this machine not shared yet, and once the hooks are gone nothing retries it." in refused.err
+    assert "agent-memory pending export ID --to PATH" in refused.err and "--discard-pending" in refused.err
+    assert refused.err.rstrip().endswith("Next: agent-memory pending retry")
+    assert snapshot(machine) == installed  # nothing changed
+    as_json = machine.run("uninstall", "--json")
+    tools.exited(as_json, 5)
+    assert as_json.json["exit_code"] == 5
+
+    done = machine.run("uninstall", "--discard-pending", "--json")
+    tools.exited(done)
+    assert done.json["pending"] == 1
+    assert [n["id"] for n in machine.run("pending", "--json").json["notes"]] == [saved.json["id"]]  # still there
+    assert (
+        ".codex/hooks.json" in snapshot(machine)
+        and "agent-memory" not in (machine.home / ".codex/hooks.json").read_text()
+    )
+
+
+def test_uninstall_help_and_bad_input(machine):
+    help_text = machine.run("uninstall", "--help")
+    tools.exited(help_text)
+    assert "--discard-pending" in help_text.out and "Your notes stay" in help_text.out
+    assert "uninstall" in machine.run("--help").out
+    for bad in (["--discard"], ["now"], ["--json", "--json=1"]):
+        result = machine.run("uninstall", *bad)
+        tools.exited(result, 2)
+        assert result.err.endswith("Next: agent-memory uninstall --help\n"), bad
+    assert not (machine.home / ".codex").exists()  # bad input changes nothing
+
+
+def test_a_hook_file_that_cannot_be_edited_stops_uninstall_before_anything_is_removed(machine, folder_store):
+    user_machine(machine)
+    bootstrap(machine, folder_store)
+    (machine.home / ".claude" / "settings.json").write_text("{broken")
+    installed = snapshot(machine)
+    result = machine.run("uninstall")
+    tools.exited(result, 1)
+    assert "cannot be edited safely" in result.err
+    assert snapshot(machine) == installed
+
+
+def test_a_link_to_the_helper_that_bootstrap_did_not_make_stays(machine, folder_store):
+    """pipx and uv link their helpers into ~/.local/bin too: that link is theirs, even to this same helper."""
+    link = machine.home / ".local" / "bin" / "agent-memory"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(Path(sys.executable).parent / "agent-memory")
+    boot = bootstrap(machine, folder_store)
+    assert boot["command"]["state"] in ("on path", "unchanged")
+    result = machine.run("uninstall", "--json")
+    tools.exited(result)
+    assert result.json["steps"][0] == {"step": "command", "removed": [], "deleted": [], "backups": []}
+    assert link.is_symlink()
+
+
+def test_two_uninstalls_at_once_give_back_the_same_files(machine, folder_store):
+    before = user_machine(machine)
+    bootstrap(machine, folder_store)
+    procs = [machine.popen("uninstall", "--json") for _ in range(3)]
+    for proc in procs:
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err.decode()
+    assert snapshot(machine) == before
