@@ -16,7 +16,8 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
-from agent_memory import agents, names
+# guard: `names.given` loads it when the project name is checked, so the page must carry it too
+from agent_memory import agents, guard, names  # noqa: F401
 from agent_memory.errors import AgentMemoryError, UsageError
 
 OPERATING_SYSTEMS = {"linux": "Linux", "macos": "macOS", "windows": "Windows"}
@@ -31,6 +32,7 @@ RUNTIME_FILES = {
     "agent_memory/agents/claude.py": "helper/agent_memory/agents/claude.py",
     "agent_memory/agents/codex.py": "helper/agent_memory/agents/codex.py",
     "agent_memory/errors.py": "helper/agent_memory/errors.py",
+    "agent_memory/guard.py": "helper/agent_memory/guard.py",
     "agent_memory/names.py": "helper/agent_memory/names.py",
     "space/__init__.py": "space/__init__.py",
     "space/generator.py": "space/generator.py",

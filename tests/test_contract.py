@@ -82,6 +82,7 @@ def test_skills_and_setup(ready, tmp_path):
     assert set(removed) == keys(contract.Uninstall)
     assert all(set(step) == keys(contract.UninstallStep) for step in removed["steps"])
     assert set(ready.run("import", "--dry-run", "--json").json) == keys(contract.Import)
+    assert set(ready.run("project", "unmap", "--json").json) == keys(contract.ProjectUnmapped)
 
 
 def test_setting_up(machine, folder_store):

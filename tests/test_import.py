@@ -11,6 +11,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -302,7 +303,7 @@ def test_dry_run_changes_nothing(store):
     assert {row["status"] for row in planned.json["files"]} == {"planned"}
     assert planned.json["counts"]["new"] == 8
     assert store.objects() == before
-    assert store.run("pending", "--json").json == {"notes": [], "skills": [], "damaged": []}
+    assert store.run("pending", "--json").json == {"notes": [], "skills": [], "damaged": [], "sync": []}
     text = store.run("import", "--dry-run")
     assert "Dry run, nothing was saved. Importing into project demo would make: 8 new notes" in text.out
     assert store.objects() == before
@@ -526,3 +527,74 @@ def test_a_worktree_imports_its_memory_bank_as_the_same_files(ready, tmp_path):
         "memory-bank/progress.md": "correction",
         "memory-bank/projectbrief.md": "unchanged",
     }
+
+
+# -- what a refusal prints: never the credential ----------------------------------------------------------------
+
+
+def every_byte(*folders: Path) -> bytes:
+    """Every file below `folders`, concatenated (links not followed)."""
+    files = [path for folder in folders for path in folder.rglob("*") if path.is_file() and not path.is_symlink()]
+    return b"".join(path.read_bytes() for path in files)
+
+
+def test_a_token_in_a_heading_or_a_file_name_is_neither_printed_nor_written(store, tmp_path):
+    token = "ghp_" + "Z" * 36
+    folder = tmp_path / "old-notes"
+    folder.mkdir()
+    (folder / "fine.md").write_text("# Fine\n\nNothing secret here.\n")
+    (folder / "heading.md").write_text(f"# Deploy with {token} today\n\nThe rest is fine.\n")
+    (folder / f"key-{SECRET}.md").write_text("# Plain\n\nA plain body.\n")
+    long_heading = "# " + "w" * 100 + " " + token + "\n\nThe title is shortened within the token.\n"
+    (folder / "long.md").write_text(long_heading)
+
+    variants = (["--json"], ["--dry-run", "--json"], [], ["--dry-run"])
+    runs = [store.run("import", str(folder), *args) for args in variants]
+    for result in runs:
+        tools.exited(result, 5)
+        for secret in (token, SECRET, token[:20], SECRET[:20]):
+            assert secret not in result.out + result.err
+    rows = {row["path"].rsplit("/", 1)[-1]: row for row in runs[0].json["files"]}
+    assert set(rows) == {"fine.md", "heading.md", "key-[redacted].md", "long.md"}
+    assert rows["fine.md"]["action"] == "new"
+    heading = rows["heading.md"]
+    assert heading["action"] == "refused" and heading["title"] == "Deploy with [redacted] today"
+    assert heading["findings"] == [{"line": 1, "rule": "github-token", "label": "GitHub token"}]
+    named = rows["key-[redacted].md"]
+    assert named["action"] == "refused" and named["source"].endswith("/key-[redacted].md")
+    assert named["title"] == "Plain" and "in its path or title" in named["reason"]
+    assert rows["long.md"]["action"] == "refused" and rows["long.md"]["title"] == "w" * 100 + " [redacted]"
+    assert "refused     " + str(folder / "key-[redacted].md") in runs[2].out
+
+    written = every_byte(store.root) + b"".join(store.objects().values())
+    assert len(store.objects()) == 1  # fine.md only
+    for secret in (token, SECRET):
+        assert secret.encode() not in written and secret[:20].encode() not in written
+
+
+# A launcher that runs a command and prints its peak resident memory: the kernel counts, in a child's peak, the
+# memory of the process it was forked from (here pytest), so the command is started from this small one instead.
+PEAK = (
+    "import resource, subprocess, sys; "
+    "code = subprocess.run(sys.argv[1:], stdout=sys.stderr, stderr=subprocess.DEVNULL).returncode; "
+    "print(code, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+)
+
+
+def test_many_large_files_are_imported_in_bounded_memory(ready, tmp_path):
+    """One file at a time: 80 MiB of files (each different) planned by a process that never holds them all."""
+    folder = tmp_path / "many-large"
+    folder.mkdir()
+    line = "A line of an old memory file, long enough to make the file large without making it one note.\n"
+    for number in range(160):
+        text = f"# Memory {number}\n\n" + f"{number} {line}" * (512 * 1024 // (len(line) + 4))
+        (folder / f"memory-{number:03d}.md").write_text(text[: 512 * 1024])
+    command = [sys.executable, "-m", "agent_memory", "import", str(folder), "--dry-run", "--json"]
+    proc = subprocess.run(
+        [sys.executable, "-c", PEAK, *command], capture_output=True, cwd=ready.work, env=ready.env, timeout=900
+    )
+    code, kilobytes = proc.stdout.split()
+    assert code == b"0", proc.stderr.decode()[-2000:]
+    assert int(kilobytes) * 1024 < 64 * 2**20, f"peak {int(kilobytes) // 1024} MiB for 80 MiB of files"
+    planned = json.loads(proc.stderr)  # the command's output
+    assert planned["counts"]["new"] == 160 and len(planned["files"]) == 160

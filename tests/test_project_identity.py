@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import pytest
 
 import tools
 from agent_memory.config.repository import normalise_url
+from agent_memory.setup import origins
 from conftest import BUCKET
 
 GIT_ENV = {
@@ -216,15 +218,24 @@ def claims(store: Path) -> dict[str, dict]:
     return {str(p.relative_to(store)): json.loads(p.read_text()) for p in (store / "origins").rglob("*.json")}
 
 
-def test_project_map_records_the_origin_once(machine, tmp_path, folder_store):
+DESK = {"AGENT_MEMORY_MACHINE": "desk"}
+
+
+def test_project_map_records_the_origin_once_with_who_claimed_it(machine, tmp_path, folder_store):
     checkout = repo(tmp_path / "repo")
     tools.exited(machine.run("config", "set", "bucket", folder_store))
-    first = machine.run("project", "map", "demo", str(checkout), "--json")
+    first = machine.run("project", "map", "demo", str(checkout), "--json", env=DESK)
     assert first.json["origin"] == {"origin": "github.com/Owner/Repo", "state": "recorded", "others": []}
-    again = machine.run("project", "map", "demo", str(checkout))
+    again = machine.run("project", "map", "demo", str(checkout), env=DESK)
     assert "already recorded in the bucket" in again.out
     store = Path(folder_store[len("file://") :])
-    assert list(claims(store).values()) == [{"origin": "github.com/Owner/Repo", "project": "demo"}]
+    [(path, written)] = claims(store).items()
+    assert re.fullmatch(r"origins/[0-9a-f]{32}/demo/[0-9]{8}T[0-9]{12}Z-[0-9a-f]{8}-claim\.json", path)
+    assert written.pop("time")[:4] == path.split("/")[-1][:4]
+    assert written == {"action": "claim", "machine": "desk", "origin": "github.com/Owner/Repo", "project": "demo"}
+    elsewhere = machine.run("project", "map", "demo", str(checkout), "--json", env={"AGENT_MEMORY_MACHINE": "laptop"})
+    assert elsewhere.json["origin"]["state"] == "recorded"  # the standing claim now says who mapped it last
+    assert sorted(claim["machine"] for claim in claims(store).values()) == ["desk", "laptop"]
 
 
 def bootstrap(machine, cwd: Path, *args: str):
@@ -232,6 +243,8 @@ def bootstrap(machine, cwd: Path, *args: str):
 
 
 def test_bootstrap_on_another_machine_finds_the_project_by_its_origin(machine, machine_b, tmp_path, folder_store):
+    machine.own_env["AGENT_MEMORY_MACHINE"] = "desk"
+    machine_b.own_env["AGENT_MEMORY_MACHINE"] = "laptop"
     first = repo(tmp_path / "a" / "repo")
     done = bootstrap(machine, first, "--project", "demo", "--bucket", folder_store)
     tools.exited(done)
@@ -242,7 +255,9 @@ def test_bootstrap_on_another_machine_finds_the_project_by_its_origin(machine, m
     found = bootstrap(machine_b, second, "--bucket", folder_store)
     tools.exited(found)
     assert found.json["project"] == "demo" and found.json["root"] == str(second)
-    assert found.json["found"] == {"by": "bucket", "via": "github.com/Owner/Repo"}
+    claimed = found.json["found"]
+    assert claimed == {"by": "bucket", "via": "github.com/Owner/Repo", "machine": "desk", "time": claimed["time"]}
+    assert re.fullmatch(r"20[0-9]{2}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z", claimed["time"])
     text = machine_b.run("bootstrap", "--agent", "claude", "--bucket", folder_store, cwd=second)
     tools.exited(text)
     assert f"project: demo -> {second} (unchanged)" in text.out
@@ -318,3 +333,204 @@ def test_an_origin_that_cannot_be_recorded_leaves_the_mapping_and_says_how_to_re
     assert machine.run("project", "show", "--json", cwd=checkout).json["project"] == "demo"
     hub.clear_faults()
     assert machine.run("project", "map", "demo", str(checkout), "--json").json["origin"]["state"] == "recorded"
+
+
+# -- names and origins that hold a credential -----------------------------------------------------------------
+
+TOKEN_LIKE = "ghp_" + "k" * 36  # a GitHub token to the guard; never a real one
+
+
+def every_byte(folder: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        f"https://github.com/Owner/Repo.git?access_token={TOKEN_LIKE}",
+        f"https://github.com/Owner/Repo#{TOKEN_LIKE}",
+        f"https://x-access-token:{TOKEN_LIKE}@github.com/Owner/Repo.git",
+        f"https://{TOKEN_LIKE}@github.com/Owner/Repo",
+        f"https://user:p@ss{TOKEN_LIKE}@github.com/Owner/Repo",
+        f"{TOKEN_LIKE}@github.com:Owner/Repo.git?x={TOKEN_LIKE}",
+    ],
+)
+def test_an_origin_keeps_neither_user_part_nor_query(url):
+    assert normalise_url(url) == "github.com/Owner/Repo"
+
+
+def test_project_map_with_a_token_in_the_origin_query_prints_and_writes_none(machine, tmp_path, folder_store):
+    checkout = repo(tmp_path / "repo", origin=f"https://github.com/Owner/Repo.git?access_token={TOKEN_LIKE}")
+    tools.exited(machine.run("config", "set", "bucket", folder_store))
+    for args in (["--json"], []):
+        mapped = machine.run("project", "map", "demo", str(checkout), *args)
+        tools.exited(mapped)
+        assert TOKEN_LIKE not in mapped.out + mapped.err and "access_token" not in mapped.out + mapped.err
+    store = Path(folder_store[len("file://") :])
+    for where in (machine.root, store):
+        assert TOKEN_LIKE.encode() not in every_byte(where) and b"access_token" not in every_byte(where)
+    shown = machine.run("project", "show", "--json", cwd=clone(checkout, tmp_path / "other", ORIGIN))
+    tools.exited(shown)
+    assert shown.json["via"] == "github.com/Owner/Repo"
+
+
+def test_a_token_as_a_project_name_is_refused_and_never_shown(machine, tmp_path, folder_store):
+    checkout = repo(tmp_path / "repo")
+    tools.exited(machine.run("config", "set", "bucket", folder_store))
+    config = machine.run("config", "show", "--json").json
+    refused = machine.run("project", "map", TOKEN_LIKE, str(checkout))
+    tools.exited(refused, 5)
+    assert TOKEN_LIKE not in refused.out + refused.err
+    assert "The project name looks like a credential (GitHub token (rule github-token))" in refused.err
+    assert "Next: agent-memory project map NAME [DIR]" in refused.err
+    assert machine.run("config", "show", "--json").json == config
+    store = Path(folder_store[len("file://") :])
+    assert not (store / "origins").exists()
+
+    bootstrapped = machine.run("bootstrap", "--agent", "claude", "--project", TOKEN_LIKE, cwd=checkout)
+    tools.exited(bootstrapped, 5)
+    assert TOKEN_LIKE not in bootstrapped.out + bootstrapped.err
+    assert "Next: agent-memory bootstrap --project my-project" in bootstrapped.err
+    assert not (machine.home / ".claude").exists() and machine.run("config", "show", "--json").json == config
+    assert TOKEN_LIKE.encode() not in every_byte(machine.root) + every_byte(store)
+
+
+# -- who made a claim: withdrawals, and claims no machine of the bucket's history made --------------------------
+
+
+@pytest.fixture(params=["folder", "hub"])
+def bucket(request, tmp_path):
+    """The bucket both machines use, a folder store or the Hub emulator, and how to plant an object in it."""
+    if request.param == "folder":
+        root = tmp_path / "store"
+        root.mkdir(mode=0o700)
+
+        def plant(path: str, data: bytes) -> None:
+            (root / path).parent.mkdir(parents=True, exist_ok=True)
+            (root / path).write_bytes(data)
+
+        return f"file://{root}", plant
+    hub = request.getfixturevalue("hub")
+    return BUCKET, lambda path, data: hub.put_file(BUCKET, path, data)
+
+
+def two_machines(machine, machine_b, tmp_path, uri):
+    """Machine desk bootstrapped in a checkout as project demo; a clone of it on machine laptop, not set up."""
+    machine.own_env["AGENT_MEMORY_MACHINE"] = "desk"
+    machine_b.own_env["AGENT_MEMORY_MACHINE"] = "laptop"
+    first = repo(tmp_path / "a" / "repo")
+    done = bootstrap(machine, first, "--project", "demo", "--bucket", uri)
+    tools.exited(done)
+    return first, clone(first, tmp_path / "b" / "checkout", ORIGIN)
+
+
+def test_a_withdrawn_claim_is_not_followed_and_a_newer_claim_is(machine, machine_b, tmp_path, bucket):
+    uri, _plant = bucket
+    first, second = two_machines(machine, machine_b, tmp_path, uri)
+    unmapped = machine.run("project", "unmap", str(first), "--origin", "--json")
+    tools.exited(unmapped)
+    assert unmapped.json == {
+        "project": "demo",
+        "root": str(first),
+        "origin": {"origin": "github.com/Owner/Repo", "state": "withdrawn"},
+    }
+    tools.exited(machine.run("project", "show", cwd=first), 3)  # unmapped here too
+    refused = machine_b.run("bootstrap", "--agent", "claude", "--bucket", uri, cwd=second)
+    tools.exited(refused, 2)
+    assert "No project in" in refused.err and "Next: agent-memory bootstrap --project NAME" in refused.err
+    again = machine.run("project", "unmap", str(first), "--origin")  # not mapped any more: nothing to do
+    tools.exited(again, 2)
+    assert f"{first} is not mapped on this machine" in again.err
+
+    tools.exited(machine.run("project", "map", "demo", str(first)))  # a claim newer than the withdrawal
+    found = bootstrap(machine_b, second, "--bucket", uri)
+    tools.exited(found)
+    assert found.json["project"] == "demo" and found.json["found"]["machine"] == "desk"
+
+
+def test_unmap_without_origin_keeps_the_claim_and_refuses_what_is_not_mapped(machine, tmp_path, folder_store):
+    checkout = repo(tmp_path / "repo")
+    tools.exited(machine.run("config", "set", "bucket", folder_store))
+    tools.exited(machine.run("project", "map", "demo", str(checkout)))
+    inner = machine.run("project", "unmap", str(checkout / "sub"))
+    tools.exited(inner, 2)
+    assert f"it is inside {checkout}, mapped to project demo" in inner.err
+    assert f"Next: agent-memory project unmap {checkout}" in inner.err
+    text = machine.run("project", "unmap", str(checkout))
+    tools.exited(text)
+    assert text.out == f"Unmapped {checkout} (it was mapped to project demo).\n"
+    store = Path(folder_store[len("file://") :])
+    assert [claim["action"] for claim in claims(store).values()] == ["claim"]
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    tools.exited(machine.run("project", "map", "other", str(plain)))
+    refused = machine.run("project", "unmap", str(plain), "--origin")
+    tools.exited(refused, 2)
+    assert "in no git repository with an origin URL" in refused.err
+    assert machine.run("project", "show", "--json", cwd=plain).json["project"] == "other"  # nothing changed
+
+
+def test_a_claim_no_machine_of_the_bucket_made_is_shown_and_refused(machine, machine_b, tmp_path, bucket):
+    uri, plant = bucket
+    key = origins.folder("github.com/Owner/Repo")
+    elsewhere = repo(tmp_path / "planted", origin="https://github.com/Victim/Repo")
+    planted = {
+        "action": "claim",
+        "machine": "ghost",
+        "origin": "github.com/Victim/Repo",
+        "project": "attacker-inbox",
+        "time": "2026-01-02T03:04:05Z",
+    }
+    plant(
+        f"{origins.folder('github.com/Victim/Repo')}/attacker-inbox/20260102T030405000000Z-0badc0de-claim.json",
+        json.dumps(planted).encode(),
+    )
+    tools.exited(machine.run("config", "set", "bucket", uri))
+    refused = machine.run("bootstrap", "--agent", "claude", "--bucket", uri, cwd=elsewhere)
+    tools.exited(refused, 2)
+    assert "is claimed by project attacker-inbox, by machine ghost on 2026-01-02T03:04:05Z, which no note of " \
+        "project attacker-inbox names" in refused.err  # fmt: skip
+    assert "Next: agent-memory bootstrap --project attacker-inbox" in refused.err
+    assert not (machine.home / ".claude").exists() and "projects" not in machine.run("config", "show", "--json").json
+
+    # a claim written before claims said who made them: read, as by an unknown machine, and not followed
+    first, second = two_machines(machine, machine_b, tmp_path, uri)
+    tools.exited(machine.run("project", "unmap", str(first), "--origin"))
+    plant(f"{key}/legacy.json", json.dumps({"origin": "github.com/Owner/Repo", "project": "legacy"}).encode())
+    unknown = machine_b.run("bootstrap", "--agent", "claude", "--bucket", uri, cwd=second)
+    tools.exited(unknown, 2)
+    assert "claimed by project legacy, by an unknown machine (a claim from an earlier version" in unknown.err
+    assert "agent-memory project map legacy on the machine that uses it writes one that does" in unknown.err
+    assert "Next: agent-memory bootstrap --project legacy (if that is this clone's project)" in unknown.err
+    assert not (machine_b.home / ".claude").exists()
+    # the machine that uses it maps it again and saves there: the claim says who made it, and is followed
+    tools.exited(machine.run("project", "map", "legacy", str(first)))
+    tools.exited(machine.run("save", "--title", "Legacy work", input="A note of project legacy.\n", cwd=first))
+    followed = bootstrap(machine_b, second, "--bucket", uri)
+    tools.exited(followed)
+    assert followed.json["project"] == "legacy" and followed.json["found"]["machine"] == "desk"
+
+
+def test_bootstrap_shows_the_claim_it_follows(machine, machine_b, tmp_path, folder_store):
+    _first, second = two_machines(machine, machine_b, tmp_path, folder_store)
+    text = machine_b.run("bootstrap", "--agent", "claude", "--bucket", folder_store, cwd=second)
+    tools.exited(text)
+    found = re.search(r"claimed by this project in the bucket \(by machine desk on (\S+)\)", text.out)
+    assert found and re.fullmatch(r"20[0-9]{2}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z", found.group(1)), text.out
+
+
+def test_a_token_as_a_machine_name_is_refused_before_anything_changes(machine, tmp_path, folder_store):
+    checkout = repo(tmp_path / "repo")
+    tools.exited(machine.run("config", "set", "bucket", folder_store))
+    config = machine.run("config", "show", "--json").json
+    secret = {"AGENT_MEMORY_MACHINE": TOKEN_LIKE}
+    for args in (["project", "map", "demo", str(checkout)], ["bootstrap", "--agent", "claude", "--project", "demo"]):
+        refused = machine.run(*args, env=secret, cwd=checkout)
+        tools.exited(refused, 5)
+        assert TOKEN_LIKE not in refused.out + refused.err
+        assert "The machine name (AGENT_MEMORY_MACHINE) looks like a credential (GitHub token" in refused.err
+        assert "Next: set AGENT_MEMORY_MACHINE to a plain name (like laptop), or unset it" in refused.err
+        assert machine.run("config", "show", "--json").json == config
+    store = Path(folder_store[len("file://") :])
+    assert not (store / "origins").exists() and not (machine.home / ".claude").exists()
+    assert TOKEN_LIKE.encode() not in every_byte(machine.root) + every_byte(store)

@@ -332,3 +332,11 @@ def test_the_windows_path_step_prints_a_line_that_adds_the_folder() -> None:
         assert "[Environment]::SetEnvironmentVariable('Path', '" in script  # the line it prints for the owner
     venv = answer(cases.form(system="windows", installer="venv"))["script"]
     assert "Copy-Item -Force -LiteralPath (Join-Path $envDir 'Scripts\\agent-memory.exe') -Destination $binDir" in venv
+
+
+def test_a_project_name_that_looks_like_a_credential_is_refused_as_the_helper_refuses_it() -> None:
+    token = "ghp_" + "k" * 36  # a GitHub token to the guard; never a real one
+    with pytest.raises(generator.InvalidInput) as refused:
+        generator.choices(cases.form(project=token))
+    assert refused.value.field == "project" and token not in refused.value.message
+    assert "looks like a credential (GitHub token (rule github-token))" in refused.value.message

@@ -31,7 +31,7 @@ class Command:
 
 
 TABLE: dict[str, Command] = {
-    "project": Command("agent_memory.cli.project", "map directories to projects", ("map", "show")),
+    "project": Command("agent_memory.cli.project", "map directories to projects", ("map", "show", "unmap")),
     "config": Command("agent_memory.cli.config", "this machine's settings", ("set", "show")),
     "save": Command("agent_memory.cli.save", "save a note or checkpoint (body from --file or stdin)"),
     "search": Command("agent_memory.cli.search", "refresh the cache and search this project's notes"),

@@ -516,6 +516,15 @@ class ProjectMapped(TypedDict):
     origin: dict[str, object] | None
 
 
+class ProjectUnmapped(TypedDict):
+    """`project unmap`: the folder no longer mapped, and with `--origin` the withdrawal of its project's claim of
+    the repository's origin (`{"origin", "state"}`; None without `--origin`)."""
+
+    project: str
+    root: str
+    origin: dict[str, object] | None
+
+
 class HookFile(TypedDict, total=False):
     """One runtime's hooks (`hooks install|remove|status`): its file, their state, what the user has to know; after
     a change, whether it `changed` and the `backup` of the previous file."""

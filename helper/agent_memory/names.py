@@ -32,15 +32,41 @@ _HUB_PART = re.compile(r"(?!.*(?:--|\.\.))[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Z
 _UNSHOWABLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
 
 
+def is_project(name: str) -> bool:
+    """Whether `name` has the shape of a project name (as the configuration and the bucket hold them)."""
+    return bool(_PROJECT.fullmatch(name)) and ".." not in name
+
+
 def project(name: str) -> str:
-    """`name` if it is a valid project name, else UsageError."""
-    if not _PROJECT.fullmatch(name) or ".." in name:
+    """`name` if it can be a project name given now: of the shape (else UsageError) and not a credential (else
+    ContentRefused, see `given`)."""
+    if not is_project(name):
         raise UsageError(
             f"Invalid project name {name!r}: use letters, digits, '.', '_' and '-' "
             f"(at most {PROJECT_MAX}, starting with a letter or digit).",
             next_step="agent-memory project map NAME [DIR] (with a name like my-project)",
         )
-    return name
+    return given(name, "project name", "agent-memory project map NAME [DIR] (with a name like my-project)")
+
+
+def given(value: str, what: str, next_step: str) -> str:
+    """`value`, a name the user gives that will be written (to the configuration, the bucket, a claim), unless it
+    looks like a credential: then ContentRefused, which names the rule and never the value.
+
+    The guard is loaded here, where a name is given, and not when this module is: every command imports names
+    (the configuration's checks use `is_project`), and the guard's rules cost a few milliseconds to set up.
+    """
+    from . import guard  # the Space's page loads it too (space/generator.py RUNTIME_FILES)
+
+    found = guard.scan(value)
+    if found:
+        rules = ", ".join(f"{finding.label} (rule {finding.rule})" for finding in found)
+        raise ContentRefused(
+            f"The {what} looks like a credential ({rules}), so it was refused and nothing was changed; it is not "
+            "shown here.",
+            next_step=next_step,
+        )
+    return value
 
 
 def is_id(value: str) -> bool:

@@ -105,7 +105,8 @@ def _found(found: dict[str, str | None]) -> str:
         "mapped": "",
         "worktree": f", found as a worktree of {found['via']}",
         "origin": f", found by its origin {found['via']}, as a clone mapped on this machine",
-        "bucket": f", found by its origin {found['via']}, claimed by this project in the bucket",
+        "bucket": f", found by its origin {found['via']}, claimed by this project in the bucket (by machine "
+        f"{found.get('machine')} on {found.get('time')})",
     }[str(found["by"])]
 
 

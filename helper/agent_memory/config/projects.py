@@ -49,6 +49,28 @@ def mappable(directory: str | os.PathLike[str] | None = None) -> Path:
     return root
 
 
+def unmap_directory(directory: str | os.PathLike[str] | None = None) -> dict[str, str]:
+    """Remove the mapping of `directory` (default: the current one): `{"project", "root"}` it had; UsageError,
+    with nothing changed, if no mapping is of that very folder."""
+    root = canonical(directory if directory is not None else Path.cwd())
+    with editing() as config:
+        mappings = config.get("projects") or {}
+        if str(root) not in mappings:
+            raise not_mapped(root, mappings)
+        name = mappings.pop(str(root))
+    return {"project": name, "root": str(root)}
+
+
+def not_mapped(root: Path, mappings: dict[str, str]) -> UsageError:
+    """Why `root` cannot be unmapped: it is not mapped itself (the folder that covers it, if one does)."""
+    if covering := _mapped(root, mappings):
+        return UsageError(
+            f"{root} is not mapped itself: it is inside {covering['root']}, mapped to project {covering['project']}.",
+            next_step=commands.line("project", "unmap", covering["root"]),
+        )
+    return UsageError(f"{root} is not mapped on this machine.", next_step=commands.line("project", "show"))
+
+
 def add_mapping(config: dict[str, object], name: str, root: Path) -> None:
     """Record in `config` (being edited) that `root` belongs to project `name`."""
     config.setdefault("projects", {})[str(root)] = name  # `load` made sure that it is an object

@@ -15,6 +15,7 @@ import os
 import re
 import stat
 from pathlib import Path
+from urllib.parse import urlsplit
 
 MAX_FILE = 64 * 1024  # a `.git` file or `commondir` is one line, a repository's config a few KB
 MAX_DEPTH = 256  # folders walked up from the start, at most (deeper is not a real checkout)
@@ -137,27 +138,34 @@ def _config_value(raw: str) -> str:
     return "".join(out).strip()
 
 
-_SCP_LIKE = r"^(?:[^@/]+@)?([^:/]+):(?!//)(.*)$"  # git@host:owner/repo (git's "scp-like" form)
-_URL_FORM = r"(?i)^([a-z][a-z0-9+.-]*)://(?:[^@/]*@)?([^/:]*)(?::\d*)?(/.*)?$"
+_SCP_LIKE = r"^([^/:]+):(?!//)(.*)$"  # [user@]host:owner/repo (git's "scp-like" form: no slash before the colon)
+_URL_FORM = r"(?i)^[a-z][a-z0-9+.-]*://"
 
 
 def normalise_url(url: str) -> str | None:
-    """One form for every way of writing a repository's address: `host/path`, without scheme, user name, token,
-    port, `.git` suffix or trailing slash, the host in lower case (`git@github.com:o/r.git` and
-    `https://github.com/o/r/` are both `github.com/o/r`); a local path stays a path. None if it is not one."""
+    """One form for every way of writing a repository's address: `host/path`, without scheme, user name, password
+    or token, port, query string, fragment, `.git` suffix or trailing slash, the host in lower case
+    (`git@github.com:o/r.git` and `https://github.com/o/r/?x=1` are both `github.com/o/r`); a local path stays a
+    path. None if it is not one. What a URL carries besides the repository (a token in its user part or its
+    query, `?access_token=…`) never reaches a claim, a message or the bucket."""
     url = url.strip()
     if not url or any(ord(c) < 32 or ord(c) == 127 for c in url) or len(url) > 2048:
         return None
-    if match := re.match(_URL_FORM, url):
-        scheme, host, path = match.group(1).lower(), match.group(2).lower(), match.group(3) or ""
-        if scheme == "file":
-            return _strip_repo_suffix(os.path.normpath(path)) if path else None
-        return f"{host}{_strip_repo_suffix(path)}" if host else None
+    if re.match(_URL_FORM, url):
+        try:
+            parts = urlsplit(url)
+            host = parts.hostname  # the part after the last `@`, without the port, in lower case
+        except ValueError:  # a bracketed host that is no IPv6 address
+            return None
+        if parts.scheme.lower() == "file":
+            return _strip_repo_suffix(os.path.normpath(parts.path)) if parts.path else None
+        return f"{host}{_strip_repo_suffix(parts.path)}" if host else None
     if url.startswith(("/", ".", "~")) or (len(url) > 1 and url[1] == ":"):  # a local path (or C:\ on Windows)
         return _strip_repo_suffix(os.path.normpath(os.path.expanduser(url)))
     if match := re.match(_SCP_LIKE, url):
-        path = match.group(2)
-        return f"{match.group(1).lower()}{_strip_repo_suffix('/' + path.lstrip('/'))}"
+        host = match.group(1).rpartition("@")[2].lower()
+        path = re.split(r"[?#]", match.group(2), maxsplit=1)[0]
+        return f"{host}{_strip_repo_suffix('/' + path.lstrip('/'))}" if host else None
     return None
 
 

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path, PurePath
 
 from .. import commands, names, paths
-from ..errors import AgentMemoryError, NotSetUp, UsageError
+from ..errors import AgentMemoryError, NotSetUp
 from ..fsutil import locked, write_json_atomic
 
 MAX_BYTES = 4 * 1024 * 1024  # what agent-memory writes is a few kilobytes, even with hundreds of projects
@@ -148,10 +148,7 @@ def _absolute(root: str) -> bool:
 
 
 def _project_name(value: object) -> bool:
-    try:
-        return isinstance(value, str) and bool(names.project(value))
-    except UsageError:
-        return False
+    return isinstance(value, str) and names.is_project(value)
 
 
 def _shown(value: object) -> str:

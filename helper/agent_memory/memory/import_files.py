@@ -1,10 +1,13 @@
-"""Reading a source's Markdown files: bounded, and never through a link.
+"""Finding and reading a source's Markdown files: bounded, one file at a time, and never through a link.
 
 Everything read here is the user's data from outside the process, so it is read with bounded cost: at most
 FILES_MAX Markdown files and ENTRIES_MAX folder entries per source, DEPTH_MAX folders deep, each file at most
-`notes.MAX_BYTES`. Below a source's folder (which may itself be reached through a link: the user's choice) names
-are looked up one at a time and never through a link (`store.local_tree`), so a link planted in a memory folder
-cannot bring a file from elsewhere into the bucket; such an entry is listed as refused, with why.
+`notes.MAX_BYTES`. The folders are walked first (names only, so the limits hold before any file is read or
+saved), then each file is read when it is imported, and let go before the next: an import holds one file at a
+time, whatever their number. Below a source's folder (which may itself be reached through a link: the user's
+choice) names are looked up one at a time and never through a link (`store.local_tree`), on the walk and again
+on each read, so a link planted in a memory folder, then or meanwhile, cannot bring a file from elsewhere into
+the bucket; such an entry is listed as refused, with why.
 """
 
 from __future__ import annotations
@@ -30,19 +33,19 @@ DEPTH_MAX = 8
 
 @dataclass
 class File:
-    """A Markdown file of a source: where it is, and its bytes (None, with `problem`, if it cannot be imported)."""
+    """A Markdown file of a source: where it is, and why it cannot be imported (`problem`), if it cannot."""
 
     path: Path
     source: str  # what the note records as its source: the path, relative to the checkout when inside it
-    data: bytes | None
     problem: str | None = None
     name: str = ""  # its path inside the source's folder
 
 
-def read_files(source: Source) -> list[File]:
-    """Every Markdown file below the source's folder, in a stable order, with its bytes or why it is refused.
+def find_files(source: Source) -> list[File]:
+    """Every Markdown file below the source's folder, in a stable order, not read yet (`read` reads one), or
+    refused with why (a link, a folder too deep or that cannot be listed).
 
-    UsageError, before anything is read, if the folder holds more than FILES_MAX files or ENTRIES_MAX entries.
+    UsageError, before any file is read, if the folder holds more than FILES_MAX files or ENTRIES_MAX entries.
     """
     found: list[File] = []
     entries = 0
@@ -93,30 +96,43 @@ def _scan(source: Source, folder: Folder, depth: int, stack: list[tuple[Folder, 
             if markdown or os.path.isdir(os.path.join(folder.path, entry.name)):
                 found.append(_refused(source, where, "is a symbolic link (never followed out of the folder)"))
         elif markdown and not any(fnmatch.fnmatchcase(where, pattern) for pattern in source.ignored):
-            found.append(_read(source, folder, entry.name, where))
+            found.append(File(source.folder / where, _recorded(source, where), name=where))
     return len(listing)
 
 
-def _read(source: Source, folder: Folder, name: str, where: str) -> File:
+def read(source: Source, file: File) -> tuple[bytes | None, str | None]:
+    """The bytes of one file that `find_files` found, reached again from the source's folder one name at a time
+    (never through a link): `(data, None)`, else `(None, why it cannot be imported)`."""
+    *folders, name = file.name.split("/")
     try:
+        folder = open_root(str(source.folder))
+    except OSError as exc:
+        return None, f"cannot be read ({exc.strerror})"
+    try:
+        for part in folders:
+            inner = folder.child(part)
+            folder.close()
+            folder = inner
         fd = folder.open_file(name)
     except Untrusted as exc:
-        return _refused(source, where, exc.why)
+        return None, exc.why
     except OSError as exc:
-        return _refused(source, where, f"cannot be read ({exc.strerror})")
+        return None, f"cannot be read ({exc.strerror})"
+    finally:
+        folder.close()
     with open(fd, "rb") as handle:
         data = handle.read(notes.MAX_BYTES + 1)
     if len(data) > notes.MAX_BYTES:
-        return _refused(source, where, f"is larger than {notes.MAX_BYTES} bytes (1 MiB), the most a note holds")
+        return None, f"is larger than {notes.MAX_BYTES} bytes (1 MiB), the most a note holds"
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return _refused(source, where, f"is not UTF-8 text (invalid byte at offset {exc.start}), so it was skipped")
-    return File(source.folder / where, _recorded(source, where), data, name=where)
+        return None, f"is not UTF-8 text (invalid byte at offset {exc.start}), so it was skipped"
+    return data, None
 
 
 def _refused(source: Source, where: str, why: str) -> File:
-    return File(source.folder / where, _recorded(source, where), None, why, name=where or ".")
+    return File(source.folder / where, _recorded(source, where), why, name=where or ".")
 
 
 def _recorded(source: Source, where: str) -> str:

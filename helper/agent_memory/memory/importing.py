@@ -16,12 +16,13 @@ from pathlib import Path
 
 from .. import guard, paths
 from ..config.context import Context
+from ..contents import sha256
 from ..display import safe
 from ..errors import ContentRefused, UsageError
 from ..fsutil import locked
 from . import notes, pack, saving
 from .cache import ProjectCache
-from .import_files import File, read_files
+from .import_files import File, find_files, read
 from .import_sources import TOOLS, Source, claude_source, cline_memory_bank, codex_memories, folder_source
 from .pending import pending
 from .refresh import refresh
@@ -59,26 +60,28 @@ def run(ctx: Context, found: list[Source], *, dry_run: bool, progress: Progress 
     """Import every file of the `found` sources that exist: `{"project", "dry_run", "sources", "files", "counts"}`
     and the refresh's freshness under `"freshness"` (for the command to tell).
 
-    Every source is read, and every limit checked, before anything is saved.
+    Every source's folders are walked, and their limits checked, before any file is read or saved; then each
+    file is read, checked and saved in turn, and only its row is kept: memory does not grow with the files.
     """
     project = ctx.project
     files: list[tuple[Source, File]] = []
     for source in found:
         seen = {file.path for _source, file in files}  # a folder two sources share (a setting may point anywhere)
-        files += [(source, file) for file in read_files(source) if file.path not in seen] if source.found else []
+        files += [(source, file) for file in find_files(source) if file.path not in seen] if source.found else []
     cache = ProjectCache(ctx.bucket, project)
+    listed = []
     # one import at a time on this machine: a second one, started meanwhile, then finds the first one's notes
     with contextlib.nullcontext() if dry_run else locked(paths.state_dir() / "import.lock"):
         freshness = refresh(ctx.store, cache)  # notes imported on other machines count too
-        known = _imported_notes(ctx, cache)
-        rows = [_plan(source, file, known) for source, file in files]
-        to_save = [row for row in rows if row["action"] in ("new", "correction")]
-        for count, row in enumerate(to_save, start=1):
-            if not dry_run:
+        known = _Imported(ctx, cache)
+        for count, (source, file) in enumerate(files, start=1):
+            data, problem = read(source, file) if file.problem is None else (None, file.problem)
+            row = _plan(source, file, data, problem, known)
+            if row["action"] in ("new", "correction") and not dry_run:
                 if progress is not None:
-                    progress(count, len(to_save), row["file"])
-                _save(ctx, row)
-    listed = [_shown(row, dry_run) for row in rows]
+                    progress(count, len(files), file)
+                _save(ctx, row, data)
+            listed.append(_shown(row, dry_run))
     counts = {action: sum(row["action"] == action for row in listed) for action in _ACTIONS}
     counts["pending"] = sum(row["status"] == "pending" for row in listed)
     return {
@@ -94,27 +97,41 @@ def run(ctx: Context, found: list[Source], *, dry_run: bool, progress: Progress 
 _ACTIONS = ("new", "correction", "unchanged", "refused", "empty")
 
 
-def _imported_notes(ctx: Context, cache: ProjectCache) -> list[dict[str, object]]:
-    """Every imported note of the project (cached or pending here): `{"id", "created", "corrects", "body",
-    "sources"}`. Only notes whose fields pass `notes.fields` count: a damaged one is never trusted for them."""
+class _Imported:
+    """The imported notes of the project (cached or pending here), as much as an import compares them: by
+    source, each note's `{"id", "created", "corrects", "body"}` (`body`: the SHA-256 of its body); by the SHA-256
+    of a body, the id of the last note with it. Only notes whose fields pass `notes.fields` count: a damaged one
+    is never trusted for them. One note is read at a time."""
 
-    def tagged(headers: Iterator[bytes]) -> list[str]:  # the pack's text holds no tags (see `pack`): its headers do
-        return [f["id"] for f in map(pack.fields, headers) if TAG in f["tags"].split()]
+    def __init__(self, ctx: Context, cache: ProjectCache) -> None:
+        self.by_source: dict[str, list[dict[str, object]]] = {}
+        self.by_body: dict[str, str] = {}
+        ids = cache.search_pack(b"", _tagged)  # the pack's text holds no tags (see `pack`): its headers do
+        for note_id in ids:
+            data = cache.verified([note_id]).get(note_id)
+            if data is not None:
+                self._add(note_id, data)
+        for entry in pending(ctx):
+            self._add(str(entry["id"]), entry["content"].encode("utf-8"))
 
-    ids = cache.search_pack(b"", tagged)
-    texts = [(note_id, data) for note_id, data in cache.verified(ids).items() if data is not None]
-    texts += [(str(entry["id"]), entry["content"].encode("utf-8")) for entry in pending(ctx)]
-    found = []
-    for note_id, data in texts:
+    def _add(self, note_id: str, data: bytes) -> None:
         checked, problem = notes.fields(note_id, data)
         if problem is not None:
-            continue
+            return
         meta, body = notes.split(data.decode("utf-8").removeprefix("\ufeff"))
         tags, sources = meta.get("tags") or [], meta.get("sources") or []
-        if TAG in tags:
-            note = {"id": note_id, "created": checked["created"], "corrects": meta.get("corrects")}
-            found.append({**note, "body": body, "sources": sources})
-    return found
+        if TAG not in tags:
+            return
+        digest = sha256(body.encode("utf-8"))
+        note = {"id": note_id, "created": checked["created"], "corrects": meta.get("corrects"), "body": digest}
+        for source in sources:
+            self.by_source.setdefault(source, []).append(note)
+        self.by_body[digest] = note_id
+
+
+def _tagged(headers: Iterator[bytes]) -> list[str]:
+    """The ids of the pack records whose note has the import's tag."""
+    return [f["id"] for f in map(pack.fields, headers) if TAG in f["tags"].split()]
 
 
 def _body(data: bytes) -> str:
@@ -123,27 +140,31 @@ def _body(data: bytes) -> str:
     return (text if text.endswith("\n") else text + "\n").lstrip("\r\n")
 
 
-def _plan(source: Source, file: File, known: list[dict[str, object]]) -> dict[str, object]:
-    """What importing `file` means: new, a correction of an earlier import, unchanged, refused or empty."""
+def _plan(source: Source, file: File, data: bytes | None, problem: str | None, known: _Imported) -> dict[str, object]:
+    """What importing `file` (its bytes `data`, or why there are none) means: new, a correction of an earlier
+    import, unchanged, refused or empty."""
+    text = (data or b"").decode("utf-8", "replace").removeprefix("\ufeff")
+    title = _title(file, text)
     row: dict[str, object] = {"file": file, "tool": source.tool, "action": "refused", "id": None, "corrects": None}
-    row.update({"status": None, "reason": file.problem, "findings": [], "title": _title(file)})
-    if file.data is None:
+    row.update({"status": None, "reason": problem, "findings": [], "title": title})
+    if data is None:
         return row
-    text = file.data.decode("utf-8").removeprefix("\ufeff")
     if not text.strip() or "\x00" in text:
         row.update(action="empty" if not text.strip() else "refused", reason=_empty_or_binary(text))
         return row
-    body = _body(file.data)
-    latest = _latest([note for note in known if file.source in note["sources"]])
-    same = [note for note in known if note["body"] == body]  # imported from another path, or on another machine
+    body = sha256(_body(data).encode("utf-8"))
+    latest = _latest(known.by_source.get(file.source, []))
+    same = known.by_body.get(body)  # imported from another path, or on another machine
     if (latest and latest["body"] == body) or (not latest and same):
-        row.update(action="unchanged", id=(latest or same[-1])["id"])
+        row.update(action="unchanged", id=latest["id"] if latest else same)
         return row
     in_body = guard.scan(text)
-    if in_body or guard.scan(file.source) or guard.scan(str(row["title"])):  # what `save` would refuse
+    if in_body or guard.scan(file.source) or guard.scan(title):  # what `save` would refuse
         row["findings"] = [{"line": f.line, "rule": f.rule, "label": f.label} for f in in_body]
         what = "; ".join(f"line {f.line}: {f.label} (rule {f.rule})" for f in in_body) or "in its path or title"
         row["reason"] = f"looks like it contains a credential ({what})"
+        if in_body:  # the heading is shortened: a token cut there would no longer be found and masked whole
+            row["title"] = _title(file, guard.redact(text))
         return row
     row.update(action="correction" if latest else "new", corrects=latest["id"] if latest else None)
     return row
@@ -160,24 +181,28 @@ def _empty_or_binary(text: str) -> str:
     return "is empty" if not text.strip() else "contains NUL bytes: only text can be imported"
 
 
-def _title(file: File) -> str:
-    """The note's title: the file's first heading (outside its own frontmatter), else the file's name."""
-    text = (file.data or b"").decode("utf-8", "replace").removeprefix("\ufeff")
+def _title(file: File, text: str) -> str:
+    """The note's title: the file's first heading (outside its own frontmatter, shortened), else the file's
+    name (whole, so that `_shown` masks all of a token in it, then shortens it)."""
     with contextlib.suppress(notes.Malformed):
         text = notes.split(text)[1]  # Claude Code's memory files start with their own frontmatter
     heading = notes.first_heading(text)
     name = Path(file.name).name
     title = heading or (name[:-3] if name.lower().endswith(".md") else name) or name
-    return " ".join(safe(title).split())[: notes.TITLE_MAX * 2]
+    return " ".join(safe(title).split())
 
 
-def _save(ctx: Context, row: dict[str, object]) -> None:
+def _short(title: str) -> str:
+    return title[: notes.TITLE_MAX * 2]
+
+
+def _save(ctx: Context, row: dict[str, object], data: bytes) -> None:
     file: File = row["file"]
     try:
         result = saving.save(
             ctx,
-            file.data,
-            title=str(row["title"]),
+            data,
+            title=_short(str(row["title"])),
             tags=[TAG, str(row["tool"])],
             sources=[file.source],
             corrects=row["corrects"],
@@ -190,25 +215,31 @@ def _save(ctx: Context, row: dict[str, object]) -> None:
 
 
 def _shown(row: dict[str, object], dry_run: bool) -> dict[str, object]:
-    """A row of the result, as printed and in `--json` (every string from outside made safe to print)."""
+    """A row of the result, as printed and in `--json`: every string from outside made safe to print, and any
+    credential in it masked (a refused file's heading or name says what it holds, never the value)."""
     file: File = row["file"]
     status = row["status"]
     if dry_run and row["action"] in ("new", "correction"):
         status = "planned"
     return {
-        "path": safe(str(file.path)),
-        "source": safe(file.source),
+        "path": _masked(str(file.path)),
+        "source": _masked(file.source),
         "tool": row["tool"],
-        "title": row["title"],
+        "title": _short(_masked(str(row["title"]))),
         "action": row["action"],
         "id": row["id"],
         "corrects": row["corrects"],
         "status": status,
-        "reason": safe(row["reason"]) if row["reason"] else None,
+        "reason": _masked(row["reason"]) if row["reason"] else None,
         "findings": row["findings"],
     }
 
 
+def _masked(text: str) -> str:
+    """`text` safe to print, each credential in it replaced by `[redacted]` (see `guard.redact`)."""
+    return guard.redact(safe(text))
+
+
 def _source_entry(source: Source, files: list[tuple[Source, File]]) -> dict[str, object]:
     count = sum(1 for owner, _file in files if owner is source)
-    return {"tool": source.tool, "path": safe(str(source.folder)), "found": source.found, "files": count}
+    return {"tool": source.tool, "path": _masked(str(source.folder)), "found": source.found, "files": count}

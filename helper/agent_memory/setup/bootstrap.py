@@ -18,9 +18,11 @@ from ..config import settings as config_file
 from ..config.context import Context
 from ..contents import sha256
 from ..contract import Bootstrap
-from ..errors import AgentMemoryError, NotSetUp, UsageError
+from ..errors import AgentMemoryError, ContentRefused, NotSetUp, UsageError
 from ..fsutil import write_atomic
-from ..memory import notes, pending, reading, saving
+from ..memory import notes, pack, pending, reading, saving
+from ..memory.cache import ProjectCache
+from ..memory.refresh import refresh
 from ..memory.search import SETUP, search_project
 from ..names import MalformedBucket, folder_path
 from ..outbox.delivery import retry
@@ -33,7 +35,7 @@ from ..skills.installing import (
     read_marker,
     skill_roots,
 )
-from ..store.base import BucketMissing, StoreError
+from ..store.base import BucketMissing, Store, StoreError
 from ..store.bucket import hub_user, parse_bucket
 from ..store.budget import Budget
 from ..store.failures import user_error
@@ -68,12 +70,13 @@ def bootstrap(
     if project is not None:
         try:
             names.project(project)
-        except UsageError as exc:  # the fix is this same command, with a name that can be one
-            raise UsageError(
+        except (UsageError, ContentRefused) as exc:  # the fix is this same command, with a name that can be one
+            raise type(exc)(
                 exc.message,
                 next_step=f"{commands.line('bootstrap', '--project', 'my-project')} (or another name of that kind)",
             ) from None
     root = projects.mappable(directory)
+    machine = origins.this_machine()  # what a claim records: refused now if it cannot be one
     try:
         supplied = parse_bucket(bucket) if bucket else None
     except MalformedBucket as exc:  # the fix is this same command, with the bucket written as it should be
@@ -147,7 +150,7 @@ def bootstrap(
         on_path.record_link(config, command)
 
     ctx.reload()  # the configuration just written
-    origin = origins.record_for(ctx, project, root)
+    origin = origins.record_for(ctx, project, root, machine)
     warnings += origins.warnings(origin, _again(project, directory, uri))
     verification, problem = _verify(ctx)
     if problem:
@@ -195,7 +198,8 @@ def _changed(result: dict[str, object]) -> bool:
 
 def _find_project(ctx: Context, root: Path, uri: str | None) -> tuple[str, dict[str, str | None]]:
     """The project of `root` when bootstrap is given none, and how it was found: the one `root` resolves to on
-    this machine, else the only project whose claim in the bucket names the origin of `root`'s repository.
+    this machine, else the only project whose claim in the bucket names the origin of `root`'s repository, made
+    by a machine of the bucket's history for that project (`origins`), with who made it and when.
     A refusal (UsageError) otherwise, before anything is changed: bootstrap never makes up a name."""
     with contextlib.suppress(NotSetUp):
         mapping = projects.resolve(root, config=ctx.config)
@@ -212,8 +216,10 @@ def _find_project(ctx: Context, root: Path, uri: str | None) -> tuple[str, dict[
     store = ctx.store_for(uri)
     try:
         claims = origins.claimants(store, origin)
+        claimed = origins.claim(store, origin, claims[0]) if len(claims) == 1 else None
+        known = _machines(store, uri, claims[0]) if claimed and claimed["machine"] else set()
     except BucketMissing:
-        claims = []
+        claims, claimed, known = [], None, set()
     except StoreError as exc:
         exc.during(f"Could not look up, in {uri}, which project claims the repository {origin}")
         raise
@@ -229,7 +235,20 @@ def _find_project(ctx: Context, root: Path, uri: str | None) -> tuple[str, dict[
             f"Several projects in {uri} claim the repository {origin}: {', '.join(claims)}.",
             next_step=f"{commands.line('bootstrap', '--project', claims[0])} (or another of: {', '.join(claims[1:])})",
         )
-    return claims[0], {"by": "bucket", "via": origin}
+    if claimed is None or claimed["machine"] not in known:
+        raise origins.unknown_machine(uri, origin, claimed or {"project": claims[0], "machine": None, "time": None})
+    return claims[0], {"by": "bucket", "via": origin, "machine": claimed["machine"], "time": claimed["time"]}
+
+
+def _machines(store: Store, uri: str, project: str) -> set[str]:
+    """The machines of the bucket's history for `project` (see `origins`): those its notes name (their `machine`
+    field), as a refresh of the project's cache finds them; StoreError if the bucket cannot be read."""
+    cache = ProjectCache(uri, project)
+    freshness = refresh(store, cache)
+    if freshness.error is not None:
+        raise freshness.error
+    named = cache.search_pack(b"", lambda headers: {pack.fields(header).get("machine") for header in headers})
+    return {machine for machine in named if machine}
 
 
 def _again(project: str, directory: str | None, uri: str) -> str:
