@@ -22,7 +22,6 @@ from pathlib import Path
 
 from .. import agents, names, paths
 from ..contract import AgentUse, UsageProject, UsageReport, UsageTotals
-from ..errors import UsageError
 from ..fsutil import UnsafeLocalFile, locked, open_own, open_private, write_atomic
 from ..memory.notes import SETUP_ID_PREFIX
 
@@ -62,13 +61,6 @@ def session_id(value: object) -> str:
     return ""
 
 
-def _is_project(value: str) -> bool:
-    try:
-        return names.project(value) == value
-    except UsageError:
-        return False
-
-
 def _agent(value: str) -> str:
     return value if 0 < len(value) <= 32 and _AGENT_CHARS.issuperset(value) else "unknown"
 
@@ -91,7 +83,7 @@ def session_started(project: str | None, agent: str, payload: dict[str, object])
 
 
 def _append(project: str | None, event: str, agent: str, session: str, found: bool, ids: Iterable[str]) -> None:
-    if not project or not _is_project(project) or event not in EVENTS:
+    if not project or not names.is_project(project) or event not in EVENTS:
         return
     kept = [note_id for note_id in ids if names.is_id(note_id)][:IDS_MAX]
     fields = (str(int(time.time())), event, _agent(agent), session_id(session), project, "1" if found else "0")
@@ -148,7 +140,7 @@ def _parsed(line: bytes) -> Event | None:
     when, event, agent, session, project, found, ids = fields
     if not when.isdigit() or event not in EVENTS or _agent(agent) != agent or session_id(session) != session:
         return None
-    if not _is_project(project) or found not in ("0", "1"):
+    if not names.is_project(project) or found not in ("0", "1"):
         return None
     note_ids = ids.split(",") if ids else []
     if len(note_ids) > IDS_MAX or not all(names.is_id(note_id) for note_id in note_ids):
