@@ -14,7 +14,7 @@ from ..machine import usage
 from ..memory.search import SETUP, search_project
 from ..outbox.kinds import RETRY
 from ..skills.catalog import discover
-from .parsing import Rendered, with_json
+from .parsing import Rendered, with_json, with_online
 from .render import notice, told_sync
 
 
@@ -31,7 +31,9 @@ def declare(p: argparse.ArgumentParser) -> None:
     p.add_argument("--kind", choices=["note", "checkpoint", SETUP], help=f"{SETUP}: bootstrap's verification notes")
     p.add_argument("--current", action="store_true", help="leave out notes that a later note corrects")
     p.add_argument("--all", action="store_true", help="include bootstrap's setup verification notes")
-    p.add_argument("--offline", action="store_true", help="search the local cache only (no network)")
+    reach = p.add_mutually_exclusive_group()
+    reach.add_argument("--offline", action="store_true", help="search the local cache only (no network)")
+    with_online(reach)
     p.add_argument("--skills", action="store_true", help="search published skill revisions instead of notes")
 
 
@@ -44,6 +46,8 @@ def run(args: argparse.Namespace, ctx: Context) -> Rendered:
         raise UsageError(
             "The query cannot contain NUL characters.", next_step=f"{commands.line('search', 'TEXT')} (plain text)"
         )
+    if args.online:
+        ctx.go_online()
     if args.skills:
         return _skills(args, ctx)
     found, freshness = search_project(
