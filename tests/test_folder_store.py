@@ -241,6 +241,8 @@ def test_status_reports_everything(ready, folder_store):
         "codex_sandbox",
         "usage",
         "sync",
+        "outage",
+        "damaged_state",
     }
     assert status["bucket"] == folder_store and status["store"]["status"] == "ok"
     assert status["project"] == {"project": "demo", "root": str(ready.work.resolve()), "found": "mapped", "via": None}
