@@ -32,6 +32,7 @@ import corpus  # noqa: E402
 import env  # noqa: E402
 import importing  # noqa: E402
 import local  # noqa: E402
+import outage  # noqa: E402
 import recall  # noqa: E402
 import remote  # noqa: E402
 import report  # noqa: E402
@@ -44,11 +45,12 @@ CASES = (
     remote.save,
     remote.skills,
     importing.importing,
+    outage.outage,
     space_page.page,
     recall.recall,
 )
 # cases that prepare their own notes, or none
-NO_CORPUS = {space_page.page, local.startup, recall.recall, importing.importing}
+NO_CORPUS = {space_page.page, local.startup, recall.recall, importing.importing, outage.outage}
 
 INTRO = """
 How to reproduce: `python bench/run.py` from the repository root, with the virtualenv that has agent-memory

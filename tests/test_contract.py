@@ -4,6 +4,7 @@ the declaration cannot drift from what agents and scripts read."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import tools
 from agent_memory import contract
@@ -108,3 +109,29 @@ def test_sync(ready, tmp_path):
     shown = ready.run("sync", "history", "MEMORY.md", "--json").json
     assert set(shown) == keys(contract.SyncHistory) and set(shown["versions"][0]) == keys(contract.SyncVersion)
     assert set(ready.run("status", "--json").json["sync"]) == keys(contract.SyncSummary)
+
+
+def test_the_declarations_keep_typings_keys_without_loading_typing():
+    """At run time a declaration is a dict (typing would cost every command a fifth of the interpreter's start-up);
+    its keys are those typing's TypedDict gives the same source."""
+    source = Path(contract.__file__).read_text().replace("TYPE_CHECKING = False", "TYPE_CHECKING = True", 1)
+    typed: dict[str, object] = {}
+    exec(compile(source, contract.__file__, "exec"), typed)
+    declared = {
+        name: value
+        for name, value in vars(contract).items()
+        if isinstance(value, type) and issubclass(value, dict) and value is not contract.TypedDict
+    }
+    assert len(declared) > 30
+    for name, value in declared.items():
+        assert (value.__required_keys__, value.__optional_keys__) == (
+            typed[name].__required_keys__,
+            typed[name].__optional_keys__,
+        ), name
+    assert contract.Stop(event="stop", agent="codex", results=[], damaged=[], waiting=0) == {
+        "event": "stop",
+        "agent": "codex",
+        "results": [],
+        "damaged": [],
+        "waiting": 0,
+    }

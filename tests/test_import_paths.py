@@ -66,6 +66,7 @@ BASE = {
     "store.budget",
     "store.change_feed",
     "store.failures",
+    "store.outage",
 }
 # reading the notes of the cache and those pending here
 NOTES = {
@@ -92,6 +93,7 @@ PATHS = {
     "status": BASE
     | NOTES
     | {"cli.status", "cli.codex_sandbox", "clock", "machine", "machine.status", "machine.uploads"}
+    | {"machine.reminded", "outbox.backoff", "skills.catalog"}  # their records checked for damage (`damaged_state`)
     | {"setup", "setup.agent_files", "setup.codex_sandbox", "setup.command", "setup.hook_files", "setup.json_edits"}
     | {"skills", "skills.installing", "skills.layout", "skills.pending"}
     | SYNC_SETTING
@@ -175,3 +177,10 @@ def test_a_stop_with_something_pending_loads_the_retry(ready, tmp_path, folder_s
     modules = loaded(ready, tmp_path, "hook", "stop", "--agent", "codex", stdin="{}")
     assert {"agent_memory.outbox.delivery", "agent_memory.machine.retry"} <= modules
     assert ready.run("pending", "--json").json["notes"] == []  # delivered by that Stop
+
+
+def test_the_contract_loads_no_typing(ready, tmp_path):
+    """The contract's declarations are dicts at run time: typing would cost every command a fifth of the
+    interpreter's own start-up (`status` alone loads it, through tomllib, for Codex's configuration)."""
+    for args in (("search", "--offline", "hot"), ("hook", "session-start", "--agent", "codex")):
+        assert "typing" not in loaded(ready, tmp_path, *args, stdin="{}"), args

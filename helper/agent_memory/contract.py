@@ -7,7 +7,29 @@ commands.md`): tests assert them exactly, and a key added here must be documente
 
 from __future__ import annotations
 
-from typing import TypedDict
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from typing import TypedDict
+else:
+
+    class TypedDict(dict):
+        """What a declaration below is at run time: a dict (a command's result is built and printed as one).
+
+        Typing's TypedDict would load `typing` in every command, a fifth of the interpreter's own start-up; this one
+        keeps the declared keys as typing's does (`__required_keys__`, `__optional_keys__`, `total=False`), which
+        tests/test_contract.py holds each command's printed JSON against.
+        """
+
+        __required_keys__: frozenset[str] = frozenset()
+        __optional_keys__: frozenset[str] = frozenset()
+
+        def __init_subclass__(cls, total: bool = True, **kwargs: object) -> None:
+            super().__init_subclass__(**kwargs)
+            required = set().union(*(getattr(base, "__required_keys__", ()) for base in cls.__bases__))
+            optional = set().union(*(getattr(base, "__optional_keys__", ()) for base in cls.__bases__))
+            (required if total else optional).update(cls.__dict__.get("__annotations__", {}))
+            cls.__required_keys__ = frozenset(required)
+            cls.__optional_keys__ = frozenset(optional)
 
 # -- what several results share -------------------------------------------------------------------------------
 
@@ -427,6 +449,25 @@ class StoreCheck(TypedDict):
     next: str | None
 
 
+class StateDamage(TypedDict):
+    """A file of agent-memory's own that cannot be read as it writes it (a FIFO, a link, too large): skipped by
+    every command and hook, never waited on; `next` removes or moves it."""
+
+    file: str
+    problem: str
+    next: str
+
+
+class Outage(TypedDict):
+    """The configured bucket's outage: since when it has not answered, when it is tried again, and why."""
+
+    since: str
+    until: str
+    failures: int
+    detail: str
+    next: str
+
+
 class Status(TypedDict):
     """`status`: configuration, project, pending uploads, damaged notes, installed skills, hooks, Codex's sandbox."""
 
@@ -441,6 +482,8 @@ class Status(TypedDict):
     pending_skills: list[dict[str, object]]
     damaged: list[Damage]
     damaged_notes: list[dict[str, str]]
+    damaged_state: list[StateDamage]
+    outage: Outage | None
     skipped: list[Skipped]
     gone: list[Gone]
     skills: list[dict[str, object]]

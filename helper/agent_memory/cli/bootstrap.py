@@ -52,6 +52,7 @@ def declare(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Rendered:
+    ctx.go_online()  # setting up asks the bucket whatever outage was recorded
     result = set_up(
         ctx,
         args.project,

@@ -10,19 +10,22 @@ from ..contract import NoteRead, SkillFile
 from ..errors import OK, UsageError
 from ..memory.reading import read
 from ..skills.catalog import read_file
-from .parsing import Rendered, with_json
+from .parsing import Rendered, with_json, with_online
 
 
 def declare(p: argparse.ArgumentParser) -> None:
-    p.usage = "agent-memory read NOTE_ID [--fresh] | agent-memory read --skill NAME --revision REV [FILE]"
+    p.usage = "agent-memory read NOTE_ID [--fresh] [--online] | agent-memory read --skill NAME --revision REV [FILE]"
     with_json(p)
     p.add_argument("target", nargs="?", metavar="NOTE_ID|FILE")
     p.add_argument("--fresh", action="store_true", help="read it from the bucket, bypassing the cache")
+    with_online(p)
     p.add_argument("--skill", metavar="NAME", help="read a file of a published skill revision")
     p.add_argument("--revision", metavar="REV")
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Rendered:
+    if args.online:
+        ctx.go_online()
     if args.skill or args.revision:
         return _skill_file(args, ctx)
     if not args.target:

@@ -13,7 +13,7 @@ from ..errors import UsageError
 from ..memory.search import search_project
 from ..outbox.kinds import RETRY
 from ..skills.catalog import discover
-from .parsing import Rendered, with_json
+from .parsing import Rendered, with_json, with_online
 from .render import notice, told_sync
 
 
@@ -22,7 +22,9 @@ def declare(p: argparse.ArgumentParser) -> None:
     p.add_argument("query", nargs="?", default="", help="literal text, case-insensitive; empty lists recent notes")
     p.add_argument("--limit", type=int, default=10)
     p.add_argument("--kind", choices=["note", "checkpoint"])
-    p.add_argument("--offline", action="store_true", help="search the local cache only (no network)")
+    reach = p.add_mutually_exclusive_group()
+    reach.add_argument("--offline", action="store_true", help="search the local cache only (no network)")
+    with_online(reach)
     p.add_argument("--skills", action="store_true", help="search published skill revisions instead of notes")
 
 
@@ -35,6 +37,8 @@ def run(args: argparse.Namespace, ctx: Context) -> Rendered:
         raise UsageError(
             "The query cannot contain NUL characters.", next_step=f"{commands.line('search', 'TEXT')} (plain text)"
         )
+    if args.online:
+        ctx.go_online()
     if args.skills:
         return _skills(args, ctx)
     found, freshness = search_project(ctx, args.query, limit=args.limit, kind=args.kind, offline=args.offline)

@@ -47,6 +47,15 @@ def run(args: argparse.Namespace, ctx: Context) -> Rendered:
     if result["damaged_notes"]:
         lines.append(f"damaged notes (searched as text, their fields not shown): {len(result['damaged_notes'])}")
         lines += [f"  DAMAGED note {item['id']}: {item['problem']}" for item in result["damaged_notes"]]
+    if result["outage"]:
+        outage = result["outage"]
+        lines.append(
+            f"bucket not answering since {outage['since']} ({outage['detail']}); tried again from "
+            f"{outage['until']}, or now with: {outage['next']}"
+        )
+    for item in result["damaged_state"]:
+        lines.append(f"  DAMAGED {item['problem']}: skipped by every command and hook")
+        lines.append(f"    Next: {item['next']}")
     lines.append(f"installed skills: {len(result['skills'])}")
     for skill in result["skills"]:
         edited = " (edited locally)" if skill["modified"] else ""

@@ -62,11 +62,9 @@ class FolderIndex:
 
 def _read(file: Path) -> dict[str, object]:
     with contextlib.suppress(OSError, ValueError):
-        data = read_own(file)
-        if len(data) <= _RECORD_MAX:
-            value = json.loads(data.decode("utf-8"))
-            if _well_formed(value):
-                return value
+        value = json.loads(read_own(file, _RECORD_MAX).decode("utf-8"))
+        if _well_formed(value):
+            return value
     return {}
 
 
