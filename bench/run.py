@@ -30,6 +30,7 @@ except ImportError:  # run with the virtualenv's interpreter, which has the help
 
 import corpus  # noqa: E402
 import env  # noqa: E402
+import importing  # noqa: E402
 import local  # noqa: E402
 import outage  # noqa: E402
 import recall  # noqa: E402
@@ -44,6 +45,7 @@ CASES = (
     remote.refresh,
     remote.save,
     remote.skills,
+    importing.importing,
     outage.outage,
     space_page.page,
     recall.recall,
@@ -51,7 +53,15 @@ CASES = (
     local.folder_store,
 )
 # cases that prepare their own notes, or none
-NO_CORPUS = {space_page.page, local.startup, recall.recall, outage.outage, sync_hooks.sync, local.folder_store}
+NO_CORPUS = {
+    space_page.page,
+    local.startup,
+    recall.recall,
+    importing.importing,
+    outage.outage,
+    sync_hooks.sync,
+    local.folder_store,
+}
 
 INTRO = """
 How to reproduce: `python bench/run.py` from the repository root, with the virtualenv that has agent-memory
