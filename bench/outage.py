@@ -42,7 +42,7 @@ def outage(ctx: Context) -> list[Table]:
         later_save = [_timed_save(machine, 75) for _ in range(runs)]
         asked = len(ctx.emulator.requests)
         first_save = None
-        if not ctx.quick:  # no outage recorded yet: a save pays the HTTP client's read timeout (20 s)
+        if not ctx.quick:  # no outage recorded yet: a save pays the command's network budget (30 s)
             record.unlink(missing_ok=True)
             first_save = _timed_save(machine, 75)
     finally:
@@ -87,8 +87,9 @@ def outage(ctx: Context) -> list[Table]:
                 "The first search gives the change feed 2 s to answer at all, then the request that replaces it 2 s; "
                 "a second request without an answer ends the command's use of the network: it answers from the "
                 "cache and records the outage. Later commands answer from what is local until the wait is over (30 s, "
-                "then doubling to at most 5 minutes). The save before any outage is recorded waits for the HTTP "
-                "client's read timeout: it is what records the outage when no search did.",
+                "then doubling to at most 5 minutes). The save before any outage is recorded waits for the "
+                "command's network budget (`AGENT_MEMORY_TIMEOUT`, 30 s): it is what records the outage when no "
+                "search did.",
             ],
         )
     ]
