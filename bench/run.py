@@ -36,6 +36,7 @@ import recall  # noqa: E402
 import remote  # noqa: E402
 import report  # noqa: E402
 import space_page  # noqa: E402
+import sync_hooks  # noqa: E402
 
 CASES = (
     local.search,
@@ -46,9 +47,10 @@ CASES = (
     outage.outage,
     space_page.page,
     recall.recall,
+    sync_hooks.sync,
 )
 # cases that prepare their own notes, or none
-NO_CORPUS = {space_page.page, local.startup, recall.recall, outage.outage}
+NO_CORPUS = {space_page.page, local.startup, recall.recall, outage.outage, sync_hooks.sync}
 
 INTRO = """
 How to reproduce: `python bench/run.py` from the repository root, with the virtualenv that has agent-memory

@@ -31,6 +31,7 @@ KEYS = {
     "instructions",
     "backups",
     "hooks",
+    "sync",
     "codex_sandbox",
     "command",
     "changed",

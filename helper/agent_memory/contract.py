@@ -609,6 +609,7 @@ class Bootstrap(TypedDict):
     instructions: list[dict[str, str]]
     backups: list[str]
     hooks: dict[str, object]
+    sync: dict[str, object]
     codex_sandbox: Consent | None
     command: dict[str, object] | None
     verification: dict[str, str]

@@ -39,6 +39,7 @@ from ..store.base import BucketMissing, Store, StoreError
 from ..store.bucket import hub_user, parse_bucket
 from ..store.budget import Budget
 from ..store.failures import user_error
+from ..sync import settings as sync_settings
 from . import codex_sandbox as sandbox
 from . import hook_files, instructions, on_path, origins
 from .buckets import no_parent
@@ -58,6 +59,7 @@ def bootstrap(
     agent: str = "both",
     skill_specs: list[str] | None = None,
     hooks: bool = False,
+    sync: bool = False,
     codex_sandbox: bool = False,
     space_revision: str | None = None,
     replace: bool = False,
@@ -147,6 +149,7 @@ def bootstrap(
         space_revision = space_revision or recorded.get("space_revision")  # a re-run without the flag keeps it
         config["core_skill"] = {"version": __version__, "space_revision": space_revision}
         instructions.record_created(config, made)
+        synced_before = sync_settings.set_in(config, list(roots), True) if sync else {}
         on_path.record_link(config, command)
 
     ctx.reload()  # the configuration just written
@@ -171,6 +174,11 @@ def bootstrap(
         "instructions": written,
         "backups": backups,
         "hooks": {"requested": hooks, "installed": installed_hooks},
+        "sync": {
+            "requested": sync,
+            "enabled": sync_settings.enabled(ctx.config),
+            "changed": not all(synced_before.values()),
+        },
         "codex_sandbox": consent,
         "command": command,
         "verification": verification,
@@ -191,6 +199,7 @@ def _changed(result: dict[str, object]) -> bool:
         or any(s["state"] == "installed" for s in result["skills"])
         or any(entry["state"] != "unchanged" for entry in result["instructions"])
         or any(h["changed"] for h in result["hooks"]["installed"])
+        or (result["sync"]["requested"] and result["sync"]["changed"])
         or (result["codex_sandbox"] and result["codex_sandbox"]["changed"])
         or (result["command"] and result["command"]["state"] in ("linked", "replaced"))
     )

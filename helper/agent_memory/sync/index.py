@@ -34,6 +34,10 @@ class FolderIndex:
         self.pushed: int = record.get("pushed", 0)
         self.pulled: int = record.get("pulled", 0)
         self.last_sync: str | None = record.get("last_sync")
+        # the last pass that pulled files: when it ended (POSIX time), which, and the runtime's index file's text
+        # before it, so that a session whose hook waited for that pass is told the same
+        recent = record.get("recent")
+        self.recent: dict[str, object] = recent if isinstance(recent, dict) else {}
 
     @classmethod
     def read(cls, file: str) -> FolderIndex | None:
@@ -56,6 +60,7 @@ class FolderIndex:
                 "pushed": self.pushed,
                 "pulled": self.pulled,
                 "last_sync": self.last_sync,
+                "recent": self.recent,
             },
         )
 
