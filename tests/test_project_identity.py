@@ -534,3 +534,18 @@ def test_a_token_as_a_machine_name_is_refused_before_anything_changes(machine, t
     store = Path(folder_store[len("file://") :])
     assert not (store / "origins").exists() and not (machine.home / ".claude").exists()
     assert TOKEN_LIKE.encode() not in every_byte(machine.root) + every_byte(store)
+
+
+def test_a_claim_that_would_hold_a_token_is_not_written(machine, tmp_path, folder_store):
+    """A token in the origin's path (not in its user part or query, which are dropped): the guard, run on the
+    claim before it is written, keeps it out of the bucket, and nothing prints it."""
+    checkout = repo(tmp_path / "repo", origin=f"https://github.com/{TOKEN_LIKE}/Repo.git")
+    tools.exited(machine.run("config", "set", "bucket", folder_store))
+    for args in (["--json"], []):
+        mapped = tools.exited(machine.run("project", "map", "demo", str(checkout), *args))
+        assert TOKEN_LIKE not in mapped.out + mapped.err
+        assert "was not written to the bucket: it looks like it holds a credential (GitHub token" in mapped.err
+    assert mapped.err.count("github.com/[redacted]/Repo") == 1
+    store = Path(folder_store[len("file://") :])
+    assert not (store / "origins").exists() and TOKEN_LIKE.encode() not in every_byte(store)
+    assert tools.exited(machine.run("project", "show", "--json", cwd=checkout)).json["project"] == "demo"

@@ -8,6 +8,7 @@ import sys
 from .. import commands, names
 from ..config.context import Context
 from ..errors import UsageError
+from ..machine import usage
 from ..memory import saving
 from ..memory.pending import NOTES
 from ..outbox.delivery import retry
@@ -52,6 +53,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Rendered:
         corrects=args.corrects,
         agent=args.agent,
     )
+    usage.record(result["project"], "save", ids=[result["id"]])
     return told_upload(result)
 
 

@@ -26,8 +26,10 @@ from ..store import outage
 from ..store.bucket import check_private
 from ..sync.settings import enabled
 from ..sync.summary import folder_states
-from . import reminded
+from . import reminded, usage
 from .uploads import KINDS
+
+USAGE_DAYS = 30  # the period of status's line on the use of memory (`usage --days N` shows others)
 
 
 def status(ctx: Context) -> Status:
@@ -63,6 +65,7 @@ def status(ctx: Context) -> Status:
         "skills": installed_skills(),
         "hooks": hook_files.status(),
         "codex_sandbox": codex_sandbox.status(bucket),
+        "usage": usage.totals(USAGE_DAYS),
         "sync": _sync(ctx, bucket, len(waiting["sync"])),
     }
     return safe_tree(result)  # notes' problems, store errors and paths reach people and models alike

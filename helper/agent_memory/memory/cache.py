@@ -132,16 +132,28 @@ class ProjectCache:
         return data if expected is not None and (len(data), crc32(data)) == expected[:2] else None
 
     def search_pack(self, needle: bytes, consume: Callable[[Iterator[bytes]], object]) -> object:
-        """`consume(headers)` of the pack records whose text contains `needle` (see `pack.scan`).
+        """`consume(headers)` of the pack records whose text contains `needle` (see `pack.scan`)."""
+        return self.search_hits((needle,) if needle else (), lambda hits: consume(hit.header for hit in hits))
+
+    def search_hits(
+        self,
+        needles: tuple[bytes, ...],
+        consume: Callable[[Iterator[pack.Hit]], object],
+        corrections: dict[str, tuple[str, str]] | None = None,
+    ) -> object:
+        """`consume(hits)` of the pack records whose text contains one of `needles` (all records if there is
+        none), filling `corrections` (see `pack.hits`).
 
         A pack found torn or missing is checked again and repaired under the lock, and read there once more.
         """
         if self.pack.exists() or not self.checksum_file.exists():
             with contextlib.suppress(pack.Damaged):
-                return consume(pack.scan(self.pack, needle))
+                return consume(pack.hits(self.pack, needles, corrections))
         with self._locked():
             self._repair_locked()
-            return consume(pack.scan(self.pack, needle))
+            if corrections is not None:
+                corrections.clear()  # what the damaged read found
+            return consume(pack.hits(self.pack, needles, corrections))
 
     # -- writing ------------------------------------------------------------------------------------------
 

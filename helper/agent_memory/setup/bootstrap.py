@@ -20,10 +20,10 @@ from ..contents import sha256
 from ..contract import Bootstrap
 from ..errors import AgentMemoryError, ContentRefused, NotSetUp, UsageError
 from ..fsutil import write_atomic
-from ..memory import pack, pending, reading, saving
+from ..memory import notes, pack, pending, reading, saving
 from ..memory.cache import ProjectCache
 from ..memory.refresh import refresh
-from ..memory.search import search_project
+from ..memory.search import SETUP, search_project
 from ..names import MalformedBucket, folder_path
 from ..outbox.delivery import retry
 from ..outbox.plans import Damaged
@@ -46,7 +46,7 @@ from .buckets import no_parent
 from .command import helper_command
 
 CORE_SKILL_DIR = Path(__file__).parent.parent / "core_skill"
-VERIFICATION_TITLE = "Memory setup verification"
+VERIFICATION_TITLE = notes.SETUP_TITLE
 DEFAULT_BUCKET_NAME = "agent-memory"
 
 
@@ -413,7 +413,7 @@ def machine_id() -> str:
 def verification_id(bucket: str, project: str) -> str:
     """The same id on every run for this machine, bucket and project; another machine gets its own."""
     digest = sha256(f"{machine_id()}\n{bucket}\n{project}".encode())[:16]
-    return f"setup-{digest}"
+    return f"{notes.SETUP_ID_PREFIX}{digest}"
 
 
 def _verify(ctx: Context) -> tuple[dict[str, str], str | None]:
@@ -457,7 +457,7 @@ def _verify(ctx: Context) -> tuple[dict[str, str], str | None]:
 
 def _searched(ctx: Context, note_id: str) -> tuple[bool, str | None]:
     """Whether `search`, refreshed from the bucket, finds the note as shared; else why the bucket could not say."""
-    found, freshness = search_project(ctx, VERIFICATION_TITLE, limit=1000)
+    found, freshness = search_project(ctx, VERIFICATION_TITLE, limit=1000, kind=SETUP)
     if freshness.error is not None:
         return False, f"search could not refresh from the bucket ({freshness.error.detail})"
     return note_id in {r["id"] for r in found["results"] if not r["pending"]}, None
