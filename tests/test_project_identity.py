@@ -387,6 +387,8 @@ def test_a_token_as_a_project_name_is_refused_and_never_shown(machine, tmp_path,
     store = Path(folder_store[len("file://") :])
     assert not (store / "origins").exists()
 
+    misshapen = tools.exited(machine.run("project", "map", f"{TOKEN_LIKE}/x", str(checkout)), 5)  # no echo either
+    assert TOKEN_LIKE not in misshapen.out + misshapen.err and "looks like a credential" in misshapen.err
     bootstrapped = machine.run("bootstrap", "--agent", "claude", "--project", TOKEN_LIKE, cwd=checkout)
     tools.exited(bootstrapped, 5)
     assert TOKEN_LIKE not in bootstrapped.out + bootstrapped.err
