@@ -115,7 +115,8 @@ def test_uninstall_refuses_while_uploads_are_pending_unless_told(machine, folder
     refused = machine.run("uninstall")
     tools.exited(refused, 5)
     assert refused.out == ""
-    assert "1 upload is on this machine not shared yet, and once the hooks are gone nothing retries it." in refused.err
+    said = "1 upload saved on this machine is not shared yet, and once the hooks are gone nothing retries it."
+    assert said in refused.err
     assert "agent-memory pending export ID --to PATH" in refused.err and "--discard-pending" in refused.err
     assert refused.err.rstrip().endswith("Next: agent-memory pending retry")
     assert snapshot(machine) == installed  # nothing changed

@@ -34,7 +34,7 @@ def _uninstall(discard_pending: bool) -> Uninstall:
     if waiting and not discard_pending:
         it = "it" if waiting == 1 else "them"
         raise AgentMemoryError(
-            f"{_uploads(waiting)} on this machine not shared yet, and once the hooks are gone nothing retries {it}. "
+            f"{_uploads(waiting)} not shared yet, and once the hooks are gone nothing retries {it}. "
             f"Nothing was removed. Share {it} first, or keep a copy of each "
             f"({commands.line('pending', 'export', 'ID', '--to', 'PATH')}, the IDs from {commands.line('pending')}) "
             f"and uninstall with --discard-pending, which leaves {it} unsent in the outbox.",
@@ -80,7 +80,7 @@ def _uninstall(discard_pending: bool) -> Uninstall:
 
 
 def _uploads(count: int) -> str:
-    return f"{count} upload is" if count == 1 else f"{count} uploads are"
+    return f"{count} upload saved on this machine is" if count == 1 else f"{count} uploads saved on this machine are"
 
 
 def _step(name: str, removed: list[str], backups: list[str | None], *, deleted: list[str] = ()) -> UninstallStep:

@@ -92,7 +92,11 @@ def _sync_file(
             done.waiting.append(path)
             return
         if here is not None and here.text is None:
-            here = folders.read(done.folder, path)
+            try:
+                here = folders.read(done.folder, path)
+            except (OSError, Refused):  # changed since the scan (replaced by a link, removed): the next sync sees
+                done.waiting.append(path)
+                return
         if here is not None and (found := guard.scan(here.text)):
             done.refused.append({"path": path, "why": _guard_reason(found)})
             index.held[path] = {"size": here.size, "mtime_ns": here.mtime_ns, "hash": here.hash}
