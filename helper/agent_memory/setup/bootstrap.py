@@ -79,14 +79,14 @@ def bootstrap(
             ) from None
     root = projects.mappable(directory)
     machine = origins.this_machine()  # what a claim records: refused now if it cannot be one
+    again = commands.line("bootstrap", *(["--project", project] if project else []), "--bucket")
     try:
         supplied = parse_bucket(bucket) if bucket else None
     except MalformedBucket as exc:  # the fix is this same command, with the bucket written as it should be
-        raise UsageError(
-            exc.message,
-            # the suggestion is written for a shell already (`"file://$HOME/..."`)
-            next_step=f"{commands.line('bootstrap', '--project', str(project), '--bucket')} {exc.suggestion}",
-        ) from None
+        # the suggestion is written for a shell already (`"file://$HOME/..."`)
+        raise UsageError(exc.message, next_step=f"{again} {exc.suggestion}") from None
+    except ContentRefused as exc:  # a token given as the bucket: the same command, with the bucket's name
+        raise ContentRefused(exc.message, next_step=f"{again} OWNER/NAME") from None
     if supplied and (folder := folder_path(supplied)) is not None and not folder.parent.is_dir():
         raise no_parent(folder, "run the same bootstrap again")
     wanted_skills = [names.skill_spec(spec) for spec in skill_specs or []]
