@@ -551,3 +551,17 @@ def test_a_claim_that_would_hold_a_token_is_not_written(machine, tmp_path, folde
     store = Path(folder_store[len("file://") :])
     assert not (store / "origins").exists() and TOKEN_LIKE.encode() not in every_byte(store)
     assert tools.exited(machine.run("project", "show", "--json", cwd=checkout)).json["project"] == "demo"
+
+
+def test_a_token_given_as_the_bucket_is_refused_and_never_shown(machine, tmp_path, folder_store):
+    checkout = repo(tmp_path / "repo")
+    token = "hf_" + "Q" * 34  # a Hugging Face token to the guard; never a real one
+    for given in (token, f"{token}/agent-memory", f"hf://buckets/alice/{token}"):
+        refused = tools.exited(machine.run("config", "set", "bucket", given), 5)
+        assert token not in refused.out + refused.err
+        assert "The bucket looks like a credential (Hugging Face token (rule hf-token))" in refused.err
+        assert "Next: agent-memory config set bucket OWNER/NAME" in refused.err
+    booted = tools.exited(machine.run("bootstrap", "--agent", "claude", "--bucket", token, cwd=checkout), 5)
+    assert token not in booted.out + booted.err and "Next: agent-memory bootstrap --bucket OWNER/NAME" in booted.err
+    assert not machine.run("config", "show", "--json").json.get("bucket")
+    assert not (machine.home / ".claude").exists() and token.encode() not in every_byte(machine.root)

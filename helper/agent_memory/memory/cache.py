@@ -171,7 +171,7 @@ class ProjectCache:
             lines, added, replaced = [], {}, False
             for note_id, source in notes.items():
                 target = self.note_file(note_id)
-                data = _read_download(source) if isinstance(source, Path) else source
+                data = read_own(source, NOTE_FILE_MAX) if isinstance(source, Path) else source
                 checksum = (len(data), crc32(data), remote.get(note_id))
                 current = known.get(note_id)
                 if current is not None and current[:2] == checksum[:2] and self._matching(note_id, current) is not None:
@@ -229,7 +229,8 @@ class ProjectCache:
     def _place(self, target: Path, source: bytes | Path, data: bytes) -> None:
         if not isinstance(source, Path):
             write_atomic(target, data)
-        elif source != target:  # a download (made private by `_read_download`), moved in whole (`add` made the folder)
+        elif source != target:  # a download: made private, then moved in whole (`add` made the folder)
+            os.chmod(source, FILE_MODE)
             os.replace(source, target)
 
     def _record(self, lines: list[bytes]) -> None:
@@ -376,21 +377,6 @@ class ProjectCache:
                 yield folder
             finally:
                 remove_tree(folder)
-
-
-def _read_download(file: Path) -> bytes:
-    """The bytes of a downloaded file, which is made owner-only if it is not (hf_xet's follow the umask)."""
-    fd = os.open(file, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0))
-    try:
-        info = os.fstat(fd)
-        if info.st_mode & 0o777 != FILE_MODE:
-            os.fchmod(fd, FILE_MODE) if hasattr(os, "fchmod") else os.chmod(file, FILE_MODE)
-        chunks = []
-        while chunk := os.read(fd, max(info.st_size + 1, 1 << 16)):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
 
 
 def _strings(value: object, keys: set[str]) -> bool:
