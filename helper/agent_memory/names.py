@@ -123,9 +123,11 @@ def bucket(spec: str) -> str:
     """The canonical URI of a bucket given as `owner/name`, `hf://buckets/owner/name` or `file:///abs/path`.
 
     Surrounding whitespace (a pasted newline, say) is stripped, never stored. Syntax only: a folder store's
-    path is made canonical (symlinks resolved) by `store.parse_bucket`.
+    path is made canonical (symlinks resolved) by `store.parse_bucket`. A bucket that looks like a credential (a
+    token pasted in its place) is refused first, never shown (ContentRefused, see `given`).
     """
     spec = spec.strip()
+    given(spec, "bucket", "agent-memory config set bucket OWNER/NAME (the bucket's name: a token is never needed)")
     if (char := unshowable(spec)) is not None:  # before urlsplit, which drops tabs and newlines
         raise _unshowable_bucket(spec, char)
     if spec.startswith("file:"):
