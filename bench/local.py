@@ -200,18 +200,18 @@ def startup(ctx: Context) -> list[Table]:
             "path (these five commands) never loads the write path (the outbox's delivery, the refresh, the "
             "store SDK), PyYAML, the failure path (the secret guard that redacts an error), or `typing` (the "
             "contract's declarations are dicts at run time): `tests/test_import_paths.py` lists the modules each "
-            "may load. Six documented places load the costly part of a command line only when it is used: a "
+            "may load. Seven documented places load the costly part of a command line only when it is used: a "
             "store's backend (the Hub's SDK), PyYAML, an online search's refresh, the Stop hook's retry, the "
-            "failure path, and `entry` itself.",
+            "failure path, `entry` itself, and `shutil` (where a folder is first removed).",
             "Where the rest goes (table 2b): `hook stop` and `--version` are the floor of pip's console script, "
             "which imports `re` (with `enum` and `functools`) before any code of ours, plus `start` (under a "
             "millisecond). The other three pay the command line (argparse with `gettext` and `locale`, `pathlib`, "
             "which brings `urllib.parse` and `ipaddress` in Python 3.11, and `json`: the second floor row), the "
             "entry's own modules (the table, the parser, the renderer, the Context with the configuration and "
             "the stores' interface, about 30 modules), and standard modules of their own: `hashlib` (OpenSSL's, "
-            "for the digests of pending objects and installed skills), `shutil` (with `bz2` and `lzma`, for "
-            "`fsutil`'s removal of a folder), `calendar` and `datetime` (the reminder's and status's ages), and "
-            "for `status` `tomllib` (Codex's configuration, and `typing` with it).",
+            "for the digests of pending objects and installed skills), `calendar` and `datetime` (the "
+            "reminder's and status's ages), and for `status` `tomllib` (Codex's configuration, and `typing` with "
+            "it) and `shutil` (installing skills).",
         ],
     )
     breakdown = Table(
