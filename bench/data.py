@@ -11,6 +11,8 @@ import random
 from datetime import datetime, timedelta, timezone
 
 QUERY = "stale lockfile"
+PHRASE = f'"{QUERY}"'  # as one phrase, as agent-memory search takes it (unquoted, its words match apart)
+WORDS = "lockfile worker killed"  # three words of the sentence that holds QUERY, in another order
 PROJECT = "bench"
 MATCHES_PER_1000 = 3  # notes that contain QUERY, per thousand notes (at least 3)
 MIN_BYTES, MEDIAN_BYTES, MAX_BYTES = 300, 1350, 20_000

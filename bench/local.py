@@ -22,13 +22,19 @@ def _found_ids(output: bytes) -> set[str]:
     return {Path(line).name[:-3] for line in output.decode().splitlines() if line}
 
 
+def _agent_memory_ids(machine: Machine, query: str) -> set[str]:
+    result = json.loads(machine.agent_memory("search", "--offline", "--json", "--limit", "1000", query).stdout)
+    return {r["id"] for r in result["results"]}
+
+
 def _check_same_matches(corpus: Corpus) -> int:
-    """Fail unless agent-memory, rg and grep find exactly the notes that contain the query."""
+    """Fail unless agent-memory (the phrase, and the three words: each note that holds the phrase holds them, and
+    no other note does), rg and grep find exactly the notes that contain the query."""
     machine, folder = corpus.machine, str(corpus.notes_dir)
     expected = data.matching_ids(corpus.files)
-    result = json.loads(machine.agent_memory("search", "--offline", "--json", "--limit", "1000", data.QUERY).stdout)
     found = {
-        "agent-memory": {r["id"] for r in result["results"]},
+        "agent-memory": _agent_memory_ids(machine, data.PHRASE),
+        "agent-memory, three words": _agent_memory_ids(machine, data.WORDS),
         "rg": _found_ids(machine.run(["rg", "-l", "-i", "-F", data.QUERY, folder]).stdout),
         "grep": _found_ids(machine.run(["grep", "-r", "-l", "-i", "-F", data.QUERY, folder]).stdout),
     }
@@ -69,17 +75,22 @@ def search(ctx: Context) -> list[Table]:
             "grep",
             "agent-memory / rg",
             "agent-memory / grep",
+            "agent-memory, three words",
+            "three words / phrase",
             "python -c pass",
             "agent-memory peak memory",
         ],
-        target="agent-memory no slower than ripgrep (1.0x) at 10,000 notes.",
+        target="agent-memory no slower than ripgrep (1.0x) at 10,000 notes; a three-word query within 1.3x of the "
+        "one-phrase query.",
         notes=[
-            f"Query `{data.QUERY}`, case-insensitive literal; commands: `agent-memory search --offline QUERY`, "
-            "`rg -i -F QUERY <cache>/notes`, `grep -r -i -F QUERY <cache>/notes`. Medians of "
+            f"Query `{data.QUERY}`, case-insensitive literal; commands: `agent-memory search --offline "
+            f"'{data.PHRASE}'` (one quoted phrase), `rg -i -F QUERY <cache>/notes`, `grep -r -i -F QUERY "
+            f"<cache>/notes`; `three words`: `agent-memory search --offline '{data.WORDS}'`, every word in any "
+            "order (three words of the sentence that holds the phrase: the same notes). Medians of "
             f"{ctx.runs * 2} alternating runs after two warm-up rounds.",
             "agent-memory does more (frontmatter, newest first, line snippets) but prints at most `--limit` "
             "(default 10) notes, while rg and grep print every matching line. A check with `--limit 1000` "
-            "confirms that all three find exactly the same notes.",
+            "confirms that agent-memory (the phrase, and the three words), rg and grep find exactly the same notes.",
             "`python -c pass` (the interpreter's own start-up, measured in the same rounds) is the floor of any "
             "command written in Python: at small sizes it, and the helper's start-up (table 2), dominate.",
             "The search pack is read once per query, in blocks of 1 MiB: `peak memory` (the process's maximum "
@@ -91,7 +102,8 @@ def search(ctx: Context) -> list[Table]:
         matching = _check_same_matches(corpus)
         machine, folder = corpus.machine, str(corpus.notes_dir)
         argvs = {
-            "agent-memory": machine.argv("search", "--offline", data.QUERY),
+            "agent-memory": machine.argv("search", "--offline", data.PHRASE),
+            "agent-memory, three words": machine.argv("search", "--offline", data.WORDS),
             "rg": ["rg", "-i", "-F", data.QUERY, folder],
             "grep": ["grep", "-r", "-i", "-F", data.QUERY, folder],
             "python -c pass": [sys.executable, "-c", "pass"],
@@ -101,8 +113,10 @@ def search(ctx: Context) -> list[Table]:
             name: median(t) for name, t in alternate(contenders, runs=ctx.runs * 2, warmup=ctx.warmup(2)).items()
         }
         for name, value in medians.items():
-            ctx.search_latency.setdefault(name, {})[size] = value
+            if name != "agent-memory, three words":  # the plot compares the phrase with rg and grep
+                ctx.search_latency.setdefault(name, {})[size] = value
         am, rg, grep = medians["agent-memory"], medians["rg"], medians["grep"]
+        words = medians["agent-memory, three words"]
         pack = corpus.notes_dir.parent / "search.pack"
         table.rows.append(
             [
@@ -114,13 +128,17 @@ def search(ctx: Context) -> list[Table]:
                 ms(grep),
                 ratio(am, rg),
                 ratio(am, grep),
+                ms(words),
+                ratio(words, am),
                 ms(medians["python -c pass"]),
                 f"{_peak_memory(argvs['agent-memory'], machine) / 2**20:.1f} MiB",
             ]
         )
         if size == 10_000:
-            table.verdict = "met" if am / rg <= 1.0 else "not met"
-            table.headline = f"agent-memory / rg = {ratio(am, rg)} at 10,000 notes"
+            table.verdict = "met" if am / rg <= 1.0 and words / am <= 1.3 else "not met"
+            table.headline = (
+                f"agent-memory / rg = {ratio(am, rg)}, three words / phrase = {ratio(words, am)} at 10,000 notes"
+            )
     if not table.verdict:
         table.verdict = "not evaluated (no 10,000-note run)"
         table.headline = f"agent-memory / rg = {table.rows[-1][6]} at {ctx.sizes[-1]:,} notes"
@@ -150,9 +168,9 @@ def startup(ctx: Context) -> list[Table]:
     write_folder(store, files)
     store.chmod(0o700)  # a folder store that other users can open is refused
     machine = Machine(ctx.root / "tiny").setup(f"file://{store}", data.PROJECT)
-    machine.agent_memory("search", data.QUERY)  # fills the cache
+    machine.agent_memory("search", data.PHRASE)  # fills the cache
     commands = {
-        "agent-memory search --offline": ("search", "--offline", data.QUERY),
+        "agent-memory search --offline": ("search", "--offline", data.PHRASE),
         "agent-memory status": ("status",),
         "agent-memory --version": ("--version",),
         # what the agents' hooks run at every session start and every turn (nothing pending: no network)

@@ -29,7 +29,7 @@ from report import Table
 
 # What the search being measured is, for the table's title: change it with the search, so that a new run adds a
 # table beside the earlier stage's instead of replacing it.
-STAGE = "before multi-word search"
+STAGE = "every word, any order; quoted phrases"
 DEPTH = 5  # results asked for, and the deepest recall scored
 TARGET = 0.9  # Recall@5 of agent-memory search over all queries (issue 27)
 QUICK_EVERY = 4  # `--quick` runs every fourth query
@@ -150,8 +150,10 @@ def table(corpus: Corpus, queries: list[Query], ranked: dict[str, list[list[str]
             f"body or frontmatter): median {statistics.median(candidates):g}, at most {max(candidates)}.",
             "Commands, each a whole process per query on the folder store (rg over its notes folder, the same "
             f"files): agent-memory: {COMMANDS['agent-memory']}; rg, every word: {COMMANDS['rg, every word']}; "
-            f"rg, whole query: {COMMANDS['rg, whole query']}. Ranks are newest first for all three (note ids "
-            "start with their time), so the columns differ only by what each matches.",
+            f"rg, whole query: {COMMANDS['rg, whole query']}. rg's ranks are newest first (note ids start with "
+            "their time); agent-memory ranks by its search's own order (the whole query in the title, then in "
+            "the body, then every term in the title, then anywhere; newest first within each), which only "
+            "matters for Recall@1.",
             "Queries with no result: "
             + ", ".join(f"{name} {count} of {len(queries)}" for name, count in empty.items())
             + ". `python bench/run.py --only recall` measures again; a search that changes what it matches "

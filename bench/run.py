@@ -31,13 +31,26 @@ except ImportError:  # run with the virtualenv's interpreter, which has the help
 import corpus  # noqa: E402
 import env  # noqa: E402
 import local  # noqa: E402
+import outage  # noqa: E402
 import recall  # noqa: E402
 import remote  # noqa: E402
 import report  # noqa: E402
 import space_page  # noqa: E402
+import sync_hooks  # noqa: E402
 
-CASES = (local.search, local.startup, remote.refresh, remote.save, remote.skills, space_page.page, recall.recall)
-NO_CORPUS = {space_page.page, local.startup, recall.recall}  # cases that prepare their own notes, or none
+CASES = (
+    local.search,
+    local.startup,
+    remote.refresh,
+    remote.save,
+    remote.skills,
+    outage.outage,
+    space_page.page,
+    recall.recall,
+    sync_hooks.sync,
+)
+# cases that prepare their own notes, or none
+NO_CORPUS = {space_page.page, local.startup, recall.recall, outage.outage, sync_hooks.sync}
 
 INTRO = """
 How to reproduce: `python bench/run.py` from the repository root, with the virtualenv that has agent-memory

@@ -97,6 +97,7 @@ class Choices:
     hooks: bool
     skills: tuple[str, ...]
     codex_sandbox: bool = False  # the owner's consent for Codex's workspace-write sandbox
+    sync: bool = False  # sync the agents' own memory (Claude Code's auto memory, Codex's memories) through the bucket
 
     @property
     def needs_hub_login(self) -> bool:
@@ -137,11 +138,14 @@ def choices(form: dict[str, Any]) -> Choices:
         raise InvalidInput("codex_sandbox", "Codex's sandbox consent must be on or off.")
     if codex_sandbox and agent == "claude":
         raise InvalidInput("codex_sandbox", "This consent is for Codex: choose Codex, or both, as the agent.")
+    sync = form.get("sync", False)
+    if not isinstance(sync, bool):
+        raise InvalidInput("sync", "Sync of the agents' own memory must be on or off.")
     skills = tuple(spec for spec in re.split(r"[\s,]+", _text("skills", form.get("skills"))) if spec)
     for spec in skills:
         _check_pasteable("skills", spec)
         _check("skills", names.skill_spec, spec)
-    return Choices(system, installer, agent, project, bucket, hooks, skills, codex_sandbox)
+    return Choices(system, installer, agent, project, bucket, hooks, skills, codex_sandbox, sync)
 
 
 def warnings(chosen: Choices) -> list[tuple[str, str]]:
@@ -182,6 +186,7 @@ def steps(chosen: Choices, helper: Helper) -> list[Step]:
             )
         )
     consent = ", let Codex save from its sandbox (your consent)" if chosen.codex_sandbox else ""
+    consent += ", sync the agents' own memory through the bucket" if chosen.sync else ""
     found.append(
         Step(
             "Set up the bucket, map this folder to the project, install the memory skill and the agent instructions"
@@ -203,6 +208,8 @@ def bootstrap_args(chosen: Choices, helper: Helper) -> list[str]:
     args += ["--hooks" if chosen.hooks else "--no-hooks"]
     if chosen.codex_sandbox:
         args.append("--codex-sandbox")
+    if chosen.sync:
+        args.append("--sync")
     return args + ["--space-revision", helper.revision]
 
 

@@ -177,9 +177,16 @@ class CodexAppServer:
     `[hooks.state."<key>"] trusted_hash` into config.toml through `config/batchWrite`, as trusting it in /hooks does.
     """
 
-    def __init__(self, machine: Machine) -> None:
+    def __init__(self, machine: Machine, env: dict[str, str] | None = None) -> None:
         require_npm_packages()
-        env = {"PATH": SYSTEM_PATH, "LANG": "C.UTF-8", "TERM": "dumb", "NO_COLOR": "1", **machine.own_env}
+        env = {
+            "PATH": SYSTEM_PATH,
+            "LANG": "C.UTF-8",
+            "TERM": "dumb",
+            "NO_COLOR": "1",
+            **machine.own_env,
+            **(env or {}),
+        }
         self.proc = subprocess.Popen(
             [str(NODE_MODULES / ".bin" / "codex"), "app-server"],
             cwd=machine.work,
@@ -225,6 +232,24 @@ class CodexAppServer:
         (found,) = self.request("hooks/list", {"cwds": [str(cwd)]})["data"]
         assert found["warnings"] == [] and found["errors"] == [], found
         return found["hooks"]
+
+    def turn(self, cwd: Path, prompt: str) -> list[dict]:
+        """Run one turn of a new thread in `cwd` (no sandbox, no approvals) and return the hook runs Codex reported
+        to its client (`hook/completed`), each with the `entries` a user interface shows."""
+        params = {"cwd": str(cwd), "approvalPolicy": "never", "sandbox": "danger-full-access"}
+        thread = self.request("thread/start", params)["thread"]["id"]
+        self.request("turn/start", {"threadId": thread, "input": [{"type": "text", "text": prompt}]})
+        runs = []
+        while True:
+            try:
+                message = json.loads(self.lines.get(timeout=RUN_TIMEOUT))
+            except queue.Empty:
+                pytest.fail(f"codex app-server did not finish the turn within {RUN_TIMEOUT} s")
+            if message.get("method") == "hook/completed":
+                runs.append(message["params"]["run"])
+            if message.get("method") == "turn/completed":
+                assert message["params"]["turn"]["status"] == "completed", message
+                return runs
 
     def trust(self, hook: dict) -> None:
         """Trust `hook` (an entry of `hooks`) as it is now."""

@@ -142,10 +142,18 @@ class Machine:
         """The hooks' wait after a failed retry (`outbox/backoff.py`)."""
         return self.state / "state" / "retry-backoff.json"
 
+    @property
+    def outage(self) -> Path:
+        """The bucket's outage, which makes every command answer from what is local (`store/outage.py`)."""
+        return self.state / "state" / "outage.json"
+
     def wait_over(self) -> None:
-        """As if the hooks' wait had passed: its end moved to the past, its count of failures kept."""
-        record = json.loads(self.backoff.read_text())
-        self.backoff.write_text(json.dumps({**record, "until": time.time() - 1}))
+        """As if the hooks' wait had passed, and the outage's, if one was recorded: their ends moved to the past,
+        their counts of failures kept."""
+        for file in (self.backoff, self.outage):
+            if file.exists() or file == self.backoff:
+                record = json.loads(file.read_text())
+                file.write_text(json.dumps({**record, "until": time.time() - 1}))
 
 
 @pytest.fixture(autouse=True)

@@ -421,6 +421,12 @@ class HubEmulator:
         with self._lock:
             self._faults.append(_Fault(endpoint, mode, status, times, after, seconds))
 
+    def hang(self, seconds: float = 60.0) -> None:
+        """Hang on every endpoint, for every request, until `clear_faults` (or `seconds` each): a Hub that accepts
+        connections and never answers."""
+        for endpoint in ENDPOINTS:
+            self.fault(endpoint, "hang", times=0, seconds=seconds)
+
     def clear_faults(self) -> None:
         """Remove every fault."""
         with self._lock:

@@ -99,13 +99,14 @@ HOSTILE: list[tuple[str, object, str]] = [
     ("hooks", "yes", "refused"),
     ("codex_sandbox", "yes", "refused"),
     ("codex_sandbox", 1, "refused"),
+    ("sync", "yes", "refused"),
 ]
 
 
 def form(system: str = "linux", installer: str = "venv", agent: str = "both", **fields: object) -> dict[str, object]:
     """A complete form with sensible defaults."""
     return {"os": system, "installer": installer, "agent": agent, "project": "demo", "bucket": "", "hooks": False,
-            "skills": "", "codex_sandbox": False, **fields}  # fmt: skip
+            "skills": "", "codex_sandbox": False, "sync": False, **fields}  # fmt: skip
 
 
 def matrix() -> dict[str, dict[str, object]]:
@@ -121,6 +122,7 @@ def matrix() -> dict[str, dict[str, object]]:
             hooks=index % 2 == 0,
             skills=("", "tools@r1", "tools@r1 linter@2026-11-30.abc")[index % 3],
             codex_sandbox=agent != "claude" and index % 4 < 2,  # the consent is Codex's: never with Claude Code alone
+            sync=index % 3 == 1,
         )
     return cases
 

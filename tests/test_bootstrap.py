@@ -31,6 +31,7 @@ KEYS = {
     "instructions",
     "backups",
     "hooks",
+    "sync",
     "codex_sandbox",
     "command",
     "changed",
@@ -540,8 +541,9 @@ def test_verification_runs_from_any_directory(machine, tmp_path):
     tools.exited(result)
     assert result.json["verification"]["status"] == "verified"
     note = result.json["verification"]["id"]
-    shown = machine.run("search", "Memory setup verification", "--json")  # in the mapped directory
+    shown = machine.run("search", "Memory setup verification", "--kind", "setup", "--json")  # in the mapped directory
     assert [r["id"] for r in shown.json["results"]] == [note]
+    assert machine.run("search", "Memory setup verification", "--json").json["results"] == []  # not a memory
     tools.exited(machine.run("project", "show", cwd=elsewhere), 3)  # nothing was mapped but --dir
 
 

@@ -66,7 +66,7 @@ def _assert_whole(machine, stored) -> None:
     assert sorted(r["title"] for r in found["results"]) == sorted(f"About {w}" for w in WORDS)
     for result in found["results"]:
         word = result["title"].split()[-1]
-        assert result["matches"] == [{"line": 14, "text": f"The {word} note, shared by every machine."}]
+        assert result["matches"] == [{"line": 3, "text": f"The {word} note, shared by every machine."}]
     assert _cached(machine) == stored()
 
 
@@ -151,7 +151,7 @@ def test_a_note_changed_in_the_bucket_is_fetched_again(machine, hub):
     newer = hub.read_file(BUCKET, note["path"]).replace(b"first", b"other")  # same size, other bytes
     hub.put_file(BUCKET, note["path"], newer)
     found = a.run("search", "of this note", "--json").json
-    assert found["results"][0]["matches"] == [{"line": 14, "text": "The other version of this note."}]
+    assert found["results"][0]["matches"] == [{"line": 3, "text": "The other version of this note."}]
     assert a.run("read", note["id"]).out.encode() == newer
 
 

@@ -44,7 +44,7 @@ def test_what_waits_and_the_hooks(ready, folder_store, tmp_path):
     assert set(listed["notes"][0]) == keys(contract.PendingNote)
     status = ready.run("status", "--json").json
     assert set(status) == keys(contract.Status) and set(status["store"]) == keys(contract.StoreCheck)
-    assert set(status["project"]) == keys(contract.Mapping)
+    assert set(status["project"]) == keys(contract.Mapping) and set(status["usage"]) == keys(contract.UsageTotals)
     event = json.dumps({"cwd": str(ready.work)})
     start = ready.run("hook", "session-start", "--agent", "codex", "--json", input=event).json
     assert set(start) == keys(contract.SessionStart)
@@ -56,6 +56,9 @@ def test_what_waits_and_the_hooks(ready, folder_store, tmp_path):
     assert set(exported) == keys(contract.Exported)
     retried = ready.run("pending", "retry", "--json").json
     assert set(retried) == keys(contract.Retries) and set(retried["results"][0]) == keys(contract.NoteUpload)
+    used = ready.run("usage", "--json").json
+    assert set(used) == keys(contract.UsageReport) and set(used["projects"][0]) == keys(contract.UsageProject)
+    assert set(used["projects"][0]["agents"][0]) == keys(contract.AgentUse)
 
 
 def test_skills_and_setup(ready, tmp_path):

@@ -34,7 +34,10 @@ def test_save_search_read(ready, folder_store):
     found = ready.run("search", "PENDING QUEUE", "--json")
     tools.exited(found)
     assert [r["id"] for r in found.json["results"]] == [note["id"]]
-    assert found.json["results"][0]["matches"] == [{"line": 17, "text": "Use a durable pending queue."}]
+    assert found.json["results"][0]["matches"] == [
+        {"line": 1, "text": "# Queue design"},
+        {"line": 3, "text": "Use a durable pending queue."},
+    ]
 
     read = ready.run("read", note["id"])
     assert read.out.encode() == stored[note["path"]]
@@ -236,6 +239,10 @@ def test_status_reports_everything(ready, folder_store):
         "skills",
         "hooks",
         "codex_sandbox",
+        "usage",
+        "sync",
+        "outage",
+        "damaged_state",
     }
     assert status["bucket"] == folder_store and status["store"]["status"] == "ok"
     assert status["project"] == {"project": "demo", "root": str(ready.work.resolve()), "found": "mapped", "via": None}

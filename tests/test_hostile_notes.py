@@ -246,9 +246,9 @@ def test_nothing_from_outside_is_printed_raw(victim, tmp_path):
             f"needle LINE {HOSTILE} end",
         ),
     )
-    plant(  # a damaged note: its created line is shown as the matching line
+    plant(  # a damaged note: its body is searched and shown (its frontmatter is never matched)
         "20260101-000000-000000-0000000002",
-        note(f"title: t\nkind: note\ncreated: {yaml_quoted('CREATED needle ' + HOSTILE)}", "no match in the body"),
+        note(f"title: t\nkind: note\ncreated: {yaml_quoted('CREATED needle ' + HOSTILE)}", f"BODY needle {HOSTILE}"),
     )
     skill = tmp_path / "hostile-skill"
     skill.mkdir()
@@ -260,7 +260,7 @@ def test_nothing_from_outside_is_printed_raw(victim, tmp_path):
     for args, expected in (
         (("search", "needle"), [f"TITLE {SHOWN}", f"AGENT {SHOWN}", f"@MACHINE {SHOWN}", f"LINE {SHOWN}"]),
         (("search", "needle", "--json"), [f"TITLE {SHOWN}", f"MACHINE {SHOWN}", f"LINE {SHOWN}", f"needle {SHOWN}"]),
-        (("search", "needle", "--offline"), [f"CREATED needle {SHOWN}"]),
+        (("search", "needle", "--offline"), [f"BODY needle {SHOWN}"]),
         (("search", "--skills", "needle"), [f"DESCRIPTION needle {SHOWN}"]),
         (("search", "--skills", "needle", "--json"), [f"DESCRIPTION needle {SHOWN}"]),
         (("status",), ["DAMAGED note 20260101-000000-000000-0000000002: created is not a time"]),
@@ -309,6 +309,7 @@ def test_notes_record_their_machine_and_search_shows_where_each_came_from(ready)
     )
     found = ready.run("search", "origin test", "--json").json["results"]
     keys = {"id", "title", "kind", "created", "agent", "machine", "damaged", "path", "pending", "matches"}
+    keys |= {"corrects", "corrected_by", "partial", "missing"}
     assert all(set(result) == keys for result in found)
     assert [(r["id"], r["agent"], r["machine"]) for r in found] == [
         (there["id"], "unknown", "alice-laptop"),

@@ -54,7 +54,7 @@ def test_two_machines_share_notes(alice, alice_laptop, hub):
         "gone": [],
     }
     assert [r["id"] for r in found.json["results"]] == [note["id"]]
-    assert found.json["results"][0]["matches"] == [{"line": 15, "text": "We pin huggingface_hub to 2.4.0."}]
+    assert found.json["results"][0]["matches"] == [{"line": 3, "text": "We pin huggingface_hub to 2.4.0."}]
 
     read = alice_laptop.run("read", note["id"], "--json").json
     assert read["source"] == "cache"

@@ -348,7 +348,7 @@ def test_links_are_never_followed_out_of_the_folder(ready, tmp_path):
         assert rows[str(folder / name)]["action"] == "refused", name
     assert "symbolic link" in rows[str(folder / "link.md")]["reason"]
     assert "hard links" in rows[str(folder / "hard.md")]["reason"]
-    found = ready.run("search", "Not for the bucket", "--json").json
+    found = ready.run("search", '"Not for the bucket"', "--json").json
     assert found["results"] == []
 
 

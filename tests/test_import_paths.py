@@ -66,6 +66,7 @@ BASE = {
     "store.budget",
     "store.change_feed",
     "store.failures",
+    "store.outage",
 }
 # reading the notes of the cache and those pending here
 NOTES = {
@@ -82,22 +83,26 @@ NOTES = {
     "outbox.plans",
 }
 SKILL_FILES = {"skills", "skills.catalog", "skills.layout"}  # `search --skills` and `read --skill`, same commands
+USAGE = {"machine", "machine.usage"}  # the receipts of use: one line appended per command (no query, no content)
 SYNC_SETTING = {"sync", "sync.settings"}  # whether the runtime's own memory is synced: one look at the configuration
 
 PATHS = {
     "--version": FIRST,
     "--version --json": BASE,  # the parser's --version, among other arguments
-    "search --offline": BASE | NOTES | SKILL_FILES | {"cli.search", "memory.search"},
-    "read": BASE | NOTES | SKILL_FILES | {"cli.read", "memory.reading"},
+    "search --offline": BASE | NOTES | SKILL_FILES | USAGE | {"cli.search", "memory.search"},
+    "read": BASE | NOTES | SKILL_FILES | USAGE | {"cli.read", "memory.reading"},
     "status": BASE
     | NOTES
+    | USAGE
     | {"cli.status", "cli.codex_sandbox", "clock", "machine", "machine.status", "machine.uploads"}
+    | {"machine.reminded", "outbox.backoff", "skills.catalog"}  # their records checked for damage (`damaged_state`)
     | {"setup", "setup.agent_files", "setup.codex_sandbox", "setup.command", "setup.hook_files", "setup.json_edits"}
     | {"skills", "skills.installing", "skills.layout", "skills.pending"}
     | SYNC_SETTING
     | {"sync.index", "sync.summary", "sync.uploads"},  # the sync's records (conflicts) and its kind of upload
     "hook session-start": BASE
     | NOTES
+    | USAGE
     | {"cli.hook_start", "clock", "guard", "machine", "machine.reminded", "machine.reminder", "memory.origin"}
     | {"memory.search", "setup", "setup.command"}
     | SYNC_SETTING,

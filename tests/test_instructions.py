@@ -153,7 +153,7 @@ def test_block_guidance():
     text = render_block(HELPER)
     assert "agent-memory skill" in text
     assert f"`{HELPER} project show`" in text and "never guess" in text
-    assert f"`{HELPER} search QUERY`" in text
+    assert f"`{HELPER} search 'KEYWORDS'`" in text and "every word, in any order" in text
     assert f"{HELPER} save --kind checkpoint" in text and "final reply" in text
     assert "`pending`" in text and f"`{HELPER} pending retry ID`" in text and "do not save again" in text
     assert "only local" in text and "shared" in text

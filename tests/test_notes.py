@@ -69,9 +69,12 @@ def test_render_and_parse_round_trip_with_awkward_values():
             "title": meta["title"],
             "agent": "codex",
             "machine": "",
+            "corrects": "",
+            "tags": "db ünïcode",
         },
         None,
     )
+    assert notes.body_text(data.decode()) == body  # the body as search numbers it, without parsing the YAML
 
 
 def test_notes_at_every_limit_the_helper_allows_read_back_as_valid():

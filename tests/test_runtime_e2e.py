@@ -26,7 +26,7 @@ SKILL_DESCRIPTION = next(
     for line in (Path(__file__).parent.parent / "skill" / "SKILL.md").read_text().splitlines()
     if line.startswith("description: ")
 )
-BLOCK_LINE = f"- Before relying on earlier decisions or context, search memory: `{HELPER} search QUERY`."
+BLOCK_LINE = f"- Before relying on earlier decisions or context, search memory: `{HELPER} search 'KEYWORDS'` "
 REMINDER = "this session's memory project is demo ("
 SEARCH_TRIGGER = "If this task continues earlier work or depends on past decisions, first run: "
 COMPACTED = "The context was just compacted."
@@ -119,6 +119,11 @@ def test_memory_loop_in_the_real_runtimes(runtime, hooks, machine, laptop, hub):
         stored = hub.read_file(BUCKET, saved["path"]).decode()
         assert f"agent: {runtime}\n" in stored and "kind: checkpoint\n" in stored and stored.endswith(CHECKPOINT)
     tools.exited(run)
+    # the receipts of use: the session's search and save, counted under the runtime's own session id
+    (project,) = tools.exited(machine.run("usage", "--json")).json["projects"]
+    (use,) = [use for use in project["agents"] if use["agent"] == runtime]
+    assert (use["searches"], use["searches_found"], use["saved"], use["read"]) == (1, 1, 1, 0)
+    assert use["sessions"] == use["sessions_searched"] == 1
 
     # 3: another machine, the other runtime, another checkout path of the same project finds and reads it
     other = OTHER[runtime]

@@ -53,7 +53,7 @@ def test_reminder_names_the_project_and_says_when_to_search(ready):
     )
     # absolute: the runtime's PATH may not have the helper
     assert trigger.startswith(
-        f"If this task continues earlier work or depends on past decisions, first run: {HELPER} search KEYWORDS "
+        f"If this task continues earlier work or depends on past decisions, first run: {HELPER} search 'KEYWORDS' "
     )
     assert len(text.encode()) < 2048  # nothing pending, no compaction
 

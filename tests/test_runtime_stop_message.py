@@ -1,6 +1,7 @@
 """The Stop hook's outcome reaches the user in the real runtimes: Claude Code shows a hook's `systemMessage` to the
-user (its transcript records it as a hook system message, never as model context), and Codex takes the same output
-as a Stop hook that completed. A turn with nothing pending says nothing."""
+user (its transcript records it as a hook system message, never as model context), and Codex hands it to its user
+interface as the hook run's warning (what `codex app-server` reports; `codex exec` prints only "hook: Stop
+Completed"). A turn with nothing pending says nothing."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from test_runtime_e2e import bootstrap
 
 import tools
-from agent_clis import CLIS
+from agent_clis import CLIS, Codex, CodexAppServer
 from model_servers import Say
 
 pytestmark = pytest.mark.slow
@@ -52,3 +53,22 @@ def test_the_stop_hook_tells_the_user_what_it_retried_and_nothing_otherwise(runt
     else:
         for run in (first, second):
             assert "hook: Stop Completed" in run.err and "hook: Stop Failed" not in run.err
+
+
+def test_codex_shows_the_stop_hooks_message_to_the_user(machine, hub):
+    with Codex.model_class() as model:
+        cli = Codex(machine, model)  # the user's config.toml, with the scripted model
+        bootstrap(machine, "codex", "--hooks")
+        hub.fault("batch", "fail", times=0)
+        tools.exited(machine.save("# Offline\n\nSaved while the Hub failed."), 75)
+        hub.clear_faults()
+        model.script(Say("First answer."), Say("Second answer."))
+        with CodexAppServer(machine, env=cli.env()) as codex:
+            for hook in codex.hooks(machine.work):
+                codex.trust(hook)  # as the user does in /hooks
+            first = codex.turn(machine.work, "Hello.")
+            second = codex.turn(machine.work, "Again.")
+        model.assert_played()
+    stops = [[run["entries"] for run in runs if run["eventName"] == "stop"] for runs in (first, second)]
+    assert stops[0] == [[{"kind": "warning", "text": SHARED}]]
+    assert stops[1] == [[]]  # nothing pending any more: nothing to say

@@ -1,7 +1,9 @@
-"""Sync of the runtimes' own memory inside the real Claude Code: a line that one machine added to Claude Code's
-MEMORY.md is in the first model request of a session that starts on another machine, in a checkout of the same
-project at another path, with the hooks installed (the SessionStart hook pulls it before Claude Code reads its
-memory). Offline, against the Hub emulator and a scripted model."""
+"""Sync of the runtimes' own memory inside the real Claude Code and Codex: a line that one machine added to the
+runtime's index file (Claude Code's MEMORY.md, Codex's memory_summary.md) is in the first model request of a session
+that starts on another machine (for Claude Code, in a checkout of the same project at another path), with the hooks
+installed. Both runtimes read that file before the SessionStart hook's pull lands, so the line reaches the first
+request through the hook's reminder, and the file has it for every later session. Offline, against the Hub
+emulator and a scripted model."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import tools
-from agent_clis import Claude, hf_login
+from agent_clis import Claude, Codex, hf_login
 from conftest import BUCKET, Machine
 from model_servers import Say
 
@@ -21,11 +23,10 @@ pytestmark = pytest.mark.slow
 LINE = "- [Parser lookahead](parser.md): the parser uses a lookahead of 2, chosen on machine A"
 
 
-def set_up(machine: Machine) -> None:
+def set_up(machine: Machine, agent: str = "claude") -> None:
     hf_login(machine)
-    done = machine.run("bootstrap", "--project", "demo", "--bucket", BUCKET, "--agent", "claude", "--hooks", "--json")
+    done = machine.run("bootstrap", "--project", "demo", "--bucket", BUCKET, "--agent", agent, "--hooks", "--sync")
     tools.exited(done)
-    tools.exited(machine.run("sync", "enable", "--agent", "claude"))
 
 
 def memory_folder(machine: Machine) -> Path:
@@ -72,3 +73,31 @@ def test_a_new_memory_line_reaches_the_first_request_on_another_machine(machine,
     tools.exited(run)
     assert second_line in first and LINE in first
     assert second_line in (memory_folder(machine_b) / "MEMORY.md").read_text()
+
+
+def test_a_new_memory_summary_line_reaches_the_first_request_on_another_machine(machine, machine_b, hub):
+    """With Codex's memories on, Codex also starts its memory consolidation session, whose SessionStart hook runs
+    beside the user's: whichever hook waits for the other's pull is told what it pulled."""
+    for one in (machine, machine_b):
+        set_up(one, "codex")
+    mine = machine.home / ".codex" / "memories"
+    mine.mkdir(parents=True)
+    (mine / "memory_summary.md").write_text("- The user prefers small commits.\n")
+    (mine / "MEMORY.md").write_text("# Task Group: parser\n\n## Task 1: lookahead\n- learned: lookahead 2\n")
+    tools.exited(machine.run("sync", "now"))
+    tools.exited(machine_b.run("sync", "now"))
+    added = "- Releases are cut on Tuesdays (learned on machine A)."
+    (mine / "memory_summary.md").write_text(f"- The user prefers small commits.\n{added}\n")
+    event = json.dumps({"cwd": str(machine.work), "hook_event_name": "Stop"})
+    assert "1 file pushed" in machine.run("hook", "stop", "--agent", "codex", input=event).err
+
+    with Codex.model_class() as model:
+        cli = Codex(machine_b, model)
+        config = cli.home / "config.toml"
+        config.write_text(config.read_text() + "\n[features]\nmemories = true\n")
+        model.script(Say("Noted."))
+        run = cli.run("When are releases cut?")
+        first = model.text(0)
+    tools.exited(run)
+    assert added in first
+    assert added in (machine_b.home / ".codex" / "memories" / "memory_summary.md").read_text()

@@ -174,6 +174,7 @@ def test_every_os_installer_and_agent_gives_a_script_its_shell_accepts(case: str
     assert ["--agent", data["agent"]] == expected[expected.index("--agent") : expected.index("--agent") + 2]
     assert ("--hooks" if data["hooks"] else "--no-hooks") in expected
     assert ("--codex-sandbox" in expected) == data["codex_sandbox"]
+    assert ("--sync" in expected) == data["sync"]
     if data["os"] == "windows":  # bootstrap links it on Linux and macOS; on Windows the commands put it on PATH
         assert "Step '5/" in script and "Put agent-memory on your PATH" in script
         assert script.index("Put agent-memory on your PATH") < script.index(PS_BOOTSTRAP)

@@ -358,3 +358,14 @@ def test_damaged_records_start_again_without_losing_a_byte(machine, machine_b, f
     assert (claude_folder(b) / "topic.md").read_text() == "topic, edited on B after the crash\n"
     assert sync_now(a)["folders"][0]["conflicts"][0]["path"] == "topic.md"
     assert (claude_folder(a) / "MEMORY.md").read_text() == "- one\n"
+
+
+def test_bootstrap_sync_turns_it_on_for_the_chosen_agents(machine, folder_store):
+    args = ("bootstrap", "--project", "demo", "--bucket", folder_store, "--agent", "claude", "--sync")
+    done = tools.exited(machine.run(*args, "--json"))
+    assert done.json["sync"] == {"requested": True, "enabled": ["claude"], "changed": True}
+    again = tools.exited(machine.run(*args))
+    assert "sync of the agents' own memory unchanged: claude" in again.out
+    assert "Nothing needed changing" in again.out
+    status = machine.run("sync", "status", "--json").json
+    assert [agent["agent"] for agent in status["agents"] if agent["enabled"]] == ["claude"]

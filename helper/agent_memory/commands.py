@@ -42,6 +42,9 @@ TABLE: dict[str, Command] = {
     "publish-skill": Command("agent_memory.cli.publish_skill", "publish a skill folder as a new immutable revision"),
     "install-skill": Command("agent_memory.cli.install_skill", "install a skill at an explicit revision"),
     "status": Command("agent_memory.cli.status", "configuration, project, pending uploads, installed skills"),
+    "usage": Command(
+        "agent_memory.cli.usage", "whether memory is used here: searches, reads, saves per project and agent"
+    ),
     "pending": Command(
         "agent_memory.cli.pending",
         "list, retry, export or discard uploads waiting on this machine",

@@ -93,7 +93,7 @@ class Damage(TypedDict):
 
 
 class Match(TypedDict):
-    """A line of a note that holds the query."""
+    """A line of a note's body that holds terms of the query (numbered from the body's first line)."""
 
     line: int
     text: str
@@ -111,12 +111,16 @@ class NoteHit(TypedDict):
     damaged: str | None
     path: str
     pending: bool
+    corrects: str | None
+    corrected_by: str | None
+    partial: bool
+    missing: list[str]
     matches: list[Match]
 
 
 class Found(TypedDict):
-    """What a search of the project's notes found: those that hold the query, newest first, and how many of the
-    project's notes are pending here."""
+    """What a search of the project's notes found: those that hold every term of the query (else those with the
+    most, marked `partial`), best first, and how many of the project's notes are pending here."""
 
     project: str
     query: str
@@ -449,6 +453,25 @@ class StoreCheck(TypedDict):
     next: str | None
 
 
+class StateDamage(TypedDict):
+    """A file of agent-memory's own that cannot be read as it writes it (a FIFO, a link, too large): skipped by
+    every command and hook, never waited on; `next` removes or moves it."""
+
+    file: str
+    problem: str
+    next: str
+
+
+class Outage(TypedDict):
+    """The configured bucket's outage: since when it has not answered, when it is tried again, and why."""
+
+    since: str
+    until: str
+    failures: int
+    detail: str
+    next: str
+
+
 class Status(TypedDict):
     """`status`: configuration, project, pending uploads, damaged notes, installed skills, hooks, Codex's sandbox."""
 
@@ -463,12 +486,60 @@ class Status(TypedDict):
     pending_skills: list[dict[str, object]]
     damaged: list[Damage]
     damaged_notes: list[dict[str, str]]
+    damaged_state: list[StateDamage]
+    outage: Outage | None
     skipped: list[Skipped]
     gone: list[Gone]
     skills: list[dict[str, object]]
     hooks: list[dict[str, object]]
     codex_sandbox: dict[str, object]
+    usage: UsageTotals
     sync: SyncSummary
+
+
+class UsageTotals(TypedDict):
+    """`status`'s line on the use of memory over the last `days` days, every project and agent together."""
+
+    days: int
+    sessions: int
+    sessions_searched: int
+    searches: int
+    searches_found: int
+    saved: int
+    read: int
+
+
+class AgentUse(TypedDict):
+    """One agent's use of one project's memory: sessions seen (by the SessionStart hook or a command), those that
+    searched and their share (null without sessions), searches and those that found something, notes saved and
+    read."""
+
+    agent: str
+    sessions: int
+    sessions_searched: int
+    searched_share: float | None
+    searches: int
+    searches_found: int
+    saved: int
+    read: int
+
+
+class UsageProject(TypedDict):
+    """A project's use: the notes this machine holds (setup notes aside), those that no search returned in the
+    period, and each agent's use."""
+
+    project: str
+    notes: int
+    never_returned: int
+    agents: list[AgentUse]
+
+
+class UsageReport(TypedDict):
+    """`usage`: the use of memory on this machine over the last `days` days (since `since`), per project."""
+
+    days: int
+    since: str
+    projects: list[UsageProject]
 
 
 class BucketSet(TypedDict):
@@ -588,6 +659,7 @@ class Bootstrap(TypedDict):
     instructions: list[dict[str, str]]
     backups: list[str]
     hooks: dict[str, object]
+    sync: dict[str, object]
     codex_sandbox: Consent | None
     command: dict[str, object] | None
     verification: dict[str, str]

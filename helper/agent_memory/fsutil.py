@@ -45,15 +45,19 @@ class UnsafeLocalFile(AgentMemoryError, OSError):
     skips it as it skips a read-only or full disk; everything else shows its message and next step.
     """
 
-    def __init__(self, path: Path | str, why: str) -> None:
-
+    def __init__(self, path: Path | str, why: str, *, oversized: bool = False) -> None:
+        quoted = shlex.quote(str(path))
         super().__init__(
             f"{path} {why}, so agent-memory will not use it: in its own folders it reads and writes only its own "
-            "files, never through a link. Nothing was written to it.",
-            next_step=f"rm {shlex.quote(str(path))} (that name only; agent-memory makes its own again), then run the "
-            "command again",
+            "files, never through a link and never larger than it writes them. Nothing was written to it.",
+            # a regular file too large may still hold someone's bytes: moved aside, never removed
+            next_step=f"mv {quoted} {quoted}.damaged (agent-memory makes its own again), then run the command again"
+            if oversized
+            else f"rm {quoted} (that name only; agent-memory makes its own again), then run the command again",
         )
         self.path = str(path)
+        self.why = why
+        self.oversized = oversized
 
 
 def make_dirs(folder: Path, mode: int = ORDINARY_DIR_MODE) -> None:
@@ -159,14 +163,6 @@ def append(path: Path, chunks: Iterable[bytes]) -> None:
             handle.write(chunk)
 
 
-def read_json(path: Path, default: object = None) -> object:
-    """Read a JSON file, or return `default` when it does not exist."""
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return default
-
-
 def tighten(root: Path) -> None:
     """Make a root that an earlier version left open to other users owner-only, with everything below it.
 
@@ -239,10 +235,49 @@ def open_own(path: Path, flags: int = os.O_RDONLY, mode: int = FILE_MODE) -> int
     return fd
 
 
-def read_own(path: Path) -> bytes:
-    """The bytes of our own file `path` (see `open_own`); FileNotFoundError if it is missing."""
+def read_own(path: Path, limit: int) -> bytes:
+    """The bytes of our own file `path` (see `open_own`), at most `limit` of them: FileNotFoundError if it is
+    missing, UnsafeLocalFile if it is anything but a regular file of this user (a FIFO, a link to `/dev/zero`) or
+    larger than `limit`, which nothing agent-memory writes there ever is. Never waits, never reads more than that.
+
+    Every read of a file below the config, cache and state roots goes through here: an agent's shell can write
+    them, and a planted file must not hang or exhaust a command, nor a hook.
+    """
     with open(open_own(path), "rb") as handle:
-        return handle.read()
+        if os.fstat(handle.fileno()).st_size > limit:
+            raise _oversized(path, limit)
+        data = handle.read(limit + 1)  # a file that grows meanwhile is still read no further
+    if len(data) > limit:
+        raise _oversized(path, limit)
+    return data
+
+
+def damage(path: Path, limit: int) -> UnsafeLocalFile | None:
+    """Why our file `path` cannot be read by `read_own(path, limit)`, None if it can (or is missing): what
+    `status` reports, without reading it."""
+    try:
+        fd = open_own(path)
+    except UnsafeLocalFile as exc:
+        return exc
+    except OSError:  # missing, or a folder on the way that is not one: nothing planted at this name
+        return None
+    try:
+        return _oversized(path, limit) if os.fstat(fd).st_size > limit else None
+    finally:
+        os.close(fd)
+
+
+def _oversized(path: Path, limit: int) -> UnsafeLocalFile:
+    return UnsafeLocalFile(path, f"is larger than {limit:,} bytes", oversized=True)
+
+
+def read_json(path: Path, limit: int, default: object = None) -> object:
+    """A JSON file of ours read with `read_own` (at most `limit` bytes), or `default` when it does not exist;
+    ValueError if it is not JSON, UnsafeLocalFile if it is not a file of ours within the bound."""
+    try:
+        return json.loads(read_own(path, limit).decode("utf-8"))
+    except FileNotFoundError:
+        return default
 
 
 def _owned(info: os.stat_result) -> bool:

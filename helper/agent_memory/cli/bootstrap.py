@@ -42,6 +42,12 @@ def declare(p: argparse.ArgumentParser) -> None:
     )
     hooks.add_argument("--no-hooks", dest="hooks", action="store_false", help="leave hooks alone (default)")
     p.add_argument(
+        "--sync",
+        action="store_true",
+        help="also sync the agents' own memory (Claude Code's auto memory, Codex's memories) through the bucket "
+        "(see: agent-memory sync --help)",
+    )
+    p.add_argument(
         "--codex-sandbox",
         action="store_true",
         help="your consent to let agent-memory save from Codex's workspace-write sandbox: its folders become "
@@ -52,6 +58,7 @@ def declare(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Rendered:
+    ctx.go_online()  # setting up asks the bucket whatever outage was recorded
     result = set_up(
         ctx,
         args.project,
@@ -60,6 +67,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Rendered:
         agent=args.agent,
         skill_specs=args.skill,
         hooks=args.hooks,
+        sync=args.sync,
         codex_sandbox=args.codex_sandbox,
         space_revision=args.space_revision,
         replace=args.replace,
@@ -78,6 +86,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Rendered:
         *(f"skill {s['name']}@{s['revision']}: {_SHARED[s['state']]}" for s in result["skills"]),
         *(f"instructions {entry['state']}: {entry['file']}" for entry in result["instructions"]),
         *(f"hooks ({h['agent']}): {hook_line('install', h)}" for h in result["hooks"]["installed"]),
+        *_sync_lines(result["sync"]),
         *sandbox_lines(result["codex_sandbox"]),
         *command_lines(result["command"]),
         *(f"previous file backed up in {backup}" for backup in result["backups"]),
@@ -155,3 +164,10 @@ def command_lines(command: dict[str, object] | None) -> list[str]:
     if command["found"] and not on_path.in_this_shell(Path(command["found"])):
         text += f"; in a terminal opened before, run first: {on_path.EXPORT}"
     return [text]
+
+
+def _sync_lines(found: dict[str, object]) -> list[str]:
+    if not found["requested"]:
+        return []
+    state = "turned on" if found["changed"] else "unchanged"
+    return [f"sync of the agents' own memory {state}: {', '.join(found['enabled'])}"]

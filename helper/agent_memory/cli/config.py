@@ -23,6 +23,7 @@ def declare(parser: argparse.ArgumentParser) -> None:
 
 
 def config_set(args: argparse.Namespace, ctx: Context) -> Rendered:
+    ctx.go_online()  # choosing a bucket asks it whatever outage was recorded
     result = set_bucket(ctx, args.value)
     line = f"bucket: {result['bucket']}"
     if result["created"]:

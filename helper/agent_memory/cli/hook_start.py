@@ -10,6 +10,7 @@ from ..config.context import Context
 from ..contract import SessionStart
 from ..display import safe
 from ..errors import OK, AgentMemoryError
+from ..machine import usage
 from ..machine.reminder import session_start
 from ..setup.command import helper_command
 from ..sync.settings import enabled
@@ -25,6 +26,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Rendered:
     event = read_event()
     synced = _pull(ctx, event, args.agent)  # first: the reminder then says what changed
     context = session_start(ctx, event, args.agent)
+    usage.session_started(_project(ctx), args.agent, event)
     if synced:
         context = "\n".join([context or "", *fit(synced)]).strip()
     result = SessionStart(event="session-start", agent=args.agent, context=context or "")
@@ -32,6 +34,14 @@ def run(args: argparse.Namespace, ctx: Context) -> Rendered:
         return result, "", OK
     output = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}}
     return result, json.dumps(output, ensure_ascii=False), OK
+
+
+def _project(ctx: Context) -> str | None:
+    """The project of the session's folder (the reminder made the event's `cwd` the command's), None if none."""
+    try:
+        return ctx.project
+    except AgentMemoryError:  # not set up, not mapped: no project's use to count
+        return None
 
 
 def _pull(ctx: Context, event: dict[str, object], agent: str) -> list[str]:

@@ -19,6 +19,7 @@ def declare(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Rendered:
+    ctx.go_online()  # an install is asked for by the user: it tries whatever outage was recorded
     result = install_revision(ctx, args.name, args.revision, agent=args.agent, replace=args.replace)
     skill = f"{result['name']} revision {result['revision']}"
     lines = [

@@ -46,6 +46,14 @@ def with_json(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     return parser
 
 
+def with_online(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Add `--online`: try the bucket now, even if it did not answer a moment ago (see store.outage)."""
+    parser.add_argument(
+        "--online", action="store_true", help="try the bucket now, even if it did not answer a moment ago"
+    )
+    return parser
+
+
 def subcommands(parser: argparse.ArgumentParser) -> argparse._SubParsersAction:
     """The required ACTION of a command that has several."""
     actions = parser.add_subparsers(dest="action", metavar="ACTION", parser_class=type(parser))

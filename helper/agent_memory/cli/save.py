@@ -8,11 +8,12 @@ import sys
 from .. import commands, names
 from ..config.context import Context
 from ..errors import UsageError
+from ..machine import usage
 from ..memory import saving
 from ..memory.pending import NOTES
 from ..outbox.delivery import retry
 from ..outbox.kinds import RETRY
-from .parsing import Rendered, with_json
+from .parsing import Rendered, with_json, with_online
 from .render import told_retries, told_upload
 
 
@@ -29,12 +30,15 @@ def declare(p: argparse.ArgumentParser) -> None:
     p.add_argument("--corrects", metavar="NOTE_ID", help="the id of the note this one corrects")
     p.add_argument("--agent", help="default: $AGENT_MEMORY_AGENT, else the calling runtime, else unknown")
     p.add_argument("--file", metavar="PATH", help="read the body from PATH ('-' for stdin)")
+    with_online(p)
     retried = p.add_mutually_exclusive_group()
     retried.add_argument("--retry", metavar="NOTE_ID", help=f"the same as {RETRY} NOTE_ID")
     retried.add_argument("--retry-all", action="store_true", help=f"the same as {RETRY}, for notes only")
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Rendered:
+    if args.online:
+        ctx.go_online()
     if args.retry_all:  # the older spellings of `pending retry`, for notes only
         return told_retries(retry([NOTES], ctx))
     if args.retry:
@@ -49,6 +53,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Rendered:
         corrects=args.corrects,
         agent=args.agent,
     )
+    usage.record(result["project"], "save", ids=[result["id"]])
     return told_upload(result)
 
 

@@ -7,22 +7,33 @@ import argparse
 
 from .. import commands
 from ..config.context import Context
-from ..contract import Search
+from ..contract import NoteHit, Search
 from ..display import plural
 from ..errors import UsageError
-from ..memory.search import search_project
+from ..machine import usage
+from ..memory.search import SETUP, search_project
 from ..outbox.kinds import RETRY
 from ..skills.catalog import discover
-from .parsing import Rendered, with_json
+from .parsing import Rendered, with_json, with_online
 from .render import notice, told_sync
 
 
 def declare(p: argparse.ArgumentParser) -> None:
     with_json(p)
-    p.add_argument("query", nargs="?", default="", help="literal text, case-insensitive; empty lists recent notes")
+    p.add_argument(
+        "query",
+        nargs="?",
+        default="",
+        help='every word (in any order) and "quoted phrase" in the title or body: literal text, case-insensitive; '
+        "empty lists recent notes",
+    )
     p.add_argument("--limit", type=int, default=10)
-    p.add_argument("--kind", choices=["note", "checkpoint"])
-    p.add_argument("--offline", action="store_true", help="search the local cache only (no network)")
+    p.add_argument("--kind", choices=["note", "checkpoint", SETUP], help=f"{SETUP}: bootstrap's verification notes")
+    p.add_argument("--current", action="store_true", help="leave out notes that a later note corrects")
+    p.add_argument("--all", action="store_true", help="include bootstrap's setup verification notes")
+    reach = p.add_mutually_exclusive_group()
+    reach.add_argument("--offline", action="store_true", help="search the local cache only (no network)")
+    with_online(reach)
     p.add_argument("--skills", action="store_true", help="search published skill revisions instead of notes")
 
 
@@ -35,17 +46,30 @@ def run(args: argparse.Namespace, ctx: Context) -> Rendered:
         raise UsageError(
             "The query cannot contain NUL characters.", next_step=f"{commands.line('search', 'TEXT')} (plain text)"
         )
+    if args.online:
+        ctx.go_online()
     if args.skills:
         return _skills(args, ctx)
-    found, freshness = search_project(ctx, args.query, limit=args.limit, kind=args.kind, offline=args.offline)
+    found, freshness = search_project(
+        ctx,
+        args.query,
+        limit=args.limit,
+        kind=args.kind,
+        offline=args.offline,
+        current=args.current,
+        everything=args.all,
+    )
+    results = found["results"]
+    usage.record(found["project"], "search", found=bool(results), ids=[note["id"] for note in results])
     lines = []
-    for note in found["results"]:
+    if results and results[0]["partial"]:
+        lines.append("No note holds every term of the query; the notes holding the most of them (partial):")
+    for note in results:
         if note["damaged"]:
             lines.append(f"{note['id']}  DAMAGED: {note['damaged']} (its fields are not shown)")
         else:
             origin = f"{note['agent'] or 'unknown'}@{note['machine'] or 'unknown'}"
-            flag = "  [pending: not shared yet]" if note["pending"] else ""
-            lines.append(f"{note['id']}  {note['created']}  {note['kind']}  {origin}  {note['title']}{flag}")
+            lines.append(f"{note['id']}  {note['created']}  {note['kind']}  {origin}  {note['title']}{_flags(note)}")
         lines += [f"    {m['line']}: {m['text']}" for m in note["matches"]]
     if not lines:
         lines.append("No matching notes." if args.query else "No notes yet.")
@@ -54,9 +78,23 @@ def run(args: argparse.Namespace, ctx: Context) -> Rendered:
         notice(f"{waiting} {'is' if found['pending'] == 1 else 'are'} pending upload: run {RETRY}.")
     sync, code = told_sync(freshness)
     result = Search(
-        project=found["project"], query=found["query"], results=found["results"], sync=sync, pending=found["pending"]
+        project=found["project"], query=found["query"], results=results, sync=sync, pending=found["pending"]
     )
     return result, "\n".join(lines), code
+
+
+def _flags(note: NoteHit) -> str:
+    """The markers after a result's title: partial, corrections, pending."""
+    flags = []
+    if note["partial"]:
+        flags.append(f"partial: without {', '.join(repr(word) for word in note['missing'])}")
+    if note["corrects"]:
+        flags.append(f"corrects {note['corrects']}")
+    if note["corrected_by"]:
+        flags.append(f"corrected by {note['corrected_by']}")
+    if note["pending"]:
+        flags.append("pending: not shared yet")
+    return "".join(f"  [{flag}]" for flag in flags)
 
 
 def _skills(args: argparse.Namespace, ctx: Context) -> Rendered:

@@ -7,6 +7,7 @@ import argparse
 from .. import commands
 from ..config.context import Context
 from ..config.projects import how_found
+from ..contract import UsageTotals
 from ..display import plural
 from ..errors import ACCESS, OK
 from ..errors import render as error_lines
@@ -47,18 +48,37 @@ def run(args: argparse.Namespace, ctx: Context) -> Rendered:
     if result["damaged_notes"]:
         lines.append(f"damaged notes (searched as text, their fields not shown): {len(result['damaged_notes'])}")
         lines += [f"  DAMAGED note {item['id']}: {item['problem']}" for item in result["damaged_notes"]]
+    if result["outage"]:
+        outage = result["outage"]
+        lines.append(
+            f"bucket not answering since {outage['since']} ({outage['detail']}); tried again from "
+            f"{outage['until']}, or now with: {outage['next']}"
+        )
+    for item in result["damaged_state"]:
+        lines.append(f"  DAMAGED {item['problem']}: skipped by every command and hook")
+        lines.append(f"    Next: {item['next']}")
     lines.append(f"installed skills: {len(result['skills'])}")
     for skill in result["skills"]:
         edited = " (edited locally)" if skill["modified"] else ""
         revision = skill["revision"] or "package"
         lines.append(f"  {skill['agent']}: {skill['name']} @ {revision}{edited} in {skill['path']}")
     lines += [f"hooks ({h['agent']}): {h['note']}" for h in result["hooks"]]
+    lines.append(_usage_line(result["usage"]))
     lines += _sync_lines(result["sync"])
     lines += sandbox_lines(result["codex_sandbox"]) if result["codex_sandbox"]["state"] != "not allowed" else []
     if result["store"]["status"] == "refused":  # as every command that uses the store would: exit 4
         notice(error_lines(result["store"]["detail"], result["store"]["next"]))
         return result, "\n".join(lines), ACCESS
     return result, "\n".join(lines), OK
+
+
+def _usage_line(use: UsageTotals) -> str:
+    return (
+        f"usage (last {use['days']} days, this machine): {plural(use['sessions'], 'session')}, "
+        f"{use['sessions_searched']} searched memory; {plural(use['searches'], 'search', 'searches')}, "
+        f"{use['searches_found']} found something; {use['saved']} saved, {use['read']} read "
+        f"(details: {commands.line('usage')})"
+    )
 
 
 def _sync_lines(found: dict[str, object]) -> list[str]:

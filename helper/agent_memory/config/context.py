@@ -15,6 +15,7 @@ from ..contract import Mapping
 from ..store.base import Store
 from ..store.bucket import open_store
 from ..store.budget import Budget
+from ..store.outage import OutageStore
 from . import projects, settings
 
 
@@ -27,11 +28,17 @@ class Context:
         self._directory: str | os.PathLike[str] | None = None
         self._config: dict[str, object] | None = None
         self._stores: dict[str, Store] = {}
+        self.online = False  # try the bucket even during an outage (`--online`, an explicit retry): see store.outage
 
     def use(self, *, project: str | None = None, directory: str | os.PathLike[str] | None = None) -> None:
         """Work for `project` (else the folder's) in `directory` (else the working folder): bootstrap's options, or
         the folder a hook's event names."""
         self._project, self._directory = project, directory
+
+    def go_online(self) -> None:
+        """Try the bucket even if it did not answer a moment ago (`--online`, an explicit retry): see store.outage."""
+        self.online = True
+        self._stores = {uri: store for uri, store in self._stores.items() if not isinstance(store, OutageStore)}
 
     def reload(self) -> None:
         """Read the configuration again when next asked: this command has just changed it."""
@@ -73,7 +80,7 @@ class Context:
     def store_for(self, uri: str) -> Store:
         """The store of `uri` (a pending upload keeps the bucket it was saved for), opened once per command."""
         if uri not in self._stores:
-            self._stores[uri] = open_store(uri, budget=self.budget)
+            self._stores[uri] = open_store(uri, budget=self.budget, online=self.online)
         return self._stores[uri]
 
     def close(self) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path, PurePath
 
 from .. import commands, names, paths
 from ..errors import AgentMemoryError, NotSetUp
-from ..fsutil import locked, write_json_atomic
+from ..fsutil import UnsafeLocalFile, locked, read_own, write_json_atomic
 
 MAX_BYTES = 4 * 1024 * 1024  # what agent-memory writes is a few kilobytes, even with hundreds of projects
 
@@ -124,15 +124,17 @@ def _read() -> dict[str, object]:
     """The file's object, unchecked beyond being one; `{}` when there is no file."""
 
     file = paths.config_file()
-    try:  # read here, not with fsutil.read_json: the size is bounded before anything is parsed
-        with open(file, "rb") as handle:
-            raw = handle.read(MAX_BYTES + 1)
+    try:  # never waits on a FIFO, never follows a link, never reads more than MAX_BYTES
+        raw = read_own(file, MAX_BYTES)
     except FileNotFoundError:
         return {}
+    except UnsafeLocalFile as exc:
+        if exc.oversized:
+            too_large = f"is larger than {MAX_BYTES // (1024 * 1024)} MiB, far more than agent-memory writes"
+            raise _unusable(too_large) from None
+        raise _unusable(f"cannot be read (it {exc.why}: agent-memory reads only its own regular file there)") from exc
     except OSError as exc:
         raise _unusable(f"cannot be read ({exc.strerror or exc})") from exc
-    if len(raw) > MAX_BYTES:
-        raise _unusable(f"is larger than {MAX_BYTES // (1024 * 1024)} MiB, far more than agent-memory writes")
     try:
         value = json.loads(raw.decode("utf-8"))
     except (ValueError, RecursionError) as exc:  # not UTF-8, not JSON, or nested beyond what Python parses

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from .. import paths
-from ..fsutil import locked, open_own, write_atomic
+from ..fsutil import locked, read_own, write_atomic
 
 KEEP = 200  # sessions (and folders) remembered: far more than anyone resumes, and a few KB to read
 ID_MAX = 128
@@ -39,6 +39,11 @@ def _sessions() -> Path:
 
 def _folders() -> Path:
     return paths.state_dir() / "unmapped-told"
+
+
+def records() -> list[Path]:
+    """The files of both records (each read at most LIMIT bytes), for `status` to check."""
+    return [_sessions(), _folders()]
 
 
 def session_id(payload: dict[str, object]) -> str | None:
@@ -86,12 +91,11 @@ def _read_sessions() -> list[tuple[str, str]]:
 def _read(record: Path, line: re.Pattern[bytes]) -> list[tuple[str, str | None]]:
     """The record's entries, oldest first; [] if it is missing, damaged or not ours."""
     try:
-        with open(open_own(record), "rb") as handle:
-            data = handle.read(LIMIT + 1)
-    except OSError:  # missing, a link, another user's, not a regular file (UnsafeLocalFile is an OSError)
+        data = read_own(record, LIMIT)
+    except OSError:  # missing, a link, another user's, not a regular file, too large (UnsafeLocalFile)
         return []
     lines = data.split(b"\n")
     found = [line.fullmatch(each) for each in lines[:-1]]
-    if len(data) > LIMIT or lines[-1] != b"" or not all(found):
+    if lines[-1] != b"" or not all(found):
         return []
     return [(m.group(1).decode(), m.group(2).decode() if m.group(2) is not None else None) for m in found if m]

@@ -87,8 +87,8 @@ def _reminder(ctx: Context, payload: dict[str, object], agent: str, helper: str)
     else:
         lines = [
             f"agent-memory: this session's memory project is {project} ({_held(ProjectCache(ctx.bucket, project))}).",
-            f"If this task continues earlier work or depends on past decisions, first run: {helper} search KEYWORDS "
-            "(literal text, case-insensitive: a word or an exact phrase, such as a module, file or topic name).",
+            f"If this task continues earlier work or depends on past decisions, first run: {helper} search 'KEYWORDS' "
+            '(notes holding every word, in any order, any case; "quote" an exact phrase: a module, file or topic).',
         ]
     pending_lines = _pending_lines(ctx, helper, agent)
     lines += pending_lines

@@ -3,24 +3,33 @@ skills."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
+from pathlib import Path
 
 from .. import __version__, commands, paths
 from ..clock import age_seconds
 from ..config.context import Context
-from ..contract import Status, StoreCheck, SyncSummary
+from ..contract import Outage, StateDamage, Status, StoreCheck, SyncSummary
 from ..display import safe_tree
 from ..errors import AccessError, NotSetUp
-from ..memory import pack
-from ..memory.cache import ProjectCache
+from ..fsutil import damage
+from ..memory import checksums, pack
+from ..memory.cache import SMALL_RECORD, STANDS, ProjectCache
 from ..names import folder_path
+from ..outbox import backoff
 from ..outbox.listing import entries
 from ..setup import codex_sandbox, hook_files
+from ..skills import catalog
 from ..skills.installing import installed_skills
+from ..store import outage
 from ..store.bucket import check_private
 from ..sync.settings import enabled
 from ..sync.summary import folder_states
+from . import reminded, usage
 from .uploads import KINDS
+
+USAGE_DAYS = 30  # the period of status's line on the use of memory (`usage --days N` shows others)
 
 
 def status(ctx: Context) -> Status:
@@ -49,11 +58,14 @@ def status(ctx: Context) -> Status:
         ],
         "damaged": waiting["damaged"],
         "damaged_notes": _damaged_notes(cache) if cache else [],
+        "damaged_state": damaged_state(bucket, cache),
+        "outage": _outage(bucket),
         "skipped": report["skipped"],  # what the last listing left out (oversized, unsafe), and why
         "gone": report["gone"],  # notes found gone from the bucket, newest first
         "skills": installed_skills(),
         "hooks": hook_files.status(),
         "codex_sandbox": codex_sandbox.status(bucket),
+        "usage": usage.totals(USAGE_DAYS),
         "sync": _sync(ctx, bucket, len(waiting["sync"])),
     }
     return safe_tree(result)  # notes' problems, store errors and paths reach people and models alike
@@ -85,6 +97,36 @@ def store_check(bucket: str | None) -> StoreCheck:
             "next": f"mount its drive, or choose another one: {commands.line('config', 'set', 'bucket', 'file:///ABSOLUTE/PATH')}",
         }
     return {"status": "ok", "detail": None, "next": None}
+
+
+def damaged_state(bucket: str | None, cache: ProjectCache | None) -> list[StateDamage]:
+    """agent-memory's own files that cannot be read as it writes them (a FIFO, a link, another user's, too large),
+    each with the command that clears it: every command and hook skips them, and only here are they told."""
+    files: list[tuple[Path, int]] = [(backoff.record(), backoff.MAX_RECORD), (outage.record(), outage.MAX_RECORD)]
+    files += [(record, reminded.LIMIT) for record in reminded.records()]
+    if cache is not None:
+        files += [(cache.dir / STANDS, SMALL_RECORD), (cache.dir / "refresh.json", SMALL_RECORD)]
+        files.append((cache.checksum_file, checksums.MAX_FILE))
+    if bucket:
+        files.append((catalog.index_file(bucket), catalog.INDEX_MAX))
+    found = []
+    for file, limit in files:
+        if (problem := damage(file, limit)) is not None:
+            found.append({"file": str(file), "problem": f"{file} {problem.why}", "next": problem.next_step})
+    return found
+
+
+def _outage(bucket: str | None) -> Outage | None:
+    found = outage.current(bucket) if bucket else None
+    if found is None:
+        return None
+    return {
+        "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(found.since)),
+        "until": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(found.until)),
+        "failures": found.failures,
+        "detail": found.detail,
+        "next": commands.line("search", "--online"),
+    }
 
 
 def _damaged_notes(cache: ProjectCache) -> list[dict[str, str]]:

@@ -50,8 +50,11 @@ from . import checksums, pack
 from .checksums import Checksum
 
 TAIL = 4 << 20  # more than the longest record (a 1 MiB note, lowercased)
+SMALL_RECORD = 64 << 10  # bytes of refresh.json and stands.json read at most: they hold a few lines
+NOTE_FILE_MAX = 4 << 20  # bytes of a cached note read at most: more than any note (1 MiB and its frontmatter)
 STANDS = "stands.json"
 REPORT = "report.json"
+REPORT_MAX = 1 << 20  # bytes of the report read at most: its lists are kept short
 GONE_KEPT = 100  # notes found gone that `status` keeps telling, newest first
 
 
@@ -123,22 +126,34 @@ class ProjectCache:
     def _matching(self, note_id: str, expected: Checksum | None) -> bytes | None:
         """The cached copy's bytes if they have the size and CRC-32 of `expected`, else None."""
         try:
-            data = read_own(self.note_file(note_id))
+            data = read_own(self.note_file(note_id), NOTE_FILE_MAX)
         except (FileNotFoundError, UnsafeLocalFile):  # a link in place of a copy is damage: removed, fetched again
             return None
         return data if expected is not None and (len(data), crc32(data)) == expected[:2] else None
 
     def search_pack(self, needle: bytes, consume: Callable[[Iterator[bytes]], object]) -> object:
-        """`consume(headers)` of the pack records whose text contains `needle` (see `pack.scan`).
+        """`consume(headers)` of the pack records whose text contains `needle` (see `pack.scan`)."""
+        return self.search_hits((needle,) if needle else (), lambda hits: consume(hit.header for hit in hits))
+
+    def search_hits(
+        self,
+        needles: tuple[bytes, ...],
+        consume: Callable[[Iterator[pack.Hit]], object],
+        corrections: dict[str, tuple[str, str]] | None = None,
+    ) -> object:
+        """`consume(hits)` of the pack records whose text contains one of `needles` (all records if there is
+        none), filling `corrections` (see `pack.hits`).
 
         A pack found torn or missing is checked again and repaired under the lock, and read there once more.
         """
         if self.pack.exists() or not self.checksum_file.exists():
             with contextlib.suppress(pack.Damaged):
-                return consume(pack.scan(self.pack, needle))
+                return consume(pack.hits(self.pack, needles, corrections))
         with self._locked():
             self._repair_locked()
-            return consume(pack.scan(self.pack, needle))
+            if corrections is not None:
+                corrections.clear()  # what the damaged read found
+            return consume(pack.hits(self.pack, needles, corrections))
 
     # -- writing ------------------------------------------------------------------------------------------
 
@@ -274,7 +289,7 @@ class ProjectCache:
     def last_refresh(self) -> str | None:
         """When the cache last matched the bucket, or None."""
         with contextlib.suppress(ValueError, OSError):
-            return (read_json(self.dir / "refresh.json", {}) or {}).get("last_success")
+            return (read_json(self.dir / "refresh.json", SMALL_RECORD, {}) or {}).get("last_success")
         return None
 
     def record_report(self, skipped: list[dict[str, str]], gone: list[str], when: str) -> None:
@@ -289,7 +304,7 @@ class ProjectCache:
         """`{"skipped": [{"path", "reason", "detail", "next"}], "gone": [{"path", "at"}]}` as the last listings left
         them (empty when unreadable: the next listing writes it again)."""
         with contextlib.suppress(ValueError, OSError):
-            found = read_json(self.dir / REPORT, {}) or {}
+            found = read_json(self.dir / REPORT, REPORT_MAX, {}) or {}
             skipped, gone = found.get("skipped"), found.get("gone")
             if isinstance(skipped, list) and isinstance(gone, list):
                 fields = ({"path", "reason", "detail", "next"}, {"path", "at"})
@@ -303,7 +318,7 @@ class ProjectCache:
         """Where the cache stood after its last refresh in the bucket's change feed, or None (never recorded,
         forgotten after damage, or not readable: then the next refresh lists)."""
         try:
-            found = read_json(self.dir / STANDS)
+            found = read_json(self.dir / STANDS, SMALL_RECORD)
         except (ValueError, OSError):
             return None
         if not isinstance(found, dict):

@@ -17,6 +17,7 @@ from pathlib import Path
 from ..fsutil import open_own, read_own
 
 Checksum = tuple[int, int, "str | None"]  # size, CRC-32, remote hash: a plain tuple, cheap to build 50,000 of
+MAX_FILE = 64 << 20  # bytes: the lines of a few hundred thousand notes; a larger file is damage, never read
 FEW = 32  # up to this many notes, look their lines up one by one instead of parsing the whole file
 
 
@@ -83,7 +84,7 @@ def _parse(text: bytes) -> tuple[str, Checksum] | None:
 def _complete(file: Path) -> bytes:
     """The lines of `file` that end with a newline (a torn last line is left out)."""
     try:
-        data = read_own(file)  # never through a link: what it says decides which cached notes are shown
+        data = read_own(file, MAX_FILE)  # never through a link: what it says decides which cached notes are shown
     except FileNotFoundError:
         return b""
     return data[: data.rfind(b"\n") + 1]

@@ -11,7 +11,7 @@ correction of that newest note (`corrects`), which stays, as every note does.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from .. import guard, paths
@@ -106,7 +106,7 @@ class _Imported:
     def __init__(self, ctx: Context, cache: ProjectCache) -> None:
         self.by_source: dict[str, list[dict[str, object]]] = {}
         self.by_body: dict[str, str] = {}
-        ids = cache.search_pack(TAG.encode(), lambda headers: [pack.record_id(header) for header in headers])
+        ids = cache.search_pack(b"", _tagged)  # the pack's text holds no tags (see `pack`): its headers do
         for note_id in ids:
             data = cache.verified([note_id]).get(note_id)
             if data is not None:
@@ -127,6 +127,11 @@ class _Imported:
         for source in sources:
             self.by_source.setdefault(source, []).append(note)
         self.by_body[digest] = note_id
+
+
+def _tagged(headers: Iterator[bytes]) -> list[str]:
+    """The ids of the pack records whose note has the import's tag."""
+    return [f["id"] for f in map(pack.fields, headers) if TAG in f["tags"].split()]
 
 
 def _body(data: bytes) -> str:

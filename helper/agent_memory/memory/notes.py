@@ -27,6 +27,8 @@ SOURCES_MAX = 100
 SESSION_MAX = 200
 FRONTMATTER_MAX = 128 * 1024  # characters: the most that notes saved within the limits above can need
 DEPTH_MAX = 8  # nested lists and mappings in the frontmatter (a note uses 2, a SKILL.md a few more)
+SETUP_TITLE = "Memory setup verification"  # bootstrap's verification note: `setup-` and a digest for its id
+SETUP_ID_PREFIX = "setup-"
 FUTURE_SLACK = 24 * 3600  # seconds a note's `created` may be ahead of this machine's clock
 
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
@@ -138,6 +140,19 @@ def parse(data: bytes) -> tuple[dict[str, object], str]:
         return {}, text
 
 
+def body_text(text: str) -> str:
+    """The body of a note's text as `split` gives it (what follows the frontmatter's closing line, blank lines
+    stripped from its start), found without parsing the frontmatter; all of `text` when it has no frontmatter.
+
+    Search matches it (with the title) and numbers its lines from 1; `read --body` prints it.
+    """
+    text = text.removeprefix("\ufeff")
+    if not (text.startswith("---\n") or text.startswith("---\r\n")):
+        return text
+    end = _FENCE.search(text, 4 if text.startswith("---\n") else 5)
+    return text if end is None else text[end.end() :].lstrip("\r\n")
+
+
 def split(text: str) -> tuple[dict[str, object], str]:
     """The frontmatter (a mapping of plain data, parsed with bounded cost) and the body; Malformed if it has none
     or it is not usable."""
@@ -182,7 +197,7 @@ def _known(note_id: str, meta: dict[str, object]) -> dict[str, str]:
 
     if corrects and not is_id(corrects):
         raise Malformed("corrects is not a note id")
-    _list(meta, "tags", TAGS_MAX, TAG_MAX)
+    _list(meta, "tags", TAGS_MAX, TAG_MAX)  # shown to nobody; kept in the search pack, one line, for `import`
     _list(meta, "sources", SOURCES_MAX, SOURCE_MAX)
     _text(meta, "session", SESSION_MAX)
 
@@ -193,6 +208,8 @@ def _known(note_id: str, meta: dict[str, object]) -> dict[str, str]:
         "title": _text(meta, "title", TITLE_MAX * 2, required=True),
         "agent": _text(meta, "agent", NAME_MAX),
         "machine": _text(meta, "machine", NAME_MAX),
+        "corrects": corrects,
+        "tags": " ".join(" ".join(tag.split()) for tag in meta.get("tags") or []),
     }
 
 

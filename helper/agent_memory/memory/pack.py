@@ -1,10 +1,15 @@
 """The search pack of a project's cache: one self-checking record per verified note, read in one pass.
 
 A record is a NUL byte, the length and the CRC-32 of the rest of the record (8 hex digits each, each followed
-by a tab), then a header line (id, created, kind, agent, title, machine, problem, separated by tabs) and the
-note's lowercased text, each ending with a newline. The header holds a note's fields as checked by
-`notes.fields`; a damaged note has only its id and its problem there, so it ranks after every valid note. A
-record with another number of fields (written by an earlier version) counts as damage: the pack is rebuilt.
+by a tab), then a header line (id, created, kind, agent, title, machine, problem, corrects, tags, separated by
+tabs) and the note's searchable text, lowercased: its title on one line, then its body (`notes.body_text`),
+each ending with a newline. The frontmatter is not in the text: a search matches what a note says, never its
+field names or values (the title aside). The header holds a note's fields as checked by `notes.fields`; a
+damaged note has only its id and its problem there, so it ranks after every valid note, and an empty title line.
+A note that corrects another has its `corrects` field marked with a SOH byte (\x01), which appears nowhere
+else either: the corrections of a whole pack are found with one byte search per block. A record with another
+number of fields (written by an earlier version, which also searched the frontmatter) counts as damage: the
+pack is rebuilt.
 NUL appears nowhere else, so a record runs from its NUL to the next one: a torn append (a crash in the middle
 of a write) leaves a record shorter than its length says, and damage changes its CRC. Searching one file
 instead of thousands of small ones keeps search close to ripgrep's speed; it is read in blocks, so memory stays
@@ -21,7 +26,9 @@ from pathlib import Path
 from ..fsutil import UnsafeLocalFile, open_own
 from . import notes
 
-HEADER_FIELDS = ("id", "created", "kind", "agent", "title", "machine", "problem")
+HEADER_FIELDS = ("id", "created", "kind", "agent", "title", "machine", "problem", "corrects", "tags")
+CORRECTS = 7  # the index of `corrects` among them
+MARK = b"\x01"  # before the id in a `corrects` field
 BLOCK = 1 << 20
 _PREFIX = 19  # NUL, length, tab, CRC, tab
 _TABS = len(HEADER_FIELDS) - 1
@@ -36,19 +43,24 @@ def record(note_id: str, data: bytes) -> bytes:
 
     values, problem = notes.fields(note_id, data)
     values = {**values, "id": note_id, "problem": problem or ""}
-    header = "\t".join(_one_line(values.get(key, "")) for key in HEADER_FIELDS)
-    text = data.decode("utf-8", errors="replace").lower().replace("\x00", " ")
-    rest = header.encode() + b"\n" + text.encode() + b"\n"
+    header = [_one_line(values.get(key, "")) for key in HEADER_FIELDS]
+    if header[CORRECTS]:
+        header[CORRECTS] = "\x01" + header[CORRECTS]
+    body = notes.body_text(data.decode("utf-8", errors="replace"))
+    text = (_one_line(values.get("title", "")) + "\n" + body).lower().replace("\x00", " ").replace("\x01", " ")
+    rest = "\t".join(header).encode() + b"\n" + text.encode() + b"\n"
     return b"\x00%08x\t%08x\t" % (len(rest), crc32(rest)) + rest
 
 
 def _one_line(value: str) -> str:
-    return " ".join(value.replace("\x00", " ").split())
+    return " ".join(value.replace("\x00", " ").replace("\x01", " ").split())
 
 
 def fields(header: bytes) -> dict[str, str]:
-    """A record's header as a dict of HEADER_FIELDS."""
-    return dict(zip(HEADER_FIELDS, header.decode("utf-8", errors="replace").split("\t"), strict=False))
+    """A record's header as a dict of HEADER_FIELDS (`corrects` without its mark)."""
+    found = dict(zip(HEADER_FIELDS, header.decode("utf-8", errors="replace").split("\t"), strict=False))
+    found["corrects"] = found.get("corrects", "").removeprefix("\x01")
+    return found
 
 
 def record_id(header: bytes) -> str:
@@ -56,23 +68,72 @@ def record_id(header: bytes) -> str:
     return header[: header.find(b"\t")].decode("utf-8", errors="replace")
 
 
+class Hit:
+    """A record that a scan found: its header, and where its text is in the block being read (valid until the
+    scan reads on): `data[title:body]` is the title line, `data[body:stop]` the body."""
+
+    __slots__ = ("header", "data", "title", "body", "stop")
+
+    def __init__(self, header: bytes, data: bytearray, title: int, stop: int) -> None:
+        self.header, self.data, self.title, self.stop = header, data, title, stop
+        body = data.find(b"\n", title, stop)
+        if body == -1:
+            raise Damaged  # a record without its title line
+        self.body = body + 1
+
+
 def scan(path: Path, needle: bytes) -> Iterator[bytes]:
-    """Header lines of the records whose text contains `needle` (every record if it is empty), in file order.
+    """Header lines of the records whose text contains `needle` (every record if it is empty), in file order."""
+    return (hit.header for hit in hits(path, (needle,) if needle else ()))
+
+
+def hits(
+    path: Path, needles: tuple[bytes, ...], corrections: dict[str, tuple[str, str]] | None = None
+) -> Iterator[Hit]:
+    """The records that may hold every one of `needles` (all records if there is none), in file order: in each
+    block, those whose text contains the needle that occurs there the fewest times (a count runs at memchr
+    speed, a record found costs a Python step); the caller checks the others. With `corrections`, fills it with
+    `{id: (the id it corrects, created)}` of every record that corrects another.
 
     Each record returned is checked, and so is the last one of every block, which is where a torn append
-    would be: Damaged is raised when a check fails. A missing pack has no records.
+    would be, and the first one, whose format tells the version that wrote the pack: Damaged is raised when a
+    check fails. A missing pack has no records.
     """
 
     try:
         with open(open_own(path), "rb") as handle:  # a link planted in its place is damage: rebuilt by rename
+            first = True
             for data, end in _blocks(handle):
                 if data[:1] != b"\x00" or not _intact(data, data.rfind(b"\x00", 0, end), end):
                     raise Damaged
-                yield from _matching(data, end, needle) if needle else _every(data, end)
+                if first:
+                    _header(data, 0, data.find(b"\n", 0, end))  # an earlier format's pack is rebuilt whole
+                    first = False
+                if corrections is not None:
+                    _corrections(data, end, corrections)
+                if not needles:
+                    yield from _every(data, end)
+                    continue
+                needle = needles[0] if len(needles) == 1 else min(needles, key=lambda n: data.count(n, 0, end))
+                yield from _matching(data, end, needle)
     except FileNotFoundError:
         return
     except UnsafeLocalFile:
         raise Damaged from None
+
+
+def _corrections(data: bytearray, end: int, found: dict[str, tuple[str, str]]) -> None:
+    pos = data.find(MARK, 0, end)
+    while pos != -1:
+        start = data.rfind(b"\x00", 0, pos)
+        header_end = data.find(b"\n", start, end)
+        stop = data.find(b"\x00", pos, end)
+        stop = end if stop == -1 else stop
+        if header_end == -1 or header_end < pos or not _intact(data, start, stop):
+            raise Damaged  # the mark is only ever in a header
+        values = fields(_header(data, start, header_end))
+        found[values["id"]] = (values["corrects"], values["created"])
+        pos = data.find(MARK, stop, end)
 
 
 def _blocks(handle: BufferedReader) -> Iterator[tuple[bytearray, int]]:
@@ -99,7 +160,7 @@ def _blocks(handle: BufferedReader) -> Iterator[tuple[bytearray, int]]:
         yield data, filled
 
 
-def _matching(data: bytearray, end: int, needle: bytes) -> Iterator[bytes]:
+def _matching(data: bytearray, end: int, needle: bytes) -> Iterator[Hit]:
     pos = data.find(needle, 0, end)
     while pos != -1:
         start = data.rfind(b"\x00", 0, pos)
@@ -116,11 +177,11 @@ def _matching(data: bytearray, end: int, needle: bytes) -> Iterator[bytes]:
             continue
         if not _intact(data, start, stop):
             raise Damaged
-        yield _header(data, start, header_end)
+        yield Hit(_header(data, start, header_end), data, header_end + 1, stop)
         pos = data.find(needle, stop, end)
 
 
-def _every(data: bytearray, end: int) -> Iterator[bytes]:
+def _every(data: bytearray, end: int) -> Iterator[Hit]:
     start = 0
     while start < end:
         stop = data.find(b"\x00", start + 1, end)
@@ -128,11 +189,13 @@ def _every(data: bytearray, end: int) -> Iterator[bytes]:
         header_end = data.find(b"\n", start, stop)
         if header_end == -1 or not _intact(data, start, stop):
             raise Damaged
-        yield _header(data, start, header_end)
+        yield Hit(_header(data, start, header_end), data, header_end + 1, stop)
         start = stop
 
 
 def _header(data: bytearray, start: int, header_end: int) -> bytes:
+    if header_end < start + _PREFIX:
+        raise Damaged
     header = bytes(data[start + _PREFIX : header_end])
     if header.count(b"\t") != _TABS:
         raise Damaged  # a record of an earlier format

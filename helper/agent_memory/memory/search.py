@@ -1,4 +1,14 @@
-"""Case-insensitive literal search over a project's cache pack and its pending notes, most recent first.
+"""Search of a project's cache pack and its pending notes: every word of the query, in any order.
+
+A query is words and "quoted phrases" (`terms`); a note matches when its title or body holds every one of them,
+literally and ignoring case (no stemming, no synonyms: what the agent typed is what is looked for). Frontmatter
+is never matched, the title aside. Ranking: the whole query as one phrase in the title, then in the body, then
+every term in the title, then every term anywhere; newest first within each. When no note holds every term, the
+notes that hold the most of them are shown, marked partial.
+
+What is current: a note that another corrects (`corrects` in its frontmatter) is shown right after its
+correction, marked `corrected_by`; `current` leaves corrected notes out. Setup verification notes (bootstrap's)
+are left out unless asked for (`everything`, or kind `setup`).
 
 Damaged notes (see `notes.fields`) are searched as text and ranked last; their fields are never shown.
 An online search refreshes the cache first, which also heals it (see `refresh`); `--offline` answers from the cache
@@ -9,7 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import heapq
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import ModuleType
 
 from ..config.context import Context
@@ -19,45 +29,75 @@ from ..outbox.listing import summary
 from ..store.base import Freshness
 from . import pack
 from .cache import ProjectCache, cache_not_written
-from .notes import object_path
+from .notes import SETUP_ID_PREFIX, SETUP_TITLE, body_text, object_path
 from .pack import HEADER_FIELDS
 from .pending import NOTES, pending
 
 MAX_MATCHES_PER_NOTE = 3
 MATCH_TEXT_MAX = 200
+SETUP = "setup"  # the kind that asks for setup verification notes
+PARTIAL = 4  # the tier of a note that lacks a term (the tiers: see `Query.rank`)
+
+Key = tuple[int, int, str, str, int]  # (terms found, -tier, created, id, order): the larger, the better
 
 
-def matching_lines(text: str, query: str) -> list[Match]:
-    """The first few lines of `text` that contain `query`, with 1-based line numbers in the file.
+class Query:
+    """A query's terms (lowercased, UTF-8) and the whole query as one phrase."""
 
-    Body lines come first: a frontmatter line (title, tags) is shown only when the body has no match.
-    """
-    if not query:
-        return []
-    wanted = query.lower()
-    lines = text.splitlines()
-    body_start = _body_start(lines)
-    numbered = list(enumerate(lines, start=1))
-    return _matches(numbered[body_start:], wanted) or _matches(numbered[:body_start], wanted)
+    def __init__(self, text: str) -> None:
+        self.words = terms(text)
+        self.terms = [word.encode() for word in self.words]
+        self.phrase = " ".join(self.words).encode()
+
+    def rank(self, title: bytes, data: bytes | bytearray, body: int, stop: int) -> tuple[int, int]:
+        """`(tier, terms found)` of a note whose title is `title` and body `data[body:stop]` (lowercased): tier 0
+        when the whole query is in the title, 1 in the body, 2 every term in the title, 3 every term anywhere,
+        PARTIAL when a term is missing."""
+        if self.phrase in title:
+            return 0, len(self.terms)
+        if data.find(self.phrase, body, stop) != -1:
+            return 1, len(self.terms)
+        in_title = [term in title for term in self.terms]
+        if all(in_title):
+            return 2, len(self.terms)
+        found = sum(here or data.find(term, body, stop) != -1 for term, here in zip(self.terms, in_title, strict=True))
+        return (3 if found == len(self.terms) else PARTIAL), found
 
 
-def _body_start(lines: list[str]) -> int:
-    if lines and lines[0].strip() == "---":
-        for index in range(1, len(lines)):
-            if lines[index].strip() == "---":
-                return index + 1
-    return 0
-
-
-def _matches(numbered: list[tuple[int, str]], wanted: str) -> list[Match]:
-    found = []
-    for number, line in numbered:
-        if wanted in line.lower():
-            line = line.strip()
-            found.append({"line": number, "text": line if len(line) <= MATCH_TEXT_MAX else line[:MATCH_TEXT_MAX] + "…"})
-            if len(found) == MAX_MATCHES_PER_NOTE:
-                break
+def terms(query: str) -> list[str]:
+    """The terms of `query`, lowercased, in order, each once: its "quoted phrases" and its other words. A quote
+    mark left open counts as a space; so do runs of spaces inside a phrase."""
+    parts = query.lower().split('"')
+    found: list[str] = []
+    for index, part in enumerate(parts):
+        quoted = index % 2 == 1 and index != len(parts) - 1  # after an odd quote mark, and closed
+        for term in [" ".join(part.split())] if quoted else part.split():
+            if term and term not in found:
+                found.append(term)
     return found
+
+
+def matching_lines(text: str, query: Query) -> list[Match]:
+    """The body lines of `text` (numbered from 1, as `read --body` prints them) that hold the most terms of the
+    query, at most MAX_MATCHES_PER_NOTE, in their order. A match in the title only shows no line."""
+    if not query.words:
+        return []
+    scored = []
+    for number, line in enumerate(body_text(text).splitlines(), start=1):
+        lowered = line.lower()
+        count = sum(word in lowered for word in query.words)
+        if count:
+            scored.append((-count, number, line.strip()))
+    best = sorted(heapq.nsmallest(MAX_MATCHES_PER_NOTE, scored), key=lambda item: item[1])
+    return [
+        {"line": number, "text": line if len(line) <= MATCH_TEXT_MAX else line[:MATCH_TEXT_MAX] + "…"}
+        for _count, number, line in best
+    ]
+
+
+def is_setup(fields: dict[str, str]) -> bool:
+    """Whether a note is a setup verification note (bootstrap's: see `setup.bootstrap`)."""
+    return fields.get("id", "").startswith(SETUP_ID_PREFIX) and fields.get("title") == SETUP_TITLE
 
 
 def search(
@@ -67,24 +107,41 @@ def search(
     limit: int,
     kind: str | None,
     pending_notes: list[dict[str, object]],
+    current: bool = False,
+    everything: bool = False,
 ) -> list[NoteHit]:
-    """Results for `query`: cached notes, then pending entries of the same project (see `outbox`).
+    """Results for `query`: cached notes and pending entries of the same project (see `outbox`), best first, each
+    correction just before the note it corrects.
 
-    One pass over the pack, keeping only the best `limit` candidates. A cached copy that fails its check is
-    shown without matching lines and removed from the cache (`cache.discarded`), to be fetched again.
+    One pass over the pack, keeping only the best `limit` candidates (a second one lists the notes with the most
+    terms when none has them all, or fills the places of corrected notes that `current` left out). A cached copy
+    that fails its check is shown without matching lines and removed from the cache (`cache.discarded`), to be
+    fetched again.
     """
-    wanted = query.lower()
-    pending = {entry["id"]: entry for entry in pending_notes if wanted in entry["content"].lower()}
-    best, seen = cache.search_pack(wanted.encode("utf-8"), lambda headers: _best(headers, limit, kind, pending))
-    candidates = [{**fields, "pending": False} for _created, _id, _n, fields in best]
-    for note_id, entry in pending.items():
-        if note_id not in seen:  # once uploaded and cached, the note is shown from the cache
-            candidates.append({**{key: entry.get(key) or "" for key in HEADER_FIELDS}, "pending": True, "entry": entry})
-    ranked = sorted(
-        (c for c in candidates if kind is None or c.get("kind") == kind),
-        key=lambda c: (c.get("created") or "", c["id"]),
-        reverse=True,
-    )[:limit]
+    wanted = Query(query)
+
+    def accepted(fields: dict[str, str]) -> bool:
+        if kind == SETUP:
+            return is_setup(fields)
+        return (everything or not is_setup(fields)) and (kind is None or fields.get("kind") == kind)
+
+    waiting = {str(entry["id"]): _pending_candidate(entry) for entry in pending_notes}
+    corrections: dict[str, tuple[str, str]] = {}  # of every note, shown or not: {id: (the id it corrects, created)}
+    ranked, full = _ranked(cache, wanted, limit, accepted, waiting, corrections, partial=False)
+    if not ranked and len(wanted.terms) > 1:
+        ranked, full = _ranked(cache, wanted, limit, accepted, waiting, None, partial=True)
+    for note_id, entry in waiting.items():
+        if entry["fields"]["corrects"]:
+            corrections.setdefault(note_id, (entry["fields"]["corrects"], entry["fields"]["created"]))
+    corrected_by = _corrected_by(corrections)
+    if current and any(c["id"] in corrected_by for c in ranked):
+        ranked = [c for c in ranked if c["id"] not in corrected_by]
+        if full:  # the best `limit` held corrected notes: look again, leaving them out
+            excluded = set(corrected_by)
+            ranked = _ranked(
+                cache, wanted, limit, lambda f: accepted(f) and f["id"] not in excluded, waiting, None, partial=False
+            )[0]
+    ranked = _in_chains(ranked, corrections)[:limit]
     copies = cache.verified([found["id"] for found in ranked if not found["pending"]])
     damaged = {note_id for note_id, data in copies.items() if data is None and cache.note_file(note_id).exists()}
     results = []
@@ -94,17 +151,22 @@ def search(
         else:
             data = copies[found["id"]]
             text = data.decode("utf-8", errors="replace") if data is not None else ""
+        fields = found["fields"]
         result = {
             "id": found["id"],
-            "title": found.get("title") or "",
-            "kind": found.get("kind") or "",
-            "created": found.get("created") or "",
-            "agent": found.get("agent") or "",
-            "machine": found.get("machine") or "",
-            "damaged": found.get("problem") or None,
+            "title": fields.get("title") or "",
+            "kind": fields.get("kind") or "",
+            "created": fields.get("created") or "",
+            "agent": fields.get("agent") or "",
+            "machine": fields.get("machine") or "",
+            "damaged": fields.get("problem") or None,
             "path": object_path(cache.project, found["id"]),
             "pending": found["pending"],
-            "matches": matching_lines(text, query),
+            "corrects": fields.get("corrects") or None,
+            "corrected_by": corrected_by.get(found["id"]),
+            "partial": found["found"] < len(wanted.terms),
+            "missing": [word for word in wanted.words if word.encode() not in found["has"]],
+            "matches": matching_lines(text, wanted),
         }
         results.append(safe_tree(result))  # all of it comes from the note: shown to people and models alike
     if damaged:
@@ -113,25 +175,117 @@ def search(
     return results
 
 
-def _best(
-    headers: Iterator[bytes], limit: int, kind: str | None, pending: dict[str, object]
-) -> tuple[list[tuple[str, str, int, dict[str, str]]], set[str]]:
-    """The `limit` newest matching records of `kind` (a heap, so memory stays bounded), and which pending ids
-    the pack holds."""
-    best: list[tuple[str, str, int, dict[str, str]]] = []
-    seen = set()
-    for count, header in enumerate(headers):
-        fields = pack.fields(header)
-        if fields["id"] in pending:
-            seen.add(fields["id"])
-        if kind is not None and fields.get("kind") != kind:
-            continue
-        item = (fields.get("created", ""), fields["id"], count, fields)
-        if len(best) < limit:
-            heapq.heappush(best, item)
-        elif item[:2] > best[0][:2]:
-            heapq.heapreplace(best, item)
-    return best, seen
+def _pending_candidate(entry: dict[str, object]) -> dict[str, object]:
+    """A pending note as the pack would hold it: its fields, and its lowercased title line and body."""
+    content = str(entry["content"])
+    fields = {key: " ".join(str(entry.get(key) or "").split()) for key in HEADER_FIELDS}
+    fields["id"] = str(entry["id"])
+    fields["corrects"] = _corrects_line(content)
+    text = (fields["title"] + "\n" + body_text(content)).lower().encode()
+    return {"fields": fields, "entry": entry, "text": text, "body": text.find(b"\n") + 1}
+
+
+def _corrects_line(content: str) -> str:
+    """The `corrects` field of a note this machine rendered (`notes.render`, one `corrects: ID` line in its
+    frontmatter), read without parsing the YAML: the id, or ""."""
+    front = content[: len(content) - len(body_text(content))]
+    for line in front.splitlines():
+        if line.startswith("corrects: "):
+            return line.removeprefix("corrects: ").strip().strip("'\"")
+    return ""
+
+
+def _ranked(
+    cache: ProjectCache,
+    query: Query,
+    limit: int,
+    accepted: Callable[[dict[str, str]], bool],
+    waiting: dict[str, dict[str, object]],
+    corrections: dict[str, tuple[str, str]] | None,
+    *,
+    partial: bool,
+) -> tuple[list[dict[str, object]], bool]:
+    """The best `limit` candidates of the pack and the pending notes (those `accepted`), best first, and whether
+    the pack held more candidates than were kept. Only notes with every term, unless `partial`: then those with
+    the most terms (at least one)."""
+
+    def consume(hits: Iterator[pack.Hit]) -> tuple[list[tuple[Key, dict[str, str], frozenset[bytes]]], set[str], bool]:
+        best: list[tuple[Key, dict[str, str], frozenset[bytes]]] = []  # a heap: memory stays bounded
+        seen: set[str] = set()
+        overflow = False
+        for count, hit in enumerate(hits):
+            data = hit.data
+            tier, found = query.rank(bytes(data[hit.title : hit.body - 1]), data, hit.body, hit.stop)
+            if found < len(query.terms) and (not partial or not found):
+                continue
+            fields = pack.fields(hit.header)
+            if fields["id"] in waiting:
+                seen.add(fields["id"])
+            if not accepted(fields):
+                continue
+            key = (found, -tier, fields.get("created", ""), fields["id"], -count)
+            has = _has(query, data, hit.title, hit.stop) if found < len(query.terms) else frozenset(query.terms)
+            if len(best) < limit:
+                heapq.heappush(best, (key, fields, has))
+            else:
+                overflow = True
+                if key > best[0][0]:
+                    heapq.heapreplace(best, (key, fields, has))
+        return best, seen, overflow
+
+    # a pack found damaged halfway is repaired and read again: `consume` starts afresh each time
+    best, seen, overflow = cache.search_hits(() if partial else tuple(query.terms), consume, corrections)
+    candidates = [(key, fields, has, False, None) for key, fields, has in best]
+    for note_id, entry in waiting.items():
+        if note_id in seen or not accepted(entry["fields"]):
+            continue  # once uploaded and cached, the note is shown from the cache
+        text, body = entry["text"], entry["body"]
+        tier, found = query.rank(text[: body - 1], text, body, len(text))
+        if found == len(query.terms) or (partial and found):
+            fields = entry["fields"]
+            has = _has(query, text, 0, len(text)) if found < len(query.terms) else frozenset(query.terms)
+            candidates.append(((found, -tier, fields["created"], note_id, 1), fields, has, True, entry["entry"]))
+    if partial and candidates:  # the notes with the most terms, and only them
+        most = max(key[0] for key, *_rest in candidates)
+        candidates = [candidate for candidate in candidates if candidate[0][0] == most]
+    candidates.sort(key=lambda candidate: candidate[0], reverse=True)
+    ranked = [
+        {"id": fields["id"], "fields": fields, "found": key[0], "has": has, "pending": is_pending, "entry": entry}
+        for key, fields, has, is_pending, entry in candidates[:limit]
+    ]
+    return ranked, overflow
+
+
+def _has(query: Query, data: bytes | bytearray, start: int, stop: int) -> frozenset[bytes]:
+    """The terms that `data[start:stop]` holds."""
+    return frozenset(term for term in query.terms if data.find(term, start, stop) != -1)
+
+
+def _corrected_by(corrections: dict[str, tuple[str, str]]) -> dict[str, str]:
+    """`{id: the newest note that corrects it}`, from `{id: (the id it corrects, created)}`."""
+    newest: dict[str, tuple[str, str]] = {}
+    for note_id, (target, created) in corrections.items():
+        if target not in newest or (created, note_id) > newest[target]:
+            newest[target] = (created, note_id)
+    return {target: note_id for target, (_created, note_id) in newest.items()}
+
+
+def _in_chains(ranked: list[dict[str, object]], corrections: dict[str, tuple[str, str]]) -> list[dict[str, object]]:
+    """`ranked` with each chain of corrections together, where its best-ranked note is: the latest correction
+    first, the note it corrects right after it, and so on to the first note of the chain."""
+
+    def chain(note_id: str) -> tuple[str, int]:  # the chain's first note, and how many corrections away
+        root, depth, visited = note_id, 0, {note_id}
+        while (target := corrections.get(root, ("", ""))[0]) and target not in visited:
+            visited.add(target)
+            root, depth = target, depth + 1
+        return root, depth
+
+    placed: dict[str, list[tuple[int, int, dict[str, object]]]] = {}
+    for order, found in enumerate(ranked):
+        root, depth = chain(found["id"])
+        placed.setdefault(root, []).append((-depth, order, found))
+    return [found for group in placed.values() for _depth, _order, found in sorted(group, key=lambda m: m[:2])]
 
 
 def _refreshed(ctx: Context, cache: ProjectCache) -> Freshness:
@@ -146,18 +300,26 @@ def _refreshed(ctx: Context, cache: ProjectCache) -> Freshness:
 
 
 def search_project(
-    ctx: Context, query: str, *, limit: int = 10, kind: str | None = None, offline: bool = False
+    ctx: Context,
+    query: str,
+    *,
+    limit: int = 10,
+    kind: str | None = None,
+    offline: bool = False,
+    current: bool = False,
+    everything: bool = False,
 ) -> tuple[Found, Freshness]:
     """Refresh the cache of the command's project unless `offline`, then search it: `({"project", "query",
     "results", "pending"}, how fresh the cache is)`."""
     cache = ProjectCache(ctx.bucket, ctx.project)
     freshness = Freshness(offline=True) if offline else _refreshed(ctx, cache)
     mine = pending(ctx)
-    results = search(cache, query, limit=limit, kind=kind, pending_notes=mine)
+    options = {"limit": limit, "kind": kind, "pending_notes": mine, "current": current, "everything": everything}
+    results = search(cache, query, **options)
     if cache.discarded and freshness.fresh:
         # fetch the damaged copies just found, and show them as they are
         freshness = _refresh().refresh(ctx.store, cache)
-        results = search(cache, query, limit=limit, kind=kind, pending_notes=mine)
+        results = search(cache, query, **options)
     waiting = summary().get(NOTES.name, 0)
     return {"project": ctx.project, "query": query, "results": results, "pending": waiting}, freshness
 

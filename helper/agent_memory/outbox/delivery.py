@@ -45,8 +45,9 @@ def deliver(kind: Kind, key: str, ctx: Context, *, check_first: bool = True) -> 
 def retry(
     kinds: Sequence[Kind], ctx: Context, key: str | None = None, *, by_user: bool = True
 ) -> Retries | NoteUpload | Publication:
-    """Retry the uploads of `kinds`, within the command's one budget; asked `by_user`, it also ends the hooks'
-    wait (`backoff`), whatever comes of it, so that the next turn tries again too.
+    """Retry the uploads of `kinds`, within the command's one budget; asked `by_user`, it tries even during an
+    outage (`store.outage`) and ends the hooks' wait (`backoff`), whatever comes of it, so that the next turn tries
+    again too.
 
     With `key`, that one upload: its result (an error saying how to list them if it is not there, unless the
     bucket has it already, which is then reported as done). Without, every one: `{"results", "damaged"}`, what
@@ -54,6 +55,7 @@ def retry(
     """
     if by_user:
         backoff.reset()
+        ctx.go_online()  # an explicit retry always tries, whatever outage was recorded
     writing.tidy()
     if key is not None:
         return _retry_one(kinds, ctx, key)

@@ -10,6 +10,7 @@ from .. import commands
 from ..config.context import Context
 from ..contract import Discarded
 from ..errors import AgentMemoryError, UsageError
+from ..fsutil import read_own
 from . import claims, plans, writing
 
 
@@ -37,7 +38,7 @@ def export(key: str, destination: str) -> list[str]:
         )
     target = Path(destination).expanduser()
     if plan is not None and len(items) == 1:
-        return [_write_new(target, items[0][1].read_bytes())]
+        return [_write_new(target, read_own(items[0][1], plans.OBJECT_MAX))]
     written = []
     for path, file in items:
         if path.startswith("/") or ".." in path.split("/"):
@@ -45,7 +46,7 @@ def export(key: str, destination: str) -> list[str]:
                 f"The plan in {plans.folder(op)} names an unsafe path {path!r}; nothing more written.",
                 next_step=f"look inside {plans.folder(op)} yourself, then {commands.line('pending', 'discard', key)}",
             )
-        written.append(_write_new(target / path, file.read_bytes()))
+        written.append(_write_new(target / path, read_own(file, plans.OBJECT_MAX)))
     return written
 
 

@@ -19,9 +19,12 @@ from pathlib import Path
 from .. import commands, names, paths
 from ..contents import sha256
 from ..errors import UsageError
+from ..fsutil import UnsafeLocalFile, read_own
 
 FORMAT = 1
 PLAN_FILE = "plan.json"
+PLAN_MAX = 1 << 20  # bytes of a plan read at most: a thousand objects' paths and checksums
+OBJECT_MAX = 8 << 20  # bytes of one object read at most: more than a note (1 MiB) or a skill's file (5 MiB)
 
 
 class Damaged(Exception):
@@ -57,11 +60,15 @@ def folder(op: str) -> Path:
 def load(op: str) -> dict[str, object] | None:
     """The plan of `op`, None if there is none; Damaged if its file cannot be used."""
     try:
-        raw = (folder(op) / PLAN_FILE).read_bytes()
+        raw = read_own(folder(op) / PLAN_FILE, PLAN_MAX)
     except FileNotFoundError:
         if folder(op).is_dir():
             raise Damaged(f"{folder(op) / PLAN_FILE} is missing") from None
         return None
+    except UnsafeLocalFile as exc:  # a FIFO, a link, a huge file: never waited on, never read whole
+        raise Damaged(f"{exc.path} {exc.why}") from None
+    except OSError as exc:
+        raise Damaged(f"{folder(op) / PLAN_FILE} cannot be read ({exc.strerror or exc})") from None
     try:
         plan = json.loads(raw.decode("utf-8"))
     except ValueError as exc:
@@ -93,19 +100,30 @@ def contents(op: str, plan: dict[str, object]) -> list[tuple[str, bytes]]:
     for index, item in enumerate(plan["objects"]):
         file = folder(op) / "objects" / str(index)
         try:
-            data = file.read_bytes()
+            data = read_own(file, object_bound(item))
         except FileNotFoundError:
             raise Damaged(f"{file} ({item['path']}) is missing") from None
+        except UnsafeLocalFile as exc:
+            raise Damaged(f"{file} ({item['path']}) {exc.why}") from None
+        except OSError as exc:
+            raise Damaged(f"{file} ({item['path']}) cannot be read ({exc.strerror or exc})") from None
         if len(data) != item.get("size") or sha256(data) != item["sha256"]:
             raise Damaged(f"{file} ({item['path']}) no longer matches its checksum")
         found.append((item["path"], data))
     return found
 
 
+def object_bound(item: dict[str, object]) -> int:
+    """How many bytes of one planned object are read at most: its recorded size (more is damage), within
+    OBJECT_MAX."""
+    size = item.get("size")
+    return size if type(size) is int and 0 <= size <= OBJECT_MAX else OBJECT_MAX
+
+
 def done_plan(op: str) -> dict[str, object] | None:
     """The plan of `op` as it was when the bucket confirmed it (kept for a week), or None."""
     with contextlib.suppress(OSError, ValueError):
-        value = json.loads(done_file(op).read_text(encoding="utf-8"))
+        value = json.loads(read_own(done_file(op), PLAN_MAX))
         return value if isinstance(value, dict) and _shape_problem(value, op) is None else None
     return None
 

@@ -20,10 +20,10 @@ from ..contents import sha256
 from ..contract import Bootstrap
 from ..errors import AgentMemoryError, ContentRefused, NotSetUp, UsageError
 from ..fsutil import write_atomic
-from ..memory import pack, pending, reading, saving
+from ..memory import notes, pack, pending, reading, saving
 from ..memory.cache import ProjectCache
 from ..memory.refresh import refresh
-from ..memory.search import search_project
+from ..memory.search import SETUP, search_project
 from ..names import MalformedBucket, folder_path
 from ..outbox.delivery import retry
 from ..outbox.plans import Damaged
@@ -39,13 +39,14 @@ from ..store.base import BucketMissing, Store, StoreError
 from ..store.bucket import hub_user, parse_bucket
 from ..store.budget import Budget
 from ..store.failures import user_error
+from ..sync import settings as sync_settings
 from . import codex_sandbox as sandbox
 from . import hook_files, instructions, on_path, origins
 from .buckets import no_parent
 from .command import helper_command
 
 CORE_SKILL_DIR = Path(__file__).parent.parent / "core_skill"
-VERIFICATION_TITLE = "Memory setup verification"
+VERIFICATION_TITLE = notes.SETUP_TITLE
 DEFAULT_BUCKET_NAME = "agent-memory"
 
 
@@ -58,6 +59,7 @@ def bootstrap(
     agent: str = "both",
     skill_specs: list[str] | None = None,
     hooks: bool = False,
+    sync: bool = False,
     codex_sandbox: bool = False,
     space_revision: str | None = None,
     replace: bool = False,
@@ -147,6 +149,7 @@ def bootstrap(
         space_revision = space_revision or recorded.get("space_revision")  # a re-run without the flag keeps it
         config["core_skill"] = {"version": __version__, "space_revision": space_revision}
         instructions.record_created(config, made)
+        synced_before = sync_settings.set_in(config, list(roots), True) if sync else {}
         on_path.record_link(config, command)
 
     ctx.reload()  # the configuration just written
@@ -171,6 +174,11 @@ def bootstrap(
         "instructions": written,
         "backups": backups,
         "hooks": {"requested": hooks, "installed": installed_hooks},
+        "sync": {
+            "requested": sync,
+            "enabled": sync_settings.enabled(ctx.config),
+            "changed": not all(synced_before.values()),
+        },
         "codex_sandbox": consent,
         "command": command,
         "verification": verification,
@@ -191,6 +199,7 @@ def _changed(result: dict[str, object]) -> bool:
         or any(s["state"] == "installed" for s in result["skills"])
         or any(entry["state"] != "unchanged" for entry in result["instructions"])
         or any(h["changed"] for h in result["hooks"]["installed"])
+        or (result["sync"]["requested"] and result["sync"]["changed"])
         or (result["codex_sandbox"] and result["codex_sandbox"]["changed"])
         or (result["command"] and result["command"]["state"] in ("linked", "replaced"))
     )
@@ -404,7 +413,7 @@ def machine_id() -> str:
 def verification_id(bucket: str, project: str) -> str:
     """The same id on every run for this machine, bucket and project; another machine gets its own."""
     digest = sha256(f"{machine_id()}\n{bucket}\n{project}".encode())[:16]
-    return f"setup-{digest}"
+    return f"{notes.SETUP_ID_PREFIX}{digest}"
 
 
 def _verify(ctx: Context) -> tuple[dict[str, str], str | None]:
@@ -448,7 +457,7 @@ def _verify(ctx: Context) -> tuple[dict[str, str], str | None]:
 
 def _searched(ctx: Context, note_id: str) -> tuple[bool, str | None]:
     """Whether `search`, refreshed from the bucket, finds the note as shared; else why the bucket could not say."""
-    found, freshness = search_project(ctx, VERIFICATION_TITLE, limit=1000)
+    found, freshness = search_project(ctx, VERIFICATION_TITLE, limit=1000, kind=SETUP)
     if freshness.error is not None:
         return False, f"search could not refresh from the bucket ({freshness.error.detail})"
     return note_id in {r["id"] for r in found["results"] if not r["pending"]}, None

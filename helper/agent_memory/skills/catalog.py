@@ -20,10 +20,12 @@ from ..memory.cache import cache_not_written
 from ..store.base import Freshness, ObjectInfo, OversizedObject, Store, StoreError
 from . import layout
 
+INDEX_MAX = 16 << 20  # bytes of the index read at most: thousands of revisions with their descriptions
 _REVISION_FILE = re.compile(r"skills/([^/]+)/([^/]+)/(.+)", re.DOTALL)
 
 
-def _index_file(bucket: str) -> Path:
+def index_file(bucket: str) -> Path:
+    """The index of published skill revisions (read at most INDEX_MAX bytes)."""
     return paths.bucket_cache(bucket) / "skills" / "index.json"
 
 
@@ -31,7 +33,12 @@ def discover(ctx: Context, query: str = "", *, offline: bool = False) -> tuple[S
     """`({"skills": [...]}, how fresh the index is)`: complete revisions matching `query` by name or description,
     newest first."""
     bucket = ctx.bucket
-    index: dict[str, str] = read_json(_index_file(bucket), {}) or {}
+    try:
+        index: dict[str, str] = read_json(index_file(bucket), INDEX_MAX, {}) or {}
+    except (ValueError, OSError):  # damaged or planted: a cache, rebuilt by the next online search
+        index = {}
+    if not isinstance(index, dict) or not all(isinstance(v, str) for v in index.values()):
+        index = {}
     freshness = Freshness(offline=True)
     if not offline:
         try:
@@ -80,7 +87,7 @@ def _refresh_index(store: Store, bucket: str, index: dict[str, str]) -> tuple[di
                 except ContentRefused:
                     continue  # a malformed SKILL.md is not a usable revision: never listed, so never shown
                 fresh[key] = meta["description"]
-    write_json_atomic(_index_file(bucket), fresh)
+    write_json_atomic(index_file(bucket), fresh)
     return fresh, oversized
 
 

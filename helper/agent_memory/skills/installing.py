@@ -21,9 +21,11 @@ from ..config.context import Context
 from ..contents import compare, sha256
 from ..contract import Installed
 from ..errors import AgentMemoryError, ContentRefused
-from ..fsutil import make_dirs, make_private, new_folder, remove_tree, scratch_folder, write_atomic
+from ..fsutil import make_dirs, make_private, new_folder, read_own, remove_tree, scratch_folder, write_atomic
 from ..store.base import Store, StoreError, UnsafeObject
 from . import layout
+
+MARKER_MAX = 1 << 20  # bytes of an install marker read at most: the checksums of a thousand files
 
 
 def install_revision(
@@ -250,7 +252,7 @@ def folder_files(folder: Path) -> dict[str, bytes | None]:
 def read_marker(folder: Path) -> dict[str, object] | None:
     """The install marker of a folder we installed, or None."""
     with contextlib.suppress(OSError, ValueError):
-        value = json.loads((folder / layout.MARKER).read_text(encoding="utf-8"))
+        value = json.loads(read_own(folder / layout.MARKER, MARKER_MAX))
         return value if isinstance(value, dict) else None
     return None
 

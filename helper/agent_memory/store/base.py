@@ -27,7 +27,8 @@ class ObjectInfo:
 
 
 class StoreError(Exception):
-    """A store operation failed; `reason` is `offline`, `auth` or `error` (the contract's sync reasons).
+    """A store operation failed; `reason` is `offline`, `auth` or `error` (the contract's sync reasons), and
+    `lasting` says whether it is an outage (see `outage`).
 
     The error is told to the user in one place, at the command's boundary (`failures`); on its way there, the
     operation that met it may say what it was doing (`during`).
@@ -38,6 +39,7 @@ class StoreError(Exception):
         self.reason = reason
         self.detail = detail
         self.what: str | None = None
+        self.lasting = False  # a failure that will not clear within seconds (refused, timed out, 5xx): an outage
 
     def during(self, what: str) -> None:
         """Say what failed because of this error (the first to say so wins: it is the closest)."""

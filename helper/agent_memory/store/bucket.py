@@ -16,6 +16,7 @@ from types import ModuleType
 from .. import commands, names
 from ..errors import AccessError
 from ..names import FILE_SCHEME, folder_path, hub_id
+from . import outage
 from .base import Store, StoreError
 from .budget import Budget
 
@@ -68,14 +69,18 @@ def check_private(uri: str) -> None:
     )
 
 
-def open_store(uri: str, *, budget: Budget) -> Store:
+def open_store(uri: str, *, budget: Budget, online: bool = False) -> Store:
     """The store for a canonical bucket URI; `budget` bounds its network calls (the command's one budget).
 
-    A folder store is checked first (`check_private`): every command that uses one goes through here.
+    A folder store is checked first (`check_private`): every command that uses one goes through here. A Hub bucket
+    that did not answer a moment ago is not asked again before its wait is over (`outage`), unless `online`
+    (`--online`, an explicit retry): its store then fails every call at once, and loads no network library.
     """
     if (folder := folder_path(uri)) is not None:
         check_private(uri)
         return _backend("local").FolderStore(folder)
+    if not online and (found := outage.current(uri)) is not None:
+        return outage.OutageStore(uri, found)
     return _backend("hub").HubStore(hub_id(uri) or "", budget=budget)
 
 

@@ -23,7 +23,7 @@ from huggingface_hub.utils import disable_progress_bars, set_client_factory
 from huggingface_hub.utils._http import default_client_factory, hf_request_event_hook
 
 from ..guard import redact
-from . import change_feed
+from . import change_feed, outage
 from .base import BucketMissing, BucketPublic, Listing, NoCredentials, ObjectConflict, ObjectInfo, Store, StoreError
 from .budget import Budget
 
@@ -37,11 +37,22 @@ except ImportError as missing:
 # hf_xet reads these when it makes its first client: its defaults retry an unreachable Hub for 77 s, where two quick
 # attempts are enough for notes of a few KiB. Set (unless the user set them) when the first HubStore is opened.
 XET_SETTINGS = {"HF_XET_CLIENT_RETRY_MAX_ATTEMPTS": "2", "HF_XET_CLIENT_RETRY_BASE_DELAY": "300ms"}
-FEED_SECONDS = 10.0  # at most this long (or half the budget) for the feed to get ready, then list instead
+# at most this long (or half the budget) for the feed to get ready, then list instead: the feed's replay of a few
+# changes takes the Hub well under a second, and a refresh with nothing new is this one request
+FEED_SECONDS = 3.0
+# how long a request may go without any answer once the Hub is in doubt: the feed's first bytes, and every request
+# after one that got no answer; a second silence in one command means the Hub is down (an outage: `outage`), and
+# the command's later calls fail at once. So the first search of an outage costs about twice this.
+SILENT_SECONDS = 2.0
 
 
 class _Unreachable(Exception):
-    """The Hub could not be reached (refused, reset, timed out, answer lost)."""
+    """The Hub could not be reached (refused, reset, timed out, answer lost); `silent` when it did not answer in
+    time."""
+
+    def __init__(self, detail: str, *, silent: bool = False) -> None:
+        super().__init__(detail)
+        self.silent = silent
 
 
 class _ServerAnswer(Exception):
@@ -59,7 +70,8 @@ class _FailFastTransport(httpx2.HTTPTransport):
         try:
             response = super().handle_request(request)
         except httpx2.TransportError as exc:
-            raise _Unreachable(f"cannot reach {request.url.host}: {type(exc).__name__}") from exc
+            silent = isinstance(exc, httpx2.TimeoutException)
+            raise _Unreachable(f"cannot reach {request.url.host}: {type(exc).__name__}", silent=silent) from exc
         if response.status_code in (408, 429) or response.status_code >= 500:
             response.close()
             raise _ServerAnswer(response.status_code, request.url.path)
@@ -85,6 +97,8 @@ class HubStore(Store):
         _configure()
         # the endpoint is read when the store is opened, like every other setting, not when the SDK was imported
         self.endpoint = (os.environ.get("HF_ENDPOINT") or huggingface_hub.constants.ENDPOINT).rstrip("/")
+        self.silent = False  # a request of this command got no answer: the next ones wait SILENT_SECONDS at most
+        self.down: StoreError | None = None  # a second one did not either: every later call fails with this at once
 
     @functools.cached_property
     def api(self) -> huggingface_hub.HfApi:
@@ -96,19 +110,44 @@ class HubStore(Store):
         """Give the SDK back its own HTTP client (a process that goes on may use the SDK itself, or another Hub)."""
         set_client_factory(default_client_factory)
 
-    def _call(self, fn: Callable[[], object]) -> object:
+    def _call(self, fn: Callable[[], object], *, cap: float | None = None) -> object:
+        """`fn` within the budget (and `cap` seconds, if given); a lasting failure is remembered (`outage`), as is
+        a success, which ends any outage."""
+        if self.down is not None:
+            raise _lasting(StoreError(self.down.reason, self.down.detail))
+        if self.silent:
+            cap = min(cap or SILENT_SECONDS, SILENT_SECONDS)
         try:
-            return _within(self.budget, fn)
-        except StoreError:
-            raise
+            found = _within(self.budget, fn, cap)
         except Exception as exc:
-            raise self._classify(exc) from exc
+            error = self._classify(exc)
+            self._failed(error, silent=_no_answer(exc))
+            raise error from exc
+        self.answered()
+        return found
+
+    def answered(self) -> None:
+        """The Hub answered: it is not silent, and not in an outage."""
+        self.silent = False
+        outage.ended()
+
+    def _failed(self, error: StoreError, *, silent: bool) -> None:
+        """Remember a failure: a lasting one as an outage; a second request without an answer as the Hub down."""
+        if silent and self.silent:
+            self.down = error
+        self.silent = self.silent or silent
+        if error.lasting:
+            outage.failed(self.uri, error)
 
     def _classify(self, exc: Exception) -> StoreError:
+        if isinstance(exc, StoreError):
+            return exc
         if isinstance(exc, DeadlineExceeded):
-            return StoreError("offline", f"the Hub did not answer in time ({exc})")
+            return _lasting(StoreError("offline", f"the Hub did not answer in time ({exc})"))
         if isinstance(exc, _Unreachable):
-            return StoreError("offline", str(exc))
+            return _lasting(StoreError("offline", str(exc)))
+        if isinstance(exc, _ServerAnswer):
+            return _lasting(StoreError("error", str(exc)))
         if isinstance(exc, hf_errors.OfflineModeIsEnabled):
             return StoreError("offline", "HF_HUB_OFFLINE is set")
         if isinstance(exc, hf_errors.LocalTokenNotFoundError):
@@ -126,7 +165,7 @@ class HubStore(Store):
 
     def _probe(self, original: Exception) -> StoreError:
         try:
-            _within(self.budget, lambda: self.api.bucket_info(self.bucket_id))
+            _within(self.budget, lambda: self.api.bucket_info(self.bucket_id), SILENT_SECONDS if self.silent else None)
         except Exception as exc:
             if not isinstance(exc, ConnectionError):
                 return self._classify(exc)
@@ -188,13 +227,19 @@ class HubStore(Store):
         deadline = time.monotonic() + min(FEED_SECONDS, self.budget.remaining() / 2)
         url = f"{self.endpoint}/api/buckets/{self.bucket_id}/events"
 
+        if self.down is not None:
+            raise change_feed.Unfollowable("slow", self.down.detail)
+        silence = []  # the feed got no answer at all: the Hub is in doubt (see SILENT_SECONDS)
+
         def open_stream(params: dict[str, str]) -> Generator[bytes, None, None]:
-            wait = max(0.1, deadline - time.monotonic())
+            wait = min(max(0.1, deadline - time.monotonic()), SILENT_SECONDS)  # between any two bytes of the answer
             headers = {**build_hf_headers(), "accept": "text/event-stream"}  # the SDK's own credentials
+            answered = False
             try:
                 with get_session().stream(
-                    "GET", url, headers=headers, params=params, timeout=httpx2.Timeout(wait, connect=min(wait, 10.0))
+                    "GET", url, headers=headers, params=params, timeout=httpx2.Timeout(wait, connect=wait)
                 ) as response:
+                    answered = True
                     status = response.status_code
                     # 401/403/404/501 (the SDK's BucketEventsUnavailable), 400 (a refused cursor), a failing feed
                     if status >= 400:
@@ -206,26 +251,41 @@ class HubStore(Store):
             except _ServerAnswer as exc:  # 501 (not served here) or a failing feed: the listing decides
                 raise change_feed.Unfollowable("unavailable", str(exc)) from None
             except _Unreachable as exc:  # timed out (or refused): the listing has the rest of the budget to try
+                if exc.silent and not answered:
+                    silence.append(f"no answer within {wait:.3g} s")
                 raise change_feed.Unfollowable("slow", str(exc)) from None
             except httpx2.TimeoutException:
+                if not answered:
+                    silence.append(f"no answer within {wait:.3g} s")
                 raise change_feed.Unfollowable("slow", "the change feed did not get ready in time") from None
             except httpx2.HTTPError as exc:  # cut in the middle: as if it had ended
                 raise change_feed.Unfollowable("ended", f"the change feed broke off ({type(exc).__name__})") from None
 
         try:
-            return _within(
+            replay = _within(
                 self.budget, lambda: change_feed.head_or_changes(open_stream, cursor, prefix, deadline=deadline)
             )
         except change_feed.Unfollowable:
+            if not silence:
+                self.answered()
+            else:
+                error = StoreError("offline", f"the Hub did not answer ({silence[0]})")
+                error.lasting = self.silent  # a first silence is no outage yet: the listing that follows decides
+                self._failed(error, silent=True)
             raise
         except AttributeError as exc:  # an SDK whose session lacks what is used above: list, as before
             detail = f"this huggingface_hub cannot read the feed ({exc})"
             raise change_feed.Unfollowable("unsupported", detail) from None
         except Exception as exc:
-            raise self._classify(exc) from exc
+            error = self._classify(exc)
+            self._failed(error, silent=_no_answer(exc))
+            raise error from exc
+        self.answered()
+        return replay
 
     def updated_at(self) -> str | None:
-        info = self._call(lambda: self.api.bucket_info(self.bucket_id))
+        # like the feed, the one request of a refresh with nothing new: a Hub that is silent this long is down
+        info = self._call(lambda: self.api.bucket_info(self.bucket_id), cap=FEED_SECONDS)
         value = getattr(info, "updatedAt", None)  # a field BucketInfo keeps as the Hub spells it
         return value if isinstance(value, str) and 0 < len(value) <= 100 else None
 
@@ -279,9 +339,9 @@ def _configure() -> None:
     set_client_factory(_client_factory)  # our transport, whoever set one before us
 
 
-def _within(budget: Budget, fn: Callable[[], object]) -> object:
-    """Run `fn` within the remaining budget; DeadlineExceeded if it does not return in time (the thread that still
-    waits is recorded in the budget as abandoned)."""
+def _within(budget: Budget, fn: Callable[[], object], cap: float | None = None) -> object:
+    """Run `fn` within the remaining budget (and at most `cap` seconds); DeadlineExceeded if it does not return in
+    time (the thread that still waits is recorded in the budget as abandoned)."""
     result: list[object] = []
     error: list[BaseException] = []
 
@@ -293,10 +353,11 @@ def _within(budget: Budget, fn: Callable[[], object]) -> object:
 
     worker = threading.Thread(target=target, name="agent-memory-network", daemon=True)
     worker.start()
-    worker.join(budget.remaining())
+    wait = budget.remaining() if cap is None else min(cap, budget.remaining())
+    worker.join(wait)
     if worker.is_alive():
         budget.abandoned.append(worker.name)
-        raise DeadlineExceeded(f"no answer within {budget.seconds:g} s")
+        raise DeadlineExceeded(f"no answer within {budget.seconds if cap is None else wait:.3g} s")
     if error:
         raise error[0]
     return result[0]
@@ -315,6 +376,16 @@ def whoami(budget: Budget) -> str:
         if exc.reason == "auth":
             raise NoCredentials(exc.detail) from exc
         raise
+
+
+def _no_answer(exc: BaseException) -> bool:
+    """Whether a call failed for want of any answer (the budget ran out, or a read timed out)."""
+    return isinstance(exc, DeadlineExceeded) or (isinstance(exc, _Unreachable) and exc.silent)
+
+
+def _lasting(error: StoreError) -> StoreError:
+    error.lasting = True
+    return error
 
 
 def _xet_hash(data: bytes) -> str:

@@ -88,7 +88,7 @@ class History:
             store.fetch(small, staging)
             for info in small:
                 try:
-                    data = read_own(staging / info.path)
+                    data = read_own(staging / info.path, versions.MAX_OBJECT)
                 except OSError:
                     self._refuse(info.path, "it could not be read back as a regular file")
                     continue
@@ -140,7 +140,7 @@ class History:
         if meta["hash"] is None:
             return None
         try:
-            data = read_own(self.folder / "texts" / meta["hash"])
+            data = read_own(self.folder / "texts" / meta["hash"], versions.MAX_OBJECT)
         except OSError:
             raise Refused(f"the kept text of version {version_id} is missing") from None
         if sha256(data) != meta["hash"]:
@@ -184,11 +184,9 @@ def _read(file: Path) -> dict[str, object]:
     """The record, `{}` when missing; a record that is not ours (damaged, a link) is started again: the bucket
     still has every version, and the next refresh lists it whole."""
     with contextlib.suppress(OSError, ValueError):
-        data = read_own(file)
-        if len(data) <= _RECORD_MAX:
-            value = json.loads(data.decode("utf-8"))
-            if isinstance(value, dict) and _well_formed(value):
-                return value
+        value = json.loads(read_own(file, _RECORD_MAX).decode("utf-8"))
+        if isinstance(value, dict) and _well_formed(value):
+            return value
     return {}
 
 

@@ -6,36 +6,48 @@ the bucket, a pull costs one question to it (a folder store: one listing of the 
 from __future__ import annotations
 
 import os
+import time
+from pathlib import Path
 
 from ..config.context import Context
 from ..display import plural
 from ..errors import AgentMemoryError
-from .engine import FolderSync
+from . import folders
+from .folders import INDEX_FILES
+from .history import History
+from .index import FolderIndex
 from .running import changed_here, scopes, sync
 from .summary import folder_states
+from .versions import Refused
 
-# The file each runtime loads into every session. Measured in Claude Code 2.1.328: it reads MEMORY.md before the
-# SessionStart hook's changes land (a session's first request has the text the file had when it started), so
-# what a pull added to it is told in the reminder; the file has it for every later session.
-INDEX_FILES = {"claude": "MEMORY.md", "codex": "memory_summary.md"}
+# Measured in Claude Code 2.1.328 and Codex 0.169: each reads its index file (folders.INDEX_FILES) before the
+# SessionStart hook's changes land (a session's first request has the text the file had when it started), so what
+# a pull added to it is told in the reminder; the file has it for every later session. Codex with memories on
+# starts a consolidation session beside the user's, whose SessionStart hook runs at the same time: the hook that
+# waits for the other's pull is told what it pulled (`index.recent`).
 MAX_INDEX_LINES = 1200  # bytes of an index file's new lines put into the reminder
-PULL_BUDGET = 5.0  # seconds: the SessionStart hook's own timeout is longer, and a session waits for it
+PULL_BUDGET = 6.0  # seconds of network: a session waits for it, and the runtimes end a SessionStart hook after 10 s
 MAX_NAMED = 5  # files named in the reminder; the rest are counted
 
 
 def pull(ctx: Context, event: dict[str, object], agent: str, helper: str) -> list[str]:
     """Bring here what other machines changed in `agent`'s memory (nothing changed here is touched); the lines the
     session's reminder gets: files that changed, files that need a decision."""
+    started = time.time()  # the runtime read its memory before it started this hook
     directory = event.get("cwd") if isinstance(event.get("cwd"), str) else os.getcwd()
     ctx.budget.reset(PULL_BUDGET)
     try:
-        run = sync(ctx, scopes(ctx, agent, directory), push=False, wait=False)
+        chosen = scopes(ctx, agent, directory)
+        run = sync(ctx, chosen, push=False, wait=PULL_BUDGET / 2)
     except (AgentMemoryError, OSError) as exc:
         return [f"agent-memory sync: this machine's copy of {agent}'s memory was not updated ({exc})."]
-    lines = []
-    pulled = [path for done in run.folders for path in done.pulled]
-    for done in run.folders:
-        lines += _index_lines(done)
+    lines, pulled = [], []
+    for scope in chosen:
+        for place in scope.places:
+            recent = FolderIndex(History.folder_of(ctx.bucket, agent, scope.scope), place).recent
+            if isinstance(recent.get("at"), (int, float)) and recent["at"] >= started:  # pulled after it read them
+                pulled += [path for path in recent.get("pulled", []) if isinstance(path, str)]
+                lines += _index_lines(agent, place, recent)
     if pulled:
         named = ", ".join(pulled[:MAX_NAMED]) + (
             f" and {len(pulled) - MAX_NAMED} more" if len(pulled) > MAX_NAMED else ""
@@ -63,7 +75,7 @@ def push(ctx: Context, event: dict[str, object], agent: str, budget: float) -> s
     if not chosen:
         return None
     ctx.budget.reset(budget)
-    run = sync(ctx, chosen, push=True, wait=False)
+    run = sync(ctx, chosen, push=True, wait=0)
     pushed = sum(len(done.pushed) + len(done.merged) for done in run.folders)
     pending = sum(1 for upload in run.uploads if upload["status"] == "pending")
     refused = [item["path"] for done in run.folders for item in done.refused]
@@ -73,13 +85,17 @@ def push(ctx: Context, event: dict[str, object], agent: str, budget: float) -> s
     return text
 
 
-def _index_lines(done: FolderSync) -> list[str]:
+def _index_lines(agent: str, folder: Path, recent: dict[str, object]) -> list[str]:
     """The lines a pull added to the runtime's index file, for the reminder (bounded; the rest: read the file)."""
-    name = INDEX_FILES[done.runtime]
-    if name not in done.pulled:
+    name = INDEX_FILES[agent]
+    if name not in recent.get("pulled", []):
         return []
-    new = (done.folder / name).read_text(encoding="utf-8", errors="replace").splitlines()
-    old = set((done.before.get(name) or "").splitlines())
+    try:
+        new = folders.read(folder, name).text.splitlines()
+    except (OSError, Refused):
+        return [f"agent-memory sync: {name} changed on another machine after this session loaded it: read it again."]
+    before = recent.get("before") if isinstance(recent.get("before"), dict) else {}
+    old = set(str(before.get(name) or "").splitlines())
     added = [line for line in new if line.strip() and line not in old]
     if not added:
         return [f"agent-memory sync: {name} changed on another machine after this session loaded it: read it again."]
@@ -89,6 +105,6 @@ def _index_lines(done: FolderSync) -> list[str]:
         if size > MAX_INDEX_LINES:
             break
         shown.append(line)
-    rest = "" if len(shown) == len(added) else f" ({len(added) - len(shown)} more lines: read {done.folder / name})"
+    rest = "" if len(shown) == len(added) else f" ({len(added) - len(shown)} more lines: read {folder / name})"
     head = f"agent-memory sync: lines another machine added to {name} after this session loaded it{rest}:"
     return [head, *shown]

@@ -34,6 +34,10 @@ class FolderIndex:
         self.pushed: int = record.get("pushed", 0)
         self.pulled: int = record.get("pulled", 0)
         self.last_sync: str | None = record.get("last_sync")
+        # the last pass that pulled files: when it ended (POSIX time), which, and the runtime's index file's text
+        # before it, so that a session whose hook waited for that pass is told the same
+        recent = record.get("recent")
+        self.recent: dict[str, object] = recent if isinstance(recent, dict) else {}
 
     @classmethod
     def read(cls, file: str) -> FolderIndex | None:
@@ -56,17 +60,16 @@ class FolderIndex:
                 "pushed": self.pushed,
                 "pulled": self.pulled,
                 "last_sync": self.last_sync,
+                "recent": self.recent,
             },
         )
 
 
 def _read(file: Path) -> dict[str, object]:
     with contextlib.suppress(OSError, ValueError):
-        data = read_own(file)
-        if len(data) <= _RECORD_MAX:
-            value = json.loads(data.decode("utf-8"))
-            if _well_formed(value):
-                return value
+        value = json.loads(read_own(file, _RECORD_MAX).decode("utf-8"))
+        if _well_formed(value):
+            return value
     return {}
 
 

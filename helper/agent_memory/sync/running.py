@@ -8,7 +8,10 @@ SessionEnd hooks push, and with nothing changed here they stop after one stat pe
 
 from __future__ import annotations
 
+import contextlib
 import os
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from ..clock import new_id
@@ -80,15 +83,17 @@ def changed_here(ctx: Context, scope: Scope) -> bool:
     return False
 
 
-def sync(ctx: Context, chosen: list[Scope], *, push: bool, wait: bool = True, only: set[str] | None = None) -> Run:
-    """Sync each scope (see the module's docstring); with `wait` False (a hook), a scope that another process is
-    syncing right now is left to it."""
+def sync(
+    ctx: Context, chosen: list[Scope], *, push: bool, wait: float | None = None, only: set[str] | None = None
+) -> Run:
+    """Sync each scope (see the module's docstring); with `wait` seconds (a hook), a scope that another process
+    keeps syncing longer than that is left to it."""
     run = Run()
     machine = _machine()
     for scope in chosen:
         history = History(ctx.bucket, scope.runtime, scope.scope)
         lock = history.folder / "lock"
-        with locked(lock) if wait else try_locked(lock) as ours:
+        with locked(lock) if wait is None else _waiting(lock, wait) as ours:
             if ours is False:
                 run.busy.append(f"{scope.runtime}/{scope.scope}")
                 continue
@@ -109,11 +114,28 @@ def sync(ctx: Context, chosen: list[Scope], *, push: bool, wait: bool = True, on
             key = _plan(ctx, scope, new) if new else None  # kept in the outbox before anything records it as sent
             history.save()
             for done, index in passes:
+                if done.pulled:
+                    name = folders.INDEX_FILES[scope.runtime]
+                    before = {name: done.before[name]} if name in done.before else {}
+                    index.recent = {"at": time.time(), "pulled": done.pulled, "before": before}
                 index.save(synced=not run.errors)
                 run.folders.append(done)
         if key is not None:
             run.uploads.append(_deliver(ctx, key))
     return run
+
+
+@contextlib.contextmanager
+def _waiting(lock: Path, seconds: float) -> Iterator[bool]:
+    """Hold `lock`, waiting up to `seconds` for another process to release it; yields False if it did not (two
+    sessions starting at once, such as Codex's memory consolidation beside the user's session, both pull)."""
+    end = time.monotonic() + seconds
+    while True:
+        with try_locked(lock) as ours:
+            if ours or time.monotonic() >= end:
+                yield ours
+                return
+        time.sleep(0.1)
 
 
 def _plan(ctx: Context, scope: Scope, new: list) -> str:

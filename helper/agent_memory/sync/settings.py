@@ -16,9 +16,14 @@ def enabled(config: dict[str, object]) -> list[str]:
 def switch(runtimes: tuple[str, ...], on: bool) -> dict[str, bool]:
     """Turn sync on or off for `runtimes`; returns whether each was on before."""
     with editing() as config:
-        found = config.get("sync")
-        found = dict(found) if isinstance(found, dict) else {}
-        before = {name: found.get(name) is True for name in runtimes}
-        found.update({name: on for name in runtimes})
-        config["sync"] = found
+        return set_in(config, runtimes, on)
+
+
+def set_in(config: dict[str, object], runtimes: tuple[str, ...] | list[str], on: bool) -> dict[str, bool]:
+    """Turn sync on or off for `runtimes` in a configuration being edited; whether each was on before."""
+    found = config.get("sync")
+    found = dict(found) if isinstance(found, dict) else {}
+    before = {name: found.get(name) is True for name in runtimes}
+    found.update({name: on for name in runtimes})
+    config["sync"] = found
     return before

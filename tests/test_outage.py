@@ -1,0 +1,177 @@
+"""A Hub that hangs costs one wait, not one per command: the first search of an outage records it, every later
+search, save and hook answers at once from what is local (stale results, a pending note) without a request, until
+the wait is over, `--online` or an explicit retry tries, or a success anywhere ends it. Concurrent failures count
+once, the outage's and the hooks' alike.
+
+Run against the Hub emulator hung on every endpoint (it accepts connections and never answers). The times asked
+of it (first search within 6 s, later ones within 1.5 s) are measured by `bench/outage.py`; here a subprocess
+timeout only detects a hang, and "at once" is proved by the emulator receiving no request at all.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import tools
+from conftest import BUCKET
+
+
+def _outage(machine) -> dict:
+    return json.loads(machine.outage.read_text())
+
+
+def _wait_over(machine) -> None:
+    """As if the outage's wait had passed: its end moved to the past, its count kept."""
+    machine.outage.write_text(json.dumps({**_outage(machine), "until": time.time() - 1}))
+
+
+def _seeded(alice, hub):
+    """A note saved and cached while the Hub answers, and the cache following the change feed."""
+    saved = alice.save("# Pool size\n\nThe connection pool holds 8 sockets.", "--title", "Pool size")
+    tools.exited(saved)
+    found = alice.run("search", "pool", "--json", process=True)
+    assert found.json["sync"]["status"] == "fresh", found.err
+    return saved.json
+
+
+def test_a_hung_hub_costs_the_first_search_only(alice, hub):
+    saved = _seeded(alice, hub)
+    hub.hang()
+
+    started = time.monotonic()
+    first = alice.run("search", "pool", "--json", process=True, timeout=60)
+    first_seconds = time.monotonic() - started
+    tools.exited(first)
+    assert first.json["sync"]["status"] == "stale" and first.json["sync"]["reason"] == "offline", first.out
+    assert [r["id"] for r in first.json["results"]] == [saved["id"]]  # the cache answers
+    assert first_seconds < 15, first_seconds  # a hang detector only: the budget is 20 s (bench/outage.py times it)
+    record = _outage(alice)
+    assert record["failures"] == 1 and record["bucket"] == f"hf://buckets/{BUCKET}"
+    assert 25 <= record["until"] - time.time() <= 30
+
+    hub.reset_requests()
+    later = alice.run("search", "pool", "--json", process=True)
+    tools.exited(later)
+    assert later.json["sync"]["status"] == "stale"
+    assert [r["id"] for r in later.json["results"]] == [saved["id"]]
+    detail = later.json["sync"]["detail"]
+    assert "tries it again from" in detail and "--online" in detail and "--offline" in detail, detail
+    assert "Results come from the local cache only" in later.err and "--offline" in later.err
+
+    pending = alice.run("save", "--json", "--title", "Socket limit", input="Raise the socket limit.", process=True)
+    tools.exited(pending, 75)
+    assert pending.json["status"] == "pending"
+    assert f"run `agent-memory pending retry {pending.json['id']}`" in pending.json["message"]
+    assert "tries it again from" in pending.json["message"]
+    checkpoint = alice.run("save", "--json", "--kind", "checkpoint", input="Where I stopped.", process=True)
+    tools.exited(checkpoint, 75)
+    assert checkpoint.json["status"] == "pending"
+
+    read = alice.run("read", saved["id"], "--json", process=True)  # a cached note needs no network
+    tools.exited(read)
+    assert read.json["source"] == "cache"
+    missing = alice.run("read", "20260101-000000-000000-0000000000", process=True)
+    tools.exited(missing, 1)
+    assert "tries it again from" in missing.err and "\nNext: " in missing.err
+
+    stale = alice.run("search", "socket limit", "--json", process=True)
+    assert [(r["id"], r["pending"]) for r in stale.json["results"]] == [(pending.json["id"], True)]
+    assert hub.requests == []  # every command after the first answered without asking the Hub
+    assert _outage(alice)["failures"] == 1
+
+
+def test_the_hub_is_tried_again_once_the_wait_is_over_and_found_healthy(alice, hub):
+    _seeded(alice, hub)
+    hub.hang()
+    assert alice.run("search", "pool", "--json", process=True, timeout=60).json["sync"]["status"] == "stale"
+
+    _wait_over(alice)  # still hung: one more try, and a longer wait after it
+    again = alice.run("search", "pool", "--json", process=True, timeout=60)
+    assert again.json["sync"]["status"] == "stale"
+    record = _outage(alice)
+    assert record["failures"] == 2 and 55 <= record["until"] - time.time() <= 60
+
+    hub.clear_faults()  # the Hub is back: nothing asks it before the wait is over
+    hub.reset_requests()
+    assert alice.run("search", "pool", "--json").json["sync"]["status"] == "stale"
+    assert hub.requests == []
+    _wait_over(alice)
+    healthy = alice.run("search", "pool", "--json")
+    assert healthy.json["sync"]["status"] == "fresh", healthy.out
+    assert not alice.outage.exists()  # the success ended it
+
+
+def test_online_and_an_explicit_retry_always_try_and_a_success_ends_the_outage(alice, hub):
+    _seeded(alice, hub)
+    hub.hang()
+    assert alice.run("search", "pool", "--json", process=True, timeout=60).json["sync"]["status"] == "stale"
+    saved = alice.run("save", "--json", input="Kept during the outage.", process=True)
+    tools.exited(saved, 75)
+
+    hub.clear_faults()
+    hub.reset_requests()
+    online = alice.run("search", "pool", "--online", "--json")
+    assert online.json["sync"]["status"] == "fresh" and hub.requests != []
+    assert not alice.outage.exists()
+    assert alice.run("search", "pool", "--json").json["sync"]["status"] == "fresh"
+
+    hub.hang()  # a new outage, found by a save this time
+    assert alice.run("search", "pool", "--json", process=True, timeout=60).json["sync"]["status"] == "stale"
+    hub.clear_faults()
+    retried = alice.run("pending", "retry", "--json")  # the user's retry tries whatever the outage says
+    tools.exited(retried)
+    assert [r["status"] for r in retried.json["results"]] == ["saved"], retried.out
+    assert not alice.outage.exists()
+
+    hub.hang()
+    assert alice.run("search", "pool", "--json", process=True, timeout=60).json["sync"]["status"] == "stale"
+    hub.clear_faults()
+    again = alice.run("save", "--online", "--json", input="Saved with --online.")
+    tools.exited(again)
+    assert again.json["status"] == "saved"
+    assert not alice.outage.exists()
+    usage = alice.run("search", "pool", "--online", "--offline")
+    tools.exited(usage, 2)
+    assert "\nNext: " in usage.err
+
+
+def test_concurrent_stop_hooks_that_fail_together_count_once(alice, hub):
+    hub.fault("batch", "fail", times=0)
+    tools.exited(alice.save("Kept while the Hub fails."), 75)
+    hub.clear_faults()
+    hub.hang()
+    env = {"AGENT_MEMORY_HOOK_BUDGET": "3"}
+    hooks = [alice.popen("hook", "stop", "--agent", agent, input=b"{}", env=env) for agent in ("codex", "claude") * 3]
+    for proc in hooks:
+        out, err = proc.communicate(timeout=120)
+        tools.exited(proc)
+        assert out == b"" or list(json.loads(out)) == ["systemMessage"], out  # what it tells the user, if anything
+    backoff = json.loads(alice.backoff.read_text())
+    assert backoff["failures"] == 1, backoff  # six sessions ending a turn at once: one failure, a one-minute wait
+    assert 50 <= backoff["until"] - time.time() <= 60
+    assert _outage(alice)["failures"] == 1
+
+    alice.wait_over()  # both waits
+    hooks = [alice.popen("hook", "stop", "--agent", "codex", input=b"{}", env=env) for _ in range(3)]
+    for proc in hooks:
+        assert proc.wait(timeout=120) == 0
+    assert json.loads(alice.backoff.read_text())["failures"] == 2  # the next interval's failures count once too
+    assert _outage(alice)["failures"] == 2
+
+
+def test_a_damaged_outage_record_means_no_outage(alice, hub):
+    _seeded(alice, hub)
+    record = alice.outage
+    now = time.time()
+    damages = (
+        "{not json",
+        json.dumps({"bucket": f"hf://buckets/{BUCKET}", "since": now, "until": now + 1e6, "failures": 1}),
+        json.dumps(
+            {"bucket": f"hf://buckets/{BUCKET}", "since": "x", "until": now + 20, "failures": 1, "reason": "offline"}
+        ),
+    )
+    for damage in damages:
+        record.write_text(damage)
+        found = alice.run("search", "pool", "--json")
+        assert found.json["sync"]["status"] == "fresh", (damage, found.out)
