@@ -144,8 +144,7 @@ def test_concurrent_stop_hooks_that_fail_together_count_once(alice, hub):
     env = {"AGENT_MEMORY_HOOK_BUDGET": "3"}
     hooks = [alice.popen("hook", "stop", "--agent", agent, input=b"{}", env=env) for agent in ("codex", "claude") * 3]
     for proc in hooks:
-        out, err = proc.communicate(timeout=120)
-        tools.exited(proc)
+        out = tools.exited(tools.finished(proc, timeout=120)).stdout
         assert out == b"" or list(json.loads(out)) == ["systemMessage"], out  # what it tells the user, if anything
     backoff = json.loads(alice.backoff.read_text())
     assert backoff["failures"] == 1, backoff  # six sessions ending a turn at once: one failure, a one-minute wait

@@ -129,8 +129,7 @@ def test_concurrent_processes_lose_no_count_and_damage_is_skipped(ready):
         handle.write(b"not\ta line of ours\n\xff\xfe\n12\tsearch\tcodex\ts\tdemo\t1")  # garbage, a torn last line
     procs = [ready.popen("search", "--offline", "parallel", env={"CODEX_THREAD_ID": f"thread-{n}"}) for n in range(8)]
     for proc in procs:
-        out, err = proc.communicate(timeout=300)
-        tools.exited(proc)
+        tools.exited(tools.finished(proc, timeout=300))
     used = _agents(_usage(ready))["codex"]
     assert (used["sessions"], used["searches"], used["searches_found"]) == (8, 8, 8)
 
