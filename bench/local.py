@@ -54,7 +54,7 @@ _LAUNCHER = (
 )
 
 
-def _peak_memory(argv: list[str], machine: Machine) -> int:
+def peak_memory(argv: list[str], machine: Machine) -> int:
     """Peak resident memory of one run of `argv`, in bytes (at least the launcher's own, a few MiB)."""
     code, kilobytes = machine.run([sys.executable, "-c", _LAUNCHER, *argv]).stdout.split()
     if code != b"0":
@@ -131,7 +131,7 @@ def search(ctx: Context) -> list[Table]:
                 ms(words),
                 ratio(words, am),
                 ms(medians["python -c pass"]),
-                f"{_peak_memory(argvs['agent-memory'], machine) / 2**20:.1f} MiB",
+                f"{peak_memory(argvs['agent-memory'], machine) / 2**20:.1f} MiB",
             ]
         )
         if size == 10_000:

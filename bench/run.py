@@ -30,6 +30,7 @@ except ImportError:  # run with the virtualenv's interpreter, which has the help
 
 import corpus  # noqa: E402
 import env  # noqa: E402
+import importing  # noqa: E402
 import local  # noqa: E402
 import outage  # noqa: E402
 import recall  # noqa: E402
@@ -44,13 +45,14 @@ CASES = (
     remote.refresh,
     remote.save,
     remote.skills,
+    importing.importing,
     outage.outage,
     space_page.page,
     recall.recall,
     sync_hooks.sync,
 )
 # cases that prepare their own notes, or none
-NO_CORPUS = {space_page.page, local.startup, recall.recall, outage.outage, sync_hooks.sync}
+NO_CORPUS = {space_page.page, local.startup, recall.recall, importing.importing, outage.outage, sync_hooks.sync}
 
 INTRO = """
 How to reproduce: `python bench/run.py` from the repository root, with the virtualenv that has agent-memory

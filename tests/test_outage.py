@@ -75,6 +75,8 @@ def test_a_hung_hub_costs_the_first_search_only(alice, hub):
     tools.exited(missing, 1)
     assert "tries it again from" in missing.err and "\nNext: " in missing.err
 
+    status = alice.run("status", "--json", process=True).json["outage"]
+    assert status["failures"] == 1 and status["next"] == "agent-memory search --online", status
     stale = alice.run("search", "socket limit", "--json", process=True)
     assert [(r["id"], r["pending"]) for r in stale.json["results"]] == [(pending.json["id"], True)]
     assert hub.requests == []  # every command after the first answered without asking the Hub
@@ -100,6 +102,7 @@ def test_the_hub_is_tried_again_once_the_wait_is_over_and_found_healthy(alice, h
     healthy = alice.run("search", "pool", "--json")
     assert healthy.json["sync"]["status"] == "fresh", healthy.out
     assert not alice.outage.exists()  # the success ended it
+    assert alice.run("status", "--json").json["outage"] is None
 
 
 def test_online_and_an_explicit_retry_always_try_and_a_success_ends_the_outage(alice, hub):

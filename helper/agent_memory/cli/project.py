@@ -39,6 +39,7 @@ def declare(parser: argparse.ArgumentParser) -> None:
 def project_map(args: argparse.Namespace, ctx: Context) -> Rendered:
     machine = origins.this_machine()  # a name a claim could not record is refused before anything changes
     result = map_directory(args.name, args.dir)
+    ctx.go_online()  # mapping a folder is asking for its claim now (and how a failed one is retried)
     recorded = origins.record_for(ctx, result["project"], Path(result["root"]), machine)
     again = commands.line("project", "map", args.name, result["root"])
     for warning in origins.warnings(recorded, again):
@@ -78,6 +79,7 @@ def _withdraw(ctx: Context, root: Path) -> dict[str, object]:
         why = "is in no git repository with an origin URL" if origin is None else "has no bucket configured"
         raise UsageError(f"{root} {why}, so there is no claim of its origin to withdraw.", next_step=unmap)
     machine = origins.this_machine()
+    ctx.go_online()  # an explicit withdrawal: tried now, whatever outage was recorded
     try:
         withdrawn = origins.withdraw(ctx.store_for(bucket), project, origin, machine)
     except StoreError as exc:

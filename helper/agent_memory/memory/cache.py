@@ -171,7 +171,7 @@ class ProjectCache:
             lines, added, replaced = [], [], False
             for note_id, source in notes.items():
                 target = self.note_file(note_id)
-                data = source.read_bytes() if isinstance(source, Path) else source
+                data = read_own(source, NOTE_FILE_MAX) if isinstance(source, Path) else source
                 checksum = (len(data), crc32(data), remote.get(note_id))
                 current = known.get(note_id)
                 if current is not None and current[:2] == checksum[:2] and self._matching(note_id, current) is not None:
@@ -187,7 +187,8 @@ class ProjectCache:
             if replaced or (added and not self._pack_appendable()):
                 self._rebuild_locked()  # a replaced note's old record must go; a torn pack is rebuilt
             elif added:
-                append(self.pack, (pack.record(note_id, self.note_file(note_id).read_bytes()) for note_id in added))
+                records = (pack.record(note_id, read_own(self.note_file(note_id), NOTE_FILE_MAX)) for note_id in added)
+                append(self.pack, records)
 
     def drop(self, note_ids: set[str]) -> None:
         """Remove notes that the bucket no longer lists, and rebuild the pack without them."""

@@ -20,11 +20,12 @@ from ..contents import sha256
 from ..display import safe
 from ..errors import ContentRefused, UsageError
 from ..fsutil import locked
+from ..outbox import plans
 from . import notes, pack, saving
 from .cache import ProjectCache
 from .import_files import File, find_files, read
 from .import_sources import TOOLS, Source, claude_source, cline_memory_bank, codex_memories, folder_source
-from .pending import pending
+from .pending import NOTES, pending_copy
 from .refresh import refresh
 
 TAG = "imported"
@@ -95,24 +96,32 @@ def run(ctx: Context, found: list[Source], *, dry_run: bool, progress: Progress 
 
 
 _ACTIONS = ("new", "correction", "unchanged", "refused", "empty")
+_READ_AT_ONCE = 16  # cached notes read together: at most 16 MiB, and one read of the checksums for each 16
 
 
 class _Imported:
     """The imported notes of the project (cached or pending here), as much as an import compares them: by
     source, each note's `{"id", "created", "corrects", "body"}` (`body`: the SHA-256 of its body); by the SHA-256
     of a body, the id of the last note with it. Only notes whose fields pass `notes.fields` count: a damaged one
-    is never trusted for them. One note is read at a time."""
+    is never trusted for them. A few notes are read at a time (`_READ_AT_ONCE`)."""
 
     def __init__(self, ctx: Context, cache: ProjectCache) -> None:
         self.by_source: dict[str, list[dict[str, object]]] = {}
         self.by_body: dict[str, str] = {}
         ids = cache.search_pack(b"", _tagged)  # the pack's text holds no tags (see `pack`): its headers do
-        for note_id in ids:
-            data = cache.verified([note_id]).get(note_id)
-            if data is not None:
-                self._add(note_id, data)
-        for entry in pending(ctx):
-            self._add(str(entry["id"]), entry["content"].encode("utf-8"))
+        for start in range(0, len(ids), _READ_AT_ONCE):
+            for note_id, data in cache.verified(ids[start : start + _READ_AT_ONCE]).items():
+                if data is not None:
+                    self._add(note_id, data)
+        for op in plans.operations():  # one pending note at a time: an import that waits may have left many
+            kind, key = plans.split(op)
+            try:
+                found = pending_copy(key) if kind == NOTES.name else None
+            except (plans.Damaged, UsageError):  # damage is for `pending` to show, never trusted here
+                continue
+            plan, data = found or ({}, b"")
+            if plan.get("bucket") == ctx.bucket and (plan.get("display") or {}).get("project") == ctx.project:
+                self._add(key, data)
 
     def _add(self, note_id: str, data: bytes) -> None:
         checked, problem = notes.fields(note_id, data)
