@@ -129,7 +129,7 @@ def test_a_planted_state_file_hangs_nothing_and_is_told(lived_in, name, kind):
 def test_a_planted_file_in_an_installed_skill_hangs_nothing(machine, folder_store, kind):
     """The core skill bootstrap installed: its install marker, and a file beside it, planted as each kind."""
     set_up = machine.run("bootstrap", "--project", "demo", "--bucket", folder_store, "--json", process=True)
-    assert set_up.code == 0, set_up.err
+    tools.exited(set_up)
     [installed] = (machine.home / ".claude" / "skills").glob("*/.agent-memory-skill.json")
     folder = installed.parent
     before = machine.run("status", "--json", process=True, timeout=HANG)
@@ -137,14 +137,14 @@ def test_a_planted_file_in_an_installed_skill_hangs_nothing(machine, folder_stor
 
     _plant(folder / "planted.md", kind)  # beside what was installed: the skill now differs from it
     edited = machine.run("status", "--json", process=True, timeout=HANG)
-    assert edited.code == 0, edited.err
+    tools.exited(edited)
     [claude] = [s for s in edited.json["skills"] if s["agent"] == "claude"]
     assert claude["modified"] is True
 
     _plant(installed, kind)  # the marker itself: the folder no longer counts as one we installed
     told = machine.run("status", "--json", process=True, timeout=HANG)
-    assert told.code == 0, told.err
+    tools.exited(told)
     assert [s for s in told.json["skills"] if s["agent"] == "claude"] == []
     event = json.dumps({"session_id": "s-3", "source": "startup", "cwd": str(machine.work)})
     for hook in ("session-start", "stop"):
-        assert machine.run("hook", hook, "--agent", "claude", input=event, timeout=HANG).code == 0
+        tools.exited(machine.run("hook", hook, "--agent", "claude", input=event, timeout=HANG))
