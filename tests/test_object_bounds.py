@@ -113,6 +113,8 @@ def test_an_oversized_note_is_never_downloaded_and_is_reported(bucket):
     assert not list(reader.state.joinpath("cache").rglob(f"{HUGE}.md"))
     assert reader.run("status", "--json").json["skipped"] == [skipped]
 
+    code, read_peak, out, err = _peak(reader, "read", HUGE)  # refused before it is downloaded
+    assert (code, out) == (5, "") and f"{detail}.\nNext: {removal(path)}" in err and read_peak < baseline + SLACK
     again, peak, _err = _search(reader)  # the feed or the listing: never downloaded, the rest found
     assert sorted(r["id"] for r in again["results"]) == sorted(GOOD) and peak < baseline + SLACK
     assert reader.run("status", "--json").json["skipped"] == [skipped]

@@ -10,7 +10,7 @@ from ..errors import AgentMemoryError
 from ..outbox.kinds import RETRY, damaged_error
 from ..outbox.plans import Damaged
 from ..store.base import StoreError
-from .cache import ProjectCache
+from .cache import NOTE_FILE_MAX, ProjectCache
 from .notes import object_path
 from .pending import pending_copy
 
@@ -31,7 +31,7 @@ def read(ctx: Context, note_id: str, *, fresh: bool = False) -> dict[str, object
         if waiting is not None and waiting[0]["bucket"] == bucket and waiting[0]["objects"][-1]["path"] == path:
             return _found(note_id, path, waiting[1], "pending")
     try:
-        data = ctx.store.read(path)
+        data = ctx.store.read(path, NOTE_FILE_MAX)  # never downloaded if larger than any note
     except StoreError as exc:
         if damaged:
             exc.during(f"The cached copy of {path} is damaged (not shown), and reading it from {bucket} failed")
@@ -63,7 +63,7 @@ def known(ctx: Context, note_id: str) -> bool | None:
     if waiting is not None and waiting[0]["bucket"] == bucket and waiting[0]["objects"][-1]["path"] == path:
         return True
     try:
-        return ctx.store.read(path) is not None
+        return ctx.store.read(path, NOTE_FILE_MAX) is not None
     except StoreError:
         return None
 

@@ -110,10 +110,10 @@ def read_file(ctx: Context, name: str, revision: str, file: str = layout.SKILL_F
     bucket, store = ctx.bucket, ctx.store
     prefix = layout.revision_prefix(name, revision)
     try:
-        skill_md = store.read(f"{prefix}/{layout.SKILL_FILE}")
+        skill_md = store.read(f"{prefix}/{layout.SKILL_FILE}", layout.FILE_MAX)
         if skill_md is None:
             raise layout.not_found(name, revision, bucket)
-        content = skill_md if file == layout.SKILL_FILE else store.read(f"{prefix}/{file}")
+        content = skill_md if file == layout.SKILL_FILE else store.read(f"{prefix}/{file}", layout.FILE_MAX)
     except StoreError as exc:
         exc.during(f"Could not read {prefix}/{file} from {bucket}")
         raise

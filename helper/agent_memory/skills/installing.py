@@ -22,7 +22,7 @@ from ..contents import compare, sha256
 from ..contract import Installed
 from ..errors import AgentMemoryError, ContentRefused
 from ..fsutil import make_dirs, make_private, new_folder, read_own, remove_tree, scratch_folder, write_atomic
-from ..store.base import Store, StoreError, UnsafeObject
+from ..store.base import OversizedObject, Store, StoreError, UnsafeObject
 from . import layout
 
 MARKER_MAX = 1 << 20  # bytes of an install marker read at most: the checksums of a thousand files
@@ -124,8 +124,8 @@ def _download(store: Store, name: str, revision: str) -> tuple[dict[str, bytes],
 def _executable(store: Store, name: str, revision: str, files: dict[str, bytes]) -> list[str]:
     """The revision's executable files, from the object published beside its folder (none if it has none)."""
     try:
-        raw = store.read(layout.modes_path(name, revision))
-    except UnsafeObject as exc:
+        raw = store.read(layout.modes_path(name, revision), layout.FILE_MAX)
+    except (UnsafeObject, OversizedObject) as exc:
         raise ContentRefused(f"{name}@{revision} was refused: {exc.detail}.", next_step=_another(name)) from exc
     except StoreError as exc:
         _failed(exc, name, revision)

@@ -111,6 +111,18 @@ class OversizedObject(StoreError):
         self.next_step = next_step
 
 
+def oversized(store: Store, path: str, size: int, limit: int) -> OversizedObject:
+    """The refusal of the object at `path` of `size` bytes, over `limit`, named by what the layout keeps there."""
+    what = (
+        "note"
+        if path.startswith("projects/") and "/notes/" in path
+        else "skill file"
+        if path.startswith("skills/")
+        else "file"
+    )
+    return OversizedObject(path, size, limit, what, store.removal(path))
+
+
 class Listing(list):
     """What `Store.list` returns: the objects, and in `skipped` those left out because they cannot be trusted
     (UnsafeObject: a folder store's links), so that one bad object never stops the others from being read."""
@@ -193,8 +205,9 @@ class Store(ABC):
         """Whether the object at `path` is exactly `data` (False if absent; ObjectConflict if different)."""
 
     @abstractmethod
-    def read(self, path: str) -> bytes | None:
-        """The bytes at `path`, straight from the store, or None if there is no such object."""
+    def read(self, path: str, limit: int | None = None) -> bytes | None:
+        """The bytes at `path`, straight from the store, or None if there is no such object; OversizedObject,
+        before anything is downloaded, if it is larger than `limit`."""
 
     def changes(self, cursor: str | None, prefix: str) -> Replay:
         """What changed below the folder `prefix` after `cursor` (with None: nothing, only the cursor that stands

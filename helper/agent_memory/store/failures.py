@@ -15,7 +15,7 @@ from ..agents import codex
 from ..commands import PROGRAM
 from ..display import safe
 from ..errors import AccessError, AgentMemoryError, ContentRefused
-from .base import BucketMissing, BucketPublic, NoCredentials, StoreError, UnsafeObject
+from .base import BucketMissing, BucketPublic, NoCredentials, OversizedObject, StoreError, UnsafeObject
 
 # what fixes a failure of each reason; `{again}` is the command that failed, to run once it is fixed
 NEXT = {
@@ -32,7 +32,7 @@ def user_error(failure: StoreError, command: Sequence[str] = ()) -> AgentMemoryE
     """The user's error for a store failure met by `command` (the arguments after `agent-memory`)."""
     again = shlex.join([PROGRAM, *command]) if command else f"{PROGRAM} COMMAND (the same command again)"
     what = failure.what or "The bucket could not be used"
-    if isinstance(failure, UnsafeObject):  # nothing to retry: an object that is not to be trusted
+    if isinstance(failure, (UnsafeObject, OversizedObject)):  # nothing to retry: an object not to be trusted or read
         return ContentRefused(f"{what}: {failure.detail}.", next_step=failure.next_step)
     if isinstance(failure, NoCredentials):
         return AccessError(

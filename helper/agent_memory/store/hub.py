@@ -24,7 +24,17 @@ from huggingface_hub.utils._http import default_client_factory, hf_request_event
 
 from ..guard import redact
 from . import change_feed, outage
-from .base import BucketMissing, BucketPublic, Listing, NoCredentials, ObjectConflict, ObjectInfo, Store, StoreError
+from .base import (
+    BucketMissing,
+    BucketPublic,
+    Listing,
+    NoCredentials,
+    ObjectConflict,
+    ObjectInfo,
+    Store,
+    StoreError,
+    oversized,
+)
 from .budget import Budget
 
 try:  # what the change feed is read with: an SDK without them makes every refresh list, as before the feed was used
@@ -306,10 +316,12 @@ class HubStore(Store):
             return []
         return [info.hash for info in hf_xet.hash_files([str(file) for file in files])]
 
-    def read(self, path: str) -> bytes | None:
+    def read(self, path: str, limit: int | None = None) -> bytes | None:
         remote = self._stat(path)
         if remote is None:
             return None
+        if limit is not None and remote.size > limit:
+            raise oversized(self, path, remote.size, limit)
         with tempfile.TemporaryDirectory(prefix="agent-memory-read-") as tmp:
             self.fetch([ObjectInfo(path, remote.size, ref=remote)], Path(tmp))
             return (Path(tmp) / path).read_bytes()

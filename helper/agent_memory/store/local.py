@@ -23,7 +23,7 @@ from pathlib import Path
 from ..errors import AgentMemoryError
 from ..fsutil import FILE_MODE, make_dirs
 from . import local_record
-from .base import Listing, ObjectConflict, ObjectInfo, Store, StoreError, UnsafeObject
+from .base import Listing, ObjectConflict, ObjectInfo, Store, StoreError, UnsafeObject, oversized
 from .change_feed import Replay, Unfollowable
 from .local_tree import Folder, Untrusted, open_root
 
@@ -81,12 +81,21 @@ class FolderStore(Store):
         finally:
             folder.close()
 
-    def _read(self, path: str) -> bytes | None:
-        """The object's bytes, None if there is none; UnsafeObject if it cannot be trusted."""
+    def _read(self, path: str, limit: int | None = None) -> bytes | None:
+        """The object's bytes, None if there is none; UnsafeObject if it cannot be trusted, OversizedObject if it is
+        larger than `limit`."""
         parts = self._parts(path)
         try:
             with self._folder(parts[:-1]) as folder:
-                return _read_all(folder.open_file(parts[-1]))
+                fd = folder.open_file(parts[-1])
+                size = os.fstat(fd).st_size
+                if limit is not None and size > limit:
+                    os.close(fd)
+                    raise oversized(self, path, size, limit)
+                data = _read_all(fd, limit)
+                if limit is not None and len(data) > limit:  # it grew after the check
+                    raise oversized(self, path, len(data), limit)
+                return data
         except (FileNotFoundError, NotADirectoryError):
             return None
         except Untrusted as exc:
@@ -133,12 +142,7 @@ class FolderStore(Store):
             try:
                 fd = root.open_append(local_record.NAME)
             except FileNotFoundError:
-                tmp = root.create_temporary(local_record.header())
-                try:
-                    with contextlib.suppress(FileExistsError):  # another writer made it first: theirs is the one
-                        root.link(tmp, local_record.NAME)
-                finally:
-                    root.unlink(tmp)
+                _start_record(root)
                 fd = root.open_append(local_record.NAME)
             try:
                 os.write(fd, local_record.line(path, size))  # one write: concurrent appends never interleave
@@ -149,7 +153,15 @@ class FolderStore(Store):
         self._reachable()
         try:
             with self._folder([]) as root:
-                fd = root.open_file(local_record.NAME)
+                try:
+                    fd = root.open_file(local_record.NAME)
+                except FileNotFoundError:
+                    if cursor is not None:
+                        raise
+                    # a store filled before the record existed, or by other tools: the listing this head is read
+                    # for covers what is there, and the record tells what comes after it
+                    _start_record(root)
+                    fd = root.open_file(local_record.NAME)
                 try:
                     generation = local_record.generation(fd)
                     if cursor is None:
@@ -260,15 +272,25 @@ class FolderStore(Store):
         with _as_store_error():
             return self._holds(path, data)
 
-    def read(self, path: str) -> bytes | None:
+    def read(self, path: str, limit: int | None = None) -> bytes | None:
         self._reachable()
         with _as_store_error():
-            return self._read(path)
+            return self._read(path, limit)
 
 
-def _read_all(fd: int) -> bytes:
+def _start_record(root: Folder) -> None:
+    """Make the record of changes, with its header only, unless another process made it first."""
+    tmp = root.create_temporary(local_record.header())
+    try:
+        with contextlib.suppress(FileExistsError):  # another writer made it first: theirs is the one
+            root.link(tmp, local_record.NAME)
+    finally:
+        root.unlink(tmp)
+
+
+def _read_all(fd: int, limit: int | None = None) -> bytes:
     with open(fd, "rb") as handle:
-        return handle.read()
+        return handle.read() if limit is None else handle.read(limit + 1)  # grown meanwhile: not read further
 
 
 def _copy(source: int, target: Path) -> None:

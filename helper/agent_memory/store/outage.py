@@ -147,7 +147,7 @@ class OutageStore(Store):
     def holds(self, path: str, data: bytes) -> bool:
         raise self._fail()
 
-    def read(self, path: str) -> bytes | None:
+    def read(self, path: str, limit: int | None = None) -> bytes | None:
         raise self._fail()
 
     def changes(self, cursor: str | None, prefix: str) -> Replay:
