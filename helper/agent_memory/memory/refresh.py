@@ -46,7 +46,7 @@ from pathlib import Path
 
 from .. import names
 from ..clock import age_seconds, utc_now
-from ..store.base import Freshness, ObjectInfo, OversizedObject, Store, StoreError, UnsafeObject
+from ..store.base import Freshness, ObjectInfo, OversizedObject, Store, StoreError, UnsafeObject, oversized
 from ..store.change_feed import Replay, Unfollowable
 from .cache import NOTE_FILE_MAX, ProjectCache, Stand
 from .checksums import Checksum
@@ -170,12 +170,12 @@ def _refresh(store: Store, cache: ProjectCache) -> tuple[list[UnsafeObject | Ove
             "agent-memory reads for one project, so none was downloaded",
         )
     remote: dict[str, ObjectInfo] = {}
-    oversized: list[OversizedObject] = []
+    too_large: list[OversizedObject] = []
     for info in listing:
         if (note_id := _note_id(info.path)) is None:
             continue
         if info.size > NOTE_FILE_MAX:
-            oversized.append(OversizedObject(info.path, info.size, NOTE_FILE_MAX, "note", store.removal(info.path)))
+            too_large.append(oversized(store, info.path, info.size, NOTE_FILE_MAX))
         else:
             remote[note_id] = info
     # only what would have been a note, or a folder on the way to them: the rest was never read anyway
@@ -184,7 +184,7 @@ def _refresh(store: Store, cache: ProjectCache) -> tuple[list[UnsafeObject | Ove
     gone: set[str] = set()
     for _attempt in range(2):  # a second pass fetches the copies that rebuilding the pack found damaged
         cache.discarded.clear()
-        gone |= _sync(store, cache, remote, skipped, {_note_id(o.path) for o in oversized})
+        gone |= _sync(store, cache, remote, skipped, {_note_id(o.path) for o in too_large})
         if not cache.discarded:
             break
     if (head is not None or updated is not None) and not skipped and not cache.discarded:
@@ -192,7 +192,7 @@ def _refresh(store: Store, cache: ProjectCache) -> tuple[list[UnsafeObject | Ove
     else:
         cache.forget_stand()  # no feed to follow, a partial listing, damage left: the next refresh lists again
     cache.record_refresh(utc_now())
-    told = [*{s.path: s for s in skipped}.values(), *oversized]  # once each, though both passes may meet one
+    told = [*{s.path: s for s in skipped}.values(), *too_large]  # once each, though both passes may meet one
     paths = sorted(object_path(cache.project, note_id) for note_id in gone)
     cache.record_report([_reported(s) for s in told], paths, utc_now())
     return told, paths

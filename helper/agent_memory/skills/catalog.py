@@ -17,7 +17,7 @@ from ..display import safe_tree
 from ..errors import AgentMemoryError, ContentRefused, UsageError
 from ..fsutil import read_json, scratch_folder, write_json_atomic
 from ..memory.cache import cache_not_written
-from ..store.base import Freshness, ObjectInfo, OversizedObject, Store, StoreError
+from ..store.base import Freshness, ObjectInfo, OversizedObject, Store, StoreError, oversized
 from . import layout
 
 INDEX_MAX = 16 << 20  # bytes of the index read at most: thousands of revisions with their descriptions
@@ -42,8 +42,8 @@ def discover(ctx: Context, query: str = "", *, offline: bool = False) -> tuple[S
     freshness = Freshness(offline=True)
     if not offline:
         try:
-            index, oversized = _refresh_index(ctx.store, bucket, index)
-            freshness = Freshness(skipped=oversized)
+            index, too_large = _refresh_index(ctx.store, bucket, index)
+            freshness = Freshness(skipped=too_large)
         except StoreError as exc:
             freshness = Freshness(error=exc)
         except OSError as exc:  # a cache it cannot write (Codex's sandbox): the index as it is, stale, like search
@@ -64,14 +64,12 @@ def _refresh_index(store: Store, bucket: str, index: dict[str, str]) -> tuple[di
     """List the bucket's skills and fetch the SKILL.md of revisions we have not described yet; the index, and the
     SKILL.md files over a skill file's limit, never downloaded (their revisions are not listed)."""
     complete: dict[str, ObjectInfo] = {}
-    oversized = []
+    too_large = []
     for info in store.list("skills"):
         match = _REVISION_FILE.fullmatch(info.path)
         if match and match.group(3) == layout.SKILL_FILE and _valid(match.group(1), match.group(2)):
             if info.size > layout.FILE_MAX:
-                oversized.append(
-                    OversizedObject(info.path, info.size, layout.FILE_MAX, "skill file", store.removal(info.path))
-                )
+                too_large.append(oversized(store, info.path, info.size, layout.FILE_MAX))
                 continue
             complete[f"{match.group(1)}/{match.group(2)}"] = info
     missing = [info for key, info in complete.items() if key not in index]
@@ -88,7 +86,7 @@ def _refresh_index(store: Store, bucket: str, index: dict[str, str]) -> tuple[di
                     continue  # a malformed SKILL.md is not a usable revision: never listed, so never shown
                 fresh[key] = meta["description"]
     write_json_atomic(index_file(bucket), fresh)
-    return fresh, oversized
+    return fresh, too_large
 
 
 def _valid(name: str, revision: str) -> bool:
