@@ -93,8 +93,8 @@ def _follow(store: Store, cache: ProjectCache) -> bool:
         cache.sweep()  # the download folders of killed refreshes, as a listing would
     if not _apply(store, cache, replay) or cache.discarded:
         return False
-    if replay.cursor is not None:
-        cache.record_stand(stand.listed, cursor=replay.cursor)
+    if replay.cursor is not None and (replay.cursor, cache.files_signature()) != (stand.cursor, stand.files):
+        cache.record_stand(stand.listed, cursor=replay.cursor)  # not rewritten (and synced) when nothing moved
     cache.record_refresh(utc_now())
     return True
 
