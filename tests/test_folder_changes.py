@@ -8,6 +8,7 @@ Through the command line, two machines on one folder store; writers in parallel 
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 from binascii import crc32
@@ -162,3 +163,21 @@ def test_a_note_without_a_record_line_is_found_by_the_daily_listing(pair):
     found = _search(reader)
     assert found["sync"]["kind"] == "listing" and planted in _ids(found)
     assert _search(reader)["sync"]["kind"] == "changes"
+
+
+def test_a_filesystem_without_hard_links_still_keeps_the_record(machine, machine_b, folder_store, monkeypatch):
+    """Where `link` is refused (some network and FAT drives), objects and the record are renamed into place."""
+
+    def refused(*_args, **_kwargs):
+        raise OSError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(os, "link", refused)  # in this process, where the commands run
+    root = Path(folder_store.removeprefix("file://"))
+    machine.setup(folder_store)
+    machine_b.setup(folder_store)
+    first = machine.save("# One\n\none folder note\n").json["id"]
+    assert _search(machine_b)["sync"]["kind"] == "listing"
+    second = machine.save("# Two\n\ntwo folder note\n").json["id"]
+    found = _search(machine_b)
+    assert found["sync"]["kind"] == "changes" and _ids(found) == {first, second} == _stored_notes(root)
+    assert len(_record_lines(root)) == 3 and not [p for p in root.iterdir() if p.name.startswith(".tmp-")]

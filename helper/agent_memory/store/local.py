@@ -27,6 +27,7 @@ from .base import Listing, ObjectConflict, ObjectInfo, Store, StoreError, Unsafe
 from .change_feed import Replay, Unfollowable
 from .local_tree import Folder, Untrusted, open_root
 
+_NO_LINKS = (errno.EPERM, errno.ENOTSUP, errno.EXDEV, errno.EMLINK)  # how a filesystem without hard links refuses one
 MAX_DEPTH = 32  # folders below a listed prefix; the layout needs a handful, a deeper tree is refused
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
@@ -127,7 +128,7 @@ class FolderStore(Store):
                 except FileExistsError:
                     self._require_same(path, data)
                 except OSError as exc:
-                    if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EXDEV, errno.EMLINK):
+                    if exc.errno not in _NO_LINKS:
                         raise
                     # filesystems without hard links: check, then rename (a narrow race we accept there)
                     if not self._holds(path, data):
@@ -279,13 +280,23 @@ class FolderStore(Store):
 
 
 def _start_record(root: Folder) -> None:
-    """Make the record of changes, with its header only, unless another process made it first."""
+    """Make the record of changes, with its header only, unless another process made it first (then theirs is the
+    one): linked into place as objects are, renamed where the filesystem has no hard links."""
     tmp = root.create_temporary(local_record.header())
     try:
-        with contextlib.suppress(FileExistsError):  # another writer made it first: theirs is the one
-            root.link(tmp, local_record.NAME)
+        root.link(tmp, local_record.NAME)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        if exc.errno not in _NO_LINKS:
+            raise
+        try:
+            root.lstat(local_record.NAME)
+        except FileNotFoundError:
+            root.rename(tmp, local_record.NAME)  # the narrow race accepted for objects there too
     finally:
-        root.unlink(tmp)
+        with contextlib.suppress(FileNotFoundError):
+            root.unlink(tmp)
 
 
 def _read_all(fd: int, limit: int | None = None) -> bytes:
