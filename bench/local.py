@@ -345,7 +345,7 @@ FOLDER_CAUSES = [
     "search listed the folder), and a fill of 55.1 s against 15.5 s for `cp -r` (3.55x).",
     "An online search with nothing new now reads the record from the cache's cursor (an open, a stat and a few "
     "bytes) instead of listing 10,000 files, whatever the number of notes. Across this table's runs on 2026-12-03 it "
-    "measured 1.09x to 1.41x of `--offline`; what is left over it: loading the refresh path (the record's "
+    "measured 1.08x to 1.41x of `--offline`; what is left over it: loading the refresh path (the record's "
     "reader, and `time.strptime`, which loads `_strptime` and `datetime`, to check the age of the last listing) "
     "and one synced write of the refresh's time, about 12 ms of work when profiled on an idle moment, which a "
     "loaded machine stretches.",
@@ -353,5 +353,5 @@ FOLDER_CAUSES = [
     "it (size, CRC-32) and index it (its frontmatter parsed for the search pack), and moves it in: about 1 ms a "
     "note of Python work that `cp -r` does not do (the frontmatter parse, with libyaml, is most of it), so the "
     "target is not met. The ratio depends on the machine more than on us: `cp -r` of the same folder took from "
-    "0.6 s (warm page cache, load about 7) to 15.5 s (load about 21) across this table's runs, the fill 9 to 55 s.",
+    "0.6 s (warm page cache, load about 7) to 15.5 s (load about 21) across this table's runs, the fill 6 to 55 s.",
 ]
