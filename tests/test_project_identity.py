@@ -359,21 +359,6 @@ def test_an_origin_keeps_neither_user_part_nor_query(url):
     assert normalise_url(url) == "github.com/Owner/Repo"
 
 
-def test_project_map_with_a_token_in_the_origin_query_prints_and_writes_none(machine, tmp_path, folder_store):
-    checkout = repo(tmp_path / "repo", origin=f"https://github.com/Owner/Repo.git?access_token={TOKEN_LIKE}")
-    tools.exited(machine.run("config", "set", "bucket", folder_store))
-    for args in (["--json"], []):
-        mapped = machine.run("project", "map", "demo", str(checkout), *args)
-        tools.exited(mapped)
-        assert TOKEN_LIKE not in mapped.out + mapped.err and "access_token" not in mapped.out + mapped.err
-    store = Path(folder_store[len("file://") :])
-    for where in (machine.root, store):
-        assert TOKEN_LIKE.encode() not in every_byte(where) and b"access_token" not in every_byte(where)
-    shown = machine.run("project", "show", "--json", cwd=clone(checkout, tmp_path / "other", ORIGIN))
-    tools.exited(shown)
-    assert shown.json["via"] == "github.com/Owner/Repo"
-
-
 def test_a_token_as_a_project_name_is_refused_and_never_shown(machine, tmp_path, folder_store):
     checkout = repo(tmp_path / "repo")
     tools.exited(machine.run("config", "set", "bucket", folder_store))
@@ -402,7 +387,8 @@ def test_a_token_as_a_project_name_is_refused_and_never_shown(machine, tmp_path,
 
 @pytest.fixture(params=["folder", "hub"])
 def bucket(request, tmp_path):
-    """The bucket both machines use, a folder store or the Hub emulator, and how to plant an object in it."""
+    """The bucket both machines use, a folder store or the Hub emulator; how to plant an object in it, and every
+    byte it holds."""
     if request.param == "folder":
         root = tmp_path / "store"
         root.mkdir(mode=0o700)
@@ -411,9 +397,29 @@ def bucket(request, tmp_path):
             (root / path).parent.mkdir(parents=True, exist_ok=True)
             (root / path).write_bytes(data)
 
-        return f"file://{root}", plant
+        return f"file://{root}", plant, lambda: every_byte(root)
     hub = request.getfixturevalue("hub")
-    return BUCKET, lambda path, data: hub.put_file(BUCKET, path, data)
+
+    def held() -> bytes:
+        return b"".join(hub.read_file(BUCKET, path) for path in hub.list_paths(BUCKET))
+
+    return BUCKET, lambda path, data: hub.put_file(BUCKET, path, data), held
+
+
+def test_project_map_with_a_token_in_the_origin_query_prints_and_writes_none(machine, tmp_path, bucket):
+    uri, _plant, held = bucket
+    checkout = repo(tmp_path / "repo", origin=f"https://github.com/Owner/Repo.git?access_token={TOKEN_LIKE}")
+    tools.exited(machine.run("config", "set", "bucket", uri))
+    for args in (["--json"], []):
+        mapped = machine.run("project", "map", "demo", str(checkout), *args)
+        tools.exited(mapped)
+        assert TOKEN_LIKE not in mapped.out + mapped.err and "access_token" not in mapped.out + mapped.err
+    assert b"github.com/Owner/Repo" in held()  # the claim, as written
+    for written in (every_byte(machine.root), held()):
+        assert TOKEN_LIKE.encode() not in written and b"access_token" not in written
+    shown = machine.run("project", "show", "--json", cwd=clone(checkout, tmp_path / "other", ORIGIN))
+    tools.exited(shown)
+    assert shown.json["via"] == "github.com/Owner/Repo"
 
 
 def two_machines(machine, machine_b, tmp_path, uri):
@@ -427,7 +433,7 @@ def two_machines(machine, machine_b, tmp_path, uri):
 
 
 def test_a_withdrawn_claim_is_not_followed_and_a_newer_claim_is(machine, machine_b, tmp_path, bucket):
-    uri, _plant = bucket
+    uri, _plant, _held = bucket
     first, second = two_machines(machine, machine_b, tmp_path, uri)
     unmapped = machine.run("project", "unmap", str(first), "--origin", "--json")
     tools.exited(unmapped)
@@ -473,7 +479,7 @@ def test_unmap_without_origin_keeps_the_claim_and_refuses_what_is_not_mapped(mac
 
 
 def test_a_claim_no_machine_of_the_bucket_made_is_shown_and_refused(machine, machine_b, tmp_path, bucket):
-    uri, plant = bucket
+    uri, plant, _held = bucket
     key = origins.folder("github.com/Owner/Repo")
     elsewhere = repo(tmp_path / "planted", origin="https://github.com/Victim/Repo")
     planted = {

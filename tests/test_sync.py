@@ -18,6 +18,7 @@ import tools
 from agent_memory.contents import sha256
 from agent_memory.sync import folders
 from agent_memory.sync.folders import Moved
+from agent_memory.sync.merging import Conflicting, merge
 from agent_memory.sync.versions import path_key
 from conftest import BUCKET, Machine
 
@@ -334,8 +335,7 @@ def test_concurrent_syncs_on_two_machines_lose_no_version(machine, machine_b, fo
             (claude_folder(one) / f"{name}-{round_}.md").write_text(f"{name} {round_}\n")
         processes += [one.popen("sync", "now", "--json") for one in (a, b, a, b)]
     for process in processes:
-        process.communicate(timeout=120)
-        tools.exited(process, (0, 75))
+        tools.exited(tools.finished(process, timeout=120), (0, 75))
     sync_now(a)
     sync_now(b)
     sync_now(a)
@@ -392,3 +392,51 @@ def test_a_killed_sync_loses_nothing(machine, machine_b, folder_store):
         assert (claude_folder(b) / name).read_text() == text + "round 1.5\n"
         assert (claude_folder(a) / name).read_text() == text + "round 1.5\n"
     assert not sync_now(a)["folders"][0]["conflicts"]
+
+
+def test_restoring_a_version_decides_a_conflict(machine, machine_b, folder_store):
+    a, b = two_machines(machine, machine_b, folder_store)
+    claude_folder(a).mkdir(parents=True)
+    (claude_folder(a) / "MEMORY.md").write_text("- release: Tuesday\n")
+    sync_now(a)
+    sync_now(b)
+    (claude_folder(a) / "MEMORY.md").write_text("- release: Wednesday\n")
+    (claude_folder(b) / "MEMORY.md").write_text("- release: Friday\n")
+    sync_now(a)
+    conflict = sync_now(b)["folders"][0]["conflicts"][0]
+    theirs = next(head for head in conflict["heads"] if Path(conflict["kept"][0]).parent.name == head)
+    restored = tools.exited(b.run("sync", "restore", "MEMORY.md", "--version", theirs, "--json"))
+    assert not restored.json["folders"][0]["conflicts"] and restored.json["folders"][0]["pushed"] == ["MEMORY.md"]
+    assert (claude_folder(b) / "MEMORY.md").read_text() == "- release: Wednesday\n"
+    assert not sync_now(a)["folders"][0]["conflicts"]
+    assert (claude_folder(a) / "MEMORY.md").read_text() == "- release: Wednesday\n"
+    history = b.run("sync", "history", "MEMORY.md", "--json").json
+    assert [v["head"] for v in history["versions"]].count(True) == 1 and history["kept"] == []
+
+
+@pytest.mark.parametrize(
+    ("base", "ours", "theirs", "merged"),
+    [
+        ("a\nb\nc\nd\n", "A\nb\nc\nd\n", "a\nb\nc\nD\n", "A\nb\nc\nD\n"),  # different lines
+        ("a\n", "a\nmine\n", "a\ntheirs\n", "a\nmine\ntheirs\n"),  # both appended: both kept, this machine's first
+        ("a\n", "a\nsame\n", "a\nsame\n", "a\nsame\n"),  # the same change counts once
+        ("a\n", None, "a\n", None),  # deleted here, untouched there: deleted
+        ("a\nb\n", "A\nb\n", "a\nb", "A\nb\n"),  # a dropped final newline is no change of that line
+    ],
+)
+def test_merges(base, ours, theirs, merged):
+    assert merge(base, ours, theirs) == merged
+
+
+@pytest.mark.parametrize(
+    ("base", "ours", "theirs"),
+    [
+        ("a\nb\n", "A\nb\n", "X\nb\n"),  # the same line
+        ("a\nb\nc\n", "A\nb\nc\n", "a\nB\nc\n"),  # lines that touch
+        ("a\n", None, "a changed\n"),  # deleted here, changed there
+        (None, "made here\n", "made there\n"),  # no common version
+    ],
+)
+def test_conflicts(base, ours, theirs):
+    with pytest.raises(Conflicting):
+        merge(base, ours, theirs)

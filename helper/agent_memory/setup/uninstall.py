@@ -11,6 +11,8 @@ uninstall refuses while any is pending unless told to leave them (`discard_pendi
 
 from __future__ import annotations
 
+import os
+
 from .. import agents, commands, paths
 from ..config import settings as config_file
 from ..contract import Uninstall, UninstallStep
@@ -60,7 +62,7 @@ def _uninstall(discard_pending: bool) -> Uninstall:
     steps.append(_step("hooks", [h["file"] for h in found if h.get("changed")], [h.get("backup") for h in found]))
     files = {name: agents.runtime(name).instructions_file() for name in agents.RUNTIMES}
     blocks = instructions.remove_blocks(files)
-    steps.append(_step("instructions", blocks["removed"], blocks["backups"], deleted=blocks["deleted"]))
+    steps.append(_step("instructions", blocks["removed"], blocks["backups"]))
     skills = uninstall_all("both")
     steps.append(_step("skills", skills["removed"], skills["backups"]))
     warnings = []
@@ -83,10 +85,12 @@ def _uploads(count: int) -> str:
     return f"{count} upload saved on this machine is" if count == 1 else f"{count} uploads saved on this machine are"
 
 
-def _step(name: str, removed: list[str], backups: list[str | None], *, deleted: list[str] = ()) -> UninstallStep:
+def _step(name: str, removed: list[str], backups: list[str | None]) -> UninstallStep:
+    """One step's result; `deleted`: the agents' files it emptied, and so took away (none held anything else)."""
+    files = name in ("codex-sandbox", "hooks", "instructions")
     return {
         "step": name,
         "removed": removed,
-        "deleted": list(deleted),
+        "deleted": [path for path in removed if files and not os.path.lexists(path)],
         "backups": [backup for backup in backups if backup],
     }
