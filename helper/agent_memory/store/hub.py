@@ -139,7 +139,7 @@ class HubStore(Store):
         self.silent = self.silent or silent
         if error.lasting:
             outage.failed(self.uri, error)
-        else:
+        elif not silent:
             outage.ended()
 
     def _classify(self, exc: Exception) -> StoreError:
