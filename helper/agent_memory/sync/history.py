@@ -16,12 +16,13 @@ from pathlib import Path
 from .. import paths
 from ..contents import sha256
 from ..fsutil import read_own, scratch_folder, write_atomic, write_json_atomic
-from ..store.base import ObjectInfo, Store
+from ..store.base import ObjectInfo, Store, StoreError
 from . import versions
 from .versions import Refused, Version
 
 MAX_VERSIONS = 20_000  # versions of one scope this machine keeps track of; more are refused, with why
 MAX_FILES = 1000  # distinct files of one scope; a version of another file beyond them is refused
+MAX_LISTED = 100_000  # objects in one scope's folder of the bucket; more: the scope is not synced, and says why
 MAX_NEW = 2000  # versions downloaded in one refresh; the next refresh goes on from there
 _RECORD_MAX = 64 * 1024 * 1024
 
@@ -64,7 +65,10 @@ class History:
         stamp = store.updated_at()
         if stamp is not None and stamp == self.updated_at:
             return 0  # nothing in the bucket changed since the last listing
-        listing = store.list(versions.prefix(self.runtime, self.scope))
+        folder = versions.prefix(self.runtime, self.scope)
+        listing = store.list(folder)
+        if len(listing) > MAX_LISTED:  # bounded work whatever the bucket holds: nothing of it is trusted
+            raise StoreError("error", f"{folder} holds more than {MAX_LISTED} objects")
         for unsafe in listing.skipped:
             self.refused[unsafe.path] = unsafe.detail
         new = [info for info in listing if info.path not in self.objects and info.path not in self.refused]
