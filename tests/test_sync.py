@@ -392,3 +392,23 @@ def test_a_killed_sync_loses_nothing(machine, machine_b, folder_store):
         assert (claude_folder(b) / name).read_text() == text + "round 1.5\n"
         assert (claude_folder(a) / name).read_text() == text + "round 1.5\n"
     assert not sync_now(a)["folders"][0]["conflicts"]
+
+
+def test_restoring_a_version_decides_a_conflict(machine, machine_b, folder_store):
+    a, b = two_machines(machine, machine_b, folder_store)
+    claude_folder(a).mkdir(parents=True)
+    (claude_folder(a) / "MEMORY.md").write_text("- release: Tuesday\n")
+    sync_now(a)
+    sync_now(b)
+    (claude_folder(a) / "MEMORY.md").write_text("- release: Wednesday\n")
+    (claude_folder(b) / "MEMORY.md").write_text("- release: Friday\n")
+    sync_now(a)
+    conflict = sync_now(b)["folders"][0]["conflicts"][0]
+    theirs = next(head for head in conflict["heads"] if Path(conflict["kept"][0]).parent.name == head)
+    restored = tools.exited(b.run("sync", "restore", "MEMORY.md", "--version", theirs, "--json"))
+    assert not restored.json["folders"][0]["conflicts"] and restored.json["folders"][0]["pushed"] == ["MEMORY.md"]
+    assert (claude_folder(b) / "MEMORY.md").read_text() == "- release: Wednesday\n"
+    assert not sync_now(a)["folders"][0]["conflicts"]
+    assert (claude_folder(a) / "MEMORY.md").read_text() == "- release: Wednesday\n"
+    history = b.run("sync", "history", "MEMORY.md", "--json").json
+    assert [v["head"] for v in history["versions"]].count(True) == 1 and history["kept"] == []
