@@ -210,21 +210,27 @@ def startup(ctx: Context) -> list[Table]:
             "The last two rows are floors without a target: what pip's console script imports before the "
             "helper's first line (`re`), and the standard modules the command line is made of (`argparse`, and "
             "`pathlib` and `json`, which every command's configuration and output need).",
-            "The shape: `commands.TABLE` names each command's module; `entry` imports that module alone and the "
-            "command declares its own arguments on one argparse parser, so no command builds another's parser or "
-            "loads another's modules. Imports are at the top of every module; the read path (these five "
-            "commands) never loads the write path (the outbox's delivery, the refresh, the store SDK), PyYAML, "
-            "or the failure path (the secret guard that redacts an error): `tests/test_import_paths.py` lists "
-            "the modules each may load. Five documented places load the costly part of a command line only when "
-            "it is used: a store's backend (the Hub's SDK), PyYAML, an online search's refresh, the Stop hook's "
-            "retry, and the failure path.",
-            "Where the rest goes (table 2b): the floor rows are most of it. pip's console script imports `re` "
-            "(with `enum` and `functools`) before any code of ours; argparse (with `gettext` and `locale`), and "
-            "`pathlib` (which brings `urllib.parse` and `ipaddress` in Python 3.11) and `json` are the "
-            "command line and its data. The `hook stop` target (2.0x) is below that floor plus the entry's own "
-            "modules (the table, the parser, the renderer, the Context with the configuration and the stores' "
-            "interface): reaching it would take a hook that bypasses argparse and the Context, which the "
-            "one-parser, one-Context design rules out.",
+            "The shape: the first module of the process (`start`) answers a bare `--version` and the Stop hook "
+            "after a quiet turn (`idle`: no upload in the outbox, no sync in the configuration, an event that "
+            "looks like a JSON object) with os-level calls, before the command table, argparse or the Context; "
+            "anything it is not sure of goes to the whole command. Every other command line goes to `entry`: "
+            "`commands.TABLE` names each command's module, `entry` imports that module alone and the command "
+            "declares its own arguments on one argparse parser. Imports are at the top of every module; the read "
+            "path (these five commands) never loads the write path (the outbox's delivery, the refresh, the "
+            "store SDK), PyYAML, the failure path (the secret guard that redacts an error), or `typing` (the "
+            "contract's declarations are dicts at run time): `tests/test_import_paths.py` lists the modules each "
+            "may load. Seven documented places load the costly part of a command line only when it is used: a "
+            "store's backend (the Hub's SDK), PyYAML, an online search's refresh, the Stop hook's retry, the "
+            "failure path, `entry` itself, and `shutil` (where a folder is first removed).",
+            "Where the rest goes (table 2b): `hook stop` and `--version` are the floor of pip's console script, "
+            "which imports `re` (with `enum` and `functools`) before any code of ours, plus `start` (under a "
+            "millisecond). The other three pay the command line (argparse with `gettext` and `locale`, `pathlib`, "
+            "which brings `urllib.parse` and `ipaddress` in Python 3.11, and `json`: the second floor row), the "
+            "entry's own modules (the table, the parser, the renderer, the Context with the configuration and "
+            "the stores' interface, about 30 modules), and standard modules of their own: `hashlib` (OpenSSL's, "
+            "for the digests of pending objects and installed skills), `calendar` and `datetime` (the "
+            "reminder's and status's ages), and for `status` `tomllib` (Codex's configuration, and `typing` with "
+            "it) and `shutil` (installing skills).",
         ],
     )
     breakdown = Table(

@@ -334,8 +334,7 @@ def test_concurrent_syncs_on_two_machines_lose_no_version(machine, machine_b, fo
             (claude_folder(one) / f"{name}-{round_}.md").write_text(f"{name} {round_}\n")
         processes += [one.popen("sync", "now", "--json") for one in (a, b, a, b)]
     for process in processes:
-        process.communicate(timeout=120)
-        tools.exited(process, (0, 75))
+        tools.exited(tools.finished(process, timeout=120), (0, 75))
     sync_now(a)
     sync_now(b)
     sync_now(a)

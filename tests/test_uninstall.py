@@ -175,8 +175,7 @@ def test_two_uninstalls_at_once_give_back_the_same_files(machine, folder_store):
     bootstrap(machine, folder_store)
     procs = [machine.popen("uninstall", "--json") for _ in range(3)]
     for proc in procs:
-        out, err = proc.communicate(timeout=300)
-        assert proc.returncode == 0, err.decode()
+        tools.exited(tools.finished(proc, timeout=300))
     assert snapshot(machine) == before
 
 
