@@ -21,11 +21,12 @@ the command's time budget runs out during a large download, the next refresh goe
 are dropped only after a complete, successful listing: a failed or partial one drops nothing. Last, the
 search pack is checked whole and rebuilt if it is torn or disagrees with the notes.
 
-An object that the store cannot vouch for (a link planted in a folder store: see `store.local`) is skipped, and
-the rest goes on: it is neither fetched nor dropped from the cache, and the caller says which were skipped. So is
-a note whose listed size is over `notes.MAX_BYTES`: it is never downloaded, whatever it holds, so a search costs
-the same memory whatever the bucket holds. A project with more than MAX_NOTES objects is refused whole (the search
-answers from the cache, stale, saying why) rather than ground through.
+An object that the store cannot vouch for (a link planted in a folder store: see `store.local`) is skipped, and the
+rest goes on: it is neither fetched nor dropped from the cache, and the caller says which were skipped. So is a
+note whose listed size is over `cache.NOTE_FILE_MAX` (room for a note's 1 MiB body and its frontmatter): it is
+never downloaded, whatever it holds, so a search costs the same memory whatever the bucket holds. A project with
+more than MAX_NOTES objects is refused whole (the search answers from the cache, stale, saying why) rather than
+ground through.
 
 The feed can only make the cache fresher, never staler or smaller: a change that cannot be applied as told (a
 delete, an update of a note not cached, a size over the limit or missing, a download that fails or does not have
@@ -47,9 +48,9 @@ from .. import names
 from ..clock import age_seconds, utc_now
 from ..store.base import Freshness, ObjectInfo, OversizedObject, Store, StoreError, UnsafeObject
 from ..store.change_feed import Replay, Unfollowable
-from .cache import ProjectCache, Stand
+from .cache import NOTE_FILE_MAX, ProjectCache, Stand
 from .checksums import Checksum
-from .notes import MAX_BYTES, object_path
+from .notes import object_path
 
 _NOTE_FILE = re.compile(r"projects/[^/]+/notes/([^/]+)\.md")
 BATCH = 1000  # notes per download: one request for a few new notes, kept progress for a first fill of thousands
@@ -133,7 +134,7 @@ def _apply(store: Store, cache: ProjectCache, replay: Replay) -> bool:
             continue  # the bytes did not change (only their time): the cached copy is still the one
         if xet_hash is None and store.hashed:
             return False  # an add without its hash: nothing to check a download against
-        if size is None or size > MAX_BYTES:
+        if size is None or size > NOTE_FILE_MAX:
             return False  # never downloaded on the feed's word: the listing says what it is, and reports it
         remote[note_id] = ObjectInfo(object_path(cache.project, note_id), size, hash=xet_hash)
     sizes = {}
@@ -173,8 +174,8 @@ def _refresh(store: Store, cache: ProjectCache) -> tuple[list[UnsafeObject | Ove
     for info in listing:
         if (note_id := _note_id(info.path)) is None:
             continue
-        if info.size > MAX_BYTES:
-            oversized.append(OversizedObject(info.path, info.size, MAX_BYTES, "note", store.removal(info.path)))
+        if info.size > NOTE_FILE_MAX:
+            oversized.append(OversizedObject(info.path, info.size, NOTE_FILE_MAX, "note", store.removal(info.path)))
         else:
             remote[note_id] = info
     # only what would have been a note, or a folder on the way to them: the rest was never read anyway
