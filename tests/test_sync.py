@@ -198,6 +198,8 @@ def test_a_deletion_propagates_and_is_restorable(machine, machine_b, bucket):
     assert (claude_folder(a) / "old.md").read_text() == "An old memory.\n"
     assert len(a.run("sync", "history", "old.md", "--json").json["versions"]) == 3  # nothing was removed
 
+    malformed = tools.exited(b.run("sync", "restore", "old.md", "--version", "../x"), 2)
+    assert "is not a version id" in malformed.err
     wrong = b.run("sync", "restore", "old.md", "--version", "20200101-000000-000000-0000000000")
     tools.exited(wrong, 2)
     assert "Next: agent-memory sync history old.md" in wrong.err
