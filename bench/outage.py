@@ -1,4 +1,4 @@
-"""8. A hung Hub: what a search and a save cost when the Hub accepts connections and never answers, against the
+"""10. A hung Hub: what a search and a save cost when the Hub accepts connections and never answers, against the
 same commands on a healthy Hub, and how soon a Hub that is back is found again.
 
 The emulator is hung on every endpoint (`HubEmulator.hang`). The first search of an outage pays the change feed's
@@ -22,7 +22,7 @@ LATER = 1.5
 
 
 def outage(ctx: Context) -> list[Table]:
-    """8. Search and save against a hung Hub, against a healthy one."""
+    """10. Search and save against a hung Hub, against a healthy one."""
     machine = Machine(ctx.root / "outage", hub_env(ctx.emulator)).setup(BUCKET, "outage-bench")
     _save(machine, "The connection pool holds 8 sockets.", ok=(0,))
     record = machine.state / "state" / "outage.json"
@@ -42,7 +42,7 @@ def outage(ctx: Context) -> list[Table]:
         later_save = [_timed_save(machine, 75) for _ in range(runs)]
         asked = len(ctx.emulator.requests)
         first_save = None
-        if not ctx.quick:  # no outage recorded yet: a save pays the HTTP client's read timeout (20 s)
+        if not ctx.quick:  # no outage recorded yet: a save pays the command's network budget (30 s)
             record.unlink(missing_ok=True)
             first_save = _timed_save(machine, 75)
     finally:
@@ -71,7 +71,7 @@ def outage(ctx: Context) -> list[Table]:
     )
     return [
         Table(
-            "8. A hung Hub",
+            "10. A hung Hub",
             ["command", "healthy Hub", "hung Hub", "target"],
             rows,
             target=f"against a Hub hung on every endpoint: the first search within {FIRST_SEARCH:g} s, every later "
@@ -87,8 +87,9 @@ def outage(ctx: Context) -> list[Table]:
                 "The first search gives the change feed 2 s to answer at all, then the request that replaces it 2 s; "
                 "a second request without an answer ends the command's use of the network: it answers from the "
                 "cache and records the outage. Later commands answer from what is local until the wait is over (30 s, "
-                "then doubling to at most 5 minutes). The save before any outage is recorded waits for the HTTP "
-                "client's read timeout: it is what records the outage when no search did.",
+                "then doubling to at most 5 minutes). The save before any outage is recorded waits for the "
+                "command's network budget (`AGENT_MEMORY_TIMEOUT`, 30 s): it is what records the outage when no "
+                "search did.",
             ],
         )
     ]

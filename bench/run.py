@@ -50,9 +50,18 @@ CASES = (
     space_page.page,
     recall.recall,
     sync_hooks.sync,
+    local.folder_store,
 )
 # cases that prepare their own notes, or none
-NO_CORPUS = {space_page.page, local.startup, recall.recall, importing.importing, outage.outage, sync_hooks.sync}
+NO_CORPUS = {
+    space_page.page,
+    local.startup,
+    recall.recall,
+    importing.importing,
+    outage.outage,
+    sync_hooks.sync,
+    local.folder_store,
+}
 
 INTRO = """
 How to reproduce: `python bench/run.py` from the repository root, with the virtualenv that has agent-memory

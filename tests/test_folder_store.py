@@ -15,6 +15,8 @@ def _objects(folder_store):
     found = {}
     for folder, _dirs, files in os.walk(root):
         for name in files:
+            if folder == root and name == ".changes":
+                continue  # the store's record of what was written, not an object
             path = os.path.join(folder, name)
             with open(path, "rb") as handle:
                 found[os.path.relpath(path, root)] = handle.read()

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+import tools
+
 HUGE = 2 << 30  # a sparse file: 2 GiB that cost no disk, and would cost a command its memory if read whole
 HANG = 90  # seconds before a command counts as hung (a loaded machine runs one in a few)
 
@@ -50,16 +52,16 @@ def _plant(path: Path, kind: str) -> None:
 def lived_in(ready, folder_store):
     """A machine on a folder store with a shared and cached note, a pending one, and every record written once."""
     saved = ready.save("# Pool size\n\nThe connection pool holds 8 sockets.")
-    assert saved.code == 0, saved.err
+    tools.exited(saved)
     assert ready.run("search", "pool", "--json").json["sync"]["status"] == "fresh"
-    assert ready.run("search", "--skills", "--json").code == 0  # the skills index
+    tools.exited(ready.run("search", "--skills", "--json"))  # the skills index
     store = Path(folder_store.removeprefix("file://"))
     store.rename(store.with_name("away"))  # an unmounted drive: the next save stays pending
     pending = ready.save("Kept here while the drive is away.")
     store.with_name("away").rename(store)
-    assert pending.code == 75, pending.out
+    tools.exited(pending, 75)
     event = json.dumps({"session_id": "s-1", "source": "startup", "cwd": str(ready.work)})
-    assert ready.run("hook", "session-start", "--agent", "claude", input=event).code == 0
+    tools.exited(ready.run("hook", "session-start", "--agent", "claude", input=event))
     [cache] = (ready.state / "cache").glob("*/projects/demo")
     places = {
         "op": f"note-{pending.json['id']}",
@@ -84,7 +86,7 @@ def test_a_planted_state_file_hangs_nothing_and_is_told(lived_in, name, kind):
     event = json.dumps({"session_id": "s-2", "source": "startup", "cwd": str(machine.work)})
     for hook in ("session-start", "stop"):
         done = run("hook", hook, "--agent", "claude", input=event)
-        assert done.code == 0, (hook, done.err)  # a hook never fails a session
+        tools.exited(done, about=(hook, done.err))  # a hook never fails a session
         assert len(done.err.splitlines()) <= 1, done.err
     results = [
         run("search", "pool", "--json"),
@@ -95,10 +97,11 @@ def test_a_planted_state_file_hangs_nothing_and_is_told(lived_in, name, kind):
     ]
     if name == "config":  # nothing that needs the configuration works: each says which file and how to fix it
         for result in [status, *results[:3], results[4]]:
-            assert result.code == 1 and str(target) in result.err and "\nNext: " in result.err, result.err
-        assert results[3].code == 0  # `pending` lists the outbox, which needs no configuration
+            tools.exited(result, 1)
+            assert str(target) in result.err and "\nNext: " in result.err, result.err
+        tools.exited(results[3])  # `pending` lists the outbox, which needs no configuration
         return
-    assert status.code == 0, status.err
+    tools.exited(status)
     if name in ("plan", "object"):  # the pending upload is damaged: listed as such, its bytes kept
         [damaged] = status.json["damaged"]
         assert str(target) in damaged["problem"], damaged
@@ -107,14 +110,41 @@ def test_a_planted_state_file_hangs_nothing_and_is_told(lived_in, name, kind):
         assert str(target) in told, status.json["damaged_state"]
         assert told[str(target)]["next"].startswith(("rm ", "mv ")), told
     for result in results:
-        assert result.code in (0, 1, 75), (result.code, result.err)
+        tools.exited(result, (0, 1, 75), about=(result.code, result.err))
         if result.code == 1:
             assert "\nNext: " in result.err, result.err
     if name == "checksums":  # what decides which cached notes are shown: the cache's readers stop and name it
         for result in results[:3]:
-            assert result.code == 1 and str(target) in result.err, result.err
+            tools.exited(result, 1)
+            assert str(target) in result.err, result.err
         return
     found, offline, read = (result.json for result in results[:3])
     assert saved["id"] in [r["id"] for r in found["results"]]
     assert saved["id"] in [r["id"] for r in offline["results"]]
     assert read["id"] == saved["id"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_planted_file_in_an_installed_skill_hangs_nothing(machine, folder_store, kind):
+    """The core skill bootstrap installed: its install marker, and a file beside it, planted as each kind."""
+    set_up = machine.run("bootstrap", "--project", "demo", "--bucket", folder_store, "--json", process=True)
+    tools.exited(set_up)
+    [installed] = (machine.home / ".claude" / "skills").glob("*/.agent-memory-skill.json")
+    folder = installed.parent
+    before = machine.run("status", "--json", process=True, timeout=HANG)
+    assert [s["path"] for s in before.json["skills"] if s["agent"] == "claude"] == [str(folder)]
+
+    _plant(folder / "planted.md", kind)  # beside what was installed: the skill now differs from it
+    edited = machine.run("status", "--json", process=True, timeout=HANG)
+    tools.exited(edited)
+    [claude] = [s for s in edited.json["skills"] if s["agent"] == "claude"]
+    assert claude["modified"] is True
+
+    _plant(installed, kind)  # the marker itself: the folder no longer counts as one we installed
+    told = machine.run("status", "--json", process=True, timeout=HANG)
+    tools.exited(told)
+    assert [s for s in told.json["skills"] if s["agent"] == "claude"] == []
+    event = json.dumps({"session_id": "s-3", "source": "startup", "cwd": str(machine.work)})
+    for hook in ("session-start", "stop"):
+        tools.exited(machine.run("hook", hook, "--agent", "claude", input=event, timeout=HANG))

@@ -87,7 +87,7 @@ def test_an_outbox_that_is_not_a_folder_goes_to_the_whole_hook(home: Path, tmp_p
     if damage == "file":
         outbox.write_text("a file where the outbox folder should be")
     else:
-        (tmp_path / "elsewhere" / "note-x").mkdir(parents=True)
+        (tmp_path / "elsewhere").mkdir()  # empty, but not ours: the whole hook says what it is
         outbox.symlink_to(tmp_path / "elsewhere")
     assert idle.stop_has_nothing_to_do(STOP) is False
 

@@ -182,8 +182,10 @@ def test_a_stop_with_something_pending_loads_the_retry(ready, tmp_path, folder_s
     assert ready.run("pending", "--json").json["notes"] == []  # delivered by that Stop
 
 
-def test_the_contract_loads_no_typing(ready, tmp_path):
-    """The contract's declarations are dicts at run time: typing would cost every command a fifth of the
-    interpreter's own start-up (`status` alone loads it, through tomllib, for Codex's configuration)."""
+def test_the_read_path_loads_neither_typing_nor_shutil(ready, tmp_path):
+    """Each would cost every command a fifth of the interpreter's own start-up: the contract's declarations are dicts
+    at run time, and `shutil` comes where a folder is first removed (`status` loads both for reasons of its own:
+    tomllib for Codex's configuration, the skills' installing)."""
     for args in (("search", "--offline", "hot"), ("hook", "session-start", "--agent", "codex")):
-        assert "typing" not in loaded(ready, tmp_path, *args, stdin="{}"), args
+        modules = loaded(ready, tmp_path, *args, stdin="{}")
+        assert not {"typing", "shutil"} & modules, args

@@ -18,6 +18,7 @@ import pytest
 
 import tools
 from agent_memory.memory import refresh
+from agent_memory.memory.cache import NOTE_FILE_MAX
 from agent_memory.memory.notes import MAX_BYTES
 from agent_memory.skills.layout import FILE_MAX
 from conftest import BUCKET
@@ -104,7 +105,7 @@ def test_an_oversized_note_is_never_downloaded_and_is_reported(bucket):
     found, peak, err = _search(reader)
     assert sorted(r["id"] for r in found["results"]) == sorted(GOOD)
     assert found["sync"]["status"] == "fresh"
-    detail = f"{path} is {BIG} bytes, more than the {MAX_BYTES} a note may have, so it was not read"
+    detail = f"{path} is {BIG} bytes, more than the {NOTE_FILE_MAX} a note may have, so it was not read"
     skipped = {"path": path, "reason": "oversized", "detail": detail, "next": removal(path)}
     assert found["sync"]["skipped"] == [skipped]
     assert f"Skipped an object of the bucket: {detail}.\nNext: {removal(path)}" in err
@@ -154,3 +155,15 @@ def test_a_project_with_more_objects_than_the_bound_is_refused_loudly(ready, fol
     assert not list(ready.state.joinpath("cache").rglob("*.md"))
     monkeypatch.setattr(refresh, "MAX_NOTES", 5)
     assert len(ready.run("search", "bounded note", "--json").json["results"]) == 5
+
+
+def test_a_note_of_the_largest_body_is_not_oversized(ready, machine_b, folder_store):
+    """The limit is on the object: a body of 1 MiB, with its frontmatter, is a note like any other."""
+    body = ("bounded note " + "x" * MAX_BYTES)[:MAX_BYTES]
+    saved = ready.run("save", "--json", "--title", "Largest", input=body)
+    tools.exited(saved)
+    machine_b.setup(folder_store)
+    found = machine_b.run("search", "bounded note", "--json")
+    tools.exited(found)
+    assert found.json["sync"]["skipped"] == []
+    assert [r["id"] for r in found.json["results"]] == [saved.json["id"]]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import time
 
+import tools
 from conftest import BUCKET
 
 
@@ -28,7 +29,7 @@ def _wait_over(machine) -> None:
 def _seeded(alice, hub):
     """A note saved and cached while the Hub answers, and the cache following the change feed."""
     saved = alice.save("# Pool size\n\nThe connection pool holds 8 sockets.", "--title", "Pool size")
-    assert saved.code == 0, saved.err
+    tools.exited(saved)
     found = alice.run("search", "pool", "--json", process=True)
     assert found.json["sync"]["status"] == "fresh", found.err
     return saved.json
@@ -41,7 +42,7 @@ def test_a_hung_hub_costs_the_first_search_only(alice, hub):
     started = time.monotonic()
     first = alice.run("search", "pool", "--json", process=True, timeout=60)
     first_seconds = time.monotonic() - started
-    assert first.code == 0, first.err
+    tools.exited(first)
     assert first.json["sync"]["status"] == "stale" and first.json["sync"]["reason"] == "offline", first.out
     assert [r["id"] for r in first.json["results"]] == [saved["id"]]  # the cache answers
     assert first_seconds < 15, first_seconds  # a hang detector only: the budget is 20 s (bench/outage.py times it)
@@ -51,25 +52,31 @@ def test_a_hung_hub_costs_the_first_search_only(alice, hub):
 
     hub.reset_requests()
     later = alice.run("search", "pool", "--json", process=True)
-    assert later.code == 0 and later.json["sync"]["status"] == "stale"
+    tools.exited(later)
+    assert later.json["sync"]["status"] == "stale"
     assert [r["id"] for r in later.json["results"]] == [saved["id"]]
     detail = later.json["sync"]["detail"]
     assert "tries it again from" in detail and "--online" in detail and "--offline" in detail, detail
     assert "Results come from the local cache only" in later.err and "--offline" in later.err
 
     pending = alice.run("save", "--json", "--title", "Socket limit", input="Raise the socket limit.", process=True)
-    assert pending.code == 75, pending.err
+    tools.exited(pending, 75)
     assert pending.json["status"] == "pending"
     assert f"run `agent-memory pending retry {pending.json['id']}`" in pending.json["message"]
     assert "tries it again from" in pending.json["message"]
     checkpoint = alice.run("save", "--json", "--kind", "checkpoint", input="Where I stopped.", process=True)
-    assert checkpoint.code == 75 and checkpoint.json["status"] == "pending"
+    tools.exited(checkpoint, 75)
+    assert checkpoint.json["status"] == "pending"
 
     read = alice.run("read", saved["id"], "--json", process=True)  # a cached note needs no network
-    assert read.code == 0 and read.json["source"] == "cache"
+    tools.exited(read)
+    assert read.json["source"] == "cache"
     missing = alice.run("read", "20260101-000000-000000-0000000000", process=True)
-    assert missing.code == 1 and "tries it again from" in missing.err and "\nNext: " in missing.err
+    tools.exited(missing, 1)
+    assert "tries it again from" in missing.err and "\nNext: " in missing.err
 
+    status = alice.run("status", "--json", process=True).json["outage"]
+    assert status["failures"] == 1 and status["next"] == "agent-memory search --online", status
     stale = alice.run("search", "socket limit", "--json", process=True)
     assert [(r["id"], r["pending"]) for r in stale.json["results"]] == [(pending.json["id"], True)]
     assert hub.requests == []  # every command after the first answered without asking the Hub
@@ -95,6 +102,7 @@ def test_the_hub_is_tried_again_once_the_wait_is_over_and_found_healthy(alice, h
     healthy = alice.run("search", "pool", "--json")
     assert healthy.json["sync"]["status"] == "fresh", healthy.out
     assert not alice.outage.exists()  # the success ended it
+    assert alice.run("status", "--json").json["outage"] is None
 
 
 def test_online_and_an_explicit_retry_always_try_and_a_success_ends_the_outage(alice, hub):
@@ -102,7 +110,7 @@ def test_online_and_an_explicit_retry_always_try_and_a_success_ends_the_outage(a
     hub.hang()
     assert alice.run("search", "pool", "--json", process=True, timeout=60).json["sync"]["status"] == "stale"
     saved = alice.run("save", "--json", input="Kept during the outage.", process=True)
-    assert saved.code == 75
+    tools.exited(saved, 75)
 
     hub.clear_faults()
     hub.reset_requests()
@@ -115,29 +123,31 @@ def test_online_and_an_explicit_retry_always_try_and_a_success_ends_the_outage(a
     assert alice.run("search", "pool", "--json", process=True, timeout=60).json["sync"]["status"] == "stale"
     hub.clear_faults()
     retried = alice.run("pending", "retry", "--json")  # the user's retry tries whatever the outage says
-    assert retried.code == 0 and [r["status"] for r in retried.json["results"]] == ["saved"], retried.out
+    tools.exited(retried)
+    assert [r["status"] for r in retried.json["results"]] == ["saved"], retried.out
     assert not alice.outage.exists()
 
     hub.hang()
     assert alice.run("search", "pool", "--json", process=True, timeout=60).json["sync"]["status"] == "stale"
     hub.clear_faults()
     again = alice.run("save", "--online", "--json", input="Saved with --online.")
-    assert again.code == 0 and again.json["status"] == "saved"
+    tools.exited(again)
+    assert again.json["status"] == "saved"
     assert not alice.outage.exists()
     usage = alice.run("search", "pool", "--online", "--offline")
-    assert usage.code == 2 and "\nNext: " in usage.err
+    tools.exited(usage, 2)
+    assert "\nNext: " in usage.err
 
 
 def test_concurrent_stop_hooks_that_fail_together_count_once(alice, hub):
     hub.fault("batch", "fail", times=0)
-    assert alice.save("Kept while the Hub fails.").code == 75
+    tools.exited(alice.save("Kept while the Hub fails."), 75)
     hub.clear_faults()
     hub.hang()
     env = {"AGENT_MEMORY_HOOK_BUDGET": "3"}
     hooks = [alice.popen("hook", "stop", "--agent", agent, input=b"{}", env=env) for agent in ("codex", "claude") * 3]
     for proc in hooks:
-        out, err = proc.communicate(timeout=120)
-        assert proc.returncode == 0, err.decode()
+        out = tools.exited(tools.finished(proc, timeout=120)).stdout
         assert out == b"" or list(json.loads(out)) == ["systemMessage"], out  # what it tells the user, if anything
     backoff = json.loads(alice.backoff.read_text())
     assert backoff["failures"] == 1, backoff  # six sessions ending a turn at once: one failure, a one-minute wait

@@ -8,6 +8,7 @@ import json
 import os
 import re
 import subprocess
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -359,21 +360,6 @@ def test_an_origin_keeps_neither_user_part_nor_query(url):
     assert normalise_url(url) == "github.com/Owner/Repo"
 
 
-def test_project_map_with_a_token_in_the_origin_query_prints_and_writes_none(machine, tmp_path, folder_store):
-    checkout = repo(tmp_path / "repo", origin=f"https://github.com/Owner/Repo.git?access_token={TOKEN_LIKE}")
-    tools.exited(machine.run("config", "set", "bucket", folder_store))
-    for args in (["--json"], []):
-        mapped = machine.run("project", "map", "demo", str(checkout), *args)
-        tools.exited(mapped)
-        assert TOKEN_LIKE not in mapped.out + mapped.err and "access_token" not in mapped.out + mapped.err
-    store = Path(folder_store[len("file://") :])
-    for where in (machine.root, store):
-        assert TOKEN_LIKE.encode() not in every_byte(where) and b"access_token" not in every_byte(where)
-    shown = machine.run("project", "show", "--json", cwd=clone(checkout, tmp_path / "other", ORIGIN))
-    tools.exited(shown)
-    assert shown.json["via"] == "github.com/Owner/Repo"
-
-
 def test_a_token_as_a_project_name_is_refused_and_never_shown(machine, tmp_path, folder_store):
     checkout = repo(tmp_path / "repo")
     tools.exited(machine.run("config", "set", "bucket", folder_store))
@@ -387,6 +373,8 @@ def test_a_token_as_a_project_name_is_refused_and_never_shown(machine, tmp_path,
     store = Path(folder_store[len("file://") :])
     assert not (store / "origins").exists()
 
+    misshapen = tools.exited(machine.run("project", "map", f"{TOKEN_LIKE}/x", str(checkout)), 5)  # no echo either
+    assert TOKEN_LIKE not in misshapen.out + misshapen.err and "looks like a credential" in misshapen.err
     bootstrapped = machine.run("bootstrap", "--agent", "claude", "--project", TOKEN_LIKE, cwd=checkout)
     tools.exited(bootstrapped, 5)
     assert TOKEN_LIKE not in bootstrapped.out + bootstrapped.err
@@ -400,7 +388,8 @@ def test_a_token_as_a_project_name_is_refused_and_never_shown(machine, tmp_path,
 
 @pytest.fixture(params=["folder", "hub"])
 def bucket(request, tmp_path):
-    """The bucket both machines use, a folder store or the Hub emulator, and how to plant an object in it."""
+    """The bucket both machines use, a folder store or the Hub emulator; how to plant an object in it, and every
+    byte it holds."""
     if request.param == "folder":
         root = tmp_path / "store"
         root.mkdir(mode=0o700)
@@ -409,9 +398,29 @@ def bucket(request, tmp_path):
             (root / path).parent.mkdir(parents=True, exist_ok=True)
             (root / path).write_bytes(data)
 
-        return f"file://{root}", plant
+        return f"file://{root}", plant, lambda: every_byte(root)
     hub = request.getfixturevalue("hub")
-    return BUCKET, lambda path, data: hub.put_file(BUCKET, path, data)
+
+    def held() -> bytes:
+        return b"".join(hub.read_file(BUCKET, path) for path in hub.list_paths(BUCKET))
+
+    return BUCKET, lambda path, data: hub.put_file(BUCKET, path, data), held
+
+
+def test_project_map_with_a_token_in_the_origin_query_prints_and_writes_none(machine, tmp_path, bucket):
+    uri, _plant, held = bucket
+    checkout = repo(tmp_path / "repo", origin=f"https://github.com/Owner/Repo.git?access_token={TOKEN_LIKE}")
+    tools.exited(machine.run("config", "set", "bucket", uri))
+    for args in (["--json"], []):
+        mapped = machine.run("project", "map", "demo", str(checkout), *args)
+        tools.exited(mapped)
+        assert TOKEN_LIKE not in mapped.out + mapped.err and "access_token" not in mapped.out + mapped.err
+    assert b"github.com/Owner/Repo" in held()  # the claim, as written
+    for written in (every_byte(machine.root), held()):
+        assert TOKEN_LIKE.encode() not in written and b"access_token" not in written
+    shown = machine.run("project", "show", "--json", cwd=clone(checkout, tmp_path / "other", ORIGIN))
+    tools.exited(shown)
+    assert shown.json["via"] == "github.com/Owner/Repo"
 
 
 def two_machines(machine, machine_b, tmp_path, uri):
@@ -425,7 +434,7 @@ def two_machines(machine, machine_b, tmp_path, uri):
 
 
 def test_a_withdrawn_claim_is_not_followed_and_a_newer_claim_is(machine, machine_b, tmp_path, bucket):
-    uri, _plant = bucket
+    uri, _plant, _held = bucket
     first, second = two_machines(machine, machine_b, tmp_path, uri)
     unmapped = machine.run("project", "unmap", str(first), "--origin", "--json")
     tools.exited(unmapped)
@@ -471,7 +480,7 @@ def test_unmap_without_origin_keeps_the_claim_and_refuses_what_is_not_mapped(mac
 
 
 def test_a_claim_no_machine_of_the_bucket_made_is_shown_and_refused(machine, machine_b, tmp_path, bucket):
-    uri, plant = bucket
+    uri, plant, _held = bucket
     key = origins.folder("github.com/Owner/Repo")
     elsewhere = repo(tmp_path / "planted", origin="https://github.com/Victim/Repo")
     planted = {
@@ -549,3 +558,41 @@ def test_a_claim_that_would_hold_a_token_is_not_written(machine, tmp_path, folde
     store = Path(folder_store[len("file://") :])
     assert not (store / "origins").exists() and TOKEN_LIKE.encode() not in every_byte(store)
     assert tools.exited(machine.run("project", "show", "--json", cwd=checkout)).json["project"] == "demo"
+
+
+def test_a_token_given_as_the_bucket_is_refused_and_never_shown(machine, tmp_path, folder_store):
+    checkout = repo(tmp_path / "repo")
+    token = "hf_" + "Q" * 34  # a Hugging Face token to the guard; never a real one
+    for given in (token, f"{token}/agent-memory", f"hf://buckets/alice/{token}"):
+        refused = tools.exited(machine.run("config", "set", "bucket", given), 5)
+        assert token not in refused.out + refused.err
+        assert "The bucket looks like a credential (Hugging Face token (rule hf-token))" in refused.err
+        assert "Next: agent-memory config set bucket OWNER/NAME" in refused.err
+    booted = tools.exited(machine.run("bootstrap", "--agent", "claude", "--bucket", token, cwd=checkout), 5)
+    assert token not in booted.out + booted.err and "Next: agent-memory bootstrap --bucket OWNER/NAME" in booted.err
+    assert not machine.run("config", "show", "--json").json.get("bucket")
+    assert not (machine.home / ".claude").exists() and token.encode() not in every_byte(machine.root)
+
+
+def test_a_damaged_or_far_future_claim_is_never_followed(machine, machine_b, tmp_path, bucket):
+    """The newest claim decides: one that is not what we write (not JSON, too large, another project's fields)
+    says no machine, so it is refused; one dated far ahead is ignored, never allowed to outrank the others."""
+    uri, plant, _held = bucket
+    _first, second = two_machines(machine, machine_b, tmp_path, uri)
+    key = origins.folder("github.com/Owner/Repo")
+    fields = {"action": "claim", "machine": "desk", "origin": "github.com/Owner/Repo", "project": "demo"}
+    future = json.dumps({**fields, "time": "2099-12-31T23:59:59Z"}).encode()
+    plant(f"{key}/demo/20991231T235959000000Z-0000beef-claim.json", future)
+    followed = tools.exited(bootstrap(machine_b, second, "--bucket", uri))
+    assert followed.json["found"]["by"] == "bucket" and followed.json["found"]["time"] < "2099"
+    damaged = {
+        "not json": b"{not json",
+        "too large": json.dumps({**fields, "time": "2030-01-01T00:00:00Z", "pad": "x" * 5000}).encode(),
+        "another project": json.dumps({**fields, "project": "other", "time": "2030-01-01T00:00:00Z"}).encode(),
+    }
+    tools.exited(machine_b.run("project", "unmap", str(second)))  # a refused bootstrap maps nothing again
+    for number, (case, data) in enumerate(damaged.items()):
+        stamp = (datetime.now(timezone.utc) + timedelta(seconds=number + 1)).strftime("%Y%m%dT%H%M%S%fZ")
+        plant(f"{key}/demo/{stamp}-0000000{number}-claim.json", data)
+        refused = tools.exited(bootstrap(machine_b, second, "--bucket", uri), 2, about=case)
+        assert "claimed by project demo, by an unknown machine" in refused.err, case

@@ -339,7 +339,8 @@ def test_sessions_starting_at_once_in_an_unmapped_folder_are_told_once(ready, tm
     told = 0
     for n, proc in enumerate(procs):
         event = {"session_id": f"s-{n}", "source": "startup", "cwd": str(elsewhere)}
-        out, err = proc.communicate(json.dumps(event).encode(), timeout=120)
-        assert proc.returncode == 0 and err == b"", err.decode()
+        ended = tools.exited(tools.finished(proc, input=json.dumps(event).encode(), timeout=120))
+        out, err = ended.stdout, ended.stderr
+        assert err == b"", err.decode()
         told += b"is not mapped to a project" in out
     assert told == 1

@@ -525,7 +525,8 @@ def test_the_guard_of_a_helper_run_as_python_m_tests_the_package_it_runs(tmp_pat
     assert line == f"[ ! -f {main} ] || {helper} --version"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}  # outside the venv, its packages
     ran = subprocess.run(["/bin/sh", "-c", line], capture_output=True, text=True, timeout=60, env=env)
-    assert ran.returncode == 0 and ran.stdout.startswith("agent-memory ")
+    tools.exited(ran)
+    assert ran.stdout.startswith("agent-memory ")
     gone = line.replace(str(main), str(tmp_path / "gone" / "__main__.py"))
     silent = subprocess.run(["/bin/sh", "-c", gone], capture_output=True, text=True, timeout=60, env=env)
     assert (silent.returncode, silent.stdout, silent.stderr) == (0, "", "")

@@ -35,9 +35,12 @@ def test_a_session_resumed_twice_shows_the_model_one_reminder(runtime, machine, 
         hub.clear_faults()
         retried = machine.run("pending", "retry", "--json")  # delivered between the session's runs
         tools.exited(retried)
-        for prompt in ("And again.", "Once more."):
-            resumed = cli.resume(session, prompt)
-            tools.exited(resumed)
+        tools.exited(cli.resume(session, "And again."))
+        if runtime == "claude":  # --continue goes on with the same session (and session id) as --resume
+            resumed = cli.run("Once more.", args=["--continue"])
+        else:
+            resumed = cli.resume(session, "Once more.")
+        tools.exited(resumed)
         model.assert_played()
         assert len(model.requests) == 3
         assert "Once more." in model.text(2) and "First answer." in model.text(2)  # really the same session

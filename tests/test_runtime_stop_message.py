@@ -10,6 +10,7 @@ import json
 import pytest
 from test_runtime_e2e import bootstrap
 
+import tools
 from agent_clis import CLIS, Codex, CodexAppServer
 from model_servers import Say
 
@@ -36,13 +37,13 @@ def test_the_stop_hook_tells_the_user_what_it_retried_and_nothing_otherwise(runt
         cli = cli_class(machine, model)
         bootstrap(machine, runtime, "--hooks")
         hub.fault("batch", "fail", times=0)
-        assert machine.save("# Offline\n\nSaved while the Hub failed.").code == 75
+        tools.exited(machine.save("# Offline\n\nSaved while the Hub failed."), 75)
         hub.clear_faults()
         model.script(Say("First answer."), Say("Second answer."))
         first = cli.run("Hello.")
-        assert first.code == 0, first.err
+        tools.exited(first)
         second = cli.resume(cli.session_id(first), "Again.")  # nothing waits any more
-        assert second.code == 0, second.err
+        tools.exited(second)
         model.assert_played()
     assert machine.run("pending", "--json").json["notes"] == []  # the Stop hook shared it
     for shown in (model.text(0), model.text(1)):
@@ -59,7 +60,7 @@ def test_codex_shows_the_stop_hooks_message_to_the_user(machine, hub):
         cli = Codex(machine, model)  # the user's config.toml, with the scripted model
         bootstrap(machine, "codex", "--hooks")
         hub.fault("batch", "fail", times=0)
-        assert machine.save("# Offline\n\nSaved while the Hub failed.").code == 75
+        tools.exited(machine.save("# Offline\n\nSaved while the Hub failed."), 75)
         hub.clear_faults()
         model.script(Say("First answer."), Say("Second answer."))
         with CodexAppServer(machine, env=cli.env()) as codex:

@@ -8,17 +8,19 @@ import time
 
 import pytest
 
+import tools
+
 
 def _save(machine, body: str, *args: str) -> str:
     saved = machine.save(body, *args)
-    assert saved.code == 0, saved.err
+    tools.exited(saved)
     time.sleep(1.01)  # `created` has whole seconds: each note newer than the one before
     return saved.json["id"]
 
 
 def _search(machine, *args: str) -> dict:
     found = machine.run("search", "--json", *args)
-    assert found.code == 0, (found.out, found.err)
+    tools.exited(found)
     return found.json
 
 
@@ -77,7 +79,7 @@ def test_no_note_with_every_word_shows_the_closest_marked_partial(notes):
     for result in found["results"]:
         assert result["partial"] is True and result["missing"] == ["kubernetes"]
     text = machine.run("search", "flaky budget kubernetes")
-    assert text.code == 0
+    tools.exited(text)
     assert text.out.startswith("No note holds every term of the query; the notes holding the most of them")
     assert "[partial: without 'kubernetes']" in text.out
     # only the notes with the most words: one word of three is fewer than two
@@ -107,7 +109,7 @@ def test_matches_are_numbered_as_the_body(ready):
         {"line": 6, "text": "Another pool note."},
     ]
     body = ready.run("read", found["id"], "--body")
-    assert body.code == 0, body.err
+    tools.exited(body)
     lines = body.out.splitlines()
     assert lines[0] == "# Pool sizes" and lines[3] == "The pool holds eight connections."
     assert {"line": 4, "text": "The pool holds eight connections."} in _search(ready, "eight pool")["results"][0][
@@ -156,7 +158,7 @@ def test_a_pending_correction_marks_the_note_it_corrects(ready, folder_store):
     os.rename(root, root + ".away")  # the note is saved pending
     try:
         pending = ready.save("# Port\n\nCorrection: the service listens on 9090.\n", "--corrects", first)
-        assert pending.code == 75, pending.err
+        tools.exited(pending, 75)
         found = _search(ready, "service listens", "--offline")["results"]
         assert [(r["id"], r["pending"], r["corrects"]) for r in found] == [
             (pending.json["id"], True, first),
@@ -170,7 +172,7 @@ def test_a_pending_correction_marks_the_note_it_corrects(ready, folder_store):
 
 def test_setup_verification_notes_are_out_unless_asked(ready, folder_store):
     boot = ready.run("bootstrap", "--bucket", folder_store, "--project", "demo", "--json")
-    assert boot.code == 0, boot.err
+    tools.exited(boot)
     setup = boot.json["verification"]["id"]
     note = _save(ready, "# Memory setup\n\nThe verification of the memory setup is documented in SETUP.md.\n")
     assert _ids(ready, "memory setup verification") == [note]

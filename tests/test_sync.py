@@ -9,6 +9,7 @@ import json
 import os
 import re
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ import tools
 from agent_memory.contents import sha256
 from agent_memory.sync import folders
 from agent_memory.sync.folders import Moved
+from agent_memory.sync.merging import Conflicting, merge
 from agent_memory.sync.versions import path_key
 from conftest import BUCKET, Machine
 
@@ -196,6 +198,8 @@ def test_a_deletion_propagates_and_is_restorable(machine, machine_b, bucket):
     assert (claude_folder(a) / "old.md").read_text() == "An old memory.\n"
     assert len(a.run("sync", "history", "old.md", "--json").json["versions"]) == 3  # nothing was removed
 
+    malformed = tools.exited(b.run("sync", "restore", "old.md", "--version", "../x"), 2)
+    assert "is not a version id" in malformed.err
     wrong = b.run("sync", "restore", "old.md", "--version", "20200101-000000-000000-0000000000")
     tools.exited(wrong, 2)
     assert "Next: agent-memory sync history old.md" in wrong.err
@@ -245,6 +249,7 @@ def test_hostile_versions_are_refused(machine, machine_b, folder_store, tmp_path
     os.symlink(outside, store / "sync" / "claude" / "demo" / "ffffffffffffffffffff")
     claude_folder(b).mkdir(parents=True)
     os.symlink(outside, claude_folder(b) / "linked")
+    os.symlink(outside / "bashrc", claude_folder(b) / "MEMORY.md")  # a planted link where a pulled file goes
 
     done = b.run("sync", "now", "--json")
     tools.exited(done)
@@ -254,8 +259,8 @@ def test_hostile_versions_are_refused(machine, machine_b, folder_store, tmp_path
     assert "text of at most 262144 bytes" in whys and "does not match its folder" in whys
     assert "symbolic link" in whys or "link" in whys
     folder_refused = done.json["folders"][0]["refused"]
-    assert [item["path"] for item in folder_refused] == ["linked/inside.md"]
-    assert list(outside.iterdir()) == []  # nothing written through the link
+    assert sorted(item["path"] for item in folder_refused) == ["MEMORY.md", "linked/inside.md"]
+    assert list(outside.iterdir()) == []  # nothing written through either link
     assert sorted(p.name for p in claude_folder(b).iterdir()) == ["MEMORY.md", "linked"]
     assert not (b.root / "escape.md").exists() and not (claude_folder(b).parent / "escape.md").exists()
 
@@ -301,6 +306,7 @@ def test_the_hooks_cost_nothing_when_nothing_changed(machine, machine_b, hub):
     a, b = two_machines(machine, machine_b, BUCKET)
     claude_folder(a).mkdir(parents=True)
     (claude_folder(a) / "MEMORY.md").write_text("- one\n")
+    (claude_folder(a) / "deploy.md").write_text(f"{TOKEN_LINE}\n")  # kept here by the guard, and reported once
     sync_now(a)
     sync_now(b)
     hub.reset_requests()
@@ -331,8 +337,7 @@ def test_concurrent_syncs_on_two_machines_lose_no_version(machine, machine_b, fo
             (claude_folder(one) / f"{name}-{round_}.md").write_text(f"{name} {round_}\n")
         processes += [one.popen("sync", "now", "--json") for one in (a, b, a, b)]
     for process in processes:
-        process.communicate(timeout=120)
-        tools.exited(process, (0, 75))
+        tools.exited(tools.finished(process, timeout=120), (0, 75))
     sync_now(a)
     sync_now(b)
     sync_now(a)
@@ -369,3 +374,71 @@ def test_bootstrap_sync_turns_it_on_for_the_chosen_agents(machine, folder_store)
     assert "Nothing needed changing" in again.out
     status = machine.run("sync", "status", "--json").json
     assert [agent["agent"] for agent in status["agents"] if agent["enabled"]] == ["claude"]
+
+
+def test_a_killed_sync_loses_nothing(machine, machine_b, folder_store):
+    a, b = two_machines(machine, machine_b, folder_store)
+    claude_folder(a).mkdir(parents=True)
+    texts = {f"topic-{n}.md": f"memory {n}\n" * 50 for n in range(40)}
+    for delay in (0.3, 0.8, 1.5):
+        for name, text in texts.items():
+            (claude_folder(a) / name).write_text(text + f"round {delay}\n")
+        started = a.popen("sync", "now")
+        time.sleep(delay)
+        started.kill()  # wherever it was: the outbox, the records, the bucket
+        started.communicate(timeout=60)
+    tools.exited(a.run("sync", "now"), (0, 75))
+    tools.exited(a.run("pending", "retry"), 0)
+    sync_now(b)
+    for name, text in texts.items():
+        assert (claude_folder(b) / name).read_text() == text + "round 1.5\n"
+        assert (claude_folder(a) / name).read_text() == text + "round 1.5\n"
+    assert not sync_now(a)["folders"][0]["conflicts"]
+
+
+def test_restoring_a_version_decides_a_conflict(machine, machine_b, folder_store):
+    a, b = two_machines(machine, machine_b, folder_store)
+    claude_folder(a).mkdir(parents=True)
+    (claude_folder(a) / "MEMORY.md").write_text("- release: Tuesday\n")
+    sync_now(a)
+    sync_now(b)
+    (claude_folder(a) / "MEMORY.md").write_text("- release: Wednesday\n")
+    (claude_folder(b) / "MEMORY.md").write_text("- release: Friday\n")
+    sync_now(a)
+    conflict = sync_now(b)["folders"][0]["conflicts"][0]
+    theirs = next(head for head in conflict["heads"] if Path(conflict["kept"][0]).parent.name == head)
+    restored = tools.exited(b.run("sync", "restore", "MEMORY.md", "--version", theirs, "--json"))
+    assert not restored.json["folders"][0]["conflicts"] and restored.json["folders"][0]["pushed"] == ["MEMORY.md"]
+    assert (claude_folder(b) / "MEMORY.md").read_text() == "- release: Wednesday\n"
+    assert not sync_now(a)["folders"][0]["conflicts"]
+    assert (claude_folder(a) / "MEMORY.md").read_text() == "- release: Wednesday\n"
+    history = b.run("sync", "history", "MEMORY.md", "--json").json
+    assert [v["head"] for v in history["versions"]].count(True) == 1 and history["kept"] == []
+
+
+@pytest.mark.parametrize(
+    ("base", "ours", "theirs", "merged"),
+    [
+        ("a\nb\nc\nd\n", "A\nb\nc\nd\n", "a\nb\nc\nD\n", "A\nb\nc\nD\n"),  # different lines
+        ("a\n", "a\nmine\n", "a\ntheirs\n", "a\nmine\ntheirs\n"),  # both appended: both kept, this machine's first
+        ("a\n", "a\nsame\n", "a\nsame\n", "a\nsame\n"),  # the same change counts once
+        ("a\n", None, "a\n", None),  # deleted here, untouched there: deleted
+        ("a\nb\n", "A\nb\n", "a\nb", "A\nb\n"),  # a dropped final newline is no change of that line
+    ],
+)
+def test_merges(base, ours, theirs, merged):
+    assert merge(base, ours, theirs) == merged
+
+
+@pytest.mark.parametrize(
+    ("base", "ours", "theirs"),
+    [
+        ("a\nb\n", "A\nb\n", "X\nb\n"),  # the same line
+        ("a\nb\nc\n", "A\nb\nc\n", "a\nB\nc\n"),  # lines that touch
+        ("a\n", None, "a changed\n"),  # deleted here, changed there
+        (None, "made here\n", "made there\n"),  # no common version
+    ],
+)
+def test_conflicts(base, ours, theirs):
+    with pytest.raises(Conflicting):
+        merge(base, ours, theirs)

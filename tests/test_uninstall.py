@@ -115,7 +115,8 @@ def test_uninstall_refuses_while_uploads_are_pending_unless_told(machine, folder
     refused = machine.run("uninstall")
     tools.exited(refused, 5)
     assert refused.out == ""
-    assert "1 upload is on this machine not shared yet, and once the hooks are gone nothing retries it." in refused.err
+    said = "1 upload saved on this machine is not shared yet, and once the hooks are gone nothing retries it."
+    assert said in refused.err
     assert "agent-memory pending export ID --to PATH" in refused.err and "--discard-pending" in refused.err
     assert refused.err.rstrip().endswith("Next: agent-memory pending retry")
     assert snapshot(machine) == installed  # nothing changed
@@ -174,6 +175,15 @@ def test_two_uninstalls_at_once_give_back_the_same_files(machine, folder_store):
     bootstrap(machine, folder_store)
     procs = [machine.popen("uninstall", "--json") for _ in range(3)]
     for proc in procs:
-        out, err = proc.communicate(timeout=300)
-        assert proc.returncode == 0, err.decode()
+        tools.exited(tools.finished(proc, timeout=300))
     assert snapshot(machine) == before
+
+
+def test_on_a_machine_that_had_nothing_uninstall_leaves_no_file_of_ours(machine, folder_store):
+    bootstrap(machine, folder_store)
+    result = machine.run("uninstall", "--json")
+    tools.exited(result)
+    assert snapshot(machine) == {}
+    steps = {step["step"]: step for step in result.json["steps"]}
+    for step in ("codex-sandbox", "hooks", "instructions"):  # emptied, so taken away: the user had none
+        assert steps[step]["deleted"] == steps[step]["removed"] and steps[step]["removed"], step

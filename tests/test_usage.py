@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import time
 
+import tools
+
 CODEX = {"CODEX_THREAD_ID": "019a-codex-thread-1"}
 CLAUDE = {"CLAUDECODE": "1", "CLAUDE_CODE_SESSION_ID": "5f1e-claude-session-1"}
 SECRET_QUERY = "zanzibar quokka"  # a query whose words no note holds, and that must never be kept
@@ -15,14 +17,14 @@ BODY_WORD = "marmalade"  # a word of a note's body, that must never be kept eith
 
 def _usage(machine, *args: str) -> dict:
     shown = machine.run("usage", "--json", *args)
-    assert shown.code == 0, (shown.out, shown.err)
+    tools.exited(shown)
     return shown.json
 
 
 def _hook(machine, agent: str, session: str) -> None:
     event = json.dumps({"session_id": session, "cwd": str(machine.work), "source": "startup"})
     started = machine.run("hook", "session-start", "--agent", agent, input=event)
-    assert started.code == 0, started.err
+    tools.exited(started)
 
 
 def _agents(report: dict, project: str = "demo") -> dict[str, dict]:
@@ -36,16 +38,16 @@ def _record(machine):
 
 def test_sessions_of_both_runtimes_are_counted_and_no_text_is_kept(ready):
     saved = ready.save(f"# Jam\n\nThe {BODY_WORD} recipe needs oranges.\n", env=CLAUDE)
-    assert saved.code == 0, saved.err
+    tools.exited(saved)
     other = ready.save("# Unread\n\nNobody searches this one.\n")
-    assert other.code == 0, other.err
+    tools.exited(other)
     _hook(ready, "codex", "019a-codex-thread-1")  # the hook and the commands name the same session
     _hook(ready, "codex", "019a-codex-thread-2")  # a session that never searched
     _hook(ready, "claude", "5f1e-claude-session-1")
-    assert ready.run("search", "oranges recipe", env=CODEX).code == 0
-    assert ready.run("search", SECRET_QUERY, env=CODEX).code == 0
-    assert ready.run("read", saved.json["id"], env=CODEX).code == 0
-    assert ready.run("search", "--offline", "jam", env=CLAUDE).code == 0
+    tools.exited(ready.run("search", "oranges recipe", env=CODEX))
+    tools.exited(ready.run("search", SECRET_QUERY, env=CODEX))
+    tools.exited(ready.run("read", saved.json["id"], env=CODEX))
+    tools.exited(ready.run("search", "--offline", "jam", env=CLAUDE))
 
     report = _usage(ready)
     assert report["days"] == 30
@@ -115,19 +117,19 @@ def test_lines_older_than_90_days_are_pruned(ready):
     kept = record.read_text()
     assert "old-session" not in kept and "recent-session" in kept and "new-session" in kept
     refused = ready.run("usage", "--days", "91")
-    assert refused.code == 2 and "Next: agent-memory usage --days 30" in refused.err
-    assert ready.run("usage", "--days", "0").code == 2
+    tools.exited(refused, 2)
+    assert "Next: agent-memory usage --days 30" in refused.err
+    tools.exited(ready.run("usage", "--days", "0"), 2)
 
 
 def test_concurrent_processes_lose_no_count_and_damage_is_skipped(ready):
-    assert ready.save("# Shared\n\nParallel searches find this.\n").code == 0
+    tools.exited(ready.save("# Shared\n\nParallel searches find this.\n"))
     record = _record(ready)
     with record.open("ab") as handle:
         handle.write(b"not\ta line of ours\n\xff\xfe\n12\tsearch\tcodex\ts\tdemo\t1")  # garbage, a torn last line
     procs = [ready.popen("search", "--offline", "parallel", env={"CODEX_THREAD_ID": f"thread-{n}"}) for n in range(8)]
     for proc in procs:
-        out, err = proc.communicate(timeout=300)
-        assert proc.returncode == 0, err
+        tools.exited(tools.finished(proc, timeout=300))
     used = _agents(_usage(ready))["codex"]
     assert (used["sessions"], used["searches"], used["searches_found"]) == (8, 8, 8)
 
@@ -138,7 +140,7 @@ def test_the_record_is_never_followed_through_a_link(ready, tmp_path):
     record = _record(ready)
     record.parent.mkdir(parents=True, exist_ok=True)
     record.symlink_to(outside)
-    assert ready.save("# Linked\n\nA note.\n").code == 0
-    assert ready.run("search", "note", env=CODEX).code == 0
+    tools.exited(ready.save("# Linked\n\nA note.\n"))
+    tools.exited(ready.run("search", "note", env=CODEX))
     assert outside.read_bytes() == b"the user's own file\n"
     assert _usage(ready)["projects"] == []  # a record that is not ours is not read

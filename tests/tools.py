@@ -38,6 +38,8 @@ def exited(result: Any, code: int | Collection[int] = 0, about: object = None) -
     reason is in its --json stdout). `result` is the tests' `Result` (code, out, err) or a `CompletedProcess`;
     it is returned, so that a test can go on with it. `about` says which of a test's commands it was.
     """
+    if isinstance(result, subprocess.Popen):  # its output was read by communicate(): pass tools.finished(proc)
+        raise TypeError("tools.exited needs what the command printed: tools.exited(tools.finished(proc))")
     actual = result.code if hasattr(result, "code") else result.returncode
     wanted = (code,) if isinstance(code, int) else tuple(code)
     if actual not in wanted:

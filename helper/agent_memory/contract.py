@@ -602,8 +602,8 @@ class Consent(TypedDict, total=False):
 
 class UninstallStep(TypedDict):
     """One step of `uninstall`, in the order it ran: `step` ("command", "codex-sandbox", "hooks", "instructions",
-    "skills"), the files or folders it took agent-memory out of (`removed`), those deleted with it (`deleted`: an
-    instruction file bootstrap created), and the backups of what it changed."""
+    "skills"), the files or folders it took agent-memory out of (`removed`), the files deleted with it (`deleted`:
+    they held nothing else), and the backups of what it changed."""
 
     step: str
     removed: list[str]

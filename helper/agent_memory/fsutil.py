@@ -18,7 +18,6 @@ import errno
 import json
 import os
 import shlex
-import shutil
 import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -142,7 +141,13 @@ def scratch_folder(parent: Path, prefix: str) -> Iterator[Path]:
 
 
 def remove_tree(path: Path) -> None:
-    """Remove a folder and everything in it, links included (never what they point at); quietly if it is gone."""
+    """Remove a folder and everything in it, links included (never what they point at); quietly if it is gone.
+
+    `shutil` is loaded here, where a folder is first removed: with `bz2` and `lzma` it would cost every command
+    (all of them import this module) a fifth of the interpreter's own start-up, and the read path removes nothing.
+    """
+    import shutil
+
     shutil.rmtree(path, ignore_errors=True)
 
 

@@ -6,7 +6,8 @@ argparse, the Context or the renderer. Any doubt answers False, and the whole ho
 what it finds: another command line, a state file that is not what the helper writes (a link, a FIFO, a file too
 large), an event that is not a JSON object.
 
-A feature that gives the Stop hook work adds its own cheap check to `stop_has_nothing_to_do`.
+A feature that gives the Stop hook work adds its own cheap check to `stop_has_nothing_to_do`. (The roots are made
+owner-only by every other command, the SessionStart hook first of all; a quiet turn leaves them as they are.)
 """
 
 from __future__ import annotations
@@ -35,9 +36,13 @@ def stop_has_nothing_to_do(argv: list[str]) -> bool:
 
 
 def _outbox_holds_anything() -> bool:
-    """Whether the outbox has an operation (a folder not named `done` nor hidden, as `outbox.plans` lists them)."""
+    """Whether the outbox has an operation (a folder not named `done` nor hidden, as `outbox.plans` lists them); an
+    outbox that is a link counts as yes, for the whole hook to report."""
+    outbox = os.path.join(roots.state_root(), "outbox")
     try:
-        with os.scandir(os.path.join(roots.state_root(), "outbox")) as entries:
+        if stat.S_ISLNK(os.lstat(outbox).st_mode):
+            return True
+        with os.scandir(outbox) as entries:
             return any(not entry.name.startswith(".") and entry.name != "done" for entry in entries)
     except FileNotFoundError:
         return False

@@ -38,15 +38,16 @@ def is_project(name: str) -> bool:
 
 
 def project(name: str) -> str:
-    """`name` if it can be a project name given now: of the shape (else UsageError) and not a credential (else
-    ContentRefused, see `given`)."""
-    if not is_project(name):
+    """`name` if it can be a project name given now: not a credential (else ContentRefused, see `given`: checked
+    first, so that the refusal of a bad name never shows a token) and of the shape (else UsageError)."""
+    fix = "agent-memory project map NAME [DIR] (with a name like my-project)"
+    if not is_project(given(name, "project name", fix)):
         raise UsageError(
             f"Invalid project name {name!r}: use letters, digits, '.', '_' and '-' "
             f"(at most {PROJECT_MAX}, starting with a letter or digit).",
-            next_step="agent-memory project map NAME [DIR] (with a name like my-project)",
+            next_step=fix,
         )
-    return given(name, "project name", "agent-memory project map NAME [DIR] (with a name like my-project)")
+    return name
 
 
 def given(value: str, what: str, next_step: str) -> str:
@@ -122,9 +123,11 @@ def bucket(spec: str) -> str:
     """The canonical URI of a bucket given as `owner/name`, `hf://buckets/owner/name` or `file:///abs/path`.
 
     Surrounding whitespace (a pasted newline, say) is stripped, never stored. Syntax only: a folder store's
-    path is made canonical (symlinks resolved) by `store.parse_bucket`.
+    path is made canonical (symlinks resolved) by `store.parse_bucket`. A bucket that looks like a credential (a
+    token pasted in its place) is refused first, never shown (ContentRefused, see `given`).
     """
     spec = spec.strip()
+    given(spec, "bucket", "agent-memory config set bucket OWNER/NAME (the bucket's name: a token is never needed)")
     if (char := unshowable(spec)) is not None:  # before urlsplit, which drops tabs and newlines
         raise _unshowable_bucket(spec, char)
     if spec.startswith("file:"):

@@ -27,7 +27,7 @@ def main() -> int:
 
 
 def _entry() -> ModuleType:
-    """`entry`, loaded when the command line is not an idle Stop hook: the command table, argparse, the Context and
+    """`entry`, loaded when the command line is not one answered here: the command table, argparse, the Context and
     the renderer, which the Stop hook after a quiet turn (every turn of every session) must not pay for."""
     from . import entry
 

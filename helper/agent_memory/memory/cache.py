@@ -168,10 +168,10 @@ class ProjectCache:
             if any(isinstance(source, Path) for source in notes.values()):
                 make_dirs(self.notes)  # once, not per note: checking the folders on the way costs a few stats
             known = checksums.read(self.checksum_file, notes)
-            lines, added, replaced = [], [], False
+            lines, added, replaced = [], {}, False
             for note_id, source in notes.items():
                 target = self.note_file(note_id)
-                data = source.read_bytes() if isinstance(source, Path) else source
+                data = read_own(source, NOTE_FILE_MAX) if isinstance(source, Path) else source
                 checksum = (len(data), crc32(data), remote.get(note_id))
                 current = known.get(note_id)
                 if current is not None and current[:2] == checksum[:2] and self._matching(note_id, current) is not None:
@@ -181,13 +181,13 @@ class ProjectCache:
                 replaced = replaced or current is not None or target.exists()
                 self._place(target, source, data)
                 lines.append(checksums.line(note_id, checksum))
-                added.append(note_id)
+                added[note_id] = data
             if lines:
                 self._record(lines)
             if replaced or (added and not self._pack_appendable()):
                 self._rebuild_locked()  # a replaced note's old record must go; a torn pack is rebuilt
             elif added:
-                append(self.pack, (pack.record(note_id, self.note_file(note_id).read_bytes()) for note_id in added))
+                append(self.pack, (pack.record(note_id, data) for note_id, data in added.items()))
 
     def drop(self, note_ids: set[str]) -> None:
         """Remove notes that the bucket no longer lists, and rebuild the pack without them."""

@@ -1,17 +1,17 @@
 """Bring a project's cache up to date with the bucket, at the cost of what changed; and heal it: the listing is
 the truth.
 
-A refresh first asks the bucket's change feed what changed after the cursor where the cache stands (see
-`ProjectCache.stand`): with nothing new that is one request, whatever the number of notes; new notes cost
-their downloads. Changes of other projects and of skills are passed over. Where the feed cannot be followed,
-the bucket's `updatedAt` seen before the last listing stands in for the cursor: unchanged, nothing is new (one
-request); changed by any write to the bucket, the project is listed again. It lists the whole project instead
-when there is no cursor yet, when the feed cannot say (`reset`: the cursor is older than the feed's replay
-buffer; a deployment or token without the feed; an answer not understood), at least once a day (by this
-machine's clock; a clock set back counts as a day), and whenever damage to the cache was found, by a search or
-a read (which forget the cursor) or by `checksums` or the pack having changed since the last refresh, which
-is then checked whole. The cursor is read before the listing, so a change made during it is replayed next time;
-it is recorded only once what it covers is cached.
+A refresh first asks the bucket's change feed (the Hub's; a folder store's record of changes, see
+`store.local_record`) what changed after the cursor where the cache stands (see `ProjectCache.stand`): with nothing
+new that is one request, whatever the number of notes; new notes cost their downloads. Changes of other projects
+and of skills are passed over. Where the feed cannot be followed, the bucket's `updatedAt` seen before the last
+listing stands in for the cursor: unchanged, nothing is new (one request); changed by any write to the bucket, the
+project is listed again. It lists the whole project instead when there is no cursor yet, when the feed cannot say
+(`reset`: the cursor is older than the feed's replay buffer; a deployment or token without the feed; an answer not
+understood), at least once a day (by this machine's clock; a clock set back counts as a day), and whenever damage
+to the cache was found, by a search or a read (which forget the cursor) or by `checksums` or the pack having
+changed since the last refresh, which is then checked whole. The cursor is read before the listing, so a change
+made during it is replayed next time; it is recorded only once what it covers is cached.
 
 A listing checks every cached note against the listing: its file's size, and the size and hash recorded when it was
 cached (`checksums`); a note that differs, is missing or was never verified is downloaded again. A
@@ -21,11 +21,12 @@ the command's time budget runs out during a large download, the next refresh goe
 are dropped only after a complete, successful listing: a failed or partial one drops nothing. Last, the
 search pack is checked whole and rebuilt if it is torn or disagrees with the notes.
 
-An object that the store cannot vouch for (a link planted in a folder store: see `store.local`) is skipped, and
-the rest goes on: it is neither fetched nor dropped from the cache, and the caller says which were skipped. So is
-a note whose listed size is over `notes.MAX_BYTES`: it is never downloaded, whatever it holds, so a search costs
-the same memory whatever the bucket holds. A project with more than MAX_NOTES objects is refused whole (the search
-answers from the cache, stale, saying why) rather than ground through.
+An object that the store cannot vouch for (a link planted in a folder store: see `store.local`) is skipped, and the
+rest goes on: it is neither fetched nor dropped from the cache, and the caller says which were skipped. So is a
+note whose listed size is over `cache.NOTE_FILE_MAX` (room for a note's 1 MiB body and its frontmatter): it is
+never downloaded, whatever it holds, so a search costs the same memory whatever the bucket holds. A project with
+more than MAX_NOTES objects is refused whole (the search answers from the cache, stale, saying why) rather than
+ground through.
 
 The feed can only make the cache fresher, never staler or smaller: a change that cannot be applied as told (a
 delete, an update of a note not cached, a size over the limit or missing, a download that fails or does not have
@@ -39,6 +40,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -46,9 +48,9 @@ from .. import names
 from ..clock import age_seconds, utc_now
 from ..store.base import Freshness, ObjectInfo, OversizedObject, Store, StoreError, UnsafeObject
 from ..store.change_feed import Replay, Unfollowable
-from .cache import ProjectCache, Stand
+from .cache import NOTE_FILE_MAX, ProjectCache, Stand
 from .checksums import Checksum
-from .notes import MAX_BYTES, object_path
+from .notes import object_path
 
 _NOTE_FILE = re.compile(r"projects/[^/]+/notes/([^/]+)\.md")
 BATCH = 1000  # notes per download: one request for a few new notes, kept progress for a first fill of thousands
@@ -128,11 +130,11 @@ def _apply(store: Store, cache: ProjectCache, replay: Replay) -> bool:
                 return False
             size = known[note_id][0] if size is None else size
             xet_hash = known[note_id][2] if xet_hash is None else xet_hash
-        if xet_hash is None:
-            if change.added:
-                return False  # an add without its hash: nothing to check a download against
+        if xet_hash is None and not change.added:
             continue  # the bytes did not change (only their time): the cached copy is still the one
-        if size is None or size > MAX_BYTES:
+        if xet_hash is None and store.hashed:
+            return False  # an add without its hash: nothing to check a download against
+        if size is None or size > NOTE_FILE_MAX:
             return False  # never downloaded on the feed's word: the listing says what it is, and reports it
         remote[note_id] = ObjectInfo(object_path(cache.project, note_id), size, hash=xet_hash)
     sizes = {}
@@ -172,8 +174,8 @@ def _refresh(store: Store, cache: ProjectCache) -> tuple[list[UnsafeObject | Ove
     for info in listing:
         if (note_id := _note_id(info.path)) is None:
             continue
-        if info.size > MAX_BYTES:
-            oversized.append(OversizedObject(info.path, info.size, MAX_BYTES, "note", store.removal(info.path)))
+        if info.size > NOTE_FILE_MAX:
+            oversized.append(OversizedObject(info.path, info.size, NOTE_FILE_MAX, "note", store.removal(info.path)))
         else:
             remote[note_id] = info
     # only what would have been a note, or a folder on the way to them: the rest was never read anyway
@@ -325,7 +327,11 @@ def _keep(store: Store, cache: ProjectCache, staging: Path, infos: dict[str, Obj
     complete = {}
     for note_id, info in infos.items():
         file = staging / info.path
-        if not file.is_file() or file.stat().st_size != info.size:
+        try:
+            found = os.stat(file, follow_symlinks=False)
+        except FileNotFoundError:
+            found = None
+        if found is None or not stat.S_ISREG(found.st_mode) or found.st_size != info.size:
             raise StoreError("error", f"incomplete download of {info.path}")
         complete[note_id] = file
     if verify and complete:

@@ -19,7 +19,7 @@ from ..config.context import Context
 from ..contents import sha256
 from ..contract import Bootstrap
 from ..errors import AgentMemoryError, ContentRefused, NotSetUp, UsageError
-from ..fsutil import write_atomic
+from ..fsutil import read_own, write_atomic
 from ..memory import notes, pack, pending, reading, saving
 from ..memory.cache import ProjectCache
 from ..memory.refresh import refresh
@@ -79,14 +79,14 @@ def bootstrap(
             ) from None
     root = projects.mappable(directory)
     machine = origins.this_machine()  # what a claim records: refused now if it cannot be one
+    again = commands.line("bootstrap", *(["--project", project] if project else []), "--bucket")
     try:
         supplied = parse_bucket(bucket) if bucket else None
     except MalformedBucket as exc:  # the fix is this same command, with the bucket written as it should be
-        raise UsageError(
-            exc.message,
-            # the suggestion is written for a shell already (`"file://$HOME/..."`)
-            next_step=f"{commands.line('bootstrap', '--project', str(project), '--bucket')} {exc.suggestion}",
-        ) from None
+        # the suggestion is written for a shell already (`"file://$HOME/..."`)
+        raise UsageError(exc.message, next_step=f"{again} {exc.suggestion}") from None
+    except ContentRefused as exc:  # a token given as the bucket: the same command, with the bucket's name
+        raise ContentRefused(exc.message, next_step=f"{again} OWNER/NAME") from None
     if supplied and (folder := folder_path(supplied)) is not None and not folder.parent.is_dir():
         raise no_parent(folder, "run the same bootstrap again")
     wanted_skills = [names.skill_spec(spec) for spec in skill_specs or []]
@@ -401,13 +401,16 @@ def _install_shared_skill(
 # -- verification -------------------------------------------------------------------------------------------
 
 
+MACHINE_ID_MAX = 256  # bytes of the machine's id read at most (32 hex digits are written)
+
+
 def machine_id() -> str:
     """A random id for this machine's agent-memory state, created once (never derived from the hardware)."""
     file = paths.state_dir() / "machine-id"
-    with contextlib.suppress(FileNotFoundError):
-        return file.read_text().strip()
+    with contextlib.suppress(FileNotFoundError):  # a FIFO or link planted there: refused with its fix, never waited on
+        return read_own(file, MACHINE_ID_MAX).decode("utf-8", errors="replace").strip()
     write_atomic(file, os.urandom(16).hex().encode())
-    return file.read_text().strip()
+    return read_own(file, MACHINE_ID_MAX).decode("utf-8", errors="replace").strip()
 
 
 def verification_id(bucket: str, project: str) -> str:

@@ -11,6 +11,8 @@ uninstall refuses while any is pending unless told to leave them (`discard_pendi
 
 from __future__ import annotations
 
+import os
+
 from .. import agents, commands, paths
 from ..config import settings as config_file
 from ..contract import Uninstall, UninstallStep
@@ -34,7 +36,7 @@ def _uninstall(discard_pending: bool) -> Uninstall:
     if waiting and not discard_pending:
         it = "it" if waiting == 1 else "them"
         raise AgentMemoryError(
-            f"{_uploads(waiting)} on this machine not shared yet, and once the hooks are gone nothing retries {it}. "
+            f"{_uploads(waiting)} not shared yet, and once the hooks are gone nothing retries {it}. "
             f"Nothing was removed. Share {it} first, or keep a copy of each "
             f"({commands.line('pending', 'export', 'ID', '--to', 'PATH')}, the IDs from {commands.line('pending')}) "
             f"and uninstall with --discard-pending, which leaves {it} unsent in the outbox.",
@@ -60,7 +62,7 @@ def _uninstall(discard_pending: bool) -> Uninstall:
     steps.append(_step("hooks", [h["file"] for h in found if h.get("changed")], [h.get("backup") for h in found]))
     files = {name: agents.runtime(name).instructions_file() for name in agents.RUNTIMES}
     blocks = instructions.remove_blocks(files)
-    steps.append(_step("instructions", blocks["removed"], blocks["backups"], deleted=blocks["deleted"]))
+    steps.append(_step("instructions", blocks["removed"], blocks["backups"]))
     skills = uninstall_all("both")
     steps.append(_step("skills", skills["removed"], skills["backups"]))
     warnings = []
@@ -80,13 +82,15 @@ def _uninstall(discard_pending: bool) -> Uninstall:
 
 
 def _uploads(count: int) -> str:
-    return f"{count} upload is" if count == 1 else f"{count} uploads are"
+    return f"{count} upload saved on this machine is" if count == 1 else f"{count} uploads saved on this machine are"
 
 
-def _step(name: str, removed: list[str], backups: list[str | None], *, deleted: list[str] = ()) -> UninstallStep:
+def _step(name: str, removed: list[str], backups: list[str | None]) -> UninstallStep:
+    """One step's result; `deleted`: the agents' files it emptied, and so took away (none held anything else)."""
+    files = name in ("codex-sandbox", "hooks", "instructions")
     return {
         "step": name,
         "removed": removed,
-        "deleted": list(deleted),
+        "deleted": [path for path in removed if files and not os.path.lexists(path)],
         "backups": [backup for backup in backups if backup],
     }

@@ -245,8 +245,17 @@ def folder_files(folder: Path) -> dict[str, bytes | None]:
         relative = entry.relative_to(folder).as_posix()
         if relative == layout.MARKER or (entry.is_dir() and not entry.is_symlink()):
             continue
-        found[relative] = entry.read_bytes() if entry.is_file() and not entry.is_symlink() else None
+        found[relative] = _bounded(entry)
     return found
+
+
+def _bounded(file: Path) -> bytes | None:
+    """The bytes of a regular file of the user's, at most a skill file's limit; None for anything else (a FIFO, a
+    link, a file too large): it differs from what we installed, and is never waited on nor read whole."""
+    try:
+        return read_own(file, layout.FILE_MAX)
+    except OSError:
+        return None
 
 
 def read_marker(folder: Path) -> dict[str, object] | None:

@@ -153,6 +153,7 @@ class Store(ABC):
     """A bucket-like store of immutable objects addressed by `/`-separated paths."""
 
     uri: str
+    hashed = True  # its listing and change feed give each object's content hash (a folder store's give none)
 
     @abstractmethod
     def ensure(self, *, create: bool) -> bool:
@@ -197,8 +198,8 @@ class Store(ABC):
 
     def changes(self, cursor: str | None, prefix: str) -> Replay:
         """What changed below the folder `prefix` after `cursor` (with None: nothing, only the cursor that stands
-        now, None if the store never changed), in one request. Unfollowable when the store cannot say: no feed
-        (a folder store), a cursor too old for it, a feed that fails; the caller lists instead."""
+        now, None if the store never changed), in one request. Unfollowable when the store cannot say: no feed, a
+        cursor too old for it, a feed that fails or is damaged; the caller lists instead."""
         raise Unfollowable("unsupported", f"{self.uri} has no change feed")
 
     def removal(self, path: str) -> str:

@@ -1,7 +1,9 @@
 """A folder store (`file:///abs/path`): the bucket layout on a local or shared drive.
 
 Writes go to a temporary name in the destination folder and are then hard-linked into place, which
-fails if the name exists: two machines on a shared drive can never overwrite each other's objects.
+fails if the name exists: two machines on a shared drive can never overwrite each other's objects. Each write is
+then appended to the store's record of changes (`local_record`), which `changes` reads from a cursor: a refresh
+with nothing new reads a few bytes instead of listing the folder.
 
 A folder store never leads outside itself: every name below the root is looked up without following a link,
 and a file is trusted only as opened (see `local_tree`). An entry that fails is an UnsafeObject: `list` leaves it
@@ -20,7 +22,9 @@ from pathlib import Path
 
 from ..errors import AgentMemoryError
 from ..fsutil import FILE_MODE, make_dirs
+from . import local_record
 from .base import Listing, ObjectConflict, ObjectInfo, Store, StoreError, UnsafeObject
+from .change_feed import Replay, Unfollowable
 from .local_tree import Folder, Untrusted, open_root
 
 MAX_DEPTH = 32  # folders below a listed prefix; the layout needs a handful, a deeper tree is refused
@@ -29,6 +33,8 @@ _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 class FolderStore(Store):
     """Objects as files below `root`."""
+
+    hashed = False  # objects are written once, by an exclusive link, and never rewritten: their size says enough
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -96,8 +102,13 @@ class FolderStore(Store):
                 self._put_one(path, data)
 
     def _put_one(self, path: str, data: bytes) -> None:
-        if self._holds(path, data):
-            return
+        if not self._holds(path, data):
+            self._link_new(path, data)
+        # also when it was there already: a put retried after its first record failed records it now (a line
+        # twice says nothing new)
+        self._record(path, len(data))
+
+    def _link_new(self, path: str, data: bytes) -> None:
         parts = self._parts(path)
         with self._folder(parts[:-1], create=True) as folder:
             tmp = folder.create_temporary(data)
@@ -115,6 +126,49 @@ class FolderStore(Store):
             finally:
                 with contextlib.suppress(FileNotFoundError):
                     folder.unlink(tmp)
+
+    def _record(self, path: str, size: int) -> None:
+        """Append the object's line to the record of changes, made with its header if there is none yet."""
+        with self._folder([]) as root:
+            try:
+                fd = root.open_append(local_record.NAME)
+            except FileNotFoundError:
+                tmp = root.create_temporary(local_record.header())
+                try:
+                    with contextlib.suppress(FileExistsError):  # another writer made it first: theirs is the one
+                        root.link(tmp, local_record.NAME)
+                finally:
+                    root.unlink(tmp)
+                fd = root.open_append(local_record.NAME)
+            try:
+                os.write(fd, local_record.line(path, size))  # one write: concurrent appends never interleave
+            finally:
+                os.close(fd)
+
+    def changes(self, cursor: str | None, prefix: str) -> Replay:
+        self._reachable()
+        try:
+            with self._folder([]) as root:
+                fd = root.open_file(local_record.NAME)
+                try:
+                    generation = local_record.generation(fd)
+                    if cursor is None:
+                        return Replay(f"{generation}:{local_record.head(fd)}", {})
+                    told, _, offset = cursor.partition(":")
+                    if told != generation or not offset.isdigit() or len(offset) > 20:
+                        raise Unfollowable("reset", "the folder store's record of changes was replaced")
+                    if not local_record.HEADER_BYTES <= int(offset) <= os.fstat(fd).st_size:
+                        raise Unfollowable("reset", "the folder store's record of changes was cut short")
+                    end, found = local_record.replay(fd, int(offset), prefix.strip("/") + "/")
+                    return Replay(f"{generation}:{end}", found)
+                finally:
+                    os.close(fd)
+        except FileNotFoundError:
+            raise Unfollowable("unsupported", "the folder store has no record of changes yet") from None
+        except UnsafeObject as exc:
+            raise Unfollowable("unsafe", exc.detail) from None
+        except OSError as exc:
+            raise Unfollowable("unreadable", f"the folder store's record of changes cannot be read ({exc})") from None
 
     def _holds(self, path: str, data: bytes) -> bool:
         found = self._read(path)
@@ -183,19 +237,20 @@ class FolderStore(Store):
     def fetch(self, objects: list[ObjectInfo], dest: Path) -> None:
         self._reachable()
         with _as_store_error(), contextlib.ExitStack() as opened:
-            folders: dict[str, Folder] = {}  # notes share one folder: open it once
+            folders: dict[str, tuple[Folder, Path]] = {}  # notes share one folder: open it (and its copy) once
             for info in objects:
                 parts = self._parts(info.path)
                 where = "/".join(parts[:-1])
                 if where not in folders:
-                    folders[where] = opened.enter_context(self._folder(parts[:-1]))
+                    target = dest.joinpath(*parts[:-1])
+                    make_dirs(target)  # owner-only when `dest` is in the cache
+                    folders[where] = (opened.enter_context(self._folder(parts[:-1])), target)
+                folder, target = folders[where]
                 try:
-                    source = folders[where].open_file(parts[-1])
+                    source = folder.open_file(parts[-1])
                 except Untrusted as exc:
                     raise self._unsafe(exc) from None
-                target = dest / info.path
-                make_dirs(target.parent)  # owner-only when `dest` is in the cache
-                _copy(source, target)
+                _copy(source, target / parts[-1])
 
     def removal(self, path: str) -> str:
         return f"rm {shlex.quote(str(self.root.joinpath(*self._parts(path))))}"
@@ -217,11 +272,19 @@ def _read_all(fd: int) -> bytes:
 
 
 def _copy(source: int, target: Path) -> None:
-    """Copy the open file `source` (closed after) to a new owner-only file `target`."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_BINARY", 0)
-    with open(source, "rb") as reader, open(os.open(target, flags, FILE_MODE), "wb") as writer:
-        while chunk := reader.read(1 << 20):
-            writer.write(chunk)
+    """Copy the open file `source` (closed after) to a new owner-only file `target`, with plain system calls: a fill
+    copies thousands of small files, where buffered file objects would cost more than the copying."""
+    try:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_BINARY", 0)
+        writer = os.open(target, flags, FILE_MODE)
+        try:
+            while chunk := os.read(source, 1 << 20):
+                while chunk:
+                    chunk = chunk[os.write(writer, chunk) :]
+        finally:
+            os.close(writer)
+    finally:
+        os.close(source)
 
 
 @contextlib.contextmanager

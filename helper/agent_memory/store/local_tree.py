@@ -89,9 +89,17 @@ class Folder:
 
     def open_file(self, name: str) -> int:
         """A descriptor for reading the file `name`, trusted as opened (see `why_not`); Untrusted otherwise."""
+        return self._open_trusted(name, os.O_RDONLY)
+
+    def open_append(self, name: str) -> int:
+        """A descriptor for appending to the file `name` (FileNotFoundError if there is none), trusted as opened;
+        Untrusted otherwise."""
+        return self._open_trusted(name, os.O_WRONLY | os.O_APPEND)
+
+    def _open_trusted(self, name: str, flags: int) -> int:
         if _AT:
             try:
-                fd = os.open(name, os.O_RDONLY | _NOFOLLOW | _NONBLOCK, dir_fd=self.fd)
+                fd = os.open(name, flags | _NOFOLLOW | _NONBLOCK, dir_fd=self.fd)
             except OSError as exc:
                 if exc.errno == errno.ELOOP:
                     raise Untrusted(self.relative(name), _LINK) from None
@@ -100,7 +108,7 @@ class Folder:
             before = self.lstat(name)
             if stat.S_ISLNK(before.st_mode) or not stat.S_ISREG(before.st_mode):
                 raise Untrusted(self.relative(name), self.why_not(name, before) or "is not a regular file")
-            fd = os.open(self._name(name), os.O_RDONLY | getattr(os, "O_BINARY", 0))
+            fd = os.open(self._name(name), flags | getattr(os, "O_BINARY", 0))
         try:
             why = self.why_not(name, os.fstat(fd), lambda: os.fstat(fd))
             if why is not None:

@@ -92,9 +92,14 @@ def _sync_file(
             done.waiting.append(path)
             return
         if here is not None and here.text is None:
-            here = folders.read(done.folder, path)
+            try:
+                here = folders.read(done.folder, path)
+            except (OSError, Refused):  # changed since the scan (replaced by a link, removed): the next sync sees
+                done.waiting.append(path)
+                return
         if here is not None and (found := guard.scan(here.text)):
             done.refused.append({"path": path, "why": _guard_reason(found)})
+            index.held[path] = {"size": here.size, "mtime_ns": here.mtime_ns, "hash": here.hash}
             return
         if here is None and base is None:
             index.files.pop(path, None)  # made and deleted here between two syncs: nothing to tell
@@ -181,6 +186,7 @@ def _record(history: History, index: FolderIndex, done: FolderSync, version: Ver
 def _mark(index: FolderIndex, path: str, here: Local | None, text: str | None, version: str) -> None:
     """Record that the file `path` is in step with `version` (its size and time as it is now): no conflict."""
     index.conflicts.pop(path, None)
+    index.held.pop(path, None)
     if here is None:
         index.files[path] = {"size": None, "mtime_ns": None, "hash": None, "version": version}
     else:

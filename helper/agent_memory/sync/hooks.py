@@ -58,7 +58,9 @@ def pull(ctx: Context, event: dict[str, object], agent: str, helper: str) -> lis
         )
     if run.errors:
         lines.append("agent-memory sync: the bucket could not be reached; this machine's memory files may be behind.")
-    conflicts = [item for state in folder_states(ctx.bucket) if state["agent"] == agent for item in state["conflicts"]]
+    mine = {scope.scope for scope in chosen}
+    states = [state for state in folder_states(ctx.bucket) if state["agent"] == agent and state["scope"] in mine]
+    conflicts = [item for state in states for item in state["conflicts"]]
     for item in conflicts[:MAX_NAMED]:
         lines.append(
             f"agent-memory sync: the memory file {item['path']} was changed here and on another machine; it keeps this "

@@ -31,6 +31,9 @@ class FolderIndex:
             record = {}
         self.files: dict[str, dict[str, object]] = record.get("files", {})
         self.conflicts: dict[str, dict[str, object]] = record.get("conflicts", {})
+        # files the secret guard keeps here, as they were when refused: unchanged, they cost the hooks nothing
+        held = record.get("held")
+        self.held: dict[str, dict[str, object]] = held if isinstance(held, dict) else {}
         self.pushed: int = record.get("pushed", 0)
         self.pulled: int = record.get("pulled", 0)
         self.last_sync: str | None = record.get("last_sync")
@@ -57,6 +60,7 @@ class FolderIndex:
                 "folder": str(self.folder),
                 "files": self.files,
                 "conflicts": self.conflicts,
+                "held": self.held,
                 "pushed": self.pushed,
                 "pulled": self.pulled,
                 "last_sync": self.last_sync,

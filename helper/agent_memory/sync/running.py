@@ -75,10 +75,12 @@ def changed_here(ctx: Context, scope: Scope) -> bool:
     history_folder = History.folder_of(ctx.bucket, scope.runtime, scope.scope)
     for place in scope.places:
         index = FolderIndex(history_folder, place)
-        local, _skipped = folders.scan(scope.runtime, place, index.files) if place.is_dir() else ({}, {})
-        if set(local) != {path for path, entry in index.files.items() if entry.get("hash") is not None}:
+        known = {path: entry for path, entry in index.files.items() if entry.get("hash") is not None}
+        known.update(index.held)  # a file the guard keeps here is unchanged while it stays as it was
+        local, skipped = folders.scan(scope.runtime, place, known) if place.is_dir() else ({}, {})
+        if set(local) != set(known) - set(skipped):
             return True
-        if any(local[path].hash != index.files[path].get("hash") for path in local):
+        if any(local[path].hash != known[path].get("hash") for path in local):
             return True
     return False
 
@@ -98,13 +100,15 @@ def sync(
                 run.busy.append(f"{scope.runtime}/{scope.scope}")
                 continue
             history = History(ctx.bucket, scope.runtime, scope.scope)  # read again under the lock
-            known = set(history.refused)
+            known, reached = set(history.refused), True
             try:
                 history.refresh(ctx.store)
             except StoreError as exc:
                 run.errors.append(f"{ctx.bucket}: {exc.detail}")
+                reached = False
             except AgentMemoryError as exc:  # the store refused to open (a folder store opened to others)
                 run.errors.append(exc.message)
+                reached = False
             run.refused += [{"path": name, "why": why} for name, why in history.refused.items() if name not in known]
             passes = []
             for place in scope.places:
@@ -118,7 +122,7 @@ def sync(
                     name = folders.INDEX_FILES[scope.runtime]
                     before = {name: done.before[name]} if name in done.before else {}
                     index.recent = {"at": time.time(), "pulled": done.pulled, "before": before}
-                index.save(synced=not run.errors)
+                index.save(synced=reached)
                 run.folders.append(done)
         if key is not None:
             run.uploads.append(_deliver(ctx, key))
