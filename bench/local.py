@@ -271,7 +271,7 @@ def folder_store(ctx: Context) -> list[Table]:
         "offline": command(reader.argv("search", "--offline", data.QUERY), env=reader.env, cwd=reader.work),
     }
     load_before = os.getloadavg()[0]
-    med = {name: median(t) for name, t in alternate(contenders, runs=ctx.runs * 2, warmup=1).items()}
+    med = {name: median(t) for name, t in alternate(contenders, runs=ctx.runs * 2, warmup=ctx.warmup(1)).items()}
     current: dict[str, Machine] = {}
     fresh = iter(range(1_000_000))
 

@@ -37,8 +37,8 @@ def outage(ctx: Context) -> list[Table]:
         for _ in range(runs):
             record.unlink(missing_ok=True)  # each run is the first search of a new outage
             first.append(_timed(machine, ["search", "pool", "--json"], "stale"))
-        later_search = [_timed(machine, ["search", "pool", "--json"], "stale") for _ in range(runs)]
         ctx.emulator.reset_requests()
+        later_search = [_timed(machine, ["search", "pool", "--json"], "stale") for _ in range(runs)]
         later_save = [_timed_save(machine, 75) for _ in range(runs)]
         asked = len(ctx.emulator.requests)
         first_save = None
@@ -83,7 +83,7 @@ def outage(ctx: Context) -> list[Table]:
             notes=[
                 f"Healthy and first-search columns: medians of {runs} runs; later searches and saves: the slowest of "
                 f"{runs} runs. The emulator accepts every connection and never answers (`HubEmulator.hang`). "
-                f"Requests received by the hung Hub during the later saves: {asked}.",
+                f"Requests received by the hung Hub during the later searches and saves: {asked}.",
                 "The first search gives the change feed 2 s to answer at all, then the request that replaces it 2 s; "
                 "a second request without an answer ends the command's use of the network: it answers from the "
                 "cache and records the outage. Later commands answer from what is local until the wait is over (30 s, "

@@ -56,7 +56,8 @@ def sync(ctx: Context) -> list[Table]:
         for name, args in HOOKS.items():
             contenders[f"{name} on"] = _hook(on, args)
             contenders[f"{name} off"] = _hook(off, args)
-        medians = {name: median(t) for name, t in alternate(contenders, runs=ctx.runs * 2, warmup=2).items()}
+        times = alternate(contenders, runs=ctx.runs * 2, warmup=ctx.warmup(2))
+        medians = {name: median(t) for name, t in times.items()}
         for name in HOOKS:
             asked = sum(requests[name].values())
             moved = sum(n for endpoint, n in requests[name].items() if endpoint in MOVING)

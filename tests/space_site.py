@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
-from tools import require_npm_packages
+from tools import exited, require_npm_packages
 
 REPO = Path(__file__).resolve().parent.parent
 BUILD = REPO / "build.py"
@@ -40,8 +40,7 @@ def build(out: Path, *args: str, repo: Path = REPO, env: dict[str, str] | None =
 
 def built(out: Path, *args: str, env: dict[str, str] | None = None) -> dict:
     """Build the site into `out`; its JSON report."""
-    proc = build(out, *args, env=env)
-    assert proc.returncode == 0, proc.stderr
+    proc = exited(build(out, *args, env=env))
     return json.loads(proc.stdout)
 
 

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+import tools
+
 RECORD = ".changes"
 
 
@@ -25,7 +27,7 @@ def _note(note_id: str, word: str) -> bytes:
 
 def _search(machine, query: str = "folder note") -> dict:
     result = machine.run("search", query, "--limit", "1000", "--json")
-    assert result.code == 0, result.err
+    tools.exited(result)
     return result.json
 
 
@@ -47,7 +49,7 @@ def pair(machine, machine_b, folder_store):
     machine.setup(folder_store)
     machine_b.setup(folder_store)
     for i in range(3):
-        assert machine.save(f"# Seed {i}\n\nseed {i} folder note\n").code == 0
+        tools.exited(machine.save(f"# Seed {i}\n\nseed {i} folder note\n"))
     first = _search(machine_b)
     assert first["sync"]["kind"] == "listing" and len(first["results"]) == 3
     assert _search(machine_b)["sync"]["kind"] == "changes"
@@ -78,8 +80,7 @@ def test_concurrent_writers_each_add_one_whole_line_per_object(pair):
         for i in range(12)
     ]
     for proc in procs:
-        _out, err = proc.communicate(timeout=300)
-        assert proc.returncode == 0, err.decode()
+        tools.exited(tools.finished(proc, timeout=300))
     lines = _record_lines(root)
     assert lines[-1] == b""  # every line whole
     paths = []
@@ -142,7 +143,7 @@ def test_a_record_that_cannot_be_followed_makes_the_search_list(pair, damage, tm
     assert found["sync"]["kind"] == "listing" and planted in _ids(found)
     assert _ids(found) == _stored_notes(root)
     before = outside.read_bytes()
-    assert writer.save("# After\n\nafter folder note\n").code == 0
+    tools.exited(writer.save("# After\n\nafter folder note\n"))
     if damage == "link":  # never written through: the note is saved, the record is not followed
         assert outside.read_bytes() == before and record.is_symlink()
         assert _search(reader)["sync"]["kind"] == "listing"

@@ -163,8 +163,9 @@ def test_a_note_of_the_largest_body_is_not_oversized(ready, machine_b, folder_st
     """The limit is on the object: a body of 1 MiB, with its frontmatter, is a note like any other."""
     body = ("bounded note " + "x" * MAX_BYTES)[:MAX_BYTES]
     saved = ready.run("save", "--json", "--title", "Largest", input=body)
-    assert saved.code == 0, saved.err
+    tools.exited(saved)
     machine_b.setup(folder_store)
     found = machine_b.run("search", "bounded note", "--json")
-    assert found.code == 0 and found.json["sync"]["skipped"] == []
+    tools.exited(found)
+    assert found.json["sync"]["skipped"] == []
     assert [r["id"] for r in found.json["results"]] == [saved.json["id"]]

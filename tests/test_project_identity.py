@@ -8,6 +8,7 @@ import json
 import os
 import re
 import subprocess
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -571,3 +572,27 @@ def test_a_token_given_as_the_bucket_is_refused_and_never_shown(machine, tmp_pat
     assert token not in booted.out + booted.err and "Next: agent-memory bootstrap --bucket OWNER/NAME" in booted.err
     assert not machine.run("config", "show", "--json").json.get("bucket")
     assert not (machine.home / ".claude").exists() and token.encode() not in every_byte(machine.root)
+
+
+def test_a_damaged_or_far_future_claim_is_never_followed(machine, machine_b, tmp_path, bucket):
+    """The newest claim decides: one that is not what we write (not JSON, too large, another project's fields)
+    says no machine, so it is refused; one dated far ahead is ignored, never allowed to outrank the others."""
+    uri, plant, _held = bucket
+    _first, second = two_machines(machine, machine_b, tmp_path, uri)
+    key = origins.folder("github.com/Owner/Repo")
+    fields = {"action": "claim", "machine": "desk", "origin": "github.com/Owner/Repo", "project": "demo"}
+    future = json.dumps({**fields, "time": "2099-12-31T23:59:59Z"}).encode()
+    plant(f"{key}/demo/20991231T235959000000Z-0000beef-claim.json", future)
+    followed = tools.exited(bootstrap(machine_b, second, "--bucket", uri))
+    assert followed.json["found"]["by"] == "bucket" and followed.json["found"]["time"] < "2099"
+    damaged = {
+        "not json": b"{not json",
+        "too large": json.dumps({**fields, "time": "2030-01-01T00:00:00Z", "pad": "x" * 5000}).encode(),
+        "another project": json.dumps({**fields, "project": "other", "time": "2030-01-01T00:00:00Z"}).encode(),
+    }
+    tools.exited(machine_b.run("project", "unmap", str(second)))  # a refused bootstrap maps nothing again
+    for number, (case, data) in enumerate(damaged.items()):
+        stamp = (datetime.now(timezone.utc) + timedelta(seconds=number + 1)).strftime("%Y%m%dT%H%M%S%fZ")
+        plant(f"{key}/demo/{stamp}-0000000{number}-claim.json", data)
+        refused = tools.exited(bootstrap(machine_b, second, "--bucket", uri), 2, about=case)
+        assert "claimed by project demo, by an unknown machine" in refused.err, case

@@ -196,3 +196,24 @@ def test_a_pack_of_the_earlier_format_is_rebuilt(ready):
     assert _ids(ready, "imported") == []
     assert _ids(ready, "lease ten") == [note]
     assert packs[0].read_bytes() == old
+
+
+def test_a_pack_of_several_blocks_finds_every_note_and_correction(ready):
+    """Notes larger than a block of the pack's scan (1 MiB read at a time): in each block another term is the rare
+    one, and the correction sits blocks away from the note it corrects."""
+    filler = "lorem ipsum dolor sit amet " * 15_000  # about 400 KB
+    ids = []
+    for index in range(6):
+        common, rare = ("alpha", "beta") if index < 3 else ("beta", "alpha")
+        body = f"# Big {index}\n\n{(common + ' ') * 2000}\n{filler}\nonce: {rare}\n"
+        extra = ("--corrects", ids[0]) if index == 5 else ()
+        ids.append(_save(ready, body, *extra))
+    packs = list(ready.state.rglob("search.pack"))
+    assert len(packs) == 1 and packs[0].stat().st_size > 2 * (1 << 20)
+    found = _search(ready, "alpha beta", "--offline", "--limit", "10")["results"]
+    assert sorted(r["id"] for r in found) == sorted(ids)
+    by_id = {r["id"]: r for r in found}
+    assert by_id[ids[0]]["corrected_by"] == ids[5] and by_id[ids[5]]["corrects"] == ids[0]
+    order = [r["id"] for r in found]
+    assert order.index(ids[5]) + 1 == order.index(ids[0])  # the correction right before the note it corrects
+    assert ids[0] not in _ids(ready, "alpha beta", "--offline", "--current")

@@ -18,6 +18,7 @@ import tools
 from agent_memory.contents import sha256
 from agent_memory.sync import folders
 from agent_memory.sync.folders import Moved
+from agent_memory.sync.merging import Conflicting, merge
 from agent_memory.sync.versions import path_key
 from conftest import BUCKET, Machine
 
@@ -197,6 +198,8 @@ def test_a_deletion_propagates_and_is_restorable(machine, machine_b, bucket):
     assert (claude_folder(a) / "old.md").read_text() == "An old memory.\n"
     assert len(a.run("sync", "history", "old.md", "--json").json["versions"]) == 3  # nothing was removed
 
+    malformed = tools.exited(b.run("sync", "restore", "old.md", "--version", "../x"), 2)
+    assert "is not a version id" in malformed.err
     wrong = b.run("sync", "restore", "old.md", "--version", "20200101-000000-000000-0000000000")
     tools.exited(wrong, 2)
     assert "Next: agent-memory sync history old.md" in wrong.err
@@ -411,3 +414,31 @@ def test_restoring_a_version_decides_a_conflict(machine, machine_b, folder_store
     assert (claude_folder(a) / "MEMORY.md").read_text() == "- release: Wednesday\n"
     history = b.run("sync", "history", "MEMORY.md", "--json").json
     assert [v["head"] for v in history["versions"]].count(True) == 1 and history["kept"] == []
+
+
+@pytest.mark.parametrize(
+    ("base", "ours", "theirs", "merged"),
+    [
+        ("a\nb\nc\nd\n", "A\nb\nc\nd\n", "a\nb\nc\nD\n", "A\nb\nc\nD\n"),  # different lines
+        ("a\n", "a\nmine\n", "a\ntheirs\n", "a\nmine\ntheirs\n"),  # both appended: both kept, this machine's first
+        ("a\n", "a\nsame\n", "a\nsame\n", "a\nsame\n"),  # the same change counts once
+        ("a\n", None, "a\n", None),  # deleted here, untouched there: deleted
+        ("a\nb\n", "A\nb\n", "a\nb", "A\nb\n"),  # a dropped final newline is no change of that line
+    ],
+)
+def test_merges(base, ours, theirs, merged):
+    assert merge(base, ours, theirs) == merged
+
+
+@pytest.mark.parametrize(
+    ("base", "ours", "theirs"),
+    [
+        ("a\nb\n", "A\nb\n", "X\nb\n"),  # the same line
+        ("a\nb\nc\n", "A\nb\nc\n", "a\nB\nc\n"),  # lines that touch
+        ("a\n", None, "a changed\n"),  # deleted here, changed there
+        (None, "made here\n", "made there\n"),  # no common version
+    ],
+)
+def test_conflicts(base, ours, theirs):
+    with pytest.raises(Conflicting):
+        merge(base, ours, theirs)

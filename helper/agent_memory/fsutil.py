@@ -1,4 +1,5 @@
-"""Atomic file writes, private folders and an advisory lock: every state write goes through here.
+"""Atomic file writes, bounded reads, private folders and an advisory lock: every state write and read goes
+through here.
 
 Local state is private whatever the umask: below the helper's config, cache and state roots every folder
 we create is 0700 and every file 0600 (notes are private, and the machine may be shared). Folders above a
@@ -8,7 +9,9 @@ permissive umask would leave them writable by others.
 Below the roots nothing leads elsewhere: a file opened there for writing, appending or locking (and the cache
 files whose reading decides what is shown) is refused if it is a symbolic link, has another hard link or belongs
 to another user, as is a folder on the way that is a link or another user's (UnsafeLocalFile). A planted
-`checksums -> ~/.bashrc` would otherwise have the next refresh append to the user's shell start-up file.
+`checksums -> ~/.bashrc` would otherwise have the next refresh append to the user's shell start-up file. Every
+read there (`read_own`) also refuses anything but a regular file within a bound for its kind, without waiting: a
+FIFO or a link to `/dev/zero` in place of a record must not hang a command, nor a huge file exhaust it.
 """
 
 from __future__ import annotations

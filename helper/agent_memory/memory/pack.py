@@ -30,6 +30,7 @@ HEADER_FIELDS = ("id", "created", "kind", "agent", "title", "machine", "problem"
 CORRECTS = 7  # the index of `corrects` among them
 MARK = b"\x01"  # before the id in a `corrects` field
 BLOCK = 1 << 20
+SAMPLE = 1 << 16  # bytes of a block in which the terms of a query are counted, to pick the one to scan for
 _PREFIX = 19  # NUL, length, tab, CRC, tab
 _TABS = len(HEADER_FIELDS) - 1
 
@@ -91,8 +92,8 @@ def hits(
     path: Path, needles: tuple[bytes, ...], corrections: dict[str, tuple[str, str]] | None = None
 ) -> Iterator[Hit]:
     """The records that may hold every one of `needles` (all records if there is none), in file order: in each
-    block, those whose text contains the needle that occurs there the fewest times (a count runs at memchr
-    speed, a record found costs a Python step); the caller checks the others. With `corrections`, fills it with
+    block, those whose text contains the needle that looks rarest there (`_rarest`: a record found costs a Python
+    step, a search of the block does not); the caller checks the others. With `corrections`, fills it with
     `{id: (the id it corrects, created)}` of every record that corrects another.
 
     Each record returned is checked, and so is the last one of every block, which is where a torn append
@@ -114,12 +115,20 @@ def hits(
                 if not needles:
                     yield from _every(data, end)
                     continue
-                needle = needles[0] if len(needles) == 1 else min(needles, key=lambda n: data.count(n, 0, end))
-                yield from _matching(data, end, needle)
+                yield from _matching(data, end, _rarest(needles, data, end))
     except FileNotFoundError:
         return
     except UnsafeLocalFile:
         raise Damaged from None
+
+
+def _rarest(needles: tuple[bytes, ...], data: bytearray, end: int) -> bytes:
+    """The needle that occurs the fewest times in a sample of the block (the longest among equals): counting in
+    the whole block would read it once per needle, which costs more than the records it spares."""
+    if len(needles) == 1:
+        return needles[0]
+    sample = min(end, SAMPLE)
+    return min(needles, key=lambda needle: (data.count(needle, 0, sample), -len(needle)))
 
 
 def _corrections(data: bytearray, end: int, found: dict[str, tuple[str, str]]) -> None:

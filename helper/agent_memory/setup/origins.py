@@ -7,8 +7,9 @@ origin URL (see `config.repository`). It holds the origin, the project, the mach
 never the URL as written (which may carry a user name or a token), and the guard checks it before it is
 written. `project unmap --origin` writes a withdrawal beside it (`…-withdrawal.json`). Objects are written once
 and never changed (append-only, like every object): for each project, its newest claim or withdrawal (by the
-time in its name) is what stands. Finding the claimants of an origin is one listing of its folder, whatever the
-size of the bucket, and one read of the claim that is followed.
+time in its name; one more than a day ahead of this machine's clock is ignored, as a note's would be) is what
+stands. Finding the claimants of an origin is one listing of its folder, whatever the size of the bucket, and
+one read of the claim that is followed.
 
 A claim written before claims said who made them (`origins/<key>/<project>.json`) is still read: as the oldest
 claim of its project, by an unknown machine.
@@ -24,7 +25,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from .. import commands, guard, names
@@ -33,7 +34,7 @@ from ..config.context import Context
 from ..contents import sha256
 from ..display import safe
 from ..errors import UsageError
-from ..memory.notes import NAME_MAX
+from ..memory.notes import FUTURE_SLACK, NAME_MAX
 from ..memory.origin import MACHINE_VARIABLE, machine_name
 from ..store.base import Store, StoreError
 
@@ -63,6 +64,7 @@ def _newest(store: Store, origin: str) -> dict[str, dict[str, object]]:
     """For each project with a claim or withdrawal of `origin`, the newest one: `{project: {"action", "stamp",
     "path", "size"}}`. Entries that are neither (planted, damaged, not a project name) are ignored."""
     newest: dict[str, dict[str, object]] = {}
+    ahead = (datetime.now(timezone.utc) + timedelta(seconds=FUTURE_SLACK)).strftime(_STAMP)
     for info in store.list(folder(origin)):
         if match := re.fullmatch(_EVENT, info.path):
             project, stamp, action = match.groups()
@@ -70,8 +72,8 @@ def _newest(store: Store, origin: str) -> dict[str, dict[str, object]]:
             project, stamp, action = match.group(1), "", CLAIM  # before claims had times: the oldest
         else:
             continue
-        if not names.is_project(project):
-            continue  # not a project name: not a claim we wrote
+        if not names.is_project(project) or stamp > ahead:
+            continue  # not a project name, or a time to come that would outrank every real claim: not ours
         event = {"action": action, "stamp": stamp, "path": info.path, "size": info.size}
         if project not in newest or (stamp, info.path) > (str(newest[project]["stamp"]), str(newest[project]["path"])):
             newest[project] = event

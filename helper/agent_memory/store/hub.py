@@ -142,12 +142,15 @@ class HubStore(Store):
         outage.ended()
 
     def _failed(self, error: StoreError, *, silent: bool) -> None:
-        """Remember a failure: a lasting one as an outage; a second request without an answer as the Hub down."""
+        """Remember a failure: a lasting one as an outage; a second request without an answer as the Hub down. Any
+        other failure is the Hub's answer (a refusal, a missing bucket): it is reachable, so no outage goes on."""
         if silent and self.silent:
             self.down = error
         self.silent = self.silent or silent
         if error.lasting:
             outage.failed(self.uri, error)
+        elif not silent:
+            outage.ended()
 
     def _classify(self, exc: Exception) -> StoreError:
         if isinstance(exc, StoreError):

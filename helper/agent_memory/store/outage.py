@@ -93,7 +93,7 @@ def failed(bucket: str, error: StoreError) -> None:
 
 def ended() -> None:
     """A call went through: whatever was recorded is over (the bucket answers again)."""
-    with contextlib.suppress(FileNotFoundError):
+    with contextlib.suppress(OSError):  # none recorded, or a state folder it cannot write (a sandbox)
         record().unlink()
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import KeysView
 from pathlib import Path
 
 from .. import paths
@@ -39,8 +40,8 @@ class History:
         self.objects: dict[str, str] = record.get("objects", {})  # object path -> version id, or "" if refused
         self.refused: dict[str, str] = record.get("refused", {})  # object path -> why
         self.updated_at: str | None = record.get("updated_at")
-        self._children: dict[str, set[str]] | None = None
-        self._paths: set[str] | None = None
+        self._children: dict[str, set[str]] | None = None  # version id -> the versions based on it
+        self._by_path: dict[str, list[dict[str, object]]] | None = None  # path -> its versions
 
     @staticmethod
     def folder_of(bucket: str, runtime: str, scope: str) -> Path:
@@ -123,20 +124,27 @@ class History:
             file = self.folder / "texts" / version.hash
             if not file.is_file():
                 write_atomic(file, version.text.encode("utf-8"))
-        self.versions[version.id] = version.meta()
+        meta = version.meta()
+        self.versions[version.id] = meta
         self.objects[object_name or versions.object_path(self.runtime, self.scope, version)] = version.id
-        self._children = None
-        self._paths = None
+        if self._by_path is not None:  # kept up to date: a refresh adds thousands, one at a time
+            self._by_path.setdefault(version.path, []).append(meta)
+        self._children = None  # made again when next asked: a version may arrive before the one it is based on
 
-    def paths(self) -> set[str]:
+    def paths(self) -> KeysView[str]:
         """Every file that has a version."""
-        if self._paths is None:
-            self._paths = {meta["path"] for meta in self.versions.values()}
-        return self._paths
+        return self._paths_map().keys()
 
     def of(self, path: str) -> list[dict[str, object]]:
         """The versions of `path`, in the order of their ids."""
-        return sorted((meta for meta in self.versions.values() if meta["path"] == path), key=lambda m: m["id"])
+        return sorted(self._paths_map().get(path, []), key=lambda m: m["id"])
+
+    def _paths_map(self) -> dict[str, list[dict[str, object]]]:
+        if self._by_path is None:
+            self._by_path = {}
+            for meta in self.versions.values():
+                self._by_path.setdefault(meta["path"], []).append(meta)
+        return self._by_path
 
     def text(self, version_id: str) -> str | None:
         """The text of a version (None: a tombstone); Refused if its kept text is gone or changed."""
@@ -178,10 +186,14 @@ class History:
         if self._children is None:
             self._children = {}
             for meta in self.versions.values():
-                for base in meta["bases"]:
-                    if base in self.versions and self.versions[base]["path"] == meta["path"]:
-                        self._children.setdefault(base, set()).add(meta["id"])
+                self._link(meta)
         return self._children
+
+    def _link(self, meta: dict[str, object]) -> None:
+        """Record `meta` as a child of each of its bases of the same file."""
+        for base in meta["bases"]:
+            if base in self.versions and self.versions[base]["path"] == meta["path"]:
+                self._children.setdefault(base, set()).add(meta["id"])
 
 
 def _read(file: Path) -> dict[str, object]:

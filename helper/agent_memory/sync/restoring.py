@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .. import commands
+from .. import commands, names
 from ..config.context import Context
 from ..contract import SyncVersion
 from ..errors import UsageError
@@ -92,6 +92,8 @@ def versions_of(ctx: Context, found: Found) -> tuple[list[SyncVersion], str | No
 def restore(ctx: Context, found: Found, version_id: str) -> Run:
     """Write version `version_id` of the file here and push it as a new version; what was here and not pushed is
     pushed first, so no byte of it is lost. UsageError if the version is not one of the file's."""
+    if not names.is_id(version_id):  # refused before anything is synced
+        raise UsageError(f"{version_id!r} is not a version id.", next_step=commands.line("sync", "history", found.path))
     chosen = [found.scope]
     first = sync(ctx, chosen, push=True, only={found.path})  # learns the bucket's versions, pushes what is here
     history = History(ctx.bucket, found.scope.runtime, found.scope.scope)
