@@ -20,6 +20,7 @@ import tools
 from agent_memory.memory import refresh
 from agent_memory.memory.cache import NOTE_FILE_MAX
 from agent_memory.memory.notes import MAX_BYTES
+from agent_memory.skills import catalog
 from agent_memory.skills.layout import FILE_MAX
 from conftest import BUCKET
 
@@ -169,3 +170,17 @@ def test_a_note_of_the_largest_body_is_not_oversized(ready, machine_b, folder_st
     tools.exited(found)
     assert found.json["sync"]["skipped"] == []
     assert [r["id"] for r in found.json["results"]] == [saved.json["id"]]
+
+
+def test_a_bucket_with_more_skill_objects_than_the_bound_is_refused_loudly(ready, folder_store, monkeypatch):
+    root = Path(folder_store.removeprefix("file://"))
+    monkeypatch.setattr(catalog, "MAX_OBJECTS", 2)  # in this process: the command runs in it
+    for name in ("tidy", "sort", "lint"):
+        path = root / "skills" / name / "20260101-000000" / "SKILL.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(f"---\nname: {name}\ndescription: Keep things {name}.\n---\n\nBody.\n".encode())
+    found = ready.run("search", "--skills", "--json")
+    assert found.code == 0 and found.json["skills"] == []
+    assert f"the skills of file://{root} are 3 objects, more than the 2 agent-memory reads" in found.err
+    monkeypatch.setattr(catalog, "MAX_OBJECTS", 3)
+    assert len(ready.run("search", "--skills", "--json").json["skills"]) == 3

@@ -22,6 +22,7 @@ from . import layout
 
 INDEX_MAX = 16 << 20  # bytes of the index read at most: thousands of revisions with their descriptions
 _REVISION_FILE = re.compile(r"skills/([^/]+)/([^/]+)/(.+)", re.DOTALL)
+MAX_OBJECTS = 100_000  # files below `skills/` of one bucket: a thousand revisions of the largest skill
 
 
 def index_file(bucket: str) -> Path:
@@ -65,7 +66,14 @@ def _refresh_index(store: Store, bucket: str, index: dict[str, str]) -> tuple[di
     SKILL.md files over a skill file's limit, never downloaded (their revisions are not listed)."""
     complete: dict[str, ObjectInfo] = {}
     too_large = []
-    for info in store.list("skills"):
+    listing = store.list("skills")
+    if len(listing) > MAX_OBJECTS:
+        raise StoreError(
+            "error",
+            f"the skills of {store.uri} are {len(listing)} objects, more than the {MAX_OBJECTS} agent-memory reads, "
+            "so none was downloaded",
+        )
+    for info in listing:
         match = _REVISION_FILE.fullmatch(info.path)
         if match and match.group(3) == layout.SKILL_FILE and _valid(match.group(1), match.group(2)):
             if info.size > layout.FILE_MAX:
