@@ -65,7 +65,7 @@ def _refresh_index(store: Store, bucket: str, index: dict[str, str]) -> tuple[di
     """List the bucket's skills and fetch the SKILL.md of revisions we have not described yet; the index, and the
     SKILL.md files over a skill file's limit, never downloaded (their revisions are not listed)."""
     complete: dict[str, ObjectInfo] = {}
-    too_large = []
+    too_large: list[OversizedObject] = []
     listing = store.list("skills")
     if len(listing) > MAX_OBJECTS:
         raise StoreError(

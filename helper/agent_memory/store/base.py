@@ -95,8 +95,8 @@ class UnsafeObject(StoreError):
 
 
 class OversizedObject(StoreError):
-    """An object larger than what it may be (a note over its 1 MiB, a skill file over its limit), as its listing or
-    the change feed gives its size: it is never downloaded, and the rest goes on.
+    """An object larger than what it may be (a note file over the cache's 4 MiB, a skill file over its 5 MiB), as
+    its listing, the change feed or a lookup gives its size: it is never downloaded, and the rest goes on.
 
     `path` is its store path; `next_step` the one command that clears it (removing it from the store, where it
     cannot be read as what it claims to be).
