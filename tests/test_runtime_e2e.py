@@ -163,7 +163,7 @@ def test_a_pending_save_is_retried_by_the_end_of_turn_hook(runtime, machine, hub
     # the Stop hook (and Claude Code's SessionEnd) ran after the reply: the note is in the bucket, once
     assert notes_in(hub) == [pending["path"]]
     assert hub.file_info(BUCKET, pending["path"])["writes"] == 1
-    assert machine.run("pending", "--json").json == {"notes": [], "skills": [], "damaged": []}
+    assert machine.run("pending", "--json").json == {"notes": [], "skills": [], "sync": [], "damaged": []}
 
 
 def test_after_compaction_the_model_is_pointed_at_the_newest_checkpoint(runtime, machine, hub):

@@ -123,7 +123,8 @@ def test_a_command_that_must_write_says_what_it_left_undone_and_that_the_consent
             f"Next: agent-memory {' '.join(args)} (the user runs it in their own terminal: the sandbox's consent "
             "does not cover it)"
         )
-    assert ready.run("pending", "--json").json == {"notes": [], "skills": [], "damaged": []}  # nothing half-kept
+    nothing_half_kept = {"notes": [], "skills": [], "sync": [], "damaged": []}
+    assert ready.run("pending", "--json").json == nothing_half_kept
 
     outside = sandboxed(ready, "save", "--title", "T", stdin="a body")  # a read-only home, not Codex's sandbox
     tools.exited(outside, 1)

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 LABEL = "Claude Code"
+MEMORY_INDEX = "MEMORY.md"  # the file of its auto memory loaded into every session (the first 200 lines)
 
 
 def config_dir() -> Path:

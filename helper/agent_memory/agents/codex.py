@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 LABEL = "Codex"
+MEMORY_INDEX = "memory_summary.md"  # the file of its memories injected into every session
 
 
 def home() -> Path:

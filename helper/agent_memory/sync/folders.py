@@ -22,7 +22,6 @@ from . import versions
 from .versions import Refused
 
 MAX_FILES = 1000  # files of one memory folder that are synced; more are reported, not synced
-INDEX_FILES = {"claude": "MEMORY.md", "codex": "memory_summary.md"}  # what each runtime loads into every session
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)

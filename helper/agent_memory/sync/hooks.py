@@ -9,18 +9,18 @@ import os
 import time
 from pathlib import Path
 
+from .. import agents
 from ..config.context import Context
 from ..display import plural
 from ..errors import AgentMemoryError
 from . import folders
-from .folders import INDEX_FILES
 from .history import History
 from .index import FolderIndex
 from .running import changed_here, scopes, sync
 from .summary import folder_states
 from .versions import Refused
 
-# Measured in Claude Code 2.1.328 and Codex 0.169: each reads its index file (folders.INDEX_FILES) before the
+# Measured in Claude Code 2.1.328 and Codex 0.169: each reads its index file (its MEMORY_INDEX) before the
 # SessionStart hook's changes land (a session's first request has the text the file had when it started), so what
 # a pull added to it is told in the reminder; the file has it for every later session. Codex with memories on
 # starts a consolidation session beside the user's, whose SessionStart hook runs at the same time: the hook that
@@ -89,7 +89,7 @@ def push(ctx: Context, event: dict[str, object], agent: str, budget: float) -> s
 
 def _index_lines(agent: str, folder: Path, recent: dict[str, object]) -> list[str]:
     """The lines a pull added to the runtime's index file, for the reminder (bounded; the rest: read the file)."""
-    name = INDEX_FILES[agent]
+    name = agents.runtime(agent).MEMORY_INDEX
     if name not in recent.get("pulled", []):
         return []
     try:

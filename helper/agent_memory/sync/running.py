@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from .. import agents
 from ..clock import new_id
 from ..config import projects
 from ..config.context import Context
@@ -119,7 +120,7 @@ def sync(
             history.save()
             for done, index in passes:
                 if done.pulled:
-                    name = folders.INDEX_FILES[scope.runtime]
+                    name = agents.runtime(scope.runtime).MEMORY_INDEX
                     before = {name: done.before[name]} if name in done.before else {}
                     index.recent = {"at": time.time(), "pulled": done.pulled, "before": before}
                 index.save(synced=reached)
