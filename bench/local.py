@@ -257,7 +257,7 @@ FOLDER_FILL_RUNS = 3
 
 
 def folder_store(ctx: Context) -> list[Table]:
-    """10. The embedded default at 10,000 notes: an online search with nothing new against `search --offline`, and
+    """8. The embedded default at 10,000 notes: an online search with nothing new against `search --offline`, and
     filling an empty cache against `cp -r` of the store's project folder."""
     size = 200 if ctx.quick else FOLDER_NOTES
     store = ctx.root / "folder-store"
@@ -302,7 +302,7 @@ def folder_store(ctx: Context) -> list[Table]:
     met = online <= 1.2 and fill_ratio <= 1.5
     return [
         Table(
-            "10. Folder store",
+            "8. Folder store",
             ["notes", "what", "agent-memory", "against", "median", "ratio", "target"],
             [
                 [

@@ -15,12 +15,12 @@ the session gets its reminder again, which only costs a repeated line.
 
 from __future__ import annotations
 
-import hashlib
 import re
 import time
 from pathlib import Path
 
 from .. import paths
+from ..contents import sha256
 from ..fsutil import locked, read_own, write_atomic
 
 KEEP = 200  # sessions (and folders) remembered: far more than anyone resumes, and a few KB to read
@@ -56,7 +56,7 @@ def session_id(payload: dict[str, object]) -> str | None:
 
 def digest(lines: list[str]) -> str:
     """A short digest of the lines told (the pending uploads): whether a session was told what holds now."""
-    return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:DIGEST]
+    return sha256("\n".join(lines).encode())[:DIGEST]
 
 
 def told(session: str) -> str | None:
