@@ -158,3 +158,27 @@ def test_the_compaction_pointer_names_only_this_session_s_checkpoint_as_its_own(
             assert f"{HELPER} read {saved_a['id']}" in shown
             assert saved_b["id"] not in shown and NEWEST not in shown
             model.assert_played()
+
+
+@pytest.mark.parametrize("runtime", ["codex", "claude"])
+def test_a_session_that_names_its_agent_is_still_pointed_at_its_own_checkpoint(runtime, machine, hub):
+    """`AGENT_MEMORY_AGENT` (say, in the user's profile) names the agent in the notes; the session stays the
+    runtime's, so the checkpoint is still this session's after a compaction."""
+    cli_class = CLIS[runtime]
+    with cli_class.model_class() as model:
+        cli = cli_class(machine, model)
+        bootstrap(machine, runtime, "--hooks")
+        model.script(
+            Shell(save_command("Parser generics checkpoint", A_BODY)),
+            Shell("echo working", tokens=FULL),
+            Say(SUMMARY),
+            Say("Continuing the parser."),
+        )
+        run = tools.exited(cli.run("Work on the parser.", env={"AGENT_MEMORY_AGENT": "parser-bot"}))
+        model.assert_played()
+        saved = json_output(model, 0)
+        stored = hub.read_file(BUCKET, saved["path"]).decode()
+        assert "agent: parser-bot\n" in stored, stored
+        assert f"session: {cli.session_id(run)}\n" in stored, stored
+        shown = Sessions(cli, model)._after(2)
+        assert f'{OWN}{saved["id"]} "Parser generics checkpoint"' in shown and NEWEST not in shown
