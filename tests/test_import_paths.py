@@ -191,10 +191,12 @@ COSTLY_STDLIB = {"typing", "shutil", "hashlib", "_hashlib", "tomllib", "_strptim
 
 @pytest.mark.parametrize("command", list(PATHS))
 def test_the_read_path_loads_no_costly_standard_module(ready, tmp_path, command):
-    """With nothing pending and no Codex config.toml, no hot command loads what only a rare case of it needs."""
+    """With nothing pending and no Codex config.toml, no hot command loads what only a rare case of it needs (the
+    SessionStart hook records the session it reminded, with the digest of nothing pending)."""
     note = ready.save("# The hot path\n\nSomething worth keeping.", "--kind", "checkpoint").json["id"]
     args = {"search --offline": ("search", "--offline", "hot"), "read": ("read", note)}.get(command, command.split())
     if command.startswith("hook"):
         args = (*args, "--agent", "codex")
-    modules = loaded(ready, tmp_path, *args, stdin=json.dumps({"cwd": str(ready.work), "source": "compact"}))
+    event = {"cwd": str(ready.work), "source": "compact", "session_id": "5f1c2a9e-hot-path"}
+    modules = loaded(ready, tmp_path, *args, stdin=json.dumps(event))
     assert not COSTLY_STDLIB & modules, command
