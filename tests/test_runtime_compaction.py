@@ -63,9 +63,10 @@ class Sessions:
         start = len(self.model.requests)
         self.model.script(Shell("echo working", tokens=FULL), Say(SUMMARY), *after)
         self.go_on(session, prompt, cwd)
-        return self._after(start + 1)
+        return self.shown_after(start + 1)
 
-    def _after(self, compaction: int) -> str:
+    def shown_after(self, compaction: int) -> str:
+        """What the model received right after the compaction request `compaction`."""
         assert "summary" in self.model.text(compaction).lower(), "no compaction request where one was expected"
         shown = self.model.text(compaction + 1)
         assert shown.count(COMPACTED) == 1, shown.count(COMPACTED)  # one pointer, for the one compaction
@@ -80,7 +81,7 @@ class ClaudeAsked(Sessions):
         self.model.script(Say(SUMMARY), *after)
         self.go_on(session, "/compact", cwd)
         self.go_on(session, prompt, cwd)
-        return self._after(start)
+        return self.shown_after(start)
 
 
 class CodexAsked(Sessions):
@@ -108,7 +109,7 @@ class CodexAsked(Sessions):
         self.model.script(Say(SUMMARY), *after)
         self.server.compact(session)
         self.go_on(session, prompt, cwd)
-        return self._after(start)
+        return self.shown_after(start)
 
 
 ASKED = {"claude": ClaudeAsked, "codex": CodexAsked}
@@ -180,5 +181,34 @@ def test_a_session_that_names_its_agent_is_still_pointed_at_its_own_checkpoint(r
         stored = hub.read_file(BUCKET, saved["path"]).decode()
         assert "agent: parser-bot\n" in stored, stored
         assert f"session: {cli.session_id(run)}\n" in stored, stored
-        shown = Sessions(cli, model)._after(2)
+        shown = Sessions(cli, model).shown_after(2)
         assert f'{OWN}{saved["id"]} "Parser generics checkpoint"' in shown and NEWEST not in shown
+
+
+@pytest.mark.parametrize("runtime", ["codex", "claude"])
+def test_a_checkpoint_pending_then_shared_by_the_stop_hook_stays_this_session_s(runtime, machine, hub):
+    """Saved while the Hub fails, the checkpoint is this session's from the outbox; shared by the Stop hook after
+    the turn, it is this session's from the cache."""
+    cli_class = CLIS[runtime]
+    with cli_class.model_class() as model:
+        cli = cli_class(machine, model)
+        sessions = Sessions(cli, model)
+        bootstrap(machine, runtime, "--hooks")
+        hub.fault("batch", "fail", times=0)
+        model.script(
+            Shell(save_command("Parser generics checkpoint", A_BODY)),
+            Shell("echo working", tokens=FULL),
+            Say(SUMMARY),
+            Say("Saved here only; it will be shared.", action=hub.clear_faults),  # the Hub is back before the Stop
+        )
+        session = cli.session_id(tools.exited(cli.run("Work on the parser.")))
+        saved = json_output(model, 0)
+        assert saved["status"] == "pending" and exit_code_of(model, runtime, 0) == 75
+        shown = sessions.shown_after(2)  # the compaction came while it was pending
+        assert f'{OWN}{saved["id"]} "Parser generics checkpoint"' in shown
+
+        assert machine.run("pending", "--json").json["notes"] == []  # the Stop hook shared it after the turn
+        assert f"session: {session}\n" in hub.read_file(BUCKET, saved["path"]).decode()
+        shown = sessions.compact(session, machine.work, "Go on with the parser.", Say("Continuing the parser."))
+        assert f'{OWN}{saved["id"]} "Parser generics checkpoint"' in shown and NEWEST not in shown
+        model.assert_played()
