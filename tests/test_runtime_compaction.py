@@ -55,6 +55,7 @@ class Sessions:
         return self.cli.session_id(tools.exited(self.cli.run(prompt, cwd=cwd)))
 
     def go_on(self, session: str, prompt: str, cwd: Path) -> None:
+        """One more turn of `session`, resumed."""
         resumed = tools.exited(self.cli.resume(session, prompt, cwd=cwd))
         assert self.cli.session_id(resumed) == session  # the same session goes on
 
