@@ -3,13 +3,14 @@ that the checkpoint is another session's.
 
 Two sessions of one project on one machine: A in a linked worktree, B in the main checkout. A saves a checkpoint
 through the helper, as the model would; B is compacted and the request after the compaction holds the pointer to
-A's checkpoint as another session's. B then saves a checkpoint of its own, the project's newest; A, compacted in
-turn, is pointed at the checkpoint it saved itself, not at B's newer one. Assertions are about what the model
-received (the requests the scripted model recorded).
+A's checkpoint as another session's. B then saves a checkpoint of its own, the project's newest, and compacted
+again holds one pointer, to it; A, compacted in turn, is pointed at the checkpoint it saved itself, not at B's
+newer one. Assertions are about what the model received (the requests the scripted model recorded).
 
 Each runtime compacts in both ways it has: on its own, when the model reports a nearly full context window, and
 when the user asks (`/compact` in Claude Code, which `claude -p` takes as its prompt; in Codex, whose `codex exec`
-sends `/compact` to the model as text, the app-server's `thread/compact/start` that its clients' /compact sends).
+sends `/compact` to the model as text, the app-server's `thread/compact/start`, the manual compaction it offers
+its clients).
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ class Sessions:
         return self.cli.session_id(tools.exited(self.cli.run(prompt, cwd=cwd)))
 
     def go_on(self, session: str, prompt: str, cwd: Path) -> None:
+        """One more turn of `session`, resumed."""
         resumed = tools.exited(self.cli.resume(session, prompt, cwd=cwd))
         assert self.cli.session_id(resumed) == session  # the same session goes on
 
@@ -152,6 +154,10 @@ def test_the_compaction_pointer_names_only_this_session_s_checkpoint_as_its_own(
             assert "benchmark it" not in shown  # a pointer, never the checkpoint's content
             saved_b = json_output(model, len(model.tool_results()) - 1)
             assert saved_b["status"] == "saved" and saved_b["id"] > saved_a["id"]  # B's is now the project's newest
+
+            # B compacted again: one pointer, now to its own checkpoint (the earlier one went with the context)
+            shown = sessions.compact(session_b, machine.work, "Profile the lexer.", Say("Profiling."))
+            assert f'{OWN}{saved_b["id"]} "Lexer checkpoint"' in shown and NEWEST not in shown
 
             # session A, compacted in turn: pointed at its own checkpoint, not at B's newer one
             shown = sessions.compact(session_a, worktree, "Go on with the parser.", Say("Continuing the parser."))
