@@ -185,7 +185,8 @@ class ProjectCache:
                     if checksum[2] is not None and current[2] != checksum[2]:
                         lines.append(checksums.line(note_id, checksum))  # same bytes, remote hash now known
                     continue  # cached already: notes are immutable
-                replaced = replaced or current is not None or target.exists()
+                # a file there that no line verifies may have a record in the pack, unless none is verified at all
+                replaced = replaced or current is not None or (not first and target.exists())
                 self._place(target, source, data)
                 lines.append(checksums.line(note_id, checksum))
                 added[note_id] = data
