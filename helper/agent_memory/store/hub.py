@@ -7,6 +7,7 @@ print them. Every call runs inside the command's time budget, and the SDK's own 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import tempfile
@@ -52,8 +53,30 @@ XET_SETTINGS = {"HF_XET_CLIENT_RETRY_MAX_ATTEMPTS": "2", "HF_XET_CLIENT_RETRY_BA
 FEED_SECONDS = 3.0
 # how long a request may go without any answer once the Hub is in doubt: the feed's first bytes, and every request
 # after one that got no answer; a second silence in one command means the Hub is down (an outage: `outage`), and
-# the command's later calls fail at once. So the first search of an outage costs about twice this.
+# the command's later calls fail at once. So the first search of an outage costs about twice this. A call that
+# would wait the whole budget (an upload, a download, a listing) gets as long to hear anything at all, then one
+# more request as long (`_within`): so the first save of an outage costs about twice this too.
 SILENT_SECONDS = 2.0
+
+
+class _Answers:
+    """How many responses (status line and headers, whatever the status) the Hub has sent this process: a call that
+    sees this number move has been answered, however long its body or its next request takes."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._count = 0
+
+    def heard(self) -> None:
+        with self._lock:
+            self._count += 1
+
+    def count(self) -> int:
+        with self._lock:
+            return self._count
+
+
+_ANSWERS = _Answers()
 
 
 class _Unreachable(Exception):
@@ -82,6 +105,7 @@ class _FailFastTransport(httpx2.HTTPTransport):
         except httpx2.TransportError as exc:
             silent = isinstance(exc, httpx2.TimeoutException)
             raise _Unreachable(f"cannot reach {request.url.host}: {type(exc).__name__}", silent=silent) from exc
+        _ANSWERS.heard()  # the headers came: the Hub is not hung, whatever it answered
         if response.status_code in (408, 429) or response.status_code >= 500:
             response.close()
             raise _ServerAnswer(response.status_code, request.url.path)
@@ -128,13 +152,22 @@ class HubStore(Store):
         if self.silent:
             cap = min(cap or SILENT_SECONDS, SILENT_SECONDS)
         try:
-            found = _within(self.budget, fn, cap)
+            found = _within(self.budget, fn, cap, ask=self._ask if cap is None else None)
         except Exception as exc:
             error = self._classify(exc)
             self._failed(error, silent=_no_answer(exc))
+            if isinstance(exc, DeadlineExceeded) and exc.twice:
+                self.down = error  # the call and one more request went unanswered: as after two silent requests
             raise error from exc
         self.answered()
         return found
+
+    def _ask(self) -> None:
+        """One small request to the Hub, for `_within` to hear whether it answers at all: the bucket's info (whoami
+        for the store that has no bucket). Whatever it answers, or fails with, only its headers count."""
+        request = (lambda: self.api.bucket_info(self.bucket_id)) if self.bucket_id else self.api.whoami
+        with contextlib.suppress(Exception):  # unanswered (abandoned like any call), refused or failing alike
+            _within(self.budget, request, SILENT_SECONDS)
 
     def answered(self) -> None:
         """The Hub answered: it is not silent, and not in an outage."""
@@ -354,9 +387,20 @@ def _configure() -> None:
     set_client_factory(_client_factory)  # our transport, whoever set one before us
 
 
-def _within(budget: Budget, fn: Callable[[], object], cap: float | None = None) -> object:
+def _within(
+    budget: Budget, fn: Callable[[], object], cap: float | None = None, *, ask: Callable[[], None] | None = None
+) -> object:
     """Run `fn` within the remaining budget (and at most `cap` seconds); DeadlineExceeded if it does not return in
-    time (the thread that still waits is recorded in the budget as abandoned)."""
+    time (the thread that still waits is recorded in the budget as abandoned).
+
+    With `ask`, a Hub that answers nothing is not waited on for the whole budget: if no response has come within
+    SILENT_SECONDS, `ask` puts one more request to it (as the first search of an outage gives the change feed that
+    long, then the listing as long), and if neither the call nor that request has heard any answer by then, the Hub
+    counts as hung (DeadlineExceeded, `twice`). A call that hears nothing is not always one the Hub ignores: an
+    upload's bytes and its token go through hf_xet, whose requests this process never sees, so a large note on a
+    slow link is silent here for as long as it takes. The one more request is what tells that Hub (it answers) from
+    a hung one; once anything was answered, the call has the rest of the budget, as every call had before.
+    """
     result: list[object] = []
     error: list[BaseException] = []
 
@@ -366,10 +410,19 @@ def _within(budget: Budget, fn: Callable[[], object], cap: float | None = None) 
         except BaseException as exc:  # handed over to the waiting thread
             error.append(exc)
 
+    heard = _ANSWERS.count()
     worker = threading.Thread(target=target, name="agent-memory-network", daemon=True)
     worker.start()
     wait = budget.remaining() if cap is None else min(cap, budget.remaining())
-    worker.join(wait)
+    end = time.monotonic() + wait
+    if ask is not None and wait > 2 * SILENT_SECONDS:
+        worker.join(SILENT_SECONDS)
+        if worker.is_alive() and _ANSWERS.count() == heard:
+            ask()  # at most SILENT_SECONDS; it may be answered, or the call's own request meanwhile
+            if worker.is_alive() and _ANSWERS.count() == heard:
+                budget.abandoned.append(worker.name)
+                raise DeadlineExceeded(f"no answer at all within {2 * SILENT_SECONDS:.3g} s", twice=True)
+    worker.join(max(0.0, end - time.monotonic()))
     if worker.is_alive():
         budget.abandoned.append(worker.name)
         raise DeadlineExceeded(f"no answer within {budget.seconds if cap is None else wait:.3g} s")
@@ -379,7 +432,12 @@ def _within(budget: Budget, fn: Callable[[], object], cap: float | None = None) 
 
 
 class DeadlineExceeded(Exception):
-    """The command's time budget ran out before the call returned."""
+    """The command's time budget ran out before the call returned; `twice`: the Hub answered nothing at all, to the
+    call or to one more request (see `_within`)."""
+
+    def __init__(self, detail: str, *, twice: bool = False) -> None:
+        super().__init__(detail)
+        self.twice = twice
 
 
 def whoami(budget: Budget) -> str:
