@@ -36,7 +36,7 @@ from .base import (
     StoreError,
     oversized,
 )
-from .budget import Budget
+from .budget import Budget, command_timeout
 
 try:  # what the change feed is read with: an SDK without them makes every refresh list, as before the feed was used
     from huggingface_hub.utils import build_hf_headers, get_session
@@ -53,10 +53,13 @@ XET_SETTINGS = {"HF_XET_CLIENT_RETRY_MAX_ATTEMPTS": "2", "HF_XET_CLIENT_RETRY_BA
 FEED_SECONDS = 3.0
 # how long a request may go without any answer once the Hub is in doubt: the feed's first bytes, and every request
 # after one that got no answer; a second silence in one command means the Hub is down (an outage: `outage`), and
-# the command's later calls fail at once. So the first search of an outage costs about twice this. A call that
-# would wait the whole budget (an upload, a download, a listing) gets as long to hear anything at all, then one
-# more request as long (`_within`): so the first save of an outage costs about twice this too.
+# the command's later calls fail at once. So the first search of an outage costs about twice this.
 SILENT_SECONDS = 2.0
+# a call that would wait the whole budget (an upload, a download, a listing) may hear nothing at all from the Hub
+# this long before it asks the Hub once more, and that request as long (`_within`): so the first save of an outage
+# costs about twice this too. At the default budget it is SILENT_SECONDS; a user who gives commands longer to reach
+# the Hub (AGENT_MEMORY_TIMEOUT: a slow link, a loaded machine) gives it as much longer to start answering.
+HEAR_SHARE = 1 / 15
 
 
 class _Answers:
@@ -162,12 +165,13 @@ class HubStore(Store):
         self.answered()
         return found
 
-    def _ask(self) -> None:
-        """One small request to the Hub, for `_within` to hear whether it answers at all: the bucket's info (whoami
-        for the store that has no bucket). Whatever it answers, or fails with, only its headers count."""
+    def _ask(self, seconds: float) -> None:
+        """One small request to the Hub, for `_within` to hear whether it answers at all within `seconds`: the
+        bucket's info (whoami for the store that has no bucket). Whatever it answers, or fails with, only its
+        headers count."""
         request = (lambda: self.api.bucket_info(self.bucket_id)) if self.bucket_id else self.api.whoami
         with contextlib.suppress(Exception):  # unanswered (abandoned like any call), refused or failing alike
-            _within(self.budget, request, SILENT_SECONDS)
+            _within(self.budget, request, seconds)
 
     def answered(self) -> None:
         """The Hub answered: it is not silent, and not in an outage."""
@@ -388,15 +392,15 @@ def _configure() -> None:
 
 
 def _within(
-    budget: Budget, fn: Callable[[], object], cap: float | None = None, *, ask: Callable[[], None] | None = None
+    budget: Budget, fn: Callable[[], object], cap: float | None = None, *, ask: Callable[[float], None] | None = None
 ) -> object:
     """Run `fn` within the remaining budget (and at most `cap` seconds); DeadlineExceeded if it does not return in
     time (the thread that still waits is recorded in the budget as abandoned).
 
     With `ask`, a Hub that answers nothing is not waited on for the whole budget: if no response has come within
-    SILENT_SECONDS, `ask` puts one more request to it (as the first search of an outage gives the change feed that
-    long, then the listing as long), and if neither the call nor that request has heard any answer by then, the Hub
-    counts as hung (DeadlineExceeded, `twice`). A call that hears nothing is not always one the Hub ignores: an
+    `hearing_seconds()`, `ask` puts one more request to it for as long (as the first search of an outage gives the
+    change feed 2 s, then the listing 2 s), and if neither the call nor that request has heard any answer by then,
+    the Hub counts as hung (DeadlineExceeded, `twice`). A call that hears nothing is not always one the Hub ignores: an
     upload's bytes and its token go through hf_xet, whose requests this process never sees, so a large note on a
     slow link is silent here for as long as it takes. The one more request is what tells that Hub (it answers) from
     a hung one; once anything was answered, the call has the rest of the budget, as every call had before.
@@ -415,13 +419,14 @@ def _within(
     worker.start()
     wait = budget.remaining() if cap is None else min(cap, budget.remaining())
     end = time.monotonic() + wait
-    if ask is not None and wait > 2 * SILENT_SECONDS:
-        worker.join(SILENT_SECONDS)
+    silence = hearing_seconds()
+    if ask is not None and wait > 2 * silence:
+        worker.join(silence)
         if worker.is_alive() and _ANSWERS.count() == heard:
-            ask()  # at most SILENT_SECONDS; it may be answered, or the call's own request meanwhile
+            ask(silence)  # it may be answered, or the call's own request meanwhile
             if worker.is_alive() and _ANSWERS.count() == heard:
                 budget.abandoned.append(worker.name)
-                raise DeadlineExceeded(f"no answer at all within {2 * SILENT_SECONDS:.3g} s", twice=True)
+                raise DeadlineExceeded(f"no answer at all within {2 * silence:.3g} s", twice=True)
     worker.join(max(0.0, end - time.monotonic()))
     if worker.is_alive():
         budget.abandoned.append(worker.name)
@@ -429,6 +434,11 @@ def _within(
     if error:
         raise error[0]
     return result[0]
+
+
+def hearing_seconds() -> float:
+    """How long a call may hear nothing at all before the Hub is asked once more (see HEAR_SHARE)."""
+    return max(SILENT_SECONDS, command_timeout() * HEAR_SHARE)
 
 
 class DeadlineExceeded(Exception):
