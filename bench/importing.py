@@ -45,7 +45,7 @@ def _run(machine: Machine, folder: Path, *args: str) -> tuple[int, float]:
 
 
 def importing(ctx: Context) -> list[Table]:
-    """9. `import --dry-run` of many files of about 1 MiB, and a real import into a folder store."""
+    """6. `import --dry-run` of many files of about 1 MiB, and a real import into a folder store."""
     sizes, saved = (QUICK_SIZES, QUICK_SAVED) if ctx.quick else (SIZES, SAVED)
     rows, peaks = [], {}
     for count in sizes:
@@ -72,7 +72,7 @@ def importing(ctx: Context) -> list[Table]:
     growth = peaks[large] / peaks[small]
     return [
         Table(
-            "9. Import of many files",
+            "6. Import of many files",
             ["run", "files", "read", "peak memory", "time", "per file"],
             rows,
             target=f"peak memory flat in the number of files: {large:,} files within 1.25x of {small:,} (one file "

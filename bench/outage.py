@@ -1,4 +1,4 @@
-"""10. A hung Hub: what a search and a save cost when the Hub accepts connections and never answers, against the
+"""7. A hung Hub: what a search and a save cost when the Hub accepts connections and never answers, against the
 same commands on a healthy Hub, and how soon a Hub that is back is found again.
 
 The emulator is hung on every endpoint (`HubEmulator.hang`). The first search of an outage pays the change feed's
@@ -24,7 +24,7 @@ LATER = 1.5
 
 
 def outage(ctx: Context) -> list[Table]:
-    """10. Search and save against a hung Hub, against a healthy one."""
+    """7. Search and save against a hung Hub, against a healthy one."""
     machine = Machine(ctx.root / "outage", hub_env(ctx.emulator)).setup(BUCKET, "outage-bench")
     _save(machine, "The connection pool holds 8 sockets.", ok=(0,))
     record = machine.state / "state" / "outage.json"
@@ -80,7 +80,7 @@ def outage(ctx: Context) -> list[Table]:
     )
     return [
         Table(
-            "10. A hung Hub",
+            "7. A hung Hub",
             ["command", "healthy Hub", "hung Hub", "target"],
             rows,
             target=f"against a Hub hung on every endpoint: the first search within {FIRST_SEARCH:g} s, a save before "

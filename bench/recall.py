@@ -1,4 +1,4 @@
-"""7. Recall: whether a search finds the note an agent means, with queries written as agents write them.
+"""10. Recall: whether a search finds the note an agent means, with queries written as agents write them.
 
 No model: the corpus (`recall_corpus.py`) says which notes each query means. Each query is run as a whole
 process against a folder store holding the corpus: `agent-memory search`, and ripgrep's best literal
@@ -28,8 +28,10 @@ from recall_corpus import Corpus, Query
 from report import Table
 
 # What the search being measured is, for the table's title: change it with the search, so that a new run adds a
-# table beside the earlier stage's instead of replacing it.
+# table beside the earlier stage's instead of replacing it; the table's number takes the next letter with it
+# (10a was "before multi-word search").
 STAGE = "every word, any order; quoted phrases"
+NUMBER = "10b"
 DEPTH = 5  # results asked for, and the deepest recall scored
 TARGET = 0.9  # Recall@5 of agent-memory search over all queries (issue 27)
 QUICK_EVERY = 4  # `--quick` runs every fourth query
@@ -131,7 +133,7 @@ def table(corpus: Corpus, queries: list[Query], ranked: dict[str, list[list[str]
         else (f"all {len(queries)} queries")
     )
     return Table(
-        f"7. Recall ({STAGE})",
+        f"{NUMBER}. Recall ({STAGE})",
         columns,
         rows,
         target=f"Recall@{DEPTH} of at least {TARGET} for `agent-memory search` over all queries.",
@@ -163,7 +165,7 @@ def table(corpus: Corpus, queries: list[Query], ranked: dict[str, list[list[str]
 
 
 def recall(ctx: Context) -> list[Table]:
-    """7. Recall@1 and Recall@5 of agent-memory search and ripgrep on the recall corpus."""
+    """10. Recall@1 and Recall@5 of agent-memory search and ripgrep on the recall corpus."""
     corpus, queries, ranked = measure(ctx.root, ctx.quick)
     return [table(corpus, queries, ranked, ctx.quick)]
 

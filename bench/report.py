@@ -125,16 +125,19 @@ def write_doc(path: Path, tables: list[Table], info: dict[str, str], *, intro: s
         "",
         f"![Search latency against the number of notes]({plot})",
         "",
-        *(table.markdown() for table in tables if not table.title.startswith((SPACE_TABLES, RECALL_TABLES))),
+        *(table.markdown() for table in tables if not table.title.startswith(OWN_SECTIONS)),
         space_section([t for t in tables if t.title.startswith(SPACE_TABLES)], info),
         recall_section(recall, kept),
     ]
+    sync = [t for t in tables if t.title.startswith(SYNC_TABLES)]
+    if sync:
+        lines += [SYNC_SECTION, "", *(table.markdown() for table in sync)]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines))
 
 
 SPACE_SECTION = "## Space page"
-SPACE_TABLES = "6"  # the page's tables (bench/space_page.py) have a section of their own
+SPACE_TABLES = "9"  # the page's tables (bench/space_page.py) have a section of their own
 
 
 def space_section(tables: list[Table], info: dict[str, str]) -> str:
@@ -168,7 +171,13 @@ def write_section(path: Path, heading: str, tables: list[Table], info: dict[str,
 
 
 RECALL_SECTION = "## Recall"
-RECALL_TABLES = "7"  # the recall tables (bench/recall.py): one per stage of the search, each kept as a record
+RECALL_TABLES = "10"  # the recall tables (bench/recall.py): one per stage of the search, each kept as a record
+
+SYNC_SECTION = "## Sync of the agents' own memory"
+SYNC_TABLES = "11"  # the hooks with sync on (bench/sync_hooks.py), after the recall tables
+
+# the tables numbered past the results (9 onwards) each have a section of their own, in that order
+OWN_SECTIONS = (SPACE_TABLES, RECALL_TABLES, SYNC_TABLES)
 
 
 def recall_section(tables: list[Table], kept: list[str]) -> str:

@@ -1,4 +1,4 @@
-"""6. The Space's page: time and bytes of cold and warm loads in headless Chromium, what each start-up option
+"""9. The Space's page: time and bytes of cold and warm loads in headless Chromium, what each start-up option
 gives, and the generator under Pyodide.
 
 The site is built by build.py and served on 127.0.0.1 (no compression, like a plain static host) by two
@@ -110,7 +110,7 @@ SERVERS: dict[str, Callable[[Path], contextlib.AbstractContextManager[str]]] = {
 
 
 def page(ctx: Context) -> list[Table]:
-    """6a. Cold and warm loads of the page and of Pyodide alone; 6b. each start-up option; 6c. the generator."""
+    """9a. Cold and warm loads of the page and of Pyodide alone; 9b. each start-up option; 9c. the generator."""
     site = ctx.root / "space" / "site"
     space_site.built(site)
     _add_bench_pages(site, ctx.root / "space")
@@ -143,7 +143,7 @@ def _loads_table(loads: dict[str, dict[str, list[dict]]], core: int, runs: int, 
         for name, label in (("page", "the Space's page"), ("reference", "Pyodide alone")):
             rows.append(_load_row(f"{label}, {server}", pages[name], pages["reference"], core))
     return Table(
-        "6a. Space page: cold and warm loads",
+        "9a. Space page: cold and warm loads",
         [
             "page, server",
             "cold: ready (median)",
@@ -234,7 +234,7 @@ def _options_table(options: dict[str, list[dict]], core: int, runs: int) -> Tabl
             ]
         )
     return Table(
-        "6b. Space page: what each start-up option gives",
+        "9b. Space page: what each start-up option gives",
         [
             "option (each alone, unless it says +)",
             "cold: ready",
@@ -270,7 +270,7 @@ def _options_table(options: dict[str, list[dict]], core: int, runs: int) -> Tabl
             "Caching the compiled module: Chromium refuses to keep a `WebAssembly.Module` in IndexedDB "
             "(`DataCloneError: A WebAssembly.Module can not be serialized for storage`, in this Chromium), and "
             "V8 keeps compiled wasm only beside a response's entry in the HTTP cache, which a Space's `no-store` "
-            "redirects rule out (even `build.py --serve`'s wasm was downloaded again on the second visit: 6a, "
+            "redirects rule out (even `build.py --serve`'s wasm was downloaded again on the second visit: 9a, "
             "`warm: transferred`). The page keeps the gzipped bytes in Cache Storage and compiles them on each "
             "visit (streaming, while they are decompressed: a small part of the warm time above).",
         ],
@@ -402,7 +402,7 @@ def _generator(root: Path) -> Table:
         from_form(request)
         samples.append(time.perf_counter() - start)
     return Table(
-        "6c. Setup commands: the generator's own run time",
+        "9c. Setup commands: the generator's own run time",
         ["interpreter", "median per call", "calls"],
         rows=[
             [f"Pyodide {pyodide['python_version'].split()[0]} (Node)", ms(in_pyodide), str(GENERATOR_CALLS)],

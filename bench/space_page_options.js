@@ -1,4 +1,4 @@
-// The start-up options of the Space's page, one at a time, for bench/space_page.py (table 6c). Each is a
+// The start-up options of the Space's page, one at a time, for bench/space_page.py (table 9b). Each is a
 // cold or warm load of Pyodide from the built site, chosen by the query string; the page marks
 // `python-ready` and `ready` and sets data-state as the real page does.
 //

@@ -1,4 +1,4 @@
-"""8. What the hooks cost with sync of the runtime's own memory on and nothing changed anywhere: Claude Code's Stop
+"""11. What the hooks cost with sync of the runtime's own memory on and nothing changed anywhere: Claude Code's Stop
 hook (push) and SessionStart hook (pull) against the same hooks with sync off, and the requests each makes to the
 Hub emulator."""
 
@@ -20,9 +20,9 @@ MOVING = ("batch", "resolve", "xet-write-token", "xet-read-token")  # endpoints 
 
 
 def sync(ctx: Context) -> list[Table]:
-    """Table 8: the hooks with sync on (nothing changed) against the same hooks with sync off."""
+    """Table 11: the hooks with sync on (nothing changed) against the same hooks with sync off."""
     table = Table(
-        "8. Hooks with sync of the agents' own memory on, nothing changed",
+        "11. Hooks with sync of the agents' own memory on, nothing changed",
         ["memory files", "hook", "sync off", "sync on", "on / off", "requests with sync on", "objects moved"],
         target="with nothing changed anywhere, the Stop hook makes no request and the SessionStart hook one; nothing "
         "is uploaded or downloaded (the local cost: one stat per file).",

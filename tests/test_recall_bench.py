@@ -81,7 +81,7 @@ def test_recall_counts_the_meant_notes_within_the_depth():
 
 def _table(stage: str, r5: str) -> report.Table:
     return report.Table(
-        f"7. Recall ({stage})",
+        f"{'10a' if stage == 'before' else '10b'}. Recall ({stage})",
         ["queries", "count", "agent-memory R@5"],
         [["**all**", "192", r5]],
         target="Recall@5 of at least 0.9.",
@@ -91,7 +91,7 @@ def _table(stage: str, r5: str) -> report.Table:
 
 
 def _summary_rows(text: str) -> list[str]:
-    return [line for line in text.split("\n") if line.startswith("| 7. Recall")]
+    return [line for line in text.split("\n") if line.startswith(("| 10a. Recall", "| 10b. Recall"))]
 
 
 def test_a_later_stage_is_written_beside_the_earlier_one_which_stays_as_it_was(tmp_path):
@@ -99,28 +99,28 @@ def test_a_later_stage_is_written_beside_the_earlier_one_which_stays_as_it_was(t
     info = {"CPU": "test", "Chromium": "none", "Node": "none"}
     report.write_doc(doc, [_table("before", "0.12")], info, intro="Intro.", plot="plot.png", elapsed=60)
     before = doc.read_text()
-    assert before.count("### 7. Recall (before)") == 1 and "## Recall\n" in before
-    assert _summary_rows(before) == ["| 7. Recall (before) | Recall@5 0.12 | not met |"]
+    assert before.count("### 10a. Recall (before)") == 1 and "## Recall\n" in before
+    assert _summary_rows(before) == ["| 10a. Recall (before) | Recall@5 0.12 | not met |"]
 
     report.write_recall(doc, [_table("after", "0.95")])
     both = doc.read_text()
-    assert both.index("### 7. Recall (before)") < both.index("### 7. Recall (after)")
+    assert both.index("### 10a. Recall (before)") < both.index("### 10b. Recall (after)")
     assert _summary_rows(both) == [
-        "| 7. Recall (before) | Recall@5 0.12 | not met |",
-        "| 7. Recall (after) | Recall@5 0.95 | met |",
+        "| 10a. Recall (before) | Recall@5 0.12 | not met |",
+        "| 10b. Recall (after) | Recall@5 0.95 | met |",
     ]
-    assert before[before.index("### 7. Recall (before)") :].rstrip() in both  # the record is kept as it was
+    assert before[before.index("### 10a. Recall (before)") :].rstrip() in both  # the record is kept as it was
 
     report.write_recall(doc, [_table("after", "0.97")])  # the same stage measured again replaces its own table
     again = doc.read_text()
-    assert again.count("### 7. Recall (after)") == 1 and "| **all** | 192 | 0.97 |" in again
+    assert again.count("### 10b. Recall (after)") == 1 and "| **all** | 192 | 0.97 |" in again
     assert "| **all** | 192 | 0.95 |" not in again and "| **all** | 192 | 0.12 |" in again
 
     # a full run keeps the earlier stage too, in the section and in the summary
     report.write_doc(doc, [_table("after", "0.96")], info, intro="Intro.", plot="plot.png", elapsed=60)
     full = doc.read_text()
-    assert full.count("### 7. Recall (before)") == 1 and full.count("### 7. Recall (after)") == 1
+    assert full.count("### 10a. Recall (before)") == 1 and full.count("### 10b. Recall (after)") == 1
     assert _summary_rows(full) == [
-        "| 7. Recall (before) | Recall@5 0.12 | not met |",
-        "| 7. Recall (after) | Recall@5 0.96 | met |",
+        "| 10a. Recall (before) | Recall@5 0.12 | not met |",
+        "| 10b. Recall (after) | Recall@5 0.96 | met |",
     ]

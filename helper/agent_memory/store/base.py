@@ -166,6 +166,9 @@ class Store(ABC):
 
     uri: str
     hashed = True  # its listing and change feed give each object's content hash (a folder store's give none)
+    # its downloads run outside Python (hf_xet's), so one can proceed while the interpreter adds the last one to
+    # the cache; a fetch made of Python's own system calls in a second thread would only fight over its lock
+    fetches_outside_python = True
 
     @abstractmethod
     def ensure(self, *, create: bool) -> bool:
@@ -193,8 +196,10 @@ class Store(ABC):
         that cannot be trusted, which are left out and named in `skipped`."""
 
     @abstractmethod
-    def fetch(self, objects: list[ObjectInfo], dest: Path) -> None:
-        """Download each object, in order, to `dest / object.path` (the caller makes the result atomic).
+    def fetch(self, objects: list[ObjectInfo], dest: Path) -> dict[str, bytes]:
+        """Download each object, in order, to `dest / object.path` (the caller makes the result atomic); the bytes
+        written, by object path, of the objects the store copied through memory (none where a download goes
+        straight to its file), which the caller need not read back.
 
         An object found unsafe only now (it changed after the listing) raises UnsafeObject, after the objects
         before it were copied and before any after it.
