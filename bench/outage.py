@@ -99,8 +99,9 @@ def outage(ctx: Context) -> list[Table]:
                 "a second request without an answer ends the command's use of the network: it answers from the "
                 "cache and records the outage. Later commands answer from what is local until the wait is over (30 s, "
                 "then doubling to at most 5 minutes).",
-                "A save before any outage is recorded gives its upload 2 s to hear any answer (a response's headers) "
-                "from the Hub, then one more request (the bucket's info) 2 s; if neither is answered the Hub counts "
+                "A save before any outage is recorded gives its upload 2 s (a fifteenth of `AGENT_MEMORY_TIMEOUT` "
+                "if that is longer) to hear any answer (a response's headers) from the Hub, then one more request "
+                "(the bucket's info) as long; if neither is answered the Hub counts "
                 "as hung: the note goes pending with its retry line and the save records the outage. Until this "
                 "change it waited for the command's whole network budget (`AGENT_MEMORY_TIMEOUT`, 30 s: 30.1 s "
                 "measured). A Hub that answers is waited for: an upload's own traffic (hf_xet's) is not seen by the "
