@@ -272,13 +272,11 @@ def _download(
     """Download the batches in order, each into its own staging folder, and add each to the cache once complete.
 
     While one batch is added (read, checked, indexed: Python's work), the next one downloads (hf_xet's, outside
-    the interpreter's lock): a first fill costs about the larger of the two instead of their sum. A store that
-    copies with Python's own system calls (a folder store) does it in turn instead: each of them gives up the
-    interpreter's lock and waits to get it back from the thread that indexes, which made a fill twice as slow.
+    the interpreter's lock): a first fill costs about the larger of the two instead of their sum.
     """
     with contextlib.ExitStack() as stack:
         pool = None
-        if len(batches) > 1 and store.fetches_outside_python:
+        if len(batches) > 1:
             # loaded here: concurrent.futures brings threading and logging (about 10 ms), which the hooks and a
             # refresh with nothing new must not pay for
             from concurrent.futures import ThreadPoolExecutor
@@ -290,6 +288,8 @@ def _download(
             stack.callback(folder.close)  # whatever fails, no staging folder is left behind (closing twice is none)
             staging = folder.enter_context(cache.staging())
             job = pool.submit(_fetch, store, staging, infos, skipped) if pool is not None else None
+            if job is not None:  # whatever fails meanwhile, its folder is removed only once it stops writing there
+                folder.callback(job.exception)
             if previous is not None:
                 with previous[0]:  # its staging folder goes once it is added (or fails)
                     _keep(store, cache, *previous[1:], verify)

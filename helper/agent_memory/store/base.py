@@ -166,9 +166,6 @@ class Store(ABC):
 
     uri: str
     hashed = True  # its listing and change feed give each object's content hash (a folder store's give none)
-    # its downloads run outside Python (hf_xet's), so one can proceed while the interpreter adds the last one to
-    # the cache; a fetch made of Python's own system calls in a second thread would only fight over its lock
-    fetches_outside_python = True
 
     @abstractmethod
     def ensure(self, *, create: bool) -> bool:

@@ -39,7 +39,6 @@ class FolderStore(Store):
     """Objects as files below `root`."""
 
     hashed = False  # objects are written once, by an exclusive link, and never rewritten: their size says enough
-    fetches_outside_python = False  # copied with plain system calls, one Python step each
 
     def __init__(self, root: Path) -> None:
         self.root = root
