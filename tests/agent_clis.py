@@ -236,9 +236,25 @@ class CodexAppServer:
     def turn(self, cwd: Path, prompt: str) -> list[dict]:
         """Run one turn of a new thread in `cwd` (no sandbox, no approvals) and return the hook runs Codex reported
         to its client (`hook/completed`), each with the `entries` a user interface shows."""
+        return self.go_on(self.thread(cwd), prompt)
+
+    def thread(self, cwd: Path) -> str:
+        """A new thread (a session) in `cwd`, with no sandbox and no approvals: its id."""
         params = {"cwd": str(cwd), "approvalPolicy": "never", "sandbox": "danger-full-access"}
-        thread = self.request("thread/start", params)["thread"]["id"]
+        return self.request("thread/start", params)["thread"]["id"]
+
+    def go_on(self, thread: str, prompt: str) -> list[dict]:
+        """Run one turn of `thread` with `prompt`; the hook runs Codex reported, as `turn` returns them."""
         self.request("turn/start", {"threadId": thread, "input": [{"type": "text", "text": prompt}]})
+        return self._until_turn_completed()
+
+    def compact(self, thread: str) -> None:
+        """Compact `thread` now (`thread/compact/start`, the manual compaction the app-server offers its clients);
+        Codex runs it as a turn of its own, and SessionStart (`source: compact`) comes with the next turn."""
+        self.request("thread/compact/start", {"threadId": thread})
+        self._until_turn_completed()
+
+    def _until_turn_completed(self) -> list[dict]:
         runs = []
         while True:
             try:

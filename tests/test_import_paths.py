@@ -182,10 +182,21 @@ def test_a_stop_with_something_pending_loads_the_retry(ready, tmp_path, folder_s
     assert ready.run("pending", "--json").json["notes"] == []  # delivered by that Stop
 
 
-def test_the_read_path_loads_neither_typing_nor_shutil(ready, tmp_path):
-    """Each would cost every command a fifth of the interpreter's own start-up: the contract's declarations are dicts
-    at run time, and `shutil` comes where a folder is first removed (`status` loads both for reasons of its own:
-    tomllib for Codex's configuration, the skills' installing)."""
-    for args in (("search", "--offline", "hot"), ("hook", "session-start", "--agent", "codex")):
-        modules = loaded(ready, tmp_path, *args, stdin="{}")
-        assert not {"typing", "shutil"} & modules, args
+# standard modules that cost a hot command a tenth of the interpreter's own start-up or more, each loaded where its
+# rare case starts: `typing` (the contract's declarations are dicts at run time), `shutil` (a folder removed or
+# copied: fsutil), `hashlib` (a digest made: contents.sha256), `tomllib` (Codex's config.toml parsed:
+# setup.codex_sandbox), `_strptime` and `calendar` (no time is parsed with them: clock)
+COSTLY_STDLIB = {"typing", "shutil", "hashlib", "_hashlib", "tomllib", "_strptime", "calendar"}
+
+
+@pytest.mark.parametrize("command", list(PATHS))
+def test_the_read_path_loads_no_costly_standard_module(ready, tmp_path, command):
+    """With nothing pending and no Codex config.toml, no hot command loads what only a rare case of it needs (the
+    SessionStart hook records the session it reminded, with the digest of nothing pending)."""
+    note = ready.save("# The hot path\n\nSomething worth keeping.", "--kind", "checkpoint").json["id"]
+    args = {"search --offline": ("search", "--offline", "hot"), "read": ("read", note)}.get(command, command.split())
+    if command.startswith("hook"):
+        args = (*args, "--agent", "codex")
+    event = {"cwd": str(ready.work), "source": "compact", "session_id": "5f1c2a9e-hot-path"}
+    modules = loaded(ready, tmp_path, *args, stdin=json.dumps(event))
+    assert not COSTLY_STDLIB & modules, command

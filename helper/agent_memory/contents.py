@@ -6,12 +6,17 @@ folder holds with what was installed or is about to be.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 
 
 def sha256(data: bytes) -> str:
-    """Hex SHA-256 of `data`."""
+    """Hex SHA-256 of `data`.
+
+    `hashlib` is loaded here, where a digest is first made: it loads OpenSSL, a quarter of the interpreter's own
+    start-up, and the read path with nothing pending (a search, the SessionStart hook of a new session) makes none.
+    """
+    import hashlib
+
     return hashlib.sha256(data).hexdigest()
 
 

@@ -24,6 +24,7 @@ import shlex
 import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from types import ModuleType
 
 try:
     import fcntl
@@ -144,14 +145,24 @@ def scratch_folder(parent: Path, prefix: str) -> Iterator[Path]:
 
 
 def remove_tree(path: Path) -> None:
-    """Remove a folder and everything in it, links included (never what they point at); quietly if it is gone.
+    """Remove a folder and everything in it, links included (never what they point at); quietly if it is gone."""
+    _shutil().rmtree(path, ignore_errors=True)
 
-    `shutil` is loaded here, where a folder is first removed: with `bz2` and `lzma` it would cost every command
-    (all of them import this module) a fifth of the interpreter's own start-up, and the read path removes nothing.
-    """
+
+def copy_as_is(source: Path, dest: Path) -> None:
+    """Copy a file or a folder to `dest` exactly as it is: a link stays a link (never what it points at)."""
+    if source.is_dir() and not source.is_symlink():
+        _shutil().copytree(source, dest, symlinks=True)
+    else:
+        _shutil().copy2(source, dest, follow_symlinks=False)
+
+
+def _shutil() -> ModuleType:
+    """`shutil`, loaded where a folder is first removed or copied: with `bz2` and `lzma` it would cost every command
+    (all of them import this module) a fifth of the interpreter's own start-up, and the read path does neither."""
     import shutil
 
-    shutil.rmtree(path, ignore_errors=True)
+    return shutil
 
 
 def write_json_atomic(path: Path, value: object) -> None:

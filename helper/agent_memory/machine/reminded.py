@@ -15,18 +15,20 @@ the session gets its reminder again, which only costs a repeated line.
 
 from __future__ import annotations
 
-import hashlib
 import re
 import time
 from pathlib import Path
 
 from .. import paths
+from ..contents import sha256
 from ..fsutil import locked, read_own, write_atomic
 
 KEEP = 200  # sessions (and folders) remembered: far more than anyone resumes, and a few KB to read
 ID_MAX = 128
 DIGEST = 16  # hex digits of what was told about pending uploads
 LIMIT = KEEP * (ID_MAX + DIGEST + 2)  # bytes: a record any larger is not ours, and is not read further
+# the digest of no lines, written out: most sessions start with nothing pending, and making a digest loads OpenSSL
+NOTHING_PENDING = "e3b0c44298fc1c14"  # sha256(b"")[:DIGEST]
 UNKNOWN = ""  # what a session was told, in a record written before that was kept: nothing more is said to it
 _ID = re.compile(rb"[A-Za-z0-9][A-Za-z0-9._:-]{0,%d}" % (ID_MAX - 1))
 _SESSION_LINE = re.compile(rb"(%s)(?: ([0-9a-f]{%d}))?" % (_ID.pattern, DIGEST))
@@ -56,7 +58,7 @@ def session_id(payload: dict[str, object]) -> str | None:
 
 def digest(lines: list[str]) -> str:
     """A short digest of the lines told (the pending uploads): whether a session was told what holds now."""
-    return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:DIGEST]
+    return sha256("\n".join(lines).encode())[:DIGEST] if lines else NOTHING_PENDING
 
 
 def told(session: str) -> str | None:

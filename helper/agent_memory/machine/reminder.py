@@ -193,8 +193,8 @@ def _can_retry_here(ctx: Context, agent: str) -> bool:
 
 def _codex_consent_state(bucket: str | None) -> str:
     """The state of the user's consent for Codex's sandbox (`setup.codex_sandbox.status`), loaded only when
-    something is pending: reading Codex's config.toml brings tomllib, which a session start must not pay for
-    at every start."""
+    something is pending: the module edits Codex's files (`agent_files`, `json_edits`) and reading its config.toml
+    brings tomllib, none of which a session start with nothing pending needs."""
     from ..setup import codex_sandbox
 
     try:

@@ -21,11 +21,6 @@ import os
 import re
 from pathlib import Path
 
-try:
-    import tomllib
-except ImportError:  # Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
-
 from .. import commands, paths
 from ..agents import codex
 from ..config import settings
@@ -334,6 +329,17 @@ def _multiline_string_end(text: str, pos: int, quote: str) -> int:
 
 
 def _parse(text: str, path: Path) -> dict[str, object]:
+    """The settings of config.toml's `text`.
+
+    `tomllib` is loaded here, where a config.toml is first parsed: with `typing` it costs `status` most of the
+    interpreter's own start-up, and a machine without Codex's config.toml has nothing to parse."""
+    if not text:
+        return {}  # no file, or an empty one: no settings
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 from pathlib import Path
 
 from .. import agents, commands, names, paths
@@ -21,7 +20,16 @@ from ..config.context import Context
 from ..contents import compare, sha256
 from ..contract import Installed
 from ..errors import AgentMemoryError, ContentRefused
-from ..fsutil import make_dirs, make_private, new_folder, read_own, remove_tree, scratch_folder, write_atomic
+from ..fsutil import (
+    copy_as_is,
+    make_dirs,
+    make_private,
+    new_folder,
+    read_own,
+    remove_tree,
+    scratch_folder,
+    write_atomic,
+)
 from ..store.base import OversizedObject, Store, StoreError, UnsafeObject
 from . import layout
 
@@ -306,11 +314,7 @@ def _back_up(name: str, existing: dict[str, Path]) -> Path:
     backup = backups_dir() / f"{name}-{stamp}"
     make_dirs(backup)
     for agent, dest in existing.items():
-        # symlinks are copied as links: the backup holds exactly what was there, local edits included
-        if dest.is_dir() and not dest.is_symlink():
-            shutil.copytree(dest, backup / agent, symlinks=True)
-        else:
-            shutil.copy2(dest, backup / agent, follow_symlinks=False)
+        copy_as_is(dest, backup / agent)  # the backup holds exactly what was there, local edits and links included
     make_private(backup)  # copies keep the skill's ordinary modes: under our state root, they must not
     return backup
 
