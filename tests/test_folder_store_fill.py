@@ -14,6 +14,7 @@ import pytest
 from agent_memory.memory import cache as cache_module
 from agent_memory.memory import notes, pack, refresh
 from agent_memory.memory.cache import ProjectCache
+from agent_memory.store import local
 from agent_memory.store.local import FolderStore
 
 COUNT = 25
@@ -82,6 +83,18 @@ def test_a_first_fill_indexes_each_note_from_its_copy_without_reading_it_back(fi
     _assert_cached_exactly(cache, written)
     cache.check_pack()  # what a later refresh checks: intact, and exactly the verified notes
     assert cache.pack.read_bytes() == b"".join(pack.record(i, written[i]) for i in sorted(written))
+
+
+def test_a_fill_larger_than_the_copies_handed_back_reads_the_rest_back(filled_store, monkeypatch):
+    """A fetch hands back the bytes of its copies up to a bound (a catalog of skills fetches a hundred thousand
+    files at once); the fill reads the others back, and caches and indexes them all the same."""
+    store, written = filled_store
+    monkeypatch.setattr(local, "COPIES_HANDED_BACK", 3 * max(len(data) for data in written.values()))
+    handed = store.fetch(list(store.list("projects/demo/notes")), store.root.parent / "fetched")
+    assert 3 <= len(handed) < COUNT
+    cache = _cache(store)
+    assert refresh.refresh(store, cache).error is None
+    _assert_cached_exactly(cache, written)
 
 
 @pytest.mark.parametrize("extra", [b"appended after the listing\n", b"x" * (5 << 20)])

@@ -29,9 +29,11 @@ from .local_tree import Folder, Untrusted, open_root
 
 _NO_LINKS = (errno.EPERM, errno.ENOTSUP, errno.EXDEV, errno.EMLINK)  # how a filesystem without hard links refuses one
 MAX_DEPTH = 32  # folders below a listed prefix; the layout needs a handful, a deeper tree is refused
-COPIED_IN_MEMORY = (
-    4 << 20
-)  # bytes: an object this large or smaller (any note) is read whole, then written; a larger one in blocks
+# bytes: an object this large or smaller (any note) is read whole, then written, and handed back to the caller
+# (up to COPIES_HANDED_BACK bytes of them per fetch: a fill's batch of a thousand notes is a few megabytes, while a
+# catalog of skills may fetch a hundred thousand files at once); a larger one is copied in blocks
+COPIED_IN_MEMORY = 4 << 20
+COPIES_HANDED_BACK = 64 << 20
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
@@ -252,7 +254,7 @@ class FolderStore(Store):
 
     def fetch(self, objects: list[ObjectInfo], dest: Path) -> dict[str, bytes]:
         self._reachable()
-        copied = {}
+        copied, kept = {}, 0
         with _as_store_error(), contextlib.ExitStack() as opened:
             folders: dict[str, tuple[Folder, Path]] = {}  # notes share one folder: open it (and its copy) once
             for info in objects:
@@ -267,8 +269,10 @@ class FolderStore(Store):
                     source = folder.open_file(parts[-1])
                 except Untrusted as exc:
                     raise self._unsafe(exc) from None
-                if (data := _copy(source, target / parts[-1], info.size)) is not None:
+                data = _copy(source, target / parts[-1], info.size)
+                if data is not None and kept + len(data) <= COPIES_HANDED_BACK:
                     copied[info.path] = data
+                    kept += len(data)
         return copied
 
     def removal(self, path: str) -> str:
