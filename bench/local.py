@@ -383,13 +383,14 @@ FOLDER_CAUSES = [
     "through memory: the note is checked (size, CRC-32) and indexed from them, never read back. Frontmatter in the "
     "simple form the helper writes is read by a literal scan that gives what PyYAML gives (about 20 µs a note "
     "against 70 to 170 µs for libyaml's parse, which reads anything else), and a first fill makes the search pack "
-    "by appends instead of reading every note again. Before these changes, runs on 2026-12-03 measured 2.41x "
-    "(load about 0.4) and 4.28x (load about 1.2); after them, 1.52x (load about 2.4) to 2.56x (load about 5.9). "
-    "In five alternating rounds of a fill before them, a fill after them and `cp -r` (in-process fills, load about "
-    "5), the medians were 8.1 s, 6.0 s and 2.7 s: on a loaded machine most of a fill's time is the file system's. "
-    "What is left over `cp -r`: moving each note from the download folder into the cache (one rename each, which "
-    "is what makes a fill killed midway leave no half note), and about 0.1 ms a note of Python work (the pack's "
-    "record most of it, then the checksum line), which a loaded machine stretches more than the kernel's work that "
-    "`cp -r` is made of: the target was met in none of these runs. `cp -r` itself took from 0.6 s "
-    "(warm page cache, load about 7) to 15.5 s (load about 21) across this table's runs.",
+    "by appends instead of reading every note again. In alternating rounds of a fill before these changes, a fill "
+    "after them and `cp -r` (in-process fills, no start-up), the medians were 4.1 s, 2.3 s and 0.42 s (four rounds, "
+    "load about 3 to 5), and 8.1 s, 6.0 s and 2.7 s (five rounds, load about 5). The ratio is mostly the state of "
+    "the machine's disk: `cp -r` of the same folder took from 0.4 s (warm page cache) to 15.5 s (load about 21) "
+    "across this table's runs, and this table measured the fill at 1.52x (load about 2.4) to 2.56x (load about "
+    "5.9) of it on 2026-12-03 before this run, against 2.41x and 4.28x before the changes. The target is out of "
+    "reach of a fill that handles each note in Python: where `cp -r` costs about 40 µs a note (the kernel copies "
+    "from the page cache), a fill makes about ten system calls a note (open, read and check the note, create its "
+    "copy, move it from the download folder into the cache, which is what makes a fill killed midway leave no "
+    "half note) and about 0.1 ms of Python work (the pack's record most of it, then the checksum line).",
 ]
