@@ -2,8 +2,9 @@
 same commands on a healthy Hub, and how soon a Hub that is back is found again.
 
 The emulator is hung on every endpoint (`HubEmulator.hang`). The first search of an outage pays the change feed's
-wait and a short try of the listing, then records the outage (`store/outage.py`); every later search and save
-answers from what is local without a request, until the wait is over.
+wait and a short try of the listing, then records the outage (`store/outage.py`); a save that comes first pays the
+upload's wait for any answer and one more request (`store/hub.py`, `_within`), then goes pending and records it;
+every later search and save answers from what is local without a request, until the wait is over.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from report import Table, ms
 from timing import median
 
 FIRST_SEARCH = 6.0  # seconds: the targets of issue 23
+FIRST_SAVE = 6.0
 LATER = 1.5
 
 
@@ -41,10 +43,12 @@ def outage(ctx: Context) -> list[Table]:
         later_search = [_timed(machine, ["search", "pool", "--json"], "stale") for _ in range(runs)]
         later_save = [_timed_save(machine, 75) for _ in range(runs)]
         asked = len(ctx.emulator.requests)
-        first_save = None
-        if not ctx.quick:  # no outage recorded yet: a save pays the command's network budget (30 s)
-            record.unlink(missing_ok=True)
-            first_save = _timed_save(machine, 75)
+        first_save = []
+        for _ in range(runs):
+            record.unlink(missing_ok=True)  # each run is a save that meets the outage before any search did
+            first_save.append(_timed_save(machine, 75))
+            if not record.exists():
+                raise RuntimeError("a save against a hung Hub did not record the outage")
     finally:
         ctx.emulator.clear_faults()
 
@@ -58,12 +62,17 @@ def outage(ctx: Context) -> list[Table]:
         ["first search of an outage", ms(median(healthy_search)), ms(median(first)), f"≤ {FIRST_SEARCH:g} s"],
         ["every later search", ms(median(healthy_search)), ms(max(later_search)), f"≤ {LATER:g} s"],
         ["every later save (pending at once)", ms(median(healthy_save)), ms(max(later_save)), f"≤ {LATER:g} s"],
+        [
+            "a save before any outage is recorded",
+            ms(median(healthy_save)),
+            ms(median(first_save)),
+            f"≤ {FIRST_SAVE:g} s",
+        ],
+        ["search once the wait is over, Hub back", ms(median(healthy_search)), ms(back), "fresh"],
     ]
-    if first_save is not None:
-        rows.append(["a save before any outage is recorded", ms(median(healthy_save)), ms(first_save), "none"])
-    rows.append(["search once the wait is over, Hub back", ms(median(healthy_search)), ms(back), "fresh"])
     met = (
         median(first) <= FIRST_SEARCH
+        and median(first_save) <= FIRST_SAVE
         and max(later_search) <= LATER
         and max(later_save) <= LATER
         and asked == 0
@@ -74,22 +83,30 @@ def outage(ctx: Context) -> list[Table]:
             "7. A hung Hub",
             ["command", "healthy Hub", "hung Hub", "target"],
             rows,
-            target=f"against a Hub hung on every endpoint: the first search within {FIRST_SEARCH:g} s, every later "
-            f"search and save within {LATER:g} s (stale results, a pending note) with no request, and a healthy Hub "
-            "found again (a fresh search) at the end of the wait.",
+            target=f"against a Hub hung on every endpoint: the first search within {FIRST_SEARCH:g} s, a save before "
+            f"any outage is recorded pending within {FIRST_SAVE:g} s, every later search and save within {LATER:g} s "
+            "(stale results, a pending note) with no request, and a healthy Hub found again (a fresh search) at the "
+            "end of the wait.",
             verdict="met" if met else "not met",
-            headline=f"first search {ms(median(first))}, later search {ms(max(later_search))}, later save "
-            f"{ms(max(later_save))}",
+            headline=f"first search {ms(median(first))}, first save {ms(median(first_save))}, later search "
+            f"{ms(max(later_search))}, later save {ms(max(later_save))}",
             notes=[
-                f"Healthy and first-search columns: medians of {runs} runs; later searches and saves: the slowest of "
-                f"{runs} runs. The emulator accepts every connection and never answers (`HubEmulator.hang`). "
-                f"Requests received by the hung Hub during the later searches and saves: {asked}.",
+                f"Healthy, first-search and first-save columns: medians of {runs} runs (each first save with no "
+                f"outage recorded, and recording it); later searches and saves: the slowest of {runs} runs. The "
+                "emulator accepts every connection and never answers (`HubEmulator.hang`). Requests received by the "
+                f"hung Hub during the later searches and saves: {asked}.",
                 "The first search gives the change feed 2 s to answer at all, then the request that replaces it 2 s; "
                 "a second request without an answer ends the command's use of the network: it answers from the "
                 "cache and records the outage. Later commands answer from what is local until the wait is over (30 s, "
-                "then doubling to at most 5 minutes). The save before any outage is recorded waits for the "
-                "command's network budget (`AGENT_MEMORY_TIMEOUT`, 30 s): it is what records the outage when no "
-                "search did.",
+                "then doubling to at most 5 minutes).",
+                "A save before any outage is recorded gives its upload 2 s (a fifteenth of `AGENT_MEMORY_TIMEOUT` "
+                "if that is longer) to hear any answer (a response's headers) from the Hub, then one more request "
+                "(the bucket's info) as long; if neither is answered the Hub counts "
+                "as hung: the note goes pending with its retry line and the save records the outage. Until this "
+                "change it waited for the command's whole network budget (`AGENT_MEMORY_TIMEOUT`, 30 s: 30.1 s "
+                "measured). A Hub that answers is waited for: an upload's own traffic (hf_xet's) is not seen by the "
+                "helper, so a large note on a slow link is silent for as long as it takes, and the answered request "
+                "is what keeps it going (`tests/test_outage.py`).",
             ],
         )
     ]

@@ -116,9 +116,10 @@ def page(ctx: Context) -> list[Table]:
     _add_bench_pages(site, ctx.root / "space")
     load_before = os.getloadavg()[0]
     pages = {"page": "", "reference": REFERENCE}
-    loads = {server: _visits(serve(site), pages, ctx.runs, ctx.warmup(1)) for server, serve in SERVERS.items()}
+    after = 0.0 if ctx.quick else SECOND_VISIT_AFTER_S  # `--quick` only checks that every visit works
+    loads = {server: _visits(serve(site), pages, ctx.runs, ctx.warmup(1), after) for server, serve in SERVERS.items()}
     options_pages = {label: f"{OPTIONS}?{query}" for label, query in _STARTUP_OPTIONS}
-    options = _visits(space_site.space_like_serving(site), options_pages, ctx.runs, ctx.warmup(1))
+    options = _visits(space_site.space_like_serving(site), options_pages, ctx.runs, ctx.warmup(1), after)
     load_after = os.getloadavg()[0]
     core = sum((PYODIDE / name).stat().st_size for name in CORE_FILES)
     context = (
@@ -126,13 +127,13 @@ def page(ctx: Context) -> list[Table]:
         f"{load_after:.1f} after ({os.cpu_count()} cores); on a loaded machine every time here grows."
     )
     return [
-        _loads_table(loads, core, ctx.runs, context),
+        _loads_table(loads, core, ctx.runs, context, after),
         _options_table(options, core, ctx.runs),
         _generator(ctx.root / "space"),
     ]
 
 
-def _loads_table(loads: dict[str, dict[str, list[dict]]], core: int, runs: int, context: str) -> Table:
+def _loads_table(loads: dict[str, dict[str, list[dict]]], core: int, runs: int, context: str, after: float) -> Table:
     space = loads["Space-like"]["page"]
     cold, warm = median([v["cold"]["ready"] for v in space]) / 1000, median([v["warm"]["ready"] for v in space]) / 1000
     extra = statistics.median(v["cold"]["bytes"] for v in space) - core
@@ -183,7 +184,7 @@ def _loads_table(loads: dict[str, dict[str, list[dict]]], core: int, runs: int, 
             "every visit; on `build.py --serve` the HTTP cache answers its standard library (304), but Chromium "
             "downloads the 9.6 MB wasm again (`warm: transferred`).",
             f"Medians of {runs} cold loads and {runs} warm ones of each page, alternating, after one warm-up "
-            f"round; the warm one {SECOND_VISIT_AFTER_S:.0f} s after the cold one was ready. {context}",
+            f"round; the warm one {after:g} s after the cold one was ready. {context}",
         ],
         rows=rows,
     )
@@ -344,17 +345,17 @@ def _in_pyodide(scratch: Path, python: str) -> dict[str, Any]:
 
 
 def _visits(
-    server: contextlib.AbstractContextManager[str], pages: dict[str, str], runs: int, warmup: int
+    server: contextlib.AbstractContextManager[str], pages: dict[str, str], runs: int, warmup: int, after: float
 ) -> dict[str, list[dict]]:
-    """A cold and a warm load of each page per round, the pages in alternating order, after `warmup` rounds (the
-    server's and the OS's file caches)."""
+    """A cold and a warm load of each page per round (the warm one `after` seconds after the cold one was ready),
+    the pages in alternating order, after `warmup` rounds (the server's and the OS's file caches)."""
     visits: dict[str, list[dict]] = {name: [] for name in pages}
     with server as url, launch() as browser:
         for round_ in range(-warmup, runs):
             for name in sorted(pages, reverse=round_ % 2 == 1):
                 with _context(browser) as (page, outside):
                     cold = _load(page, url + pages[name])
-                    time.sleep(SECOND_VISIT_AFTER_S)
+                    time.sleep(after)
                     warm = _load(page, url + pages[name])
                     if outside:
                         raise RuntimeError(f"requests left 127.0.0.1: {outside}")

@@ -249,7 +249,7 @@ class CodexAppServer:
         return self._until_turn_completed()
 
     def compact(self, thread: str) -> None:
-        """Compact `thread` now (`thread/compact/start`, the manual compaction Codex's clients offer as /compact);
+        """Compact `thread` now (`thread/compact/start`, the manual compaction the app-server offers its clients);
         Codex runs it as a turn of its own, and SessionStart (`source: compact`) comes with the next turn."""
         self.request("thread/compact/start", {"threadId": thread})
         self._until_turn_completed()

@@ -58,8 +58,10 @@ ENDPOINTS = (
     *SPACE_ENDPOINTS,
     "other",
 )
-# "apply-then-*" modes (batch only) apply the batch first: the client cannot tell whether it happened.
-FAULT_MODES = ("fail", "hang", "drop", "apply-then-fail", "apply-then-hang", "apply-then-drop")
+# "apply-then-*" modes (batch only) apply the batch first: the client cannot tell whether it happened. "slow" answers
+# as usual after `seconds`: a Hub that is slow but answers (what a large upload on a slow link looks like to the
+# client, whose other requests are answered meanwhile).
+FAULT_MODES = ("fail", "hang", "drop", "slow", "apply-then-fail", "apply-then-hang", "apply-then-drop")
 INVALID_CREDENTIALS = "Invalid credentials in Authorization header"  # exact text the SDK checks for
 # Measured: hf_xet asks for a new token for every upload commit and every download group, whatever the
 # expiry, so a read token never hides newer files. The expiry only bounds how long a token's folder is
@@ -811,6 +813,9 @@ class _Handler(BaseHTTPRequestHandler):
         endpoint, args = _route(method, split.path)
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         fault = emulator._record_and_pick_fault(method, endpoint, self.path)
+        if fault is not None and fault.mode == "slow":
+            emulator._stopping.wait(fault.seconds)
+            fault = None  # then the usual answer
         if fault is not None and not fault.mode.startswith("apply-then-"):
             self._misbehave(fault.mode, fault)
             return

@@ -1,11 +1,13 @@
 """A Hub that hangs costs one wait, not one per command: the first search of an outage records it, every later
 search, save and hook answers at once from what is local (stale results, a pending note) without a request, until
 the wait is over, `--online` or an explicit retry tries, or a success anywhere ends it. Concurrent failures count
-once, the outage's and the hooks' alike.
+once, the outage's and the hooks' alike. A save or checkpoint that meets the outage first goes pending within
+seconds and records it; a Hub that is slow but answers is waited for.
 
 Run against the Hub emulator hung on every endpoint (it accepts connections and never answers). The times asked
-of it (first search within 6 s, later ones within 1.5 s) are measured by `bench/outage.py`; here a subprocess
-timeout only detects a hang, and "at once" is proved by the emulator receiving no request at all.
+of it (first search and first save within 6 s, later ones within 1.5 s) are measured by `bench/outage.py`; here a
+bound far below the budget only detects a wait for it, and "at once" is proved by the emulator receiving no request
+at all.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import json
 import time
 
 import tools
+from agent_memory.store import hub as hub_store
 from conftest import BUCKET
 
 
@@ -81,6 +84,74 @@ def test_a_hung_hub_costs_the_first_search_only(alice, hub):
     assert [(r["id"], r["pending"]) for r in stale.json["results"]] == [(pending.json["id"], True)]
     assert hub.requests == []  # every command after the first answered without asking the Hub
     assert _outage(alice)["failures"] == 1
+
+
+def _first_save_of_an_outage(alice, hub, *args: str) -> bytes:
+    """A save (`args`: of a kind) against a Hub hung on every endpoint, with no outage recorded: it goes pending,
+    with its retry line, long before its network budget, and records the outage; the Hub back, its retry uploads
+    the very note (its bytes are returned)."""
+    body = f"Saved as the Hub hung ({' '.join(args) or 'a note'})."
+    budget = tools.scaled(60)  # what the save waited before it went pending; it needs a few seconds now
+    hub.hang()
+    started = time.monotonic()
+    saved = alice.run("save", "--json", *args, input=body, env={"AGENT_MEMORY_TIMEOUT": f"{budget:.0f}"}, process=True)
+    seconds = time.monotonic() - started
+    tools.exited(saved, 75)
+    assert saved.json["status"] == "pending", saved.out
+    assert f"run `agent-memory pending retry {saved.json['id']}`" in saved.json["message"], saved.out
+    assert seconds < budget / 4, seconds  # a hang detector only: bench/outage.py times it
+    record = _outage(alice)
+    assert record["failures"] == 1 and record["bucket"] == f"hf://buckets/{BUCKET}" and record["reason"] == "offline"
+    assert "no answer at all" in record["detail"], record
+
+    hub.reset_requests()
+    later = alice.run("save", "--json", *args, input="And the next one.", process=True)
+    tools.exited(later, 75)
+    assert hub.requests == []  # the outage is what later saves meet: at once, without a request
+
+    hub.clear_faults()
+    retried = alice.run("pending", "retry", saved.json["id"], "--json")
+    tools.exited(retried)
+    assert retried.json["status"] == "saved" and retried.json["id"] == saved.json["id"], retried.out
+    uploaded = hub.read_file(BUCKET, retried.json["path"])
+    assert uploaded.endswith(body.encode() + b"\n"), uploaded
+    assert not alice.outage.exists()  # the success ended it
+    return uploaded
+
+
+def test_the_first_save_of_an_outage_goes_pending_within_seconds_and_records_it(alice, hub):
+    _first_save_of_an_outage(alice, hub)
+
+
+def test_the_first_checkpoint_of_an_outage_goes_pending_within_seconds_and_records_it(alice, hub):
+    uploaded = _first_save_of_an_outage(alice, hub, "--kind", "checkpoint")
+    assert b"\nkind: checkpoint\n" in uploaded.split(b"\n---\n")[0], uploaded
+
+
+def test_a_slow_hub_that_answers_is_waited_for_and_a_large_note_uploads(alice, hub, monkeypatch):
+    # the upload's token is slow to come (hf_xet's own request: this process sees nothing of it) for longer than a
+    # call may hear nothing before it asks once more, while the Hub answers everything else: it is waited for
+    env = {"AGENT_MEMORY_TIMEOUT": f"{tools.scaled(30):.0f}"}
+    monkeypatch.setenv("AGENT_MEMORY_TIMEOUT", env["AGENT_MEMORY_TIMEOUT"])
+    slow = 1.5 * hub_store.hearing_seconds()  # what the save's command hears nothing for, and half as long again
+    hub.fault("xet-write-token", "slow", times=0, seconds=slow)
+    body = "A large note, written on a slow link.\n" + "The pool holds eight sockets.\n" * 33_000  # about 1 MB
+    started = time.monotonic()
+    saved = alice.run("save", "--json", "--title", "Slow link", input=body, env=env, process=True)
+    seconds = time.monotonic() - started
+    tools.exited(saved)
+    assert saved.json["status"] == "saved", saved.out
+    assert seconds >= slow  # it did wait past the silence after which the Hub is asked once more
+    assert ("GET", "info") in {(method, endpoint) for method, endpoint, _path in hub.requests}  # one more request
+    assert hub.read_file(BUCKET, saved.json["path"]).endswith(body.encode())
+    assert not alice.outage.exists()
+
+    hub.clear_faults()
+    # the commit itself slow to answer (within the HTTP client's 20 s for an answer to begin): no different
+    hub.fault("batch", "slow", times=0, seconds=min(slow, 12.0))
+    again = alice.run("save", "--json", "--title", "Slow commit", input="Committed slowly.", env=env, process=True)
+    tools.exited(again)
+    assert again.json["status"] == "saved" and not alice.outage.exists(), again.out
 
 
 def test_the_hub_is_tried_again_once_the_wait_is_over_and_found_healthy(alice, hub):

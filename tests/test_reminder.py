@@ -178,6 +178,18 @@ def test_a_checkpoint_of_another_agent_or_machine_is_another_sessions(ready, mac
     assert own.startswith(f"The context was just compacted. This session saved the checkpoint {mine['id']} ")
 
 
+@pytest.mark.parametrize(
+    ("agent", "runtime_env"),
+    [("codex", {"CODEX_THREAD_ID": SESSION_A}), ("claude", {"CLAUDECODE": "1", "CLAUDE_CODE_SESSION_ID": SESSION_A})],
+)
+def test_a_checkpoint_saved_under_a_named_agent_is_still_this_sessions(ready, agent, runtime_env):
+    """AGENT_MEMORY_AGENT (say, in the user's profile) names the agent; the session is still the runtime's."""
+    mine = checkpoint(ready, "# Mine\n\nstep 1", "Mine", AGENT_MEMORY_AGENT="parser-bot", **runtime_env)
+    assert f"session: {SESSION_A}\n" in ready.run("read", mine["id"]).out
+    own = compacted(ready, SESSION_A, agent=agent)
+    assert own.startswith(f"The context was just compacted. This session saved the checkpoint {mine['id']} "), own
+
+
 def test_a_checkpoint_pending_here_is_this_sessions_too(alice, hub):
     hub.fault("batch", "fail", times=0)
     saved = alice.save("body", "--kind", "checkpoint", "--title", "Offline", env={"CODEX_THREAD_ID": SESSION_A})

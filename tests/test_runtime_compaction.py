@@ -3,13 +3,14 @@ that the checkpoint is another session's.
 
 Two sessions of one project on one machine: A in a linked worktree, B in the main checkout. A saves a checkpoint
 through the helper, as the model would; B is compacted and the request after the compaction holds the pointer to
-A's checkpoint as another session's. B then saves a checkpoint of its own, the project's newest; A, compacted in
-turn, is pointed at the checkpoint it saved itself, not at B's newer one. Assertions are about what the model
-received (the requests the scripted model recorded).
+A's checkpoint as another session's. B then saves a checkpoint of its own, the project's newest, and compacted
+again holds one pointer, to it; A, compacted in turn, is pointed at the checkpoint it saved itself, not at B's
+newer one. Assertions are about what the model received (the requests the scripted model recorded).
 
 Each runtime compacts in both ways it has: on its own, when the model reports a nearly full context window, and
 when the user asks (`/compact` in Claude Code, which `claude -p` takes as its prompt; in Codex, whose `codex exec`
-sends `/compact` to the model as text, the app-server's `thread/compact/start` that its clients' /compact sends).
+sends `/compact` to the model as text, the app-server's `thread/compact/start`, the manual compaction it offers
+its clients).
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ class Sessions:
         return self.cli.session_id(tools.exited(self.cli.run(prompt, cwd=cwd)))
 
     def go_on(self, session: str, prompt: str, cwd: Path) -> None:
+        """One more turn of `session`, resumed."""
         resumed = tools.exited(self.cli.resume(session, prompt, cwd=cwd))
         assert self.cli.session_id(resumed) == session  # the same session goes on
 
@@ -63,9 +65,10 @@ class Sessions:
         start = len(self.model.requests)
         self.model.script(Shell("echo working", tokens=FULL), Say(SUMMARY), *after)
         self.go_on(session, prompt, cwd)
-        return self._after(start + 1)
+        return self.shown_after(start + 1)
 
-    def _after(self, compaction: int) -> str:
+    def shown_after(self, compaction: int) -> str:
+        """What the model received right after the compaction request `compaction`."""
         assert "summary" in self.model.text(compaction).lower(), "no compaction request where one was expected"
         shown = self.model.text(compaction + 1)
         assert shown.count(COMPACTED) == 1, shown.count(COMPACTED)  # one pointer, for the one compaction
@@ -80,7 +83,7 @@ class ClaudeAsked(Sessions):
         self.model.script(Say(SUMMARY), *after)
         self.go_on(session, "/compact", cwd)
         self.go_on(session, prompt, cwd)
-        return self._after(start)
+        return self.shown_after(start)
 
 
 class CodexAsked(Sessions):
@@ -108,7 +111,7 @@ class CodexAsked(Sessions):
         self.model.script(Say(SUMMARY), *after)
         self.server.compact(session)
         self.go_on(session, prompt, cwd)
-        return self._after(start)
+        return self.shown_after(start)
 
 
 ASKED = {"claude": ClaudeAsked, "codex": CodexAsked}
@@ -152,9 +155,66 @@ def test_the_compaction_pointer_names_only_this_session_s_checkpoint_as_its_own(
             saved_b = json_output(model, len(model.tool_results()) - 1)
             assert saved_b["status"] == "saved" and saved_b["id"] > saved_a["id"]  # B's is now the project's newest
 
+            # B compacted again: one pointer, now to its own checkpoint (the earlier one went with the context)
+            shown = sessions.compact(session_b, machine.work, "Profile the lexer.", Say("Profiling."))
+            assert f'{OWN}{saved_b["id"]} "Lexer checkpoint"' in shown and NEWEST not in shown
+
             # session A, compacted in turn: pointed at its own checkpoint, not at B's newer one
             shown = sessions.compact(session_a, worktree, "Go on with the parser.", Say("Continuing the parser."))
             assert f'{OWN}{saved_a["id"]} "Parser generics checkpoint"' in shown
             assert f"{HELPER} read {saved_a['id']}" in shown
             assert saved_b["id"] not in shown and NEWEST not in shown
             model.assert_played()
+
+
+@pytest.mark.parametrize("runtime", ["codex", "claude"])
+def test_a_session_that_names_its_agent_is_still_pointed_at_its_own_checkpoint(runtime, machine, hub):
+    """`AGENT_MEMORY_AGENT` (say, in the user's profile) names the agent in the notes; the session stays the
+    runtime's, so the checkpoint is still this session's after a compaction."""
+    cli_class = CLIS[runtime]
+    with cli_class.model_class() as model:
+        cli = cli_class(machine, model)
+        bootstrap(machine, runtime, "--hooks")
+        model.script(
+            Shell(save_command("Parser generics checkpoint", A_BODY)),
+            Shell("echo working", tokens=FULL),
+            Say(SUMMARY),
+            Say("Continuing the parser."),
+        )
+        run = tools.exited(cli.run("Work on the parser.", env={"AGENT_MEMORY_AGENT": "parser-bot"}))
+        model.assert_played()
+        saved = json_output(model, 0)
+        stored = hub.read_file(BUCKET, saved["path"]).decode()
+        assert "agent: parser-bot\n" in stored, stored
+        assert f"session: {cli.session_id(run)}\n" in stored, stored
+        shown = Sessions(cli, model).shown_after(2)
+        assert f'{OWN}{saved["id"]} "Parser generics checkpoint"' in shown and NEWEST not in shown
+
+
+@pytest.mark.parametrize("runtime", ["codex", "claude"])
+def test_a_checkpoint_pending_then_shared_by_the_stop_hook_stays_this_session_s(runtime, machine, hub):
+    """Saved while the Hub fails, the checkpoint is this session's from the outbox; shared by the Stop hook after
+    the turn, it is this session's from the cache."""
+    cli_class = CLIS[runtime]
+    with cli_class.model_class() as model:
+        cli = cli_class(machine, model)
+        sessions = Sessions(cli, model)
+        bootstrap(machine, runtime, "--hooks")
+        hub.fault("batch", "fail", times=0)
+        model.script(
+            Shell(save_command("Parser generics checkpoint", A_BODY)),
+            Shell("echo working", tokens=FULL),
+            Say(SUMMARY),
+            Say("Saved here only; it will be shared.", action=hub.clear_faults),  # the Hub is back before the Stop
+        )
+        session = cli.session_id(tools.exited(cli.run("Work on the parser.")))
+        saved = json_output(model, 0)
+        assert saved["status"] == "pending" and exit_code_of(model, runtime, 0) == 75
+        shown = sessions.shown_after(2)  # the compaction came while it was pending
+        assert f'{OWN}{saved["id"]} "Parser generics checkpoint"' in shown
+
+        assert machine.run("pending", "--json").json["notes"] == []  # the Stop hook shared it after the turn
+        assert f"session: {session}\n" in hub.read_file(BUCKET, saved["path"]).decode()
+        shown = sessions.compact(session, machine.work, "Go on with the parser.", Say("Continuing the parser."))
+        assert f'{OWN}{saved["id"]} "Parser generics checkpoint"' in shown and NEWEST not in shown
+        model.assert_played()

@@ -4,6 +4,7 @@ line on a folder store."""
 
 from __future__ import annotations
 
+import math
 import time
 
 import pytest
@@ -14,7 +15,9 @@ import tools
 def _save(machine, body: str, *args: str) -> str:
     saved = machine.save(body, *args)
     tools.exited(saved)
-    time.sleep(1.01)  # `created` has whole seconds: each note newer than the one before
+    # `created` has whole seconds: each note newer than the one before, so the next save starts in the next second
+    now = time.time()
+    time.sleep(math.floor(now) + 1.01 - now)
     return saved.json["id"]
 
 

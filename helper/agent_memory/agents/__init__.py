@@ -47,14 +47,15 @@ def runtime(name: str) -> ModuleType:
 def detect(environ: Mapping[str, str] | None = None) -> tuple[str, str | None]:
     """The calling agent and its session id, from what the runtimes reliably export to the commands they run.
 
-    `AGENT_MEMORY_AGENT` wins; Codex exports `CODEX_THREAD_ID` to its shells, Claude Code `CLAUDECODE=1`
-    (and, in recent versions, `CLAUDE_CODE_SESSION_ID`).
+    Codex exports `CODEX_THREAD_ID` to its shells, Claude Code `CLAUDECODE=1` (and, in recent versions,
+    `CLAUDE_CODE_SESSION_ID`). `AGENT_MEMORY_AGENT` names the agent, and only that: the session stays the
+    runtime's, so that a checkpoint is still known as its session's after a compaction (`machine.reminder`).
     """
     env = os.environ if environ is None else environ
-    if env.get("AGENT_MEMORY_AGENT"):
-        return env["AGENT_MEMORY_AGENT"], None
     if env.get("CODEX_THREAD_ID"):
-        return "codex", env["CODEX_THREAD_ID"]
-    if env.get("CLAUDECODE") == "1":
-        return "claude", env.get("CLAUDE_CODE_SESSION_ID") or None
-    return "unknown", None
+        agent, session = "codex", env["CODEX_THREAD_ID"]
+    elif env.get("CLAUDECODE") == "1":
+        agent, session = "claude", env.get("CLAUDE_CODE_SESSION_ID") or None
+    else:
+        agent, session = "unknown", None
+    return env.get("AGENT_MEMORY_AGENT") or agent, session

@@ -157,34 +157,42 @@ class ProjectCache:
 
     # -- writing ------------------------------------------------------------------------------------------
 
-    def add(self, notes: dict[str, bytes | Path], remote: dict[str, str | None] | None = None) -> None:
-        """Put notes from a verified source into the cache (bytes, or files on this filesystem, moved in).
+    def add(
+        self, notes: dict[str, bytes | Path | tuple[Path, bytes]], remote: dict[str, str | None] | None = None
+    ) -> None:
+        """Put notes from a verified source into the cache: bytes, or files on this filesystem, moved in (with the
+        bytes they hold when the caller has them, which spares reading them back).
 
         A copy that is already there and intact is kept; a damaged one is replaced. `remote` gives the hashes
         the listing showed for them, when it shows any.
         """
         remote = remote or {}
         with self._locked():
-            if any(isinstance(source, Path) for source in notes.values()):
+            if any(not isinstance(source, bytes) for source in notes.values()):
                 make_dirs(self.notes)  # once, not per note: checking the folders on the way costs a few stats
             known = checksums.read(self.checksum_file, notes)
+            first = self._no_checksums()  # a first fill: its records make the whole pack
             lines, added, replaced = [], {}, False
-            for note_id, source in notes.items():
+            for note_id, given in notes.items():
                 target = self.note_file(note_id)
-                data = read_own(source, NOTE_FILE_MAX) if isinstance(source, Path) else source
+                if isinstance(given, tuple):
+                    source, data = given
+                else:
+                    source, data = given, read_own(given, NOTE_FILE_MAX) if isinstance(given, Path) else given
                 checksum = (len(data), crc32(data), remote.get(note_id))
                 current = known.get(note_id)
                 if current is not None and current[:2] == checksum[:2] and self._matching(note_id, current) is not None:
                     if checksum[2] is not None and current[2] != checksum[2]:
                         lines.append(checksums.line(note_id, checksum))  # same bytes, remote hash now known
                     continue  # cached already: notes are immutable
-                replaced = replaced or current is not None or target.exists()
+                # a file there that no line verifies may have a record in the pack, unless none is verified at all
+                replaced = replaced or current is not None or (not first and target.exists())
                 self._place(target, source, data)
                 lines.append(checksums.line(note_id, checksum))
                 added[note_id] = data
             if lines:
                 self._record(lines)
-            if replaced or (added and not self._pack_appendable()):
+            if replaced or (added and not self._pack_appendable(first)):
                 self._rebuild_locked()  # a replaced note's old record must go; a torn pack is rebuilt
             elif added:
                 append(self.pack, (pack.record(note_id, data) for note_id, data in added.items()))
@@ -250,16 +258,27 @@ class ProjectCache:
         kept = {key: value for key, value in self.verified_checksums().items() if key not in note_ids}
         write_atomic(self.checksum_file, b"".join(checksums.line(note_id, value) for note_id, value in kept.items()))
 
-    def _pack_appendable(self) -> bool:
-        """Whether the pack exists and ends with a whole record (an append cut by a crash would not)."""
+    def _pack_appendable(self, empty: bool) -> bool:
+        """Whether records can be appended to the pack: it ends with a whole record (an append cut by a crash would
+        not), or there is none and there should be none (`empty`: no note was verified before); otherwise it is
+        rebuilt from the notes, which reads each of them."""
         try:
             with open(open_own(self.pack), "rb") as handle:
                 size = handle.seek(0, os.SEEK_END)
                 handle.seek(max(0, size - TAIL))
                 tail = handle.read()
-        except (FileNotFoundError, UnsafeLocalFile):  # a link in its place: rebuilt, which replaces the link
+        except FileNotFoundError:
+            return empty
+        except UnsafeLocalFile:  # a link in its place: rebuilt, which replaces the link
             return False
         return not tail or pack.ends_whole(tail)
+
+    def _no_checksums(self) -> bool:
+        """Whether no note is verified yet: `checksums` is missing or empty (a link in its place is not)."""
+        try:
+            return os.stat(self.checksum_file, follow_symlinks=False).st_size == 0
+        except FileNotFoundError:
+            return True
 
     def _rebuild_locked(self) -> None:
         """Write the pack again from the verified notes; copies that no longer match their line are removed."""

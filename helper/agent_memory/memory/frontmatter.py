@@ -2,7 +2,7 @@
 holds (`created`).
 
 Frontmatter in the simple form this helper writes (one `key: value` line per field, lists as `- item` lines,
-each value a plain or single-quoted string on its line) is read by a literal scan of its lines, about ten times
+each value a plain or single-quoted string on its line) is read by a literal scan of its lines, several times
 faster than the YAML parser: a first fill indexes thousands of notes. The scan accepts only what it can read
 exactly as PyYAML would (a plain value is resolved by PyYAML's own resolver); anything else, however slight
 (a comment, a tab, a double quote, a number, an indented line), goes to the YAML parser, so the result never

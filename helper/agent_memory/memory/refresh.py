@@ -282,21 +282,23 @@ def _download(
             from concurrent.futures import ThreadPoolExecutor
 
             pool = stack.enter_context(ThreadPoolExecutor(1, "agent-memory-download"))
-        previous: tuple[contextlib.ExitStack, Path, dict[str, ObjectInfo]] | None = None
+        previous: tuple[contextlib.ExitStack, Path, dict[str, ObjectInfo], dict[str, bytes]] | None = None
         for infos in batches:
             folder = contextlib.ExitStack()
             stack.callback(folder.close)  # whatever fails, no staging folder is left behind (closing twice is none)
             staging = folder.enter_context(cache.staging())
             job = pool.submit(_fetch, store, staging, infos, skipped) if pool is not None else None
+            if job is not None:  # whatever fails meanwhile, its folder is removed only once it stops writing there
+                folder.callback(job.exception)
             if previous is not None:
                 with previous[0]:  # its staging folder goes once it is added (or fails)
-                    _keep(store, cache, previous[1], previous[2], verify)
-            previous = (folder, staging, infos)
+                    _keep(store, cache, *previous[1:], verify)
             with _closed_on_error(folder):
-                job.result() if job is not None else _fetch(store, staging, infos, skipped)
+                copied = job.result() if job is not None else _fetch(store, staging, infos, skipped)
+            previous = (folder, staging, infos, copied)
         if previous is not None:
             with previous[0]:
-                _keep(store, cache, previous[1], previous[2], verify)
+                _keep(store, cache, *previous[1:], verify)
 
 
 @contextlib.contextmanager
@@ -308,11 +310,13 @@ def _closed_on_error(stack: contextlib.ExitStack) -> Iterator[None]:
         raise
 
 
-def _fetch(store: Store, staging: Path, infos: dict[str, ObjectInfo], skipped: list[UnsafeObject]) -> None:
-    left = list(infos.values())
+def _fetch(store: Store, staging: Path, infos: dict[str, ObjectInfo], skipped: list[UnsafeObject]) -> dict[str, bytes]:
+    """Download `infos` into `staging`, skipping (and dropping from `infos`) those found unsafe now; the bytes of
+    those the store copied through memory, by path (see `Store.fetch`)."""
+    left, copied = list(infos.values()), {}
     while left:
         try:
-            store.fetch(left, staging)
+            copied |= store.fetch(left, staging)
             left = []
         except UnsafeObject as exc:  # changed since the listing: skip it (a note, or their folder), go on
             skipped.append(exc)
@@ -321,22 +325,37 @@ def _fetch(store: Store, staging: Path, infos: dict[str, ObjectInfo], skipped: l
                 infos.pop(_note_id(info.path) or "", None)
             at = left.index(bad[0]) if bad else len(left)  # those before it were copied already
             left = [info for info in left[at:] if info not in bad]
+    return copied
 
 
-def _keep(store: Store, cache: ProjectCache, staging: Path, infos: dict[str, ObjectInfo], verify: bool) -> None:
-    complete = {}
+def _keep(
+    store: Store,
+    cache: ProjectCache,
+    staging: Path,
+    infos: dict[str, ObjectInfo],
+    copied: dict[str, bytes],
+    verify: bool,
+) -> None:
+    """Add a batch's downloads to the cache, once each is found complete: of the size listed (`copied` gives the
+    bytes of the files the store wrote from memory, which are not read back: they are what the files hold)."""
+    complete: dict[str, Path | tuple[Path, bytes]] = {}
     for note_id, info in infos.items():
         file = staging / info.path
-        try:
-            found = os.stat(file, follow_symlinks=False)
-        except FileNotFoundError:
-            found = None
-        if found is None or not stat.S_ISREG(found.st_mode) or found.st_size != info.size:
+        data = copied.get(info.path)
+        if data is not None:
+            size = len(data)
+        else:
+            try:
+                found = os.stat(file, follow_symlinks=False)
+            except FileNotFoundError:
+                found = None
+            size = found.st_size if found is not None and stat.S_ISREG(found.st_mode) else None
+        if size != info.size:
             raise StoreError("error", f"incomplete download of {info.path}")
-        complete[note_id] = file
+        complete[note_id] = file if data is None else (file, data)
     if verify and complete:
-        got = store.hashes(list(complete.values()))
-        for (note_id, _file), found in zip(complete.items(), got, strict=True):
+        got = store.hashes([staging / infos[note_id].path for note_id in complete])
+        for note_id, found in zip(complete, got, strict=True):
             if found is not None and found != infos[note_id].hash:
                 raise StoreError("error", f"{infos[note_id].path} did not download with the hash it was told")
     cache.add(complete, remote={note_id: info.hash for note_id, info in infos.items()})

@@ -193,8 +193,10 @@ class Store(ABC):
         that cannot be trusted, which are left out and named in `skipped`."""
 
     @abstractmethod
-    def fetch(self, objects: list[ObjectInfo], dest: Path) -> None:
-        """Download each object, in order, to `dest / object.path` (the caller makes the result atomic).
+    def fetch(self, objects: list[ObjectInfo], dest: Path) -> dict[str, bytes]:
+        """Download each object, in order, to `dest / object.path` (the caller makes the result atomic); the bytes
+        written, by object path, of the objects the store copied through memory (none where a download goes
+        straight to its file), which the caller need not read back.
 
         An object found unsafe only now (it changed after the listing) raises UnsafeObject, after the objects
         before it were copied and before any after it.

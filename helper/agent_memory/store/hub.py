@@ -7,6 +7,7 @@ print them. Every call runs inside the command's time budget, and the SDK's own 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import tempfile
@@ -35,7 +36,7 @@ from .base import (
     StoreError,
     oversized,
 )
-from .budget import Budget
+from .budget import Budget, command_timeout
 
 try:  # what the change feed is read with: an SDK without them makes every refresh list, as before the feed was used
     from huggingface_hub.utils import build_hf_headers, get_session
@@ -54,6 +55,31 @@ FEED_SECONDS = 3.0
 # after one that got no answer; a second silence in one command means the Hub is down (an outage: `outage`), and
 # the command's later calls fail at once. So the first search of an outage costs about twice this.
 SILENT_SECONDS = 2.0
+# a call that would wait the whole budget (an upload, a download, a listing) may hear nothing at all from the Hub
+# this long before it asks the Hub once more, and that request as long (`_within`): so the first save of an outage
+# costs about twice this too. At the default budget it is SILENT_SECONDS; a user who gives commands longer to reach
+# the Hub (AGENT_MEMORY_TIMEOUT: a slow link, a loaded machine) gives it as much longer to start answering.
+HEAR_SHARE = 1 / 15
+
+
+class _Answers:
+    """How many responses (status line and headers, whatever the status) the Hub has sent this process: a call that
+    sees this number move has been answered, however long its body or its next request takes."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._count = 0
+
+    def heard(self) -> None:
+        with self._lock:
+            self._count += 1
+
+    def count(self) -> int:
+        with self._lock:
+            return self._count
+
+
+_ANSWERS = _Answers()
 
 
 class _Unreachable(Exception):
@@ -82,6 +108,7 @@ class _FailFastTransport(httpx2.HTTPTransport):
         except httpx2.TransportError as exc:
             silent = isinstance(exc, httpx2.TimeoutException)
             raise _Unreachable(f"cannot reach {request.url.host}: {type(exc).__name__}", silent=silent) from exc
+        _ANSWERS.heard()  # the headers came: the Hub is not hung, whatever it answered
         if response.status_code in (408, 429) or response.status_code >= 500:
             response.close()
             raise _ServerAnswer(response.status_code, request.url.path)
@@ -128,13 +155,23 @@ class HubStore(Store):
         if self.silent:
             cap = min(cap or SILENT_SECONDS, SILENT_SECONDS)
         try:
-            found = _within(self.budget, fn, cap)
+            found = _within(self.budget, fn, cap, ask=self._ask if cap is None else None)
         except Exception as exc:
             error = self._classify(exc)
             self._failed(error, silent=_no_answer(exc))
+            if isinstance(exc, DeadlineExceeded) and exc.twice:
+                self.down = error  # the call and one more request went unanswered: as after two silent requests
             raise error from exc
         self.answered()
         return found
+
+    def _ask(self, seconds: float) -> None:
+        """One small request to the Hub, for `_within` to hear whether it answers at all within `seconds`: the
+        bucket's info (whoami for the store that has no bucket). Whatever it answers, or fails with, only its
+        headers count."""
+        request = (lambda: self.api.bucket_info(self.bucket_id)) if self.bucket_id else self.api.whoami
+        with contextlib.suppress(Exception):  # unanswered (abandoned like any call), refused or failing alike
+            _within(self.budget, request, seconds)
 
     def answered(self) -> None:
         """The Hub answered: it is not silent, and not in an outage."""
@@ -215,13 +252,13 @@ class HubStore(Store):
 
         return Listing(sorted(self._call(listing), key=lambda info: info.path))  # a bucket holds no links
 
-    def fetch(self, objects: list[ObjectInfo], dest: Path) -> None:
-        if not objects:
-            return
-        files = [(self._remote(info), dest / info.path) for info in objects]
-        self._call(
-            lambda: self.api.download_bucket_files(self.bucket_id, files, raise_on_missing_files=True)  # type: ignore[arg-type]
-        )
+    def fetch(self, objects: list[ObjectInfo], dest: Path) -> dict[str, bytes]:
+        if objects:
+            files = [(self._remote(info), dest / info.path) for info in objects]
+            self._call(
+                lambda: self.api.download_bucket_files(self.bucket_id, files, raise_on_missing_files=True)  # type: ignore[arg-type]
+            )
+        return {}  # hf_xet writes the files: nothing passed through here
 
     @staticmethod
     def _remote(info: ObjectInfo) -> object:
@@ -354,9 +391,20 @@ def _configure() -> None:
     set_client_factory(_client_factory)  # our transport, whoever set one before us
 
 
-def _within(budget: Budget, fn: Callable[[], object], cap: float | None = None) -> object:
+def _within(
+    budget: Budget, fn: Callable[[], object], cap: float | None = None, *, ask: Callable[[float], None] | None = None
+) -> object:
     """Run `fn` within the remaining budget (and at most `cap` seconds); DeadlineExceeded if it does not return in
-    time (the thread that still waits is recorded in the budget as abandoned)."""
+    time (the thread that still waits is recorded in the budget as abandoned).
+
+    With `ask`, a Hub that answers nothing is not waited on for the whole budget: if no response has come within
+    `hearing_seconds()`, `ask` puts one more request to it for as long (as the first search of an outage gives the
+    change feed 2 s, then the listing 2 s), and if neither the call nor that request has heard any answer by then,
+    the Hub counts as hung (DeadlineExceeded, `twice`). A call that hears nothing is not always one the Hub ignores: an
+    upload's bytes and its token go through hf_xet, whose requests this process never sees, so a large note on a
+    slow link is silent here for as long as it takes. The one more request is what tells that Hub (it answers) from
+    a hung one; once anything was answered, the call has the rest of the budget, as every call had before.
+    """
     result: list[object] = []
     error: list[BaseException] = []
 
@@ -366,10 +414,20 @@ def _within(budget: Budget, fn: Callable[[], object], cap: float | None = None) 
         except BaseException as exc:  # handed over to the waiting thread
             error.append(exc)
 
+    heard = _ANSWERS.count()
     worker = threading.Thread(target=target, name="agent-memory-network", daemon=True)
     worker.start()
     wait = budget.remaining() if cap is None else min(cap, budget.remaining())
-    worker.join(wait)
+    end = time.monotonic() + wait
+    silence = hearing_seconds()
+    if ask is not None and wait > 2 * silence:
+        worker.join(silence)
+        if worker.is_alive() and _ANSWERS.count() == heard:
+            ask(silence)  # it may be answered, or the call's own request meanwhile
+            if worker.is_alive() and _ANSWERS.count() == heard:
+                budget.abandoned.append(worker.name)
+                raise DeadlineExceeded(f"no answer at all within {2 * silence:.3g} s", twice=True)
+    worker.join(max(0.0, end - time.monotonic()))
     if worker.is_alive():
         budget.abandoned.append(worker.name)
         raise DeadlineExceeded(f"no answer within {budget.seconds if cap is None else wait:.3g} s")
@@ -378,8 +436,18 @@ def _within(budget: Budget, fn: Callable[[], object], cap: float | None = None) 
     return result[0]
 
 
+def hearing_seconds() -> float:
+    """How long a call may hear nothing at all before the Hub is asked once more (see HEAR_SHARE)."""
+    return max(SILENT_SECONDS, command_timeout() * HEAR_SHARE)
+
+
 class DeadlineExceeded(Exception):
-    """The command's time budget ran out before the call returned."""
+    """The command's time budget ran out before the call returned; `twice`: the Hub answered nothing at all, to the
+    call or to one more request (see `_within`)."""
+
+    def __init__(self, detail: str, *, twice: bool = False) -> None:
+        super().__init__(detail)
+        self.twice = twice
 
 
 def whoami(budget: Budget) -> str:

@@ -29,6 +29,11 @@ from .local_tree import Folder, Untrusted, open_root
 
 _NO_LINKS = (errno.EPERM, errno.ENOTSUP, errno.EXDEV, errno.EMLINK)  # how a filesystem without hard links refuses one
 MAX_DEPTH = 32  # folders below a listed prefix; the layout needs a handful, a deeper tree is refused
+# bytes: an object this large or smaller (any note) is read whole, then written, and handed back to the caller
+# (up to COPIES_HANDED_BACK bytes of them per fetch: a fill's batch of a thousand notes is a few megabytes, while a
+# catalog of skills may fetch a hundred thousand files at once); a larger one is copied in blocks
+COPIED_IN_MEMORY = 4 << 20
+COPIES_HANDED_BACK = 64 << 20
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
@@ -247,8 +252,9 @@ class FolderStore(Store):
             for folder, _entries in stack[1:]:
                 folder.close()
 
-    def fetch(self, objects: list[ObjectInfo], dest: Path) -> None:
+    def fetch(self, objects: list[ObjectInfo], dest: Path) -> dict[str, bytes]:
         self._reachable()
+        copied, kept = {}, 0
         with _as_store_error(), contextlib.ExitStack() as opened:
             folders: dict[str, tuple[Folder, Path]] = {}  # notes share one folder: open it (and its copy) once
             for info in objects:
@@ -263,7 +269,11 @@ class FolderStore(Store):
                     source = folder.open_file(parts[-1])
                 except Untrusted as exc:
                     raise self._unsafe(exc) from None
-                _copy(source, target / parts[-1])
+                data = _copy(source, target / parts[-1], info.size)
+                if data is not None and kept + len(data) <= COPIES_HANDED_BACK:
+                    copied[info.path] = data
+                    kept += len(data)
+        return copied
 
     def removal(self, path: str) -> str:
         return f"rm {shlex.quote(str(self.root.joinpath(*self._parts(path))))}"
@@ -304,20 +314,35 @@ def _read_all(fd: int, limit: int | None = None) -> bytes:
         return handle.read() if limit is None else handle.read(limit + 1)  # grown meanwhile: not read further
 
 
-def _copy(source: int, target: Path) -> None:
-    """Copy the open file `source` (closed after) to a new owner-only file `target`, with plain system calls: a fill
-    copies thousands of small files, where buffered file objects would cost more than the copying."""
+def _copy(source: int, target: Path, size: int) -> bytes | None:
+    """Copy the open file `source` (closed after), listed with `size` bytes, to a new owner-only file `target`, with
+    plain system calls: a fill copies thousands of small files, where buffered file objects would cost more than the
+    copying. Returns the bytes copied, so that a fill checks and indexes exactly what it caches without reading it
+    back; None for a file of more than COPIED_IN_MEMORY bytes, or one that grew since the listing, which is copied on
+    in blocks whatever it has become (the caller finds it is not the size listed): a copy never holds in memory
+    more than the listing said, plus one byte."""
     try:
+        data = b""
+        while size <= COPIED_IN_MEMORY and len(data) <= size and (chunk := os.read(source, size + 1 - len(data))):
+            data += chunk
+        whole = size <= COPIED_IN_MEMORY and len(data) <= size  # the end of the file was reached
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_BINARY", 0)
         writer = os.open(target, flags, FILE_MODE)
         try:
-            while chunk := os.read(source, 1 << 20):
-                while chunk:
-                    chunk = chunk[os.write(writer, chunk) :]
+            _write_all(writer, data)
+            while not whole and (chunk := os.read(source, 1 << 20)):
+                _write_all(writer, chunk)
         finally:
             os.close(writer)
+        return data if whole else None
     finally:
         os.close(source)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    written = 0
+    while written < len(data):
+        written += os.write(fd, data[written:])  # the whole of it at once, but for a short write
 
 
 @contextlib.contextmanager
