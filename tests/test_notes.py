@@ -24,6 +24,37 @@ def test_ids_are_unique_and_sort_by_creation_time():
     assert re.fullmatch(r"20260102-030405-678901-[0-9a-f]{10}", ids[0])
 
 
+@pytest.mark.parametrize(
+    "stamp",
+    ["20260102-030405", "19700101-000000", "20240229-235959", "20991231-235959", "20261130-044012"],
+)
+def test_the_time_of_an_id_and_of_a_stamp_is_the_calendars(stamp):
+    import calendar
+    import time
+
+    moment = calendar.timegm(time.strptime(stamp, "%Y%m%d-%H%M%S"))
+    assert clock.id_time(f"{stamp}-000000-0123456789") == moment
+    iso = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(moment))
+    before, age, after = time.time(), clock.age_seconds(iso), time.time()
+    assert age is not None and int(before - moment) <= age <= int(after - moment)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    ["20260230-000000", "20261301-000000", "20260100-000000", "20260102-240000", "19691231-235959", "2026010-0304059"]
+    + ["2026-01-02-0304", "２0260102-030405", "20260102T030405", ""],
+)
+def test_an_id_that_names_no_real_moment_has_no_time(bad):
+    assert clock.id_time(f"{bad}-000000-0123456789" if len(bad) == 15 else bad) is None
+
+
+@pytest.mark.parametrize(
+    "bad", ["2026-02-30T00:00:00Z", "2026-01-02T03:04:05", "2026-01-02 03:04:05Z", "2026-1-02T03:04:05Z", "x", ""]
+)
+def test_a_stamp_that_is_not_one_has_no_age(bad):
+    assert clock.age_seconds(bad) is None
+
+
 @pytest.mark.parametrize("bad", ["", "../x", "a/b", ".hidden", "a..b", "x" * 129, "a b", "a\\b", "a\n", "a\r"])
 def test_invalid_ids_are_refused(bad):
     with pytest.raises(UsageError):
