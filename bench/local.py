@@ -236,7 +236,7 @@ def startup(ctx: Context) -> list[Table]:
             "display-safety classes of `display` and `names`, about 1 ms together), and a few small standard "
             "modules (`contextlib`, `shlex`; `datetime` for the reminder's and `status`'s ages, about 1.5 ms). "
             "Reaching the targets needs fewer modules on each path (the same code in fewer files, or the commands' "
-            "shared base made smaller): no single import left is larger than about 1 ms.",
+            "shared base made smaller): no single module left costs more than about 1.5 ms.",
         ],
     )
     breakdown = Table(
@@ -275,7 +275,9 @@ def _modules_note(machine: Machine) -> str:
         ("hook session-start", ("hook", "session-start", "--agent", "codex")),
     ):
         argv = [sys.executable, "-c", _COUNT_MODULES, *args]
-        proc = subprocess.run(argv, env=machine.env, cwd=machine.work, capture_output=True, text=True)
+        proc = subprocess.run(
+            argv, env=machine.env, cwd=machine.work, capture_output=True, text=True, stdin=subprocess.DEVNULL
+        )
         counts.append(f"`{name}` loads {proc.stderr.split()[-1]}")
     return ", ".join(counts)
 
