@@ -225,6 +225,8 @@ def _keep(folder: Path, files: dict[str, bytes]) -> None:
     staged = None
     try:
         folder.parent.mkdir(parents=True, exist_ok=True)
+        if _kept(folder, tuple(files)) is not None:
+            return  # kept whole by a build that ran meanwhile, which a third may be reading (parallel test processes)
         # made from other inputs (an older Pyodide), damaged, or left by a killed build; not what another
         # build may be writing at this moment
         for other in folder.parent.iterdir():

@@ -302,3 +302,17 @@ def test_a_build_without_node_says_what_to_install(tmp_path: Path) -> None:
     tools.exited(proc, 1)
     assert "Error: Node.js is needed" in proc.stderr and "Next: install Node.js" in proc.stderr
     assert not (tmp_path / "site").exists()
+
+
+def test_a_snapshot_kept_whole_meanwhile_is_left_in_place_for_whoever_reads_it(tmp_path: Path) -> None:
+    build = space_site.build_module()
+    files = {"snapshot.bin.gz": b"made by the first build", "pyodide.asm.wasm.gz": b"its runtime"}
+    folder = tmp_path / "space-runtime" / "key"
+    build._keep(folder, files)
+    (folder / "reader-was-here").write_text("")  # gone only if the folder is replaced
+    build._keep(folder, files)  # a second build of the same inputs, finished later
+    assert (folder / "reader-was-here").exists() and build._kept(folder, tuple(files)) == files
+    (folder / "snapshot.bin.gz").write_bytes(b"made by the")  # damaged: replaced by the next build that keeps it
+    build._keep(folder, files)
+    assert not (folder / "reader-was-here").exists() and build._kept(folder, tuple(files)) == files
+    assert [path.name for path in folder.parent.iterdir()] == ["key"]
