@@ -266,11 +266,13 @@ class SyncRun(TypedDict):
 
 
 class SyncFolderState(TypedDict):
-    """A synced memory folder as this machine's record has it."""
+    """A synced memory folder as this machine's record has it (none yet: never synced), and whether it `exists`
+    (a runtime creates it with its first memory)."""
 
     agent: str
     scope: str
     folder: str
+    exists: bool
     files: int
     pushed: int
     pulled: int
