@@ -64,7 +64,6 @@ BASE = {
     "store.base",
     "store.bucket",
     "store.budget",
-    "store.change_feed",
     "store.failures",
     "store.outage",
 }
