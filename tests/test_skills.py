@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -322,3 +324,32 @@ def test_offline_skill_search_uses_the_cached_index(alice, hub, tmp_path):
     unreachable = alice.run("search", "--skills", "db")
     tools.exited(unreachable)
     assert "local cache only" in unreachable.err
+
+
+def test_status_tells_an_edited_skill_without_reading_an_untouched_one(machine, folder_store):
+    """`status` tells an installed skill that nothing touched since from its files' change times alone (no file read,
+    no digest: it loads no hashlib); anything else, even an edit that keeps the size and the modification time, or
+    a chmod that changes no byte, is compared by digest."""
+    tools.exited(machine.run("bootstrap", "--project", "demo", "--bucket", folder_store, "--agent", "claude"))
+    [folder] = [marker.parent for marker in (machine.home / ".claude" / "skills").glob("*/.agent-memory-skill.json")]
+    probe = ["-X", "importtime", "-m", "agent_memory", "status", "--json"]
+
+    def status() -> tuple[bool, set[str]]:
+        proc = subprocess.run(
+            [sys.executable, *probe], capture_output=True, cwd=machine.work, env=machine.env, timeout=120
+        )
+        tools.exited(proc)
+        loaded = {line.split("|")[-1].strip() for line in proc.stderr.decode().splitlines() if "|" in line}
+        [skill] = [s for s in json.loads(proc.stdout)["skills"] if s["path"] == str(folder)]
+        return skill["modified"], loaded
+
+    modified, loaded = status()
+    assert modified is False and "hashlib" not in loaded  # untouched: told from the change times alone
+    skill_md = folder / "SKILL.md"
+    os.chmod(skill_md, 0o600)  # a later change time, the same bytes: the digests say it is as installed
+    modified, loaded = status()
+    assert modified is False and "hashlib" in loaded
+    before = skill_md.stat()
+    skill_md.write_bytes(skill_md.read_bytes().replace(b"a", b"b", 1))  # same size, then the same mtime
+    os.utime(skill_md, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert status()[0] is True
