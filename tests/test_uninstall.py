@@ -188,6 +188,12 @@ def test_uninstall_help_and_bad_input(machine):
     assert not (machine.home / ".codex").exists()  # bad input changes nothing
 
 
+def test_on_a_machine_that_never_had_agent_memory_uninstall_claims_to_keep_nothing(machine):
+    result = machine.run("uninstall")
+    tools.exited(result)
+    assert result.out == "agent-memory is not installed in the agents' files: nothing to remove\n"
+
+
 def test_a_hook_file_that_cannot_be_edited_stops_uninstall_before_anything_is_removed(machine, folder_store):
     user_machine(machine)
     bootstrap(machine, folder_store)

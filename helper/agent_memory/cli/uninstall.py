@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 
 from .. import agents, commands
 from ..config.context import Context
@@ -58,9 +59,14 @@ def run(args: argparse.Namespace, ctx: Context) -> Rendered:
     lines += [f"warning: {warning}" for warning in result["warnings"]]
     if result["pending"]:
         lines.append(f"left unsent in the outbox: {result['pending']} pending upload(s) ({result['kept']['state']})")
-    kept = result["kept"]
-    lines.append(
-        f"kept: your notes in the bucket, the cache ({kept['cache']}), the configuration ({kept['config']}: the "
-        "bucket and the folders mapped to projects, which a later bootstrap finds again)"
-    )
+    kept = result["kept"]  # what is there: a machine that never had agent-memory has no bucket, cache or configuration
+    held = [f"your notes in the bucket ({bucket})"] if (bucket := ctx.config.get("bucket")) else []
+    held += [f"the cache ({kept['cache']})"] if os.path.isdir(kept["cache"]) else []
+    if os.path.isdir(kept["config"]):
+        held.append(
+            f"the configuration ({kept['config']}: the bucket and the folders mapped to projects, which a later "
+            "bootstrap finds again)"
+        )
+    if held:
+        lines.append(f"kept: {', '.join(held)}")
     return result, "\n".join(lines), OK
