@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -421,10 +422,16 @@ def test_sync_status_says_where_it_looks_before_there_is_anything_to_sync(machin
     agents, text = shown()
     (watched,) = agents["claude"]["folders"]
     assert (watched["exists"], watched["files"], watched["pushed"]) == (True, 1, 1)
-    assert (
-        f"  demo -> {claude}: 1 file in step, 1 pushed" in text
-        and "nothing here to sync yet" not in text.split("codex")[0]
-    )
+    (line,) = [line for line in text.splitlines() if line.startswith(f"  demo -> {claude}: ")]
+    assert line.startswith(f"  demo -> {claude}: 1 file in step, 1 pushed, 0 pulled, 0 conflicts, last sync 20")
+
+    shutil.rmtree(claude)  # a folder that had files is not "nothing to sync": its files would go as deleted
+    agents, text = shown()
+    (watched,) = agents["claude"]["folders"]
+    assert (watched["exists"], watched["files"]) == (False, 1)
+    said = "  the folder is gone: the next sync records its 1 file as deleted, on every machine (each version stays"
+    assert said in text and "agent-memory sync history FILE --agent claude" in text
+    assert f"  demo -> {claude}: nothing here to sync yet" not in text
 
 
 def test_sync_status_says_when_no_project_is_mapped_for_claude_code(machine, folder_store):
