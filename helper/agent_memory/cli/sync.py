@@ -56,14 +56,14 @@ def switch(args: argparse.Namespace, ctx: Context) -> Rendered:
     ctx.reload()
     enabled = settings.enabled(ctx.config)
     result = SyncSwitched(enabled=enabled, changed={name: before[name] != on for name in chosen})
-    label = agents.label(args.agent)
+    whose = agents.own_memory(args.agent)
     if on:
         text = (
-            f"Sync of {label}'s own memory is on. It runs at session start and end (with the hooks: "
+            f"Sync of {whose} is on. It runs at session start and end (with the hooks: "
             f"{commands.line('hooks', 'install')}) and with {commands.line('sync', 'now')}."
         )
     else:
-        text = f"Sync of {label}'s own memory is off. Nothing was deleted, here or in the bucket."
+        text = f"Sync of {whose} is off. Nothing was deleted, here or in the bucket."
     return result, text, OK
 
 
