@@ -58,4 +58,9 @@ def detect(environ: Mapping[str, str] | None = None) -> tuple[str, str | None]:
         agent, session = "claude", env.get("CLAUDE_CODE_SESSION_ID") or None
     else:
         agent, session = "unknown", None
-    return env.get("AGENT_MEMORY_AGENT") or agent, session
+    return named(agent, env), session
+
+
+def named(runtime: str, environ: Mapping[str, str] | None = None) -> str:
+    """The agent's name: `AGENT_MEMORY_AGENT` when it is set, else the runtime's."""
+    return (os.environ if environ is None else environ).get("AGENT_MEMORY_AGENT") or runtime
