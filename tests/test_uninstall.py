@@ -110,8 +110,7 @@ def test_uninstall_turns_off_the_sync_it_ran_and_drops_the_core_skills_record(ma
     out = result.json
     assert out["sync_off"] == ["codex", "claude"] and out["changed"] is True
     config = json.loads((machine.state / "config" / "config.json").read_text())
-    assert "sync" not in config and "core_skill" not in config
-    assert config["bucket"] == folder_store and config["projects"] == {str(machine.work): "demo"}
+    assert config == {"bucket": folder_store, "projects": {str(machine.work): "demo"}}  # what is not the install
     status = machine.run("sync", "status", "--json").json
     assert [agent["enabled"] for agent in status["agents"]] == [False, False]
     assert sorted(path.relative_to(store) for path in (store / "sync").rglob("*.json")) == synced  # nothing deleted
