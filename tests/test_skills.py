@@ -249,9 +249,12 @@ def test_install_never_replaces_without_consent_and_backs_up_with_it(alice, hub,
     refused = alice.run("install-skill", "db-migrations", "--revision", second)
     tools.exited(refused, 1)
     assert "already installed" in refused.err and "--replace" in refused.err
-    assert "added extra.md" in refused.err and "removed data.bin, mine.md" in refused.err
-    assert "changed references/checklist.md" in refused.err
+    said = "installing it would add extra.md; remove data.bin, mine.md; change references/checklist.md"
+    assert said in refused.err  # mine.md is the user's: the revision does not remove it, installing it would
     assert tree(installed) == with_edits
+    again = alice.run("install-skill", "db-migrations", "--revision", first)  # the same revision, edited here
+    tools.exited(again, 1)
+    assert "installing it would remove mine.md; change references/checklist.md" in again.err
 
     replaced = alice.run("install-skill", "db-migrations", "--revision", second, "--replace", "--json")
     tools.exited(replaced)
@@ -296,7 +299,10 @@ def test_the_name_option_must_match(alice, hub, tmp_path):
 def test_the_core_skill_name_is_reserved_for_install(alice, hub):
     result = alice.run("install-skill", "agent-memory", "--revision", "20260101-000000-000000-0123456789")
     tools.exited(result, 5)
-    assert "reserved" in result.err
+    assert "The core memory skill agent-memory comes only with the agent-memory package" in result.err
+    assert result.err.endswith(
+        "Next: agent-memory bootstrap (installs the packaged one; with --replace, over a copy edited here)\n"
+    )
 
 
 def test_skills_in_a_folder_store_with_a_planted_symlink(machine, folder_store, tmp_path):

@@ -613,11 +613,13 @@ class UninstallStep(TypedDict):
 
 class Uninstall(TypedDict):
     """`uninstall`: its steps, the folders it kept (the configuration, the cache, the state with the outbox), how
-    many uploads it left unsent (`--discard-pending`), warnings, and whether it changed anything."""
+    many uploads it left unsent (`--discard-pending`), the runtimes whose sync of their own memory it turned off
+    (`sync_off`), warnings, and whether it changed anything."""
 
     steps: list[UninstallStep]
     kept: dict[str, str]
     pending: int
+    sync_off: list[str]
     warnings: list[str]
     changed: bool
 

@@ -56,14 +56,14 @@ def switch(args: argparse.Namespace, ctx: Context) -> Rendered:
     ctx.reload()
     enabled = settings.enabled(ctx.config)
     result = SyncSwitched(enabled=enabled, changed={name: before[name] != on for name in chosen})
-    label = agents.label(args.agent)
+    whose = agents.own_memory(args.agent)
     if on:
         text = (
-            f"Sync of {label}'s own memory is on. It runs at session start and end (with the hooks: "
+            f"Sync of {whose} is on. It runs at session start and end (with the hooks: "
             f"{commands.line('hooks', 'install')}) and with {commands.line('sync', 'now')}."
         )
     else:
-        text = f"Sync of {label}'s own memory is off. Nothing was deleted, here or in the bucket."
+        text = f"Sync of {whose} is off. Nothing was deleted, here or in the bucket."
     return result, text, OK
 
 
@@ -166,7 +166,7 @@ def status(args: argparse.Namespace, ctx: Context) -> Rendered:
             )
         for state in agent["folders"]:
             last = f"last sync {state['last_sync'] or 'never'}"
-            if not state["exists"]:
+            if not state["exists"] and not state["files"]:
                 lines.append(
                     f"  {state['scope']} -> {state['folder']}: nothing here to sync yet: the folder does not exist "
                     f"({agents.runtime(state['agent']).LABEL} creates it with its first memory; the next sync "
@@ -177,6 +177,12 @@ def status(args: argparse.Namespace, ctx: Context) -> Rendered:
                 f"  {state['scope']} -> {state['folder']}: {plural(state['files'], 'file')} in step, "
                 f"{state['pushed']} pushed, {state['pulled']} pulled, {len(state['conflicts'])} conflicts, {last}"
             )
+            if not state["exists"]:  # a sync reads a folder that is gone as all its files deleted
+                lines.append(
+                    f"  the folder is gone: the next sync records its {plural(state['files'], 'file')} as deleted, on "
+                    "every machine (each version stays in the bucket: "
+                    f"{commands.line('sync', 'history', 'FILE', '--agent', state['agent'])})"
+                )
             lines += [f"  {_conflict_line(item)}" for item in state["conflicts"]]
     if result["pending"]:
         lines.append(f"uploads waiting: {result['pending']} (retry: {commands.line('pending', 'retry')})")

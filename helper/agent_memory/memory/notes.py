@@ -177,15 +177,22 @@ def split(text: str) -> tuple[dict[str, object], str]:
 def fields(note_id: str, data: bytes) -> tuple[dict[str, str], str | None]:
     """`(fields, None)`: a note's known fields, checked, each as one line of text ("" when absent); or
     `({}, problem)` for a damaged note."""
+    found, problem, _body = checked(note_id, data)
+    return found, problem
+
+
+def checked(note_id: str, data: bytes) -> tuple[dict[str, str], str | None, str]:
+    """`fields` of a note, and its body as `body_text` gives it (of its text decoded with replacements if it is not
+    UTF-8), found with the frontmatter: what the search pack holds of a note."""
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError:
-        return {}, "the note is not UTF-8 text"
+        return {}, "the note is not UTF-8 text", body_text(data.decode("utf-8", errors="replace"))
     try:
-        meta, _body = split(text.removeprefix("\ufeff"))
-        return _known(note_id, meta), None
+        meta, body = split(text)
+        return _known(note_id, meta), None, body
     except Malformed as exc:
-        return {}, str(exc)
+        return {}, str(exc), body_text(text)
 
 
 def _known(note_id: str, meta: dict[str, object]) -> dict[str, str]:

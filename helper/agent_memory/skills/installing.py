@@ -43,6 +43,12 @@ def install_revision(
     """Download a complete revision from `bucket` (default: the configured one), validate every path and file,
     install it; the contract's result: `{"name", "revision", "installed" (every destination, which now holds it),
     "unchanged" (those that already did), "backup"}`."""
+    if name == names.RESERVED_SKILL:  # not a name to change, as for a publication: the skill to get another way
+        raise ContentRefused(
+            f"The core memory skill {name} comes only with the agent-memory package, never from a bucket.",
+            next_step=f"{commands.line('bootstrap')} (installs the packaged one; with --replace, over a copy edited "
+            "here)",
+        )
     names.skill(name)
     names.revision(revision)
     roots = skill_roots(agent)
@@ -346,8 +352,9 @@ def diff(folder: Path, files: dict[str, bytes]) -> dict[str, list[str]]:
 
 def describe(changes: dict[str, list[str]]) -> str:
     """`diff()` in words."""
-    parts = [f"{kind} {', '.join(items)}" for kind, items in changes.items() if items]
-    return "the new files would be identical" if not parts else "the new revision has " + "; ".join(parts)
+    verbs = {"added": "add", "removed": "remove", "changed": "change"}  # what installing does to the folder there
+    parts = [f"{verbs[kind]} {', '.join(items)}" for kind, items in changes.items() if items]
+    return "the new files would be identical" if not parts else "installing it would " + "; ".join(parts)
 
 
 def uninstall_all(agent: str = "both") -> dict[str, list[str]]:

@@ -141,7 +141,7 @@ class OutageStore(Store):
     def list(self, prefix: str) -> Listing:
         raise self._fail()
 
-    def fetch(self, objects: list[ObjectInfo], dest: Path) -> dict[str, bytes]:
+    def fetch(self, objects: list[ObjectInfo], dest: Path) -> None:
         raise self._fail()
 
     def holds(self, path: str, data: bytes) -> bool:
