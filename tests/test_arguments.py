@@ -87,6 +87,24 @@ def test_an_unknown_agent_is_a_usage_error(machine, command):
     assert snapshot(machine) == before
 
 
+@pytest.mark.parametrize(
+    ("command", "own"),
+    [
+        (("hooks", "install", "--agent", "codex"), "hooks install"),
+        (("sync", "status"), "sync status"),
+        (("pending", "retry"), "pending retry"),
+        (("project", "show"), "project show"),
+        (("status",), "status"),
+    ],
+)
+def test_an_unknown_argument_names_the_help_of_the_command_it_was_given_to(machine, command, own):
+    before = snapshot(machine)
+    result = machine.run(*command, "--bogus")
+    assert_usage(result, "unrecognized arguments: --bogus.")
+    assert result.err.endswith(f"\nNext: agent-memory {own} --help\n")
+    assert snapshot(machine) == before
+
+
 # -- text that is not UTF-8 --------------------------------------------------------------------------------------
 
 LATIN1 = os.fsdecode(b"caf\xe9")  # what Python makes of the bytes: 'caf\udce9'

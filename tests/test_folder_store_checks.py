@@ -102,6 +102,24 @@ def test_config_set_refuses_such_a_folder_and_keeps_the_old_setting(machine, fol
     tools.exited(machine.run("config", "set", "bucket", f"file://{shared}"))
 
 
+def test_a_shared_temporary_folder_is_refused_with_a_folder_of_ones_own_in_it(machine, tmp_path):
+    """A folder like /tmp (everyone writes there, the sticky bit keeps each one's files theirs) is shared by design:
+    the fix is a folder of one's own in it, never `chmod 700` of it, which would lock every other user out."""
+    shared = tmp_path / "tmp"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)
+    result = machine.run("config", "set", "bucket", f"file://{shared}")
+    tools.exited(result, 4)
+    assert f"The folder store {shared} can be read or written by other users" in result.err
+    own = f"file://{shared}/agent-memory-store"
+    assert result.err.endswith(
+        f"Next: agent-memory config set bucket {own} (a folder of your own in it, created owner-only)\n"
+    )
+    assert "chmod" not in result.err
+    tools.exited(machine.run("config", "set", "bucket", own))
+    assert stat.S_IMODE((shared / "agent-memory-store").stat().st_mode) == 0o700
+
+
 def test_a_pending_note_stays_pending_while_the_store_is_refused(machine, folder_store, store):
     machine.setup(folder_store)
     os.rename(store, f"{store}.away")  # unmounted: the note stays pending, as always

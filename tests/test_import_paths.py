@@ -64,7 +64,6 @@ BASE = {
     "store.base",
     "store.bucket",
     "store.budget",
-    "store.change_feed",
     "store.failures",
     "store.outage",
 }
@@ -180,6 +179,24 @@ def test_a_stop_with_something_pending_loads_the_retry(ready, tmp_path, folder_s
     modules = loaded(ready, tmp_path, "hook", "stop", "--agent", "codex", stdin="{}")
     assert {"agent_memory.outbox.delivery", "agent_memory.machine.retry"} <= modules
     assert ready.run("pending", "--json").json["notes"] == []  # delivered by that Stop
+
+
+def test_the_collector_is_on_for_the_commands_work(ready, tmp_path):
+    """`start` turns the garbage collector off while a command's modules load (they live as long as the process),
+    and `entry` turns it on again before the command runs, with what was loaded set aside: a long command (a refresh
+    of thousands of notes, a sync) is collected as any program is."""
+    out = tmp_path / "collector.json"
+    runner = RUNNER.replace("json.dumps(sorted(sys.modules))", "json.dumps([gc.isenabled(), gc.get_freeze_count()])")
+    proc = subprocess.run(
+        [sys.executable, "-c", "import gc\n" + runner, str(out), "search", "--offline", "anything"],
+        capture_output=True,
+        cwd=ready.work,
+        env=ready.env,
+        timeout=120,
+    )
+    tools.exited(proc)
+    enabled, frozen = json.loads(out.read_text())
+    assert enabled and frozen > 0  # on again, and the modules' objects set aside
 
 
 # standard modules that cost a hot command a tenth of the interpreter's own start-up or more, each loaded where its

@@ -116,7 +116,7 @@ def test_one_retry_verb_names_every_upload_and_the_old_spellings_say_the_same(al
     assert by_verb.json["status"] == by_alias.json["status"] == "saved"
     published = alice.run("pending", "retry", skill.json["revision"])
     tools.exited(published)
-    assert published.out == f"Published: waiting revision {skill.json['revision']} (1 files)\n"
+    assert published.out == f"Published: waiting revision {skill.json['revision']} (1 file)\n"
     again = alice.run("publish-skill", "--retry", skill.json["revision"])
     tools.exited(again, 1)
     assert "No pending publication" in again.err

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -247,9 +249,12 @@ def test_install_never_replaces_without_consent_and_backs_up_with_it(alice, hub,
     refused = alice.run("install-skill", "db-migrations", "--revision", second)
     tools.exited(refused, 1)
     assert "already installed" in refused.err and "--replace" in refused.err
-    assert "added extra.md" in refused.err and "removed data.bin, mine.md" in refused.err
-    assert "changed references/checklist.md" in refused.err
+    said = "installing it would add extra.md; remove data.bin, mine.md; change references/checklist.md"
+    assert said in refused.err  # mine.md is the user's: the revision does not remove it, installing it would
     assert tree(installed) == with_edits
+    again = alice.run("install-skill", "db-migrations", "--revision", first)  # the same revision, edited here
+    tools.exited(again, 1)
+    assert "installing it would remove mine.md; change references/checklist.md" in again.err
 
     replaced = alice.run("install-skill", "db-migrations", "--revision", second, "--replace", "--json")
     tools.exited(replaced)
@@ -294,7 +299,10 @@ def test_the_name_option_must_match(alice, hub, tmp_path):
 def test_the_core_skill_name_is_reserved_for_install(alice, hub):
     result = alice.run("install-skill", "agent-memory", "--revision", "20260101-000000-000000-0123456789")
     tools.exited(result, 5)
-    assert "reserved" in result.err
+    assert "The core memory skill agent-memory comes only with the agent-memory package" in result.err
+    assert result.err.endswith(
+        "Next: agent-memory bootstrap (installs the packaged one; with --replace, over a copy edited here)\n"
+    )
 
 
 def test_skills_in_a_folder_store_with_a_planted_symlink(machine, folder_store, tmp_path):
@@ -322,3 +330,32 @@ def test_offline_skill_search_uses_the_cached_index(alice, hub, tmp_path):
     unreachable = alice.run("search", "--skills", "db")
     tools.exited(unreachable)
     assert "local cache only" in unreachable.err
+
+
+def test_status_tells_an_edited_skill_without_reading_an_untouched_one(machine, folder_store):
+    """`status` tells an installed skill that nothing touched since from its files' change times alone (no file read,
+    no digest: it loads no hashlib); anything else, even an edit that keeps the size and the modification time, or
+    a chmod that changes no byte, is compared by digest."""
+    tools.exited(machine.run("bootstrap", "--project", "demo", "--bucket", folder_store, "--agent", "claude"))
+    [folder] = [marker.parent for marker in (machine.home / ".claude" / "skills").glob("*/.agent-memory-skill.json")]
+    probe = ["-X", "importtime", "-m", "agent_memory", "status", "--json"]
+
+    def status() -> tuple[bool, set[str]]:
+        proc = subprocess.run(
+            [sys.executable, *probe], capture_output=True, cwd=machine.work, env=machine.env, timeout=120
+        )
+        tools.exited(proc)
+        loaded = {line.split("|")[-1].strip() for line in proc.stderr.decode().splitlines() if "|" in line}
+        [skill] = [s for s in json.loads(proc.stdout)["skills"] if s["path"] == str(folder)]
+        return skill["modified"], loaded
+
+    modified, loaded = status()
+    assert modified is False and "hashlib" not in loaded  # untouched: told from the change times alone
+    skill_md = folder / "SKILL.md"
+    os.chmod(skill_md, 0o600)  # a later change time, the same bytes: the digests say it is as installed
+    modified, loaded = status()
+    assert modified is False and "hashlib" in loaded
+    before = skill_md.stat()
+    skill_md.write_bytes(skill_md.read_bytes().replace(b"a", b"b", 1))  # same size, then the same mtime
+    os.utime(skill_md, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert status()[0] is True

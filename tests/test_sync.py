@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -365,6 +366,22 @@ def test_damaged_records_start_again_without_losing_a_byte(machine, machine_b, f
     assert (claude_folder(a) / "MEMORY.md").read_text() == "- one\n"
 
 
+@pytest.mark.parametrize(
+    ("agent", "whose"),
+    [
+        ("claude", "Claude Code's own memory"),
+        ("codex", "Codex's own memory"),
+        ("both", "Codex's and Claude Code's own memories"),  # each keeps its own: not "Codex and Claude Code's"
+    ],
+)
+def test_sync_enable_and_disable_say_whose_memory(machine, folder_store, agent, whose):
+    tools.exited(machine.run("config", "set", "bucket", folder_store))
+    on = tools.exited(machine.run("sync", "enable", "--agent", agent))
+    assert on.out.startswith(f"Sync of {whose} is on. It runs at session start and end")
+    off = tools.exited(machine.run("sync", "disable", "--agent", agent))
+    assert off.out == f"Sync of {whose} is off. Nothing was deleted, here or in the bucket.\n"
+
+
 def test_bootstrap_sync_turns_it_on_for_the_chosen_agents(machine, folder_store):
     args = ("bootstrap", "--project", "demo", "--bucket", folder_store, "--agent", "claude", "--sync")
     done = tools.exited(machine.run(*args, "--json"))
@@ -374,6 +391,72 @@ def test_bootstrap_sync_turns_it_on_for_the_chosen_agents(machine, folder_store)
     assert "Nothing needed changing" in again.out
     status = machine.run("sync", "status", "--json").json
     assert [agent["agent"] for agent in status["agents"] if agent["enabled"]] == ["claude"]
+
+
+def test_sync_status_says_where_it_looks_before_there_is_anything_to_sync(machine, folder_store):
+    """Before a runtime's first memory its folder does not exist: sync is on, has nothing here to sync, and says
+    which folder it watches, before a sync ran and after one found nothing."""
+    machine.setup(folder_store)
+    tools.exited(machine.run("sync", "enable", "--agent", "both"))
+    claude, codex = claude_folder(machine), codex_folder(machine)
+
+    def shown() -> tuple[dict[str, dict], str]:
+        as_json, text = machine.run("sync", "status", "--json"), machine.run("sync", "status")
+        tools.exited(as_json)
+        tools.exited(text)
+        return {agent["agent"]: agent for agent in as_json.json["agents"]}, text.out
+
+    agents, text = shown()
+    assert agents["claude"]["enabled"] and agents["codex"]["enabled"]
+    (watched,) = agents["claude"]["folders"]
+    assert watched == {
+        "agent": "claude",
+        "scope": "demo",
+        "folder": str(claude),
+        "exists": False,
+        "files": 0,
+        "pushed": 0,
+        "pulled": 0,
+        "conflicts": [],
+        "last_sync": None,
+    }
+    assert [(f["folder"], f["exists"]) for f in agents["codex"]["folders"]] == [(str(codex), False)]
+    assert "claude: on\n" in text and "codex: on\n" in text
+    assert f"  demo -> {claude}: nothing here to sync yet: the folder does not exist (Claude Code creates it" in text
+    assert f"  user -> {codex}: nothing here to sync yet: the folder does not exist (Codex creates it" in text
+    assert "last sync never" in text
+
+    sync_now(machine)  # finds nothing, creates nothing
+    agents, text = shown()
+    (watched,) = agents["claude"]["folders"]
+    assert not watched["exists"] and watched["last_sync"] and not claude.exists()
+    assert f"  demo -> {claude}: nothing here to sync yet" in text and "last sync never" not in text
+
+    claude.mkdir(parents=True)
+    (claude / "MEMORY.md").write_text("- the first memory\n")
+    sync_now(machine)
+    agents, text = shown()
+    (watched,) = agents["claude"]["folders"]
+    assert (watched["exists"], watched["files"], watched["pushed"]) == (True, 1, 1)
+    (line,) = [line for line in text.splitlines() if line.startswith(f"  demo -> {claude}: ")]
+    assert line.startswith(f"  demo -> {claude}: 1 file in step, 1 pushed, 0 pulled, 0 conflicts, last sync 20")
+
+    shutil.rmtree(claude)  # a folder that had files is not "nothing to sync": its files would go as deleted
+    agents, text = shown()
+    (watched,) = agents["claude"]["folders"]
+    assert (watched["exists"], watched["files"]) == (False, 1)
+    said = "  the folder is gone: the next sync records its 1 file as deleted, on every machine (each version stays"
+    assert said in text and "agent-memory sync history FILE --agent claude" in text
+    assert f"  demo -> {claude}: nothing here to sync yet" not in text
+
+
+def test_sync_status_says_when_no_project_is_mapped_for_claude_code(machine, folder_store):
+    tools.exited(machine.run("config", "set", "bucket", folder_store))
+    tools.exited(machine.run("sync", "enable", "--agent", "claude"))
+    shown = machine.run("sync", "status")
+    tools.exited(shown)
+    assert "claude: on\n  nothing to sync yet: no project is mapped on this machine" in shown.out
+    assert "agent-memory project map NAME" in shown.out
 
 
 def test_a_killed_sync_loses_nothing(machine, machine_b, folder_store):

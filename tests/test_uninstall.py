@@ -91,6 +91,47 @@ def test_uninstall_after_bootstrap_gives_back_the_agents_files_byte_for_byte(mac
     assert "nothing to remove" in text.out and snapshot(machine) == before  # once is enough
 
 
+def test_uninstall_turns_off_the_sync_it_ran_and_drops_the_core_skills_record(machine, folder_store):
+    """The sync of the agents' own memory ran from the hooks uninstall takes out and writes into the agents' folders:
+    it goes off with them (nothing deleted, anywhere), so that a later bootstrap does not start it unasked. The
+    record of the core skill goes with the skill. What the configuration keeps is said, and why."""
+    user_machine(machine)
+    tools.exited(machine.run("bootstrap", "--project", "demo", "--bucket", folder_store, "--hooks", "--sync"))
+    memory = machine.home / ".codex" / "memories"
+    memory.mkdir(parents=True)
+    (memory / "memory_summary.md").write_text("- The user prefers small commits.\n")
+    tools.exited(machine.run("sync", "now"))
+    store = Path(folder_store.removeprefix("file://"))
+    synced = sorted(path.relative_to(store) for path in (store / "sync").rglob("*.json"))
+    assert synced
+
+    result = machine.run("uninstall", "--json")
+    tools.exited(result)
+    out = result.json
+    assert out["sync_off"] == ["codex", "claude"] and out["changed"] is True
+    config = json.loads((machine.state / "config" / "config.json").read_text())
+    assert config == {"bucket": folder_store, "projects": {str(machine.work): "demo"}}  # what is not the install
+    status = machine.run("sync", "status", "--json").json
+    assert [agent["enabled"] for agent in status["agents"]] == [False, False]
+    assert sorted(path.relative_to(store) for path in (store / "sync").rglob("*.json")) == synced  # nothing deleted
+    assert (memory / "memory_summary.md").read_text() == "- The user prefers small commits.\n"
+
+    tools.exited(machine.run("bootstrap", "--project", "demo", "--bucket", folder_store, "--sync", "--agent", "claude"))
+    text = machine.run("uninstall")
+    tools.exited(text)
+    said = (
+        "turned off the sync of Claude Code's own memory, so that no later setup starts it unasked (nothing was "
+        "deleted: the memory files here and their versions in the bucket stay; to turn it on again: agent-memory "
+        "sync enable --agent claude)"
+    )
+    assert said in text.out
+    kept = f"the configuration ({machine.state / 'config'}: the bucket and the folders mapped to projects"
+    assert kept in text.out
+    again = machine.run("uninstall", "--json")
+    tools.exited(again)
+    assert again.json["sync_off"] == [] and again.json["changed"] is False  # once is enough
+
+
 def test_a_skill_edited_here_is_backed_up_before_it_goes_and_anothers_folder_stays(machine, folder_store):
     user_machine(machine)
     bootstrap(machine, folder_store)
@@ -144,6 +185,12 @@ def test_uninstall_help_and_bad_input(machine):
         tools.exited(result, 2)
         assert result.err.endswith("Next: agent-memory uninstall --help\n"), bad
     assert not (machine.home / ".codex").exists()  # bad input changes nothing
+
+
+def test_on_a_machine_that_never_had_agent_memory_uninstall_claims_to_keep_nothing(machine):
+    result = machine.run("uninstall")
+    tools.exited(result)
+    assert result.out == "agent-memory is not installed in the agents' files: nothing to remove\n"
 
 
 def test_a_hook_file_that_cannot_be_edited_stops_uninstall_before_anything_is_removed(machine, folder_store):

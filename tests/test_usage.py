@@ -21,9 +21,9 @@ def _usage(machine, *args: str) -> dict:
     return shown.json
 
 
-def _hook(machine, agent: str, session: str) -> None:
+def _hook(machine, agent: str, session: str, env: dict[str, str] | None = None) -> None:
     event = json.dumps({"session_id": session, "cwd": str(machine.work), "source": "startup"})
-    started = machine.run("hook", "session-start", "--agent", agent, input=event)
+    started = machine.run("hook", "session-start", "--agent", agent, input=event, env=env)
     tools.exited(started)
 
 
@@ -102,6 +102,32 @@ def test_sessions_of_both_runtimes_are_counted_and_no_text_is_kept(ready):
         data = path.read_bytes().lower()
         assert b"zanzibar" not in data and b"quokka" not in data, path
     assert BODY_WORD.encode() not in _record(ready).read_bytes() and b"oranges" not in _record(ready).read_bytes()
+
+
+def test_a_session_counts_once_under_one_name_with_or_without_agent_memory_agent(ready):
+    """AGENT_MEMORY_AGENT names the agent of a runtime's session: its hook (which may not see the variable) and its
+    commands (which name it) count one session, under the name the commands give."""
+    named = {"AGENT_MEMORY_AGENT": "reviewer"}
+    _hook(ready, "claude", "session-hook-unnamed")  # the variable only in the session's commands
+    tools.exited(
+        ready.run("search", "anything", env={**CLAUDE, "CLAUDE_CODE_SESSION_ID": "session-hook-unnamed", **named})
+    )
+    tools.exited(
+        ready.save("# Review\n\nA note.\n", env={**CLAUDE, "CLAUDE_CODE_SESSION_ID": "session-hook-unnamed", **named})
+    )
+    _hook(ready, "claude", "session-hook-named", env=named)  # exported before the runtime started: the hook sees it
+    _hook(ready, "claude", "session-plain")  # without the variable: the runtime's name throughout
+    tools.exited(ready.run("search", "anything", env={**CLAUDE, "CLAUDE_CODE_SESSION_ID": "session-plain"}))
+
+    used = _agents(_usage(ready))
+    assert sorted(used) == ["claude", "reviewer"]
+    assert (used["reviewer"]["sessions"], used["reviewer"]["sessions_searched"], used["reviewer"]["saved"]) == (2, 1, 1)
+    assert (used["claude"]["sessions"], used["claude"]["sessions_searched"], used["claude"]["searches"]) == (1, 1, 1)
+    totals = ready.run("status", "--json").json["usage"]
+    assert (totals["sessions"], totals["sessions_searched"], totals["searches"]) == (3, 2, 2)
+    assert "  reviewer: 2 sessions, 1 searched memory (50%); 1 search, 0 found something; 1 saved, 0 read" in (
+        ready.run("usage").out
+    )
 
 
 def test_lines_older_than_90_days_are_pruned(ready):

@@ -74,7 +74,7 @@ TABLE: dict[str, Command] = {
     ),
     "uninstall": Command(
         "agent_memory.cli.uninstall",
-        "undo bootstrap: hooks, sandbox consent, instruction blocks, skills, PATH link (your notes stay)",
+        "undo bootstrap: hooks, sandbox consent, instruction blocks, skills, PATH link, sync (your notes stay)",
     ),
     "hook session-start": Command(
         "agent_memory.cli.hook_start", "the SessionStart hook: a short reminder in the model's context", quiet=True

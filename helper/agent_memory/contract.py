@@ -12,24 +12,22 @@ if TYPE_CHECKING:
     from typing import TypedDict
 else:
 
-    class TypedDict(dict):
-        """What a declaration below is at run time: a dict (a command's result is built and printed as one).
+    class _Declaration(type):
+        """What a declaration below makes at run time: no class of its own, but TypedDict again (a plain dict).
 
-        Typing's TypedDict would load `typing` in every command, a fifth of the interpreter's own start-up; this one
-        keeps the declared keys as typing's does (`__required_keys__`, `__optional_keys__`, `total=False`), which
-        tests/test_contract.py holds each command's printed JSON against.
+        Its keys are for the type checker and for tests/test_contract.py, which reads them through typing's
+        TypedDict; making some fifty classes would cost every command a millisecond, and typing's would load
+        `typing`, a fifth of the interpreter's own start-up.
         """
 
-        __required_keys__: frozenset[str] = frozenset()
-        __optional_keys__: frozenset[str] = frozenset()
+        def __new__(mcs, name: str, bases: tuple[type, ...], namespace: dict[str, object], **kwargs: object) -> type:
+            if bases == (dict,):  # TypedDict itself
+                return super().__new__(mcs, name, bases, namespace)
+            return TypedDict
 
-        def __init_subclass__(cls, total: bool = True, **kwargs: object) -> None:
-            super().__init_subclass__(**kwargs)
-            required = set().union(*(getattr(base, "__required_keys__", ()) for base in cls.__bases__))
-            optional = set().union(*(getattr(base, "__optional_keys__", ()) for base in cls.__bases__))
-            (required if total else optional).update(cls.__dict__.get("__annotations__", {}))
-            cls.__required_keys__ = frozenset(required)
-            cls.__optional_keys__ = frozenset(optional)
+    class TypedDict(dict, metaclass=_Declaration):
+        """Every declaration below at run time: a command's result is built and printed as a dict."""
+
 
 # -- what several results share -------------------------------------------------------------------------------
 
@@ -268,11 +266,13 @@ class SyncRun(TypedDict):
 
 
 class SyncFolderState(TypedDict):
-    """A synced memory folder as this machine's record has it."""
+    """A synced memory folder as this machine's record has it (none yet: never synced), and whether it `exists`
+    (a runtime creates it with its first memory)."""
 
     agent: str
     scope: str
     folder: str
+    exists: bool
     files: int
     pushed: int
     pulled: int
@@ -613,11 +613,13 @@ class UninstallStep(TypedDict):
 
 class Uninstall(TypedDict):
     """`uninstall`: its steps, the folders it kept (the configuration, the cache, the state with the outbox), how
-    many uploads it left unsent (`--discard-pending`), warnings, and whether it changed anything."""
+    many uploads it left unsent (`--discard-pending`), the runtimes whose sync of their own memory it turned off
+    (`sync_off`), warnings, and whether it changed anything."""
 
     steps: list[UninstallStep]
     kept: dict[str, str]
     pending: int
+    sync_off: list[str]
     warnings: list[str]
     changed: bool
 

@@ -10,6 +10,7 @@ with at most one line on stderr.
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import os
 import sys
@@ -44,6 +45,7 @@ def run(argv: list[str], ctx: Context | None = None) -> int:
     try:
         _require_utf8(argv)
         parser = _parser(found, argv[0] if family else None)
+        loaded()
         args = parser.parse_args(found[1] if found is not None else argv[1:] if family else argv)
         as_json = args.json
         for root in paths.roots():  # local state is owner-only, even if an earlier version left it open
@@ -93,6 +95,15 @@ def _parser(found: tuple[str, list[str]] | None, family: str | None) -> argparse
     for name, command in listed.items():
         words.add_parser(name.rpartition(" ")[2], help=command.summary)
     return parser  # it finds no command to run: a name not in the table is its usage error
+
+
+def loaded() -> None:
+    """The command's modules are loaded: if `start` turned the collector off while they loaded, what exists now
+    stays for the life of the process (`gc.freeze`: never scanned again) and the collector is on again for the
+    command's own work. In a process that did not come through `start` (the tests' in-process runs), nothing."""
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
 
 
 def _failures() -> ModuleType:

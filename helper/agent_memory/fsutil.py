@@ -171,10 +171,16 @@ def write_json_atomic(path: Path, value: object) -> None:
 
 
 def append(path: Path, chunks: Iterable[bytes]) -> None:
-    """Append to a private file (created if missing); callers hold the file's lock, and find a torn end."""
-    with open(open_private(path, os.O_WRONLY), "ab") as handle:
-        for chunk in chunks:
-            handle.write(chunk)
+    """Append to a private file (created if missing), in one write (a fill appends thousands of lines and records at
+    once); callers hold the file's lock, and find a torn end."""
+    data = memoryview(b"".join(chunks))
+    fd = open_private(path, os.O_WRONLY)
+    try:
+        written = 0
+        while written < len(data):
+            written += os.write(fd, data[written:])  # all of it at once, but for a short write
+    finally:
+        os.close(fd)
 
 
 def tighten(root: Path) -> None:

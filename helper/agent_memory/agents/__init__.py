@@ -34,9 +34,11 @@ def selected(agent: str) -> tuple[str, ...]:
     return (agent,)
 
 
-def label(agent: str) -> str:
-    """How people call `--agent`'s choice: "Codex", "Claude Code", or "Codex and Claude Code"."""
-    return " and ".join(runtime(name).LABEL for name in selected(agent))
+def own_memory(agent: str) -> str:
+    """`--agent`'s choice's own memory in words: "Claude Code's own memory", or, for both, "Codex's and Claude
+    Code's own memories" (each keeps its own: "Codex and Claude Code's" would read as one memory they share)."""
+    owners = [f"{runtime(name).LABEL}'s" for name in selected(agent)]
+    return f"{' and '.join(owners)} own {'memories' if len(owners) > 1 else 'memory'}"
 
 
 def runtime(name: str) -> ModuleType:
@@ -58,4 +60,9 @@ def detect(environ: Mapping[str, str] | None = None) -> tuple[str, str | None]:
         agent, session = "claude", env.get("CLAUDE_CODE_SESSION_ID") or None
     else:
         agent, session = "unknown", None
-    return env.get("AGENT_MEMORY_AGENT") or agent, session
+    return named(agent, env), session
+
+
+def named(runtime: str, environ: Mapping[str, str] | None = None) -> str:
+    """The agent's name: `AGENT_MEMORY_AGENT` when it is set, else the runtime's."""
+    return (os.environ if environ is None else environ).get("AGENT_MEMORY_AGENT") or runtime

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from .. import agents
 from ..config.context import Context
@@ -38,6 +38,16 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         raise UsageError(f"{message}.", next_step=f"{self.prog} --help")
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        """What argparse parses, and an error for anything left: raised by the parser of the action it was given to
+        (`hooks install`), whose --help the Next line names, rather than by the command's, which argparse uses."""
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed, extras
 
 
 def with_json(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:

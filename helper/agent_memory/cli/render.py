@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from .. import commands
 from ..agents import codex
 from ..contract import NoteUpload, Publication, Retries, Sync
-from ..display import safe, safe_tree
+from ..display import plural, safe, safe_tree
 from ..errors import ACCESS, ERROR, OK, PENDING
 from ..errors import render as lines
 from ..idle import MAX_EVENT
@@ -109,12 +109,8 @@ def told_upload(result: NoteUpload | Publication) -> Rendered:
     message = result.pop("message", None)
     if message:
         notice(message)
-    count = len(result["files"])
-    return (
-        result,
-        f"{result['status'].capitalize()}: {result['name']} revision {result['revision']} ({count} files)",
-        code,
-    )
+    files = plural(len(result["files"]), "file")
+    return result, f"{result['status'].capitalize()}: {result['name']} revision {result['revision']} ({files})", code
 
 
 def told_retries(result: Retries) -> Rendered:

@@ -9,7 +9,7 @@ from .. import agents, commands
 from ..agents import RUNTIMES
 from ..config.context import Context
 from ..contract import SyncFolder, SyncHistory, SyncRun, SyncStatus, SyncSwitched
-from ..display import safe_tree
+from ..display import plural, safe_tree
 from ..errors import OK, PENDING, UsageError
 from ..outbox.listing import summary
 from ..sync import restoring, settings
@@ -56,14 +56,14 @@ def switch(args: argparse.Namespace, ctx: Context) -> Rendered:
     ctx.reload()
     enabled = settings.enabled(ctx.config)
     result = SyncSwitched(enabled=enabled, changed={name: before[name] != on for name in chosen})
-    label = agents.label(args.agent)
+    whose = agents.own_memory(args.agent)
     if on:
         text = (
-            f"Sync of {label}'s own memory is on. It runs at session start and end (with the hooks: "
+            f"Sync of {whose} is on. It runs at session start and end (with the hooks: "
             f"{commands.line('hooks', 'install')}) and with {commands.line('sync', 'now')}."
         )
     else:
-        text = f"Sync of {label}'s own memory is off. Nothing was deleted, here or in the bucket."
+        text = f"Sync of {whose} is off. Nothing was deleted, here or in the bucket."
     return result, text, OK
 
 
@@ -141,7 +141,8 @@ def _conflict_line(item: dict[str, object]) -> str:
 def status(args: argparse.Namespace, ctx: Context) -> Rendered:
     bucket = ctx.bucket
     enabled = settings.enabled(ctx.config)
-    states = reports.folder_states(bucket)
+    watched = [(s.runtime, s.scope, place) for runtime in enabled for s in scopes(ctx, runtime) for place in s.places]
+    states = reports.folder_states(bucket, watched)
     result: SyncStatus = safe_tree(
         {
             "agents": [
@@ -158,12 +159,30 @@ def status(args: argparse.Namespace, ctx: Context) -> Rendered:
     lines = []
     for agent in result["agents"]:
         lines.append(f"{agent['agent']}: {'on' if agent['enabled'] else 'off'}")
-        for state in agent["folders"]:
+        if agent["enabled"] and not agent["folders"]:  # Claude Code's memory is per project
             lines.append(
-                f"  {state['scope']} -> {state['folder']}: {state['files']} files in step, {state['pushed']} pushed, "
-                f"{state['pulled']} pulled, {len(state['conflicts'])} conflicts, "
-                f"last sync {state['last_sync'] or 'never'}"
+                "  nothing to sync yet: no project is mapped on this machine "
+                f"(map this folder: {commands.line('project', 'map', 'NAME')})"
             )
+        for state in agent["folders"]:
+            last = f"last sync {state['last_sync'] or 'never'}"
+            if not state["exists"] and not state["files"]:
+                lines.append(
+                    f"  {state['scope']} -> {state['folder']}: nothing here to sync yet: the folder does not exist "
+                    f"({agents.runtime(state['agent']).LABEL} creates it with its first memory; the next sync "
+                    f"brings here what other machines pushed), {last}"
+                )
+                continue
+            lines.append(
+                f"  {state['scope']} -> {state['folder']}: {plural(state['files'], 'file')} in step, "
+                f"{state['pushed']} pushed, {state['pulled']} pulled, {len(state['conflicts'])} conflicts, {last}"
+            )
+            if not state["exists"]:  # a sync reads a folder that is gone as all its files deleted
+                lines.append(
+                    f"  the folder is gone: the next sync records its {plural(state['files'], 'file')} as deleted, on "
+                    "every machine (each version stays in the bucket: "
+                    f"{commands.line('sync', 'history', 'FILE', '--agent', state['agent'])})"
+                )
             lines += [f"  {_conflict_line(item)}" for item in state["conflicts"]]
     if result["pending"]:
         lines.append(f"uploads waiting: {result['pending']} (retry: {commands.line('pending', 'retry')})")

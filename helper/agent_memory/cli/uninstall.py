@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import os
 
+from .. import agents, commands
 from ..config.context import Context
 from ..errors import OK
 from ..setup.uninstall import uninstall as take_out
@@ -23,7 +25,9 @@ def declare(parser: argparse.ArgumentParser) -> None:
         "Undo bootstrap: take out, in the reverse order, the agent-memory link on your PATH, the Codex sandbox "
         "consent, the hooks of both agents, the instruction blocks (and instruction files bootstrap created that "
         "hold nothing else), and the skills agent-memory installed, each file changed only where it is ours, with "
-        "a backup. Your notes stay: the bucket, this machine's cache, the outbox and the configuration are kept."
+        "a backup; and turns off the sync of the agents' own memory (nothing is deleted). "
+        "Your notes stay: the bucket, this machine's cache, the outbox and the configuration (its bucket and "
+        "project mappings) are kept."
     )
     parser.allow_abbrev = False  # `--discard` must not pass for --discard-pending: only the whole word leaves uploads
     with_json(parser)
@@ -38,6 +42,13 @@ def declare(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, ctx: Context) -> Rendered:
     result = take_out(discard_pending=args.discard_pending)
     lines = []
+    if off := result["sync_off"]:
+        chosen = "both" if len(off) > 1 else off[0]
+        lines.append(
+            f"turned off the sync of {agents.own_memory(chosen)}, so that no later setup starts it unasked "
+            "(nothing was deleted: the memory files here and their versions in the bucket stay; to turn it on "
+            f"again: {commands.line('sync', 'enable', '--agent', chosen)})"
+        )
     for step in result["steps"]:
         for path in step["removed"]:
             gone = " (and the file, which held nothing else)" if path in step["deleted"] else ""
@@ -48,6 +59,14 @@ def run(args: argparse.Namespace, ctx: Context) -> Rendered:
     lines += [f"warning: {warning}" for warning in result["warnings"]]
     if result["pending"]:
         lines.append(f"left unsent in the outbox: {result['pending']} pending upload(s) ({result['kept']['state']})")
-    kept = result["kept"]
-    lines.append(f"kept: your notes in the bucket, the cache ({kept['cache']}), the configuration ({kept['config']})")
+    kept = result["kept"]  # what is there: a machine that never had agent-memory has no bucket, cache or configuration
+    held = [f"your notes in the bucket ({bucket})"] if (bucket := ctx.config.get("bucket")) else []
+    held += [f"the cache ({kept['cache']})"] if os.path.isdir(kept["cache"]) else []
+    if os.path.isdir(kept["config"]):
+        held.append(
+            f"the configuration ({kept['config']}: the bucket and the folders mapped to projects, which a later "
+            "bootstrap finds again)"
+        )
+    if held:
+        lines.append(f"kept: {', '.join(held)}")
     return result, "\n".join(lines), OK

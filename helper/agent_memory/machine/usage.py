@@ -73,9 +73,9 @@ def record(project: str | None, event: str, *, found: bool = False, ids: Iterabl
 
 
 def session_started(project: str | None, agent: str, payload: dict[str, object]) -> None:
-    """Count a session that the SessionStart hook of `agent` saw start (or resume), and drop the lines older than
-    KEEP_DAYS once there are some."""
-    _append(project, "session", agent, session_id(payload.get("session_id")), False, ())
+    """Count a session that the SessionStart hook of `agent` saw start (or resume), under the name its commands give
+    the agent (`agents.named`), and drop the lines older than KEEP_DAYS once there are some."""
+    _append(project, "session", agents.named(agent), session_id(payload.get("session_id")), False, ())
     with contextlib.suppress(OSError, ValueError):
         oldest = _first_time()
         if oldest is not None and oldest < time.time() - KEEP_DAYS * DAY:
@@ -174,7 +174,7 @@ def summary(days: int, notes_of: Callable[[str], set[str]]) -> UsageReport:
     """The use of memory over the last `days` days, per project and agent; `notes_of(project)` gives the ids of
     the project's notes this machine holds, for those that no search returned."""
     since = int(time.time()) - days * DAY
-    events = read(since)
+    events = _one_name_per_session(read(since))
     projects: dict[str, dict[str, list[Event]]] = {}
     for event in events:
         projects.setdefault(event.project, {}).setdefault(event.agent, []).append(event)
@@ -192,6 +192,17 @@ def summary(days: int, notes_of: Callable[[str], set[str]]) -> UsageReport:
             )
         )
     return UsageReport(days=days, since=_stamp(since), projects=found)
+
+
+def _one_name_per_session(events: list[Event]) -> list[Event]:
+    """The events, each session's under one name: the one its commands gave last. A hook that did not see the
+    `AGENT_MEMORY_AGENT` its session's commands had (set for them alone) counted the session under the runtime's
+    name; the session is still one, the agent's that the commands and their notes name."""
+    commands = {e.session: e.agent for e in events if e.session and e.event != "session"}
+    for event in events:
+        if event.session in commands:
+            event.agent = commands[event.session]
+    return events
 
 
 def _agent_use(agent: str, events: list[Event]) -> AgentUse:
@@ -212,7 +223,7 @@ def _agent_use(agent: str, events: list[Event]) -> AgentUse:
 
 def totals(days: int) -> UsageTotals:
     """All projects and agents together over the last `days` days (`status`'s line)."""
-    events = read(int(time.time()) - days * DAY)
+    events = _one_name_per_session(read(int(time.time()) - days * DAY))
     sessions = {(e.agent, e.session) for e in events if e.session}
     searched = {(e.agent, e.session) for e in events if e.session and e.event == "search"}
     searches = [e for e in events if e.event == "search"]

@@ -56,6 +56,8 @@ STANDS = "stands.json"
 REPORT = "report.json"
 REPORT_MAX = 1 << 20  # bytes of the report read at most: its lists are kept short
 GONE_KEPT = 100  # notes found gone that `status` keeps telling, newest first
+HELD_RECORDS = 16 << 20  # bytes of pack records held before they are written (with their lines): bounded memory
+_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
 
 
 class Stand:
@@ -157,45 +159,27 @@ class ProjectCache:
 
     # -- writing ------------------------------------------------------------------------------------------
 
-    def add(
-        self, notes: dict[str, bytes | Path | tuple[Path, bytes]], remote: dict[str, str | None] | None = None
-    ) -> None:
-        """Put notes from a verified source into the cache: bytes, or files on this filesystem, moved in (with the
-        bytes they hold when the caller has them, which spares reading them back).
+    def add(self, notes: dict[str, bytes | Path], remote: dict[str, str | None] | None = None) -> None:
+        """Put notes from a verified source into the cache: bytes, or files on this filesystem, moved in.
 
         A copy that is already there and intact is kept; a damaged one is replaced. `remote` gives the hashes
         the listing showed for them, when it shows any.
         """
         remote = remote or {}
+        with self.adding(notes) as adding:
+            for note_id, source in notes.items():
+                adding.put(note_id, source, remote.get(note_id))
+
+    @contextlib.contextmanager
+    def adding(self, note_ids: list[str] | dict[str, object]) -> Iterator[Adding]:
+        """Hold the lock while notes of `note_ids` are put (`Adding.put`); what was put is recorded when the block
+        ends, also when it fails."""
         with self._locked():
-            if any(not isinstance(source, bytes) for source in notes.values()):
-                make_dirs(self.notes)  # once, not per note: checking the folders on the way costs a few stats
-            known = checksums.read(self.checksum_file, notes)
-            first = self._no_checksums()  # a first fill: its records make the whole pack
-            lines, added, replaced = [], {}, False
-            for note_id, given in notes.items():
-                target = self.note_file(note_id)
-                if isinstance(given, tuple):
-                    source, data = given
-                else:
-                    source, data = given, read_own(given, NOTE_FILE_MAX) if isinstance(given, Path) else given
-                checksum = (len(data), crc32(data), remote.get(note_id))
-                current = known.get(note_id)
-                if current is not None and current[:2] == checksum[:2] and self._matching(note_id, current) is not None:
-                    if checksum[2] is not None and current[2] != checksum[2]:
-                        lines.append(checksums.line(note_id, checksum))  # same bytes, remote hash now known
-                    continue  # cached already: notes are immutable
-                # a file there that no line verifies may have a record in the pack, unless none is verified at all
-                replaced = replaced or current is not None or (not first and target.exists())
-                self._place(target, source, data)
-                lines.append(checksums.line(note_id, checksum))
-                added[note_id] = data
-            if lines:
-                self._record(lines)
-            if replaced or (added and not self._pack_appendable(first)):
-                self._rebuild_locked()  # a replaced note's old record must go; a torn pack is rebuilt
-            elif added:
-                append(self.pack, (pack.record(note_id, data) for note_id, data in added.items()))
+            adding = Adding(self, note_ids)
+            try:
+                yield adding
+            finally:
+                adding.finish()
 
     def drop(self, note_ids: set[str]) -> None:
         """Remove notes that the bucket no longer lists, and rebuild the pack without them."""
@@ -234,12 +218,29 @@ class ProjectCache:
     def _locked(self) -> contextlib.AbstractContextManager[None]:
         return locked(self.dir / ".lock")
 
-    def _place(self, target: Path, source: bytes | Path, data: bytes) -> None:
-        if not isinstance(source, Path):
-            write_atomic(target, data)
-        elif source != target:  # a download: made private, then moved in whole (`add` made the folder)
-            os.chmod(source, FILE_MODE)
-            os.replace(source, target)
+    def _write(self, target: str, data: bytes, verified: bool) -> bool:
+        """Write a note's file in place (its folder exists); whether one was there. A copy that a line verifies
+        is replaced whole, so that a reader sees the one or the other; one that none does is never shown (a fill
+        killed while writing it): removed first, never written through (it may be a link)."""
+        try:
+            fd = os.open(target, _NEW_FILE, FILE_MODE)
+        except FileExistsError:
+            if verified:
+                write_atomic(Path(target), data)
+                return True
+            os.unlink(target)
+            fd = os.open(target, _NEW_FILE, FILE_MODE)
+            existed = True
+        else:
+            existed = False
+        try:
+            with memoryview(data) as view:
+                written = 0
+                while written < len(view):
+                    written += os.write(fd, view[written:])  # all of it at once, but for a short write
+        finally:
+            os.close(fd)
+        return existed
 
     def _record(self, lines: list[bytes]) -> None:
         """Append checksum lines; after a torn line (a crash mid-append) the file is rewritten whole first."""
@@ -396,6 +397,82 @@ class ProjectCache:
                 yield folder
             finally:
                 remove_tree(folder)
+
+
+class Adding:
+    """Notes being put into a project's cache, under its lock (`ProjectCache.adding`).
+
+    Each note's file is written first (in place: see `ProjectCache._write`), then, a batch at a time, the checksum
+    lines, then the pack records: a process killed at any point leaves files that no line verifies (never shown,
+    fetched again) or lines whose records are missing (the pack is checked against them, and rebuilt); never a
+    line before its file is whole, nor a record without its line. A first fill makes the whole pack by appends.
+    """
+
+    def __init__(self, cache: ProjectCache, note_ids: list[str] | dict[str, object]) -> None:
+        self.cache = cache
+        self.known = checksums.read(cache.checksum_file, note_ids)
+        self.first = cache._no_checksums()  # no note verified yet: nothing there can have a record in the pack
+        self.appendable = cache._pack_appendable(self.first)
+        self.lines: list[bytes] = []
+        self.records: list[bytes] = []
+        self.held = 0  # bytes of records not written yet
+        self.added = self.replaced = False
+        self.folder = ""  # the notes folder with its separator, once made
+
+    def holds(self, note_id: str, size: int, remote: str | None) -> bool:
+        """Whether the note is cached already with this size (and remote hash, if given), intact: put meanwhile by
+        another process, which need not be read again."""
+        current = self.known.get(note_id)
+        return (
+            current is not None
+            and current[0] == size
+            and remote in (None, current[2])
+            and self.cache._matching(note_id, current) is not None
+        )
+
+    def put(self, note_id: str, source: bytes | Path, remote: str | None) -> None:
+        """Put one note: its bytes (written in place), or a file on this filesystem (moved in whole)."""
+        data = source if isinstance(source, bytes) else read_own(source, NOTE_FILE_MAX)
+        checksum = (len(data), crc32(data), remote)
+        current = self.known.get(note_id)
+        if current is not None and current[:2] == checksum[:2] and self.cache._matching(note_id, current) is not None:
+            if remote is not None and current[2] != remote:
+                self.lines.append(checksums.line(note_id, checksum))  # same bytes, remote hash now known
+            return  # cached already: notes are immutable
+        if not self.folder:
+            make_dirs(self.cache.notes)  # once, not per note: checking the folders on the way costs a few stats
+            self.folder = os.path.join(self.cache.notes, "")
+        target = f"{self.folder}{note_id}.md"  # `note_file`, without building a Path per note
+        if isinstance(source, bytes):
+            existed = self.cache._write(target, data, current is not None)
+        else:
+            existed = not self.first and os.path.exists(target)  # not looked for when it cannot matter
+            if os.fspath(source) != target:  # a download: made private, then moved in whole
+                os.chmod(source, FILE_MODE)
+                os.replace(source, target)
+        # a file there that no line verifies may have a record in the pack, unless none is verified at all
+        self.replaced = self.replaced or current is not None or (existed and not self.first)
+        self.lines.append(checksums.line(note_id, checksum))
+        self.added = True
+        if self.appendable and not self.replaced:  # else the pack is rebuilt: no record is needed
+            record = pack.record(note_id, data)
+            self.records.append(record)
+            self.held += len(record)
+            if self.held > HELD_RECORDS:
+                self._write_down()
+
+    def _write_down(self) -> None:
+        """Append the lines of the notes put so far, then their records."""
+        if self.lines:
+            self.cache._record(self.lines)
+        if self.records and not self.replaced:
+            append(self.cache.pack, self.records)
+        self.lines, self.records, self.held = [], [], 0
+
+    def finish(self) -> None:
+        self._write_down()
+        if self.added and (self.replaced or not self.appendable):
+            self.cache._rebuild_locked()  # a replaced note's old record must go; a torn pack is rebuilt
 
 
 def _strings(value: object, keys: set[str]) -> bool:

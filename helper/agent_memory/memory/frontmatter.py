@@ -13,7 +13,9 @@ Loaded by `notes` when a note or a SKILL.md is first written or parsed.
 
 from __future__ import annotations
 
+import functools
 import re
+import time
 from datetime import date, datetime, timedelta, timezone
 
 import yaml
@@ -21,7 +23,8 @@ import yaml
 # the characters the scan accepts: YAML's printable ones but its line breaks other than \n (\x85, \u2028, \u2029),
 # tab and carriage return (whitespace whose handling depends on where it is) and the byte-order mark
 _SIMPLE_TEXT = re.compile("[\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]*")
-_SIMPLE_FIELD = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?: (.*))?")
+# a line of the simple form: `key: value` (the value with the space before it), `key:` alone, or `- item`
+_SIMPLE_LINE = re.compile(r"^(?:([A-Za-z_][A-Za-z0-9_-]*):( .*)?|- (.*))$", re.MULTILINE)
 _NOT_PLAIN_START = frozenset("-?:,[]{}#&*!|>'\"%@` ")  # YAML's indicators (and a space): never a simple plain value
 _RESOLVER = yaml.resolver.Resolver()  # what the loaders use to tell a plain `yes`, `1` or `~` from a string
 _STR = yaml.resolver.BaseResolver.DEFAULT_SCALAR_TAG
@@ -70,11 +73,14 @@ def simple(text: str) -> dict[str, object] | None:
     would give it; None if it is not, for the loader to read. One pass over the text: linear in its length."""
     if not text.endswith("\n") or not _SIMPLE_TEXT.fullmatch(text):
         return None
+    lines = _SIMPLE_LINE.findall(text)  # each a whole line: if one is not of the form, fewer than the lines
+    if len(lines) != text.count("\n"):
+        return None
     found: dict[str, object] = {}
     listing: str | None = None  # the key whose `- item` lines may follow (its value was left empty)
-    for line in text[:-1].split("\n"):
-        if line.startswith("- "):
-            item = _simple_value(line[2:])
+    for key, value, item in lines:
+        if not key:  # a `- item` line
+            item = _simple_value(item)
             if listing is None or item is None:
                 return None
             items = found[listing]
@@ -82,16 +88,15 @@ def simple(text: str) -> dict[str, object] | None:
                 items = found[listing] = []
             items.append(item)
             continue
-        match = _SIMPLE_FIELD.fullmatch(line)
-        if match is None:
-            return None
-        key, value = match.groups()
         if key in found or _plain(key) is None:
             return None  # a key twice (which YAML may take either way), or one YAML reads as a bool or null
-        listing = key if value is None else None
-        if value is None:
-            found[key] = None  # `key:` alone is null, unless items follow
-        elif value == "[]":
+        if not value:  # `key:` alone is null, unless items follow
+            found[key] = None
+            listing = key
+            continue
+        listing = None
+        value = value[1:]  # after the space that follows the colon
+        if value == "[]":
             found[key] = []
         elif (scalar := _simple_value(value)) is not None:
             found[key] = scalar
@@ -116,7 +121,12 @@ def _plain(value: str) -> str | None:
         return None  # an indicator, a comment, or a key inside
     if _RESOLVED is not None and value[0] not in _RESOLVED:
         return value
-    return value if _RESOLVER.resolve(yaml.ScalarNode, value, (True, False)) == _STR else None
+    return value if _resolved_as_string(value) else None
+
+
+@functools.lru_cache(maxsize=4096)  # keys and the usual values (kinds, agents, tags) recur in every note of a fill
+def _resolved_as_string(value: str) -> bool:
+    return _RESOLVER.resolve(yaml.ScalarNode, value, (True, False)) == _STR
 
 
 def _invalid(exc: Exception) -> ValueError:
@@ -151,21 +161,25 @@ def created(value: object, future_slack: float) -> str:
         stamp = value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
     elif isinstance(value, str) and (match := _STAMP.fullmatch(value)):
         year, month, day, hour, minute, second, utc, sign, off_hours, off_minutes = match.groups()
-        offset = timedelta(0) if utc else timedelta(hours=int(off_hours), minutes=int(off_minutes))
         try:
-            zone = timezone(-offset if sign == "-" else offset)
+            if utc:  # the form the helper writes: no offset to build
+                zone = timezone.utc
+            else:
+                offset = timedelta(hours=int(off_hours), minutes=int(off_minutes))
+                zone = timezone(-offset if sign == "-" else offset)
             stamp = datetime(int(year), int(month), int(day), int(hour), int(minute), int(second), tzinfo=zone)
         except ValueError:
             raise ValueError("created is not a valid date and time") from None
     else:
         what = "missing" if value is None else "a date without a time" if isinstance(value, date) else "not a time"
         raise ValueError(f"created is {what} (expected a time like 2026-01-02T03:04:05Z)")
-    try:
-        stamp = stamp.astimezone(timezone.utc)
-    except OverflowError:  # near year 1 or 9999
-        raise ValueError("created is not a valid date and time") from None
+    if stamp.tzinfo is not timezone.utc:  # (a zero offset is that one)
+        try:
+            stamp = stamp.astimezone(timezone.utc)
+        except OverflowError:  # near year 1 or 9999
+            raise ValueError("created is not a valid date and time") from None
     if stamp.year < 1970:
         raise ValueError("created is before 1970")
-    if stamp > datetime.now(timezone.utc) + timedelta(seconds=future_slack):
+    if stamp.timestamp() > time.time() + future_slack:
         raise ValueError("created is in the future")
-    return f"{stamp.year:04d}-{stamp:%m-%dT%H:%M:%S}Z"
+    return f"{stamp.year:04d}-{stamp.month:02d}-{stamp.day:02d}T{stamp.hour:02d}:{stamp.minute:02d}:{stamp.second:02d}Z"

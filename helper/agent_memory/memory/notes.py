@@ -31,8 +31,9 @@ SETUP_TITLE = "Memory setup verification"  # bootstrap's verification note: `set
 SETUP_ID_PREFIX = "setup-"
 FUTURE_SLACK = 24 * 3600  # seconds a note's `created` may be ahead of this machine's clock
 
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
-_FENCE = re.compile(r"^---[ \t\r]*$", re.MULTILINE)
+# compiled on first use (re keeps them), not at import
+_HEADING = r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$"
+_FENCE = r"(?m)^---[ \t\r]*$"
 _ORDER = ("id", "title", "kind", "project", "created", "agent", "machine", "session", "sources", "tags", "corrects")
 
 
@@ -111,7 +112,7 @@ def derive_title(body: str, title: str | None = None) -> str:
 def first_heading(body: str) -> str | None:
     """The text of the first Markdown heading of `body`, shortened; None if it has none."""
     for line in body.splitlines():
-        if match := _HEADING.match(line.strip()):
+        if match := re.match(_HEADING, line.strip()):
             return _shorten(match.group(1))
     return None
 
@@ -149,7 +150,7 @@ def body_text(text: str) -> str:
     text = text.removeprefix("\ufeff")
     if not (text.startswith("---\n") or text.startswith("---\r\n")):
         return text
-    end = _FENCE.search(text, 4 if text.startswith("---\n") else 5)
+    end = re.compile(_FENCE).search(text, 4 if text.startswith("---\n") else 5)
     return text if end is None else text[end.end() :].lstrip("\r\n")
 
 
@@ -159,7 +160,7 @@ def split(text: str) -> tuple[dict[str, object], str]:
     if not (text.startswith("---\n") or text.startswith("---\r\n")):
         raise Malformed("no frontmatter")
     start = 4 if text.startswith("---\n") else 5
-    end = _FENCE.search(text, start)
+    end = re.compile(_FENCE).search(text, start)
     if end is None:
         raise Malformed("the frontmatter has no closing --- line")
     if end.start() - start > FRONTMATTER_MAX:  # bounded before the YAML parser sees any of it
@@ -176,15 +177,22 @@ def split(text: str) -> tuple[dict[str, object], str]:
 def fields(note_id: str, data: bytes) -> tuple[dict[str, str], str | None]:
     """`(fields, None)`: a note's known fields, checked, each as one line of text ("" when absent); or
     `({}, problem)` for a damaged note."""
+    found, problem, _body = checked(note_id, data)
+    return found, problem
+
+
+def checked(note_id: str, data: bytes) -> tuple[dict[str, str], str | None, str]:
+    """`fields` of a note, and its body as `body_text` gives it (of its text decoded with replacements if it is not
+    UTF-8), found with the frontmatter: what the search pack holds of a note."""
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError:
-        return {}, "the note is not UTF-8 text"
+        return {}, "the note is not UTF-8 text", body_text(data.decode("utf-8", errors="replace"))
     try:
-        meta, _body = split(text.removeprefix("\ufeff"))
-        return _known(note_id, meta), None
+        meta, body = split(text)
+        return _known(note_id, meta), None, body
     except Malformed as exc:
-        return {}, str(exc)
+        return {}, str(exc), body_text(text)
 
 
 def _known(note_id: str, meta: dict[str, object]) -> dict[str, str]:

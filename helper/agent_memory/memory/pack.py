@@ -28,6 +28,7 @@ from . import notes
 
 HEADER_FIELDS = ("id", "created", "kind", "agent", "title", "machine", "problem", "corrects", "tags")
 CORRECTS = 7  # the index of `corrects` among them
+TITLE = 4
 MARK = b"\x01"  # before the id in a `corrects` field
 BLOCK = 1 << 20
 SAMPLE = 1 << 16  # bytes of a block in which the terms of a query are counted, to pick the one to scan for
@@ -42,19 +43,22 @@ class Damaged(Exception):
 def record(note_id: str, data: bytes) -> bytes:
     """The pack record of one note."""
 
-    values, problem = notes.fields(note_id, data)
+    values, problem, body = notes.checked(note_id, data)
     values = {**values, "id": note_id, "problem": problem or ""}
     header = [_one_line(values.get(key, "")) for key in HEADER_FIELDS]
     if header[CORRECTS]:
         header[CORRECTS] = "\x01" + header[CORRECTS]
-    body = notes.body_text(data.decode("utf-8", errors="replace"))
-    text = (_one_line(values.get("title", "")) + "\n" + body).lower().replace("\x00", " ").replace("\x01", " ")
+    text = (header[TITLE] + "\n" + body).lower()
+    if "\x00" in text or "\x01" in text:  # only ever the first byte of a record, and the mark
+        text = text.replace("\x00", " ").replace("\x01", " ")
     rest = "\t".join(header).encode() + b"\n" + text.encode() + b"\n"
     return b"\x00%08x\t%08x\t" % (len(rest), crc32(rest)) + rest
 
 
 def _one_line(value: str) -> str:
-    return " ".join(value.replace("\x00", " ").replace("\x01", " ").split())
+    if "\x00" in value or "\x01" in value:  # see `record`
+        value = value.replace("\x00", " ").replace("\x01", " ")
+    return " ".join(value.split())
 
 
 def fields(header: bytes) -> dict[str, str]:

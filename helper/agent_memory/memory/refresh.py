@@ -17,7 +17,9 @@ A listing checks every cached note against the listing: its file's size, and the
 cached (`checksums`); a note that differs, is missing or was never verified is downloaded again. A
 cached copy with no known hash is compared by hashing it the way the listing does, where the store can.
 Downloads land in a staging folder and are moved into the cache only when complete, a batch at a time: when
-the command's time budget runs out during a large download, the next refresh goes on from there. Cached notes
+the command's time budget runs out during a large download, the next refresh goes on from there. A folder store's
+notes (a `direct` store) are read where they are instead, and written in place into the cache, each vouched for
+by its line only once it is whole (see `cache.Adding`): a fill costs one read and one write a note. Cached notes
 are dropped only after a complete, successful listing: a failed or partial one drops nothing. Last, the
 search pack is checked whole and rebuilt if it is torn or disagrees with the notes.
 
@@ -249,7 +251,10 @@ def _fetch_changed(
             compare.append(note_id)  # never verified, or saved here before its hash was known
     fetch = sorted(fetch + _verify_by_hash(store, cache, {note_id: remote[note_id] for note_id in compare}))
     batches = [{note_id: remote[note_id] for note_id in fetch[at : at + BATCH]} for at in range(0, len(fetch), BATCH)]
-    _download(store, cache, batches, skipped, verify)
+    if store.direct:  # not hashed: nothing to verify beyond the size
+        _read_in(store, cache, batches, skipped)
+    else:
+        _download(store, cache, batches, skipped, verify)
 
 
 def _verify_by_hash(store: Store, cache: ProjectCache, infos: dict[str, ObjectInfo]) -> list[str]:
@@ -264,6 +269,26 @@ def _verify_by_hash(store: Store, cache: ProjectCache, infos: dict[str, ObjectIn
     same = {note_id for (note_id, info), got in zip(infos.items(), hashes, strict=True) if got and got == info.hash}
     cache.add({note_id: cache.note_file(note_id) for note_id in same}, remote={i: infos[i].hash for i in same})
     return [note_id for note_id in infos if note_id not in same]
+
+
+def _read_in(
+    store: Store, cache: ProjectCache, batches: list[dict[str, ObjectInfo]], skipped: list[UnsafeObject]
+) -> None:
+    """Copy the batches of a `direct` store into the cache: each note read once, written in place and indexed from
+    the bytes read (see `cache.Adding`, which records each batch, what was put of it also when it fails)."""
+    for infos in batches:
+        ids = {info.path: note_id for note_id, info in infos.items()}
+        with cache.adding(infos) as adding:
+            left = [info for note_id, info in infos.items() if not adding.holds(note_id, info.size, info.hash)]
+            while left:
+                try:
+                    for info, data in store.read_many(left):
+                        if len(data) != info.size:
+                            raise StoreError("error", f"incomplete download of {info.path} (changed since the listing)")
+                        adding.put(ids[info.path], data, info.hash)
+                    left = []
+                except UnsafeObject as exc:
+                    left = _past(exc, left, infos, skipped)
 
 
 def _download(
@@ -282,7 +307,7 @@ def _download(
             from concurrent.futures import ThreadPoolExecutor
 
             pool = stack.enter_context(ThreadPoolExecutor(1, "agent-memory-download"))
-        previous: tuple[contextlib.ExitStack, Path, dict[str, ObjectInfo], dict[str, bytes]] | None = None
+        previous: tuple[contextlib.ExitStack, Path, dict[str, ObjectInfo]] | None = None
         for infos in batches:
             folder = contextlib.ExitStack()
             stack.callback(folder.close)  # whatever fails, no staging folder is left behind (closing twice is none)
@@ -294,8 +319,8 @@ def _download(
                 with previous[0]:  # its staging folder goes once it is added (or fails)
                     _keep(store, cache, *previous[1:], verify)
             with _closed_on_error(folder):
-                copied = job.result() if job is not None else _fetch(store, staging, infos, skipped)
-            previous = (folder, staging, infos, copied)
+                job.result() if job is not None else _fetch(store, staging, infos, skipped)
+            previous = (folder, staging, infos)
         if previous is not None:
             with previous[0]:
                 _keep(store, cache, *previous[1:], verify)
@@ -310,52 +335,46 @@ def _closed_on_error(stack: contextlib.ExitStack) -> Iterator[None]:
         raise
 
 
-def _fetch(store: Store, staging: Path, infos: dict[str, ObjectInfo], skipped: list[UnsafeObject]) -> dict[str, bytes]:
-    """Download `infos` into `staging`, skipping (and dropping from `infos`) those found unsafe now; the bytes of
-    those the store copied through memory, by path (see `Store.fetch`)."""
-    left, copied = list(infos.values()), {}
+def _fetch(store: Store, staging: Path, infos: dict[str, ObjectInfo], skipped: list[UnsafeObject]) -> None:
+    """Download `infos` into `staging`, skipping (and dropping from `infos`) those found unsafe now."""
+    left = list(infos.values())
     while left:
         try:
-            copied |= store.fetch(left, staging)
+            store.fetch(left, staging)
             left = []
-        except UnsafeObject as exc:  # changed since the listing: skip it (a note, or their folder), go on
-            skipped.append(exc)
-            bad = [info for info in left if info.path == exc.path or info.path.startswith(exc.path + "/")]
-            for info in bad:
-                infos.pop(_note_id(info.path) or "", None)
-            at = left.index(bad[0]) if bad else len(left)  # those before it were copied already
-            left = [info for info in left[at:] if info not in bad]
-    return copied
+        except UnsafeObject as exc:
+            left = _past(exc, left, infos, skipped)
 
 
-def _keep(
-    store: Store,
-    cache: ProjectCache,
-    staging: Path,
-    infos: dict[str, ObjectInfo],
-    copied: dict[str, bytes],
-    verify: bool,
-) -> None:
-    """Add a batch's downloads to the cache, once each is found complete: of the size listed (`copied` gives the
-    bytes of the files the store wrote from memory, which are not read back: they are what the files hold)."""
-    complete: dict[str, Path | tuple[Path, bytes]] = {}
+def _past(
+    exc: UnsafeObject, left: list[ObjectInfo], infos: dict[str, ObjectInfo], skipped: list[UnsafeObject]
+) -> list[ObjectInfo]:
+    """What is left of `left` to copy once `exc` was raised by an object found unsafe only now (it changed since
+    the listing): skipped, with the rest of it (a folder's notes), and dropped from `infos`; those before it were
+    copied already."""
+    skipped.append(exc)
+    bad = [info for info in left if info.path == exc.path or info.path.startswith(exc.path + "/")]
+    for info in bad:
+        infos.pop(_note_id(info.path) or "", None)
+    at = left.index(bad[0]) if bad else len(left)
+    return [info for info in left[at:] if info not in bad]
+
+
+def _keep(store: Store, cache: ProjectCache, staging: Path, infos: dict[str, ObjectInfo], verify: bool) -> None:
+    """Add a batch's downloads to the cache, once each is found complete: of the size listed."""
+    complete: dict[str, bytes | Path] = {}
     for note_id, info in infos.items():
         file = staging / info.path
-        data = copied.get(info.path)
-        if data is not None:
-            size = len(data)
-        else:
-            try:
-                found = os.stat(file, follow_symlinks=False)
-            except FileNotFoundError:
-                found = None
-            size = found.st_size if found is not None and stat.S_ISREG(found.st_mode) else None
-        if size != info.size:
+        try:
+            found = os.stat(file, follow_symlinks=False)
+        except FileNotFoundError:
+            found = None
+        if found is None or not stat.S_ISREG(found.st_mode) or found.st_size != info.size:
             raise StoreError("error", f"incomplete download of {info.path}")
-        complete[note_id] = file if data is None else (file, data)
+        complete[note_id] = file
     if verify and complete:
         got = store.hashes([staging / infos[note_id].path for note_id in complete])
-        for note_id, found in zip(complete, got, strict=True):
-            if found is not None and found != infos[note_id].hash:
+        for note_id, found_hash in zip(complete, got, strict=True):
+            if found_hash is not None and found_hash != infos[note_id].hash:
                 raise StoreError("error", f"{infos[note_id].path} did not download with the hash it was told")
     cache.add(complete, remote={note_id: info.hash for note_id, info in infos.items()})

@@ -139,6 +139,8 @@ def remove_blocks(files: dict[str, Path]) -> InstructionsRemoved:
     if recorded & set(removed):
         with config_file.editing() as config:
             config[CREATED] = [p for p in config.get(CREATED) or [] if p not in removed]
+            if not config[CREATED]:  # no record left: no key either
+                del config[CREATED]
     return {"removed": removed, "deleted": deleted, "backups": backups}
 
 

@@ -5,8 +5,13 @@ blocks (and the instruction files bootstrap created that hold nothing else), the
 (`agent_files`); a skill folder with local edits is backed up before it goes.
 
 The store, the cache, the outbox and the configuration stay: they are the user's memory, not the install (a later
-bootstrap finds them again). So uploads still pending would stay undelivered, with no hook left to retry them:
-uninstall refuses while any is pending unless told to leave them (`discard_pending`), after offering their export.
+bootstrap finds them again). What the configuration records of the install goes with it: the link, the instruction
+files bootstrap created, the core skill's version, and the sync of the agents' own memory, which the hooks ran and
+which writes into the agents' folders (turned off, so that a later bootstrap does not start it again unasked;
+nothing is deleted: the memory files, the versions in the bucket and what this machine knows of them stay).
+
+Uploads still pending would stay undelivered, with no hook left to retry them: uninstall refuses while any is
+pending unless told to leave them (`discard_pending`), after offering their export.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from ..errors import REFUSED, AgentMemoryError
 from ..fsutil import locked
 from ..outbox.listing import summary
 from ..skills.installing import uninstall_all
+from ..sync import settings as sync_settings
 from . import codex_sandbox, hook_files, instructions, on_path
 
 
@@ -51,6 +57,11 @@ def _uninstall(discard_pending: bool) -> Uninstall:
             next_step=f"fix {agents.codex.config_file()} by hand, then run: {commands.line('uninstall')}",
         )
     steps: list[UninstallStep] = []
+    sync_off = []
+    if sync_settings.enabled(config_file.load()):  # first, so that no hook syncs while the rest goes
+        with config_file.editing() as config:
+            sync_off = sync_settings.enabled(config)
+            config.pop("sync", None)
     link = None
     if config_file.load().get(on_path.LINKED):  # bootstrap made the link: it goes, and its record with it
         with config_file.editing() as config:
@@ -65,6 +76,9 @@ def _uninstall(discard_pending: bool) -> Uninstall:
     steps.append(_step("instructions", blocks["removed"], blocks["backups"]))
     skills = uninstall_all("both")
     steps.append(_step("skills", skills["removed"], skills["backups"]))
+    if "core_skill" in config_file.load():  # the record of the core skill that just went
+        with config_file.editing() as config:
+            config.pop("core_skill", None)
     warnings = []
     if link and link["state"] == "other":
         warnings.append(f"{link['path']} is not a link to this agent-memory, so it was left as it is.")
@@ -76,8 +90,9 @@ def _uninstall(discard_pending: bool) -> Uninstall:
         "steps": steps,
         "kept": {"config": str(paths.config_dir()), "cache": str(paths.cache_dir()), "state": str(paths.state_dir())},
         "pending": waiting,
+        "sync_off": sync_off,
         "warnings": warnings,
-        "changed": any(step["removed"] for step in steps),
+        "changed": bool(sync_off) or any(step["removed"] for step in steps),
     }
 
 

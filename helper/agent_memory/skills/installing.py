@@ -1,10 +1,10 @@
 """Installing skills into the agents' user skill folders: validated, copied (Codex skips symlinked skills),
 swapped in atomically, never over an existing folder without consent, with a backup of what is replaced.
 
-What is installed is read back from our install markers (`installed_skills`, for `status`; `local_changes`, the
-edits made since). Backups live under the helper's state folder, outside every skill folder: a copy inside
-`~/.agents/skills` or `~/.claude/skills` would show up as a second skill. Downloaded files are written, never
-executed.
+What is installed is read back from our install markers (`installed_skills`, for `status`, which reads no file that
+nothing touched since; `local_changes`, the edits made since). Backups live under the helper's state folder,
+outside every skill folder: a copy inside `~/.agents/skills` or `~/.claude/skills` would show up as a second skill.
+Downloaded files are written, never executed.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 from pathlib import Path
 
 from .. import agents, commands, names, paths
@@ -42,6 +43,12 @@ def install_revision(
     """Download a complete revision from `bucket` (default: the configured one), validate every path and file,
     install it; the contract's result: `{"name", "revision", "installed" (every destination, which now holds it),
     "unchanged" (those that already did), "backup"}`."""
+    if name == names.RESERVED_SKILL:  # not a name to change, as for a publication: the skill to get another way
+        raise ContentRefused(
+            f"The core memory skill {name} comes only with the agent-memory package, never from a bucket.",
+            next_step=f"{commands.line('bootstrap')} (installs the packaged one; with --replace, over a copy edited "
+            "here)",
+        )
     names.skill(name)
     names.revision(revision)
     roots = skill_roots(agent)
@@ -291,17 +298,36 @@ def installed_skills() -> list[dict[str, object]]:
             marker = read_marker(folder)
             if marker is None:
                 continue
-            changes = local_changes(folder) or {}
             found.append(
                 {
                     "agent": agent,
                     "name": marker.get("name"),
                     "revision": marker.get("revision"),
                     "path": str(folder),
-                    "modified": any(changes.values()),
+                    "modified": not _untouched(folder, marker) and any((local_changes(folder) or {}).values()),
                 }
             )
     return found
+
+
+def _untouched(folder: Path, marker: dict[str, object]) -> bool:
+    """Whether `folder` still holds just the regular files its marker lists, none changed since: each one's status
+    change time (ctime, which a write, a rename or a chmod sets and no one can set back) is not later than the
+    marker's, written after them. Cheap (no file read, no digest: `status` runs it on every installed skill); when
+    it cannot tell, `local_changes` compares the digests."""
+    listed = marker.get("files")
+    try:
+        since = (folder / layout.MARKER).lstat().st_ctime_ns
+        entries = [entry for entry in folder.rglob("*") if entry.name != layout.MARKER or entry.parent != folder]
+        stats = {entry.relative_to(folder).as_posix(): entry.lstat() for entry in entries}
+    except OSError:
+        return False
+    files = {path: found for path, found in stats.items() if not stat.S_ISDIR(found.st_mode)}
+    return (
+        isinstance(listed, dict)
+        and set(files) == set(listed)
+        and all(stat.S_ISREG(found.st_mode) and found.st_ctime_ns <= since for found in files.values())
+    )
 
 
 def backups_dir() -> Path:
@@ -326,8 +352,9 @@ def diff(folder: Path, files: dict[str, bytes]) -> dict[str, list[str]]:
 
 def describe(changes: dict[str, list[str]]) -> str:
     """`diff()` in words."""
-    parts = [f"{kind} {', '.join(items)}" for kind, items in changes.items() if items]
-    return "the new files would be identical" if not parts else "the new revision has " + "; ".join(parts)
+    verbs = {"added": "add", "removed": "remove", "changed": "change"}  # what installing does to the folder there
+    parts = [f"{verbs[kind]} {', '.join(items)}" for kind, items in changes.items() if items]
+    return "the new files would be identical" if not parts else "installing it would " + "; ".join(parts)
 
 
 def uninstall_all(agent: str = "both") -> dict[str, list[str]]:

@@ -4,10 +4,42 @@ from __future__ import annotations
 
 import shlex
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from .change_feed import Replay, Unfollowable
+
+class Unfollowable(Exception):
+    """The feed cannot say what changed after this cursor (`reset`, unavailable, refused, too long, not
+    understood): list instead. `reason` is one short word for the record, the message says more."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(detail)
+        self.reason = reason
+
+
+class Change:
+    """The last state of one path after a replay: deleted, or its size and xet hash where the feed gave them
+    (an `update` carries only what changed: None means not told)."""
+
+    __slots__ = ("path", "deleted", "size", "hash", "added")
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.deleted = False
+        self.size: int | None = None
+        self.hash: str | None = None
+        self.added = False  # an `add` was seen: size and hash are complete
+
+    def __repr__(self) -> str:
+        return f"Change({self.path!r}, deleted={self.deleted}, size={self.size})"
+
+
+class Replay:
+    """What changed below a folder after a cursor, and the cursor that stands after it (None: never changed)."""
+
+    def __init__(self, cursor: str | None, changes: dict[str, Change]) -> None:
+        self.cursor = cursor
+        self.changes = changes
 
 
 class ObjectInfo:
@@ -166,6 +198,7 @@ class Store(ABC):
 
     uri: str
     hashed = True  # its listing and change feed give each object's content hash (a folder store's give none)
+    direct = False  # its objects are read where they are (`read_many`), not downloaded; such a store is not hashed
 
     @abstractmethod
     def ensure(self, *, create: bool) -> bool:
@@ -193,14 +226,19 @@ class Store(ABC):
         that cannot be trusted, which are left out and named in `skipped`."""
 
     @abstractmethod
-    def fetch(self, objects: list[ObjectInfo], dest: Path) -> dict[str, bytes]:
-        """Download each object, in order, to `dest / object.path` (the caller makes the result atomic); the bytes
-        written, by object path, of the objects the store copied through memory (none where a download goes
-        straight to its file), which the caller need not read back.
+    def fetch(self, objects: list[ObjectInfo], dest: Path) -> None:
+        """Download each object, in order, to `dest / object.path` (the caller makes the result atomic).
 
         An object found unsafe only now (it changed after the listing) raises UnsafeObject, after the objects
         before it were copied and before any after it.
         """
+
+    def read_many(self, objects: list[ObjectInfo]) -> Iterator[tuple[ObjectInfo, bytes]]:
+        """Of a `direct` store only: each object with its bytes, in order, read where it is: at most one byte more
+        than its listed size (the caller finds one that is not that size: it changed since the listing). An object
+        found unsafe only now raises UnsafeObject, after the objects before it were given and before any after it.
+        """
+        raise NotImplementedError(f"{self.uri} is read by downloads (`fetch`)")
 
     @abstractmethod
     def holds(self, path: str, data: bytes) -> bool:

@@ -62,10 +62,15 @@ def check_private(uri: str) -> None:
             f"The folder store {folder} belongs to another user (uid {info.st_uid}), so agent-memory will not use it.",
             next_step=f"use a folder of your own: {commands.line('config', 'set', 'bucket', 'file:///ABSOLUTE/PATH')}",
         )
+    if info.st_mode & stat.S_ISVTX and info.st_mode & 0o002:  # shared by design, as /tmp: closing it locks others out
+        own = FILE_SCHEME + str(folder / "agent-memory-store")
+        next_step = f"{commands.line('config', 'set', 'bucket', own)} (a folder of your own in it, created owner-only)"
+    else:
+        next_step = f"chmod 700 {quoted} (if only you should use it), then run the same command again"
     raise AccessError(
         f"The folder store {folder} can be read or written by other users (mode {stat.filemode(info.st_mode)}), "
         "so agent-memory will not use it; its permissions were not changed.",
-        next_step=f"chmod 700 {quoted} (if only you should use it), then run the same command again",
+        next_step=next_step,
     )
 
 

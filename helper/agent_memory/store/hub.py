@@ -252,13 +252,12 @@ class HubStore(Store):
 
         return Listing(sorted(self._call(listing), key=lambda info: info.path))  # a bucket holds no links
 
-    def fetch(self, objects: list[ObjectInfo], dest: Path) -> dict[str, bytes]:
+    def fetch(self, objects: list[ObjectInfo], dest: Path) -> None:
         if objects:
             files = [(self._remote(info), dest / info.path) for info in objects]
             self._call(
                 lambda: self.api.download_bucket_files(self.bucket_id, files, raise_on_missing_files=True)  # type: ignore[arg-type]
             )
-        return {}  # hf_xet writes the files: nothing passed through here
 
     @staticmethod
     def _remote(info: ObjectInfo) -> object:

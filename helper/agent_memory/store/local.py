@@ -18,6 +18,7 @@ import errno
 import os
 import shlex
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import AgentMemoryError
@@ -29,11 +30,7 @@ from .local_tree import Folder, Untrusted, open_root
 
 _NO_LINKS = (errno.EPERM, errno.ENOTSUP, errno.EXDEV, errno.EMLINK)  # how a filesystem without hard links refuses one
 MAX_DEPTH = 32  # folders below a listed prefix; the layout needs a handful, a deeper tree is refused
-# bytes: an object this large or smaller (any note) is read whole, then written, and handed back to the caller
-# (up to COPIES_HANDED_BACK bytes of them per fetch: a fill's batch of a thousand notes is a few megabytes, while a
-# catalog of skills may fetch a hundred thousand files at once); a larger one is copied in blocks
-COPIED_IN_MEMORY = 4 << 20
-COPIES_HANDED_BACK = 64 << 20
+BLOCK = 1 << 20  # bytes copied at a time by `fetch`
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
@@ -41,6 +38,7 @@ class FolderStore(Store):
     """Objects as files below `root`."""
 
     hashed = False  # objects are written once, by an exclusive link, and never rewritten: their size says enough
+    direct = True  # its files are read where they are: a fill copies each note once, through memory (`read_many`)
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -252,11 +250,10 @@ class FolderStore(Store):
             for folder, _entries in stack[1:]:
                 folder.close()
 
-    def fetch(self, objects: list[ObjectInfo], dest: Path) -> dict[str, bytes]:
+    def fetch(self, objects: list[ObjectInfo], dest: Path) -> None:
         self._reachable()
-        copied, kept = {}, 0
         with _as_store_error(), contextlib.ExitStack() as opened:
-            folders: dict[str, tuple[Folder, Path]] = {}  # notes share one folder: open it (and its copy) once
+            folders: dict[str, tuple[Folder, Path]] = {}  # objects share a few folders: open each (and its copy) once
             for info in objects:
                 parts = self._parts(info.path)
                 where = "/".join(parts[:-1])
@@ -269,11 +266,24 @@ class FolderStore(Store):
                     source = folder.open_file(parts[-1])
                 except Untrusted as exc:
                     raise self._unsafe(exc) from None
-                data = _copy(source, target / parts[-1], info.size)
-                if data is not None and kept + len(data) <= COPIES_HANDED_BACK:
-                    copied[info.path] = data
-                    kept += len(data)
-        return copied
+                _copy(source, target / parts[-1])
+
+    def read_many(self, objects: list[ObjectInfo]) -> Iterator[tuple[ObjectInfo, bytes]]:
+        self._reachable()
+        with _as_store_error(), contextlib.ExitStack() as opened:
+            folders: dict[str, Folder] = {}  # notes share one folder: open it once
+            for info in objects:
+                cut = info.path.rfind("/") + 1
+                where, name = info.path[:cut], info.path[cut:]  # the folder with its slash: checked when first met
+                if where not in folders or name in ("", ".", "..") or "\\" in name:
+                    parts = self._parts(info.path)
+                    if where not in folders:
+                        folders[where] = opened.enter_context(self._folder(parts[:-1]))
+                try:
+                    data = folders[where].read_file(name, info.size)
+                except Untrusted as exc:
+                    raise self._unsafe(exc) from None
+                yield info, data
 
     def removal(self, path: str) -> str:
         return f"rm {shlex.quote(str(self.root.joinpath(*self._parts(path))))}"
@@ -314,27 +324,17 @@ def _read_all(fd: int, limit: int | None = None) -> bytes:
         return handle.read() if limit is None else handle.read(limit + 1)  # grown meanwhile: not read further
 
 
-def _copy(source: int, target: Path, size: int) -> bytes | None:
-    """Copy the open file `source` (closed after), listed with `size` bytes, to a new owner-only file `target`, with
-    plain system calls: a fill copies thousands of small files, where buffered file objects would cost more than the
-    copying. Returns the bytes copied, so that a fill checks and indexes exactly what it caches without reading it
-    back; None for a file of more than COPIED_IN_MEMORY bytes, or one that grew since the listing, which is copied on
-    in blocks whatever it has become (the caller finds it is not the size listed): a copy never holds in memory
-    more than the listing said, plus one byte."""
+def _copy(source: int, target: Path) -> None:
+    """Copy the open file `source` (closed after) to a new owner-only file `target`, in blocks, whatever it holds now
+    (the caller checks the copy against the listing)."""
     try:
-        data = b""
-        while size <= COPIED_IN_MEMORY and len(data) <= size and (chunk := os.read(source, size + 1 - len(data))):
-            data += chunk
-        whole = size <= COPIED_IN_MEMORY and len(data) <= size  # the end of the file was reached
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_BINARY", 0)
         writer = os.open(target, flags, FILE_MODE)
         try:
-            _write_all(writer, data)
-            while not whole and (chunk := os.read(source, 1 << 20)):
+            while chunk := os.read(source, BLOCK):
                 _write_all(writer, chunk)
         finally:
             os.close(writer)
-        return data if whole else None
     finally:
         os.close(source)
 

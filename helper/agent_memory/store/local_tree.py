@@ -89,14 +89,28 @@ class Folder:
 
     def open_file(self, name: str) -> int:
         """A descriptor for reading the file `name`, trusted as opened (see `why_not`); Untrusted otherwise."""
-        return self._open_trusted(name, os.O_RDONLY)
+        return self._open_trusted(name, os.O_RDONLY)[0]
+
+    def read_file(self, name: str, size: int) -> bytes:
+        """The bytes of the file `name`, trusted as opened (Untrusted otherwise), which should hold `size` bytes: all
+        of them, read at once, if it holds that many as opened; else up to `size + 1` of them, read until its end, so
+        that the caller finds it is not that size, and never more."""
+        fd, info = self._open_trusted(name, os.O_RDONLY)
+        try:
+            data = os.read(fd, size + 1)
+            if info.st_size != size or len(data) != size:  # not the size expected, or a short read: up to its end
+                while len(data) <= size and (chunk := os.read(fd, size + 1 - len(data))):
+                    data += chunk
+            return data
+        finally:
+            os.close(fd)
 
     def open_append(self, name: str) -> int:
         """A descriptor for appending to the file `name` (FileNotFoundError if there is none), trusted as opened;
         Untrusted otherwise."""
-        return self._open_trusted(name, os.O_WRONLY | os.O_APPEND)
+        return self._open_trusted(name, os.O_WRONLY | os.O_APPEND)[0]
 
-    def _open_trusted(self, name: str, flags: int) -> int:
+    def _open_trusted(self, name: str, flags: int) -> tuple[int, os.stat_result]:
         if _AT:
             try:
                 fd = os.open(name, flags | _NOFOLLOW | _NONBLOCK, dir_fd=self.fd)
@@ -110,13 +124,14 @@ class Folder:
                 raise Untrusted(self.relative(name), self.why_not(name, before) or "is not a regular file")
             fd = os.open(self._name(name), flags | getattr(os, "O_BINARY", 0))
         try:
-            why = self.why_not(name, os.fstat(fd), lambda: os.fstat(fd))
+            info = os.fstat(fd)
+            why = self.why_not(name, info, lambda: os.fstat(fd))
             if why is not None:
                 raise Untrusted(self.relative(name), why)
         except BaseException:
             os.close(fd)
             raise
-        return fd
+        return fd, info
 
     def why_not(self, name: str, info: os.stat_result, again=None) -> str | None:
         """Why the entry `name` with `info` cannot be trusted as an object, or None if it can."""

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from .. import paths
 from ..fsutil import locked, read_own, write_json_atomic
-from .base import Listing, Replay, Store, StoreError
+from .base import Listing, ObjectInfo, Replay, Store, StoreError
 
 FIRST = 30.0  # seconds of the first wait
 LONGEST = 300.0  # a Hub that is back is found again within this long, whatever the outage lasted
@@ -141,7 +141,7 @@ class OutageStore(Store):
     def list(self, prefix: str) -> Listing:
         raise self._fail()
 
-    def fetch(self, objects: list, dest: Path) -> None:
+    def fetch(self, objects: list[ObjectInfo], dest: Path) -> None:
         raise self._fail()
 
     def holds(self, path: str, data: bytes) -> bool:

@@ -5,15 +5,40 @@ them)."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
+from pathlib import Path
 
 from .. import commands, paths
 from ..contract import SyncConflict, SyncFolderState
 from .index import FolderIndex
 
 
-def folder_states(bucket: str) -> list[SyncFolderState]:
-    """Every memory folder synced with `bucket` on this machine, as its record has it."""
-    root = paths.state_dir() / "sync" / paths.bucket_key(bucket)
+def folder_states(bucket: str, watched: Iterable[tuple[str, str, Path]] = ()) -> list[SyncFolderState]:
+    """Every memory folder synced with `bucket` on this machine, as its record has it; then each of `watched`
+    (runtime, scope, folder: those the next sync looks at) that has no record yet, none of its files in step."""
+    found = _recorded(paths.state_dir() / "sync" / paths.bucket_key(bucket))
+    recorded = {(state["agent"], state["scope"], state["folder"]) for state in found}
+    for runtime, scope, folder in watched:
+        if (runtime, scope, str(folder)) not in recorded:
+            recorded.add((runtime, scope, str(folder)))
+            found.append(
+                {
+                    "agent": runtime,
+                    "scope": scope,
+                    "folder": str(folder),
+                    "exists": os.path.isdir(folder),  # before the runtime's first memory it has no folder
+                    "files": 0,
+                    "pushed": 0,
+                    "pulled": 0,
+                    "conflicts": [],
+                    "last_sync": None,
+                }
+            )
+    return found
+
+
+def _recorded(root: Path) -> list[SyncFolderState]:
+    """The folders that this machine's records under `root` (one bucket's) say were synced."""
     found: list[SyncFolderState] = []
     try:
         scopes = sorted((e for e in os.scandir(root) if e.is_dir(follow_symlinks=False)), key=lambda e: e.name)
@@ -37,6 +62,7 @@ def folder_states(bucket: str) -> list[SyncFolderState]:
                     "agent": runtime,
                     "scope": scope,
                     "folder": str(index.folder),
+                    "exists": os.path.isdir(index.folder),
                     "files": sum(1 for entry in index.files.values() if entry.get("hash") is not None),
                     "pushed": index.pushed,
                     "pulled": index.pulled,
