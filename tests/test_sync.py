@@ -366,6 +366,22 @@ def test_damaged_records_start_again_without_losing_a_byte(machine, machine_b, f
     assert (claude_folder(a) / "MEMORY.md").read_text() == "- one\n"
 
 
+@pytest.mark.parametrize(
+    ("agent", "whose"),
+    [
+        ("claude", "Claude Code's own memory"),
+        ("codex", "Codex's own memory"),
+        ("both", "Codex's and Claude Code's own memories"),  # each keeps its own: not "Codex and Claude Code's"
+    ],
+)
+def test_sync_enable_and_disable_say_whose_memory(machine, folder_store, agent, whose):
+    tools.exited(machine.run("config", "set", "bucket", folder_store))
+    on = tools.exited(machine.run("sync", "enable", "--agent", agent))
+    assert on.out.startswith(f"Sync of {whose} is on. It runs at session start and end")
+    off = tools.exited(machine.run("sync", "disable", "--agent", agent))
+    assert off.out == f"Sync of {whose} is off. Nothing was deleted, here or in the bucket.\n"
+
+
 def test_bootstrap_sync_turns_it_on_for_the_chosen_agents(machine, folder_store):
     args = ("bootstrap", "--project", "demo", "--bucket", folder_store, "--agent", "claude", "--sync")
     done = tools.exited(machine.run(*args, "--json"))

@@ -9,7 +9,6 @@ from collections.abc import Mapping
 
 from .. import commands
 from ..agents import codex
-from ..contract import NoteUpload, Publication, Retries, Sync
 from ..display import plural, safe, safe_tree
 from ..errors import ACCESS, ERROR, OK, PENDING
 from ..errors import render as lines
@@ -17,6 +16,10 @@ from ..idle import MAX_EVENT
 from ..store.base import Freshness, OversizedObject
 from ..store.failures import NO_NETWORK
 from .parsing import Rendered
+
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import NoteUpload, Publication, Retries, Sync
 
 HOOK_PREFIX = "agent-memory hook: "
 

@@ -8,7 +8,6 @@ import argparse
 from .. import agents, commands
 from ..agents import RUNTIMES
 from ..config.context import Context
-from ..contract import SyncFolder, SyncHistory, SyncRun, SyncStatus, SyncSwitched
 from ..display import plural, safe_tree
 from ..errors import OK, PENDING, UsageError
 from ..outbox.listing import summary
@@ -19,6 +18,10 @@ from ..sync.running import Run, scopes, sync
 from ..sync.summary import conflict
 from .parsing import Rendered, subcommands, with_json
 from .render import notice
+
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import SyncFolder, SyncHistory, SyncRun, SyncStatus, SyncSwitched
 
 
 def declare(parser: argparse.ArgumentParser) -> None:
@@ -55,15 +58,15 @@ def switch(args: argparse.Namespace, ctx: Context) -> Rendered:
     before = settings.switch(chosen, on)
     ctx.reload()
     enabled = settings.enabled(ctx.config)
-    result = SyncSwitched(enabled=enabled, changed={name: before[name] != on for name in chosen})
-    label = agents.label(args.agent)
+    result: SyncSwitched = {"enabled": enabled, "changed": {name: before[name] != on for name in chosen}}
+    whose = agents.own_memory(args.agent)
     if on:
         text = (
-            f"Sync of {label}'s own memory is on. It runs at session start and end (with the hooks: "
+            f"Sync of {whose} is on. It runs at session start and end (with the hooks: "
             f"{commands.line('hooks', 'install')}) and with {commands.line('sync', 'now')}."
         )
     else:
-        text = f"Sync of {label}'s own memory is off. Nothing was deleted, here or in the bucket."
+        text = f"Sync of {whose} is off. Nothing was deleted, here or in the bucket."
     return result, text, OK
 
 

@@ -45,7 +45,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Rendered:
     if off := result["sync_off"]:
         chosen = "both" if len(off) > 1 else off[0]
         lines.append(
-            f"turned off the sync of {agents.label(chosen)}'s own memory, so that no later setup starts it unasked "
+            f"turned off the sync of {agents.own_memory(chosen)}, so that no later setup starts it unasked "
             "(nothing was deleted: the memory files here and their versions in the bucket stay; to turn it on "
             f"again: {commands.line('sync', 'enable', '--agent', chosen)})"
         )

@@ -7,7 +7,39 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from .change_feed import Replay, Unfollowable
+
+class Unfollowable(Exception):
+    """The feed cannot say what changed after this cursor (`reset`, unavailable, refused, too long, not
+    understood): list instead. `reason` is one short word for the record, the message says more."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(detail)
+        self.reason = reason
+
+
+class Change:
+    """The last state of one path after a replay: deleted, or its size and xet hash where the feed gave them
+    (an `update` carries only what changed: None means not told)."""
+
+    __slots__ = ("path", "deleted", "size", "hash", "added")
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.deleted = False
+        self.size: int | None = None
+        self.hash: str | None = None
+        self.added = False  # an `add` was seen: size and hash are complete
+
+    def __repr__(self) -> str:
+        return f"Change({self.path!r}, deleted={self.deleted}, size={self.size})"
+
+
+class Replay:
+    """What changed below a folder after a cursor, and the cursor that stands after it (None: never changed)."""
+
+    def __init__(self, cursor: str | None, changes: dict[str, Change]) -> None:
+        self.cursor = cursor
+        self.changes = changes
 
 
 class ObjectInfo:
