@@ -64,7 +64,6 @@ BASE = {
     "store.base",
     "store.bucket",
     "store.budget",
-    "store.failures",
     "store.outage",
 }
 # reading the notes of the cache and those pending here

@@ -14,7 +14,6 @@ from ..errors import ACCESS, ERROR, OK, PENDING
 from ..errors import render as lines
 from ..idle import MAX_EVENT
 from ..store.base import Freshness, OversizedObject
-from ..store.failures import NO_NETWORK
 from .parsing import Rendered
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
@@ -69,7 +68,7 @@ def sync(freshness: Freshness) -> Sync:
     elif freshness.error is not None:
         detail = freshness.error.detail
         if freshness.error.reason == "offline" and codex.network_blocked():
-            detail += f" ({NO_NETWORK}: {commands.line('codex-sandbox', 'allow')})"
+            detail += f" ({codex.NO_NETWORK}: {commands.line('codex-sandbox', 'allow')})"
         found = {"status": "stale", "reason": freshness.error.reason, "detail": detail}
     else:
         found = {"status": "fresh", "reason": None, "detail": None}
