@@ -10,7 +10,6 @@ from pathlib import Path
 from .. import __version__, commands, paths
 from ..clock import age_seconds
 from ..config.context import Context
-from ..contract import Outage, StateDamage, Status, StoreCheck, SyncSummary
 from ..display import safe_tree
 from ..errors import AccessError, NotSetUp
 from ..fsutil import damage
@@ -28,6 +27,10 @@ from ..sync.settings import enabled
 from ..sync.summary import folder_states
 from . import reminded, usage
 from .uploads import KINDS
+
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import Outage, StateDamage, Status, StoreCheck, SyncSummary
 
 USAGE_DAYS = 30  # the period of status's line on the use of memory (`usage --days N` shows others)
 

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 from .. import commands
 from ..config.context import Context
-from ..contract import NoteUpload, PendingNote, PendingPublication, Publication
 from ..errors import AgentMemoryError
+
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import NoteUpload, PendingNote, PendingPublication, Publication
 
 RETRY = commands.line("pending", "retry")  # the one retry command every hint names
 WHY = {

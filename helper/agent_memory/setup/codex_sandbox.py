@@ -24,11 +24,14 @@ from pathlib import Path
 from .. import commands, paths
 from ..agents import codex
 from ..config import settings
-from ..contract import Consent
 from ..errors import AgentMemoryError
 from ..fsutil import make_dirs, write_atomic
 from ..names import folder_path
 from . import agent_files
+
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import Consent
 
 BEGIN = "# agent-memory:begin codex-sandbox"
 END = "# agent-memory:end codex-sandbox"

@@ -24,8 +24,6 @@ NEXT = {
     "offline": "check this machine's network (for a folder store: that its drive is mounted), then run: {again}",
     "error": commands.line("status") + " (it names the bucket and what failed last), then run: {again}",
 }
-# said of a bucket that cannot be reached from Codex's sandbox, which closes the network (the consent opens it)
-NO_NETWORK = "This runs in Codex's sandbox, which gives commands no network unless the user allows it"
 
 
 def user_error(failure: StoreError, command: Sequence[str] = ()) -> AgentMemoryError:
@@ -53,6 +51,6 @@ def user_error(failure: StoreError, command: Sequence[str] = ()) -> AgentMemoryE
         )
     error = AccessError if failure.reason == "auth" else AgentMemoryError
     if failure.reason == "offline" and codex.network_blocked():
-        return error(f"{what}: {failure.detail}. {NO_NETWORK}.", next_step=codex.SANDBOX_FIX)
+        return error(f"{what}: {failure.detail}. {codex.NO_NETWORK}.", next_step=codex.SANDBOX_FIX)
     next_step = NEXT.get(failure.reason, NEXT["error"]).format(again=again)
     return error(f"{what}: {failure.detail}.", next_step=safe(next_step))

@@ -9,13 +9,16 @@ from pathlib import Path
 
 from .. import commands, names
 from ..config.context import Context
-from ..contract import SyncVersion
 from ..errors import UsageError
 from . import folders, versions
 from .history import History
 from .index import FolderIndex
 from .running import Run, Scope, scopes, sync
 from .versions import Refused
+
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import SyncVersion
 
 
 class Found:
