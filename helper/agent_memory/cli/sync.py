@@ -18,7 +18,7 @@ from ..sync.engine import FolderSync
 from ..sync.running import Run, scopes, sync
 from ..sync.summary import conflict
 from .parsing import Rendered, subcommands, with_json
-from .render import notice
+from .render import notice, told_pending
 
 
 def declare(parser: argparse.ArgumentParser) -> None:
@@ -103,7 +103,7 @@ def told_run(run: Run) -> Rendered:
             notice(f"Changed here meanwhile, synced next time: {', '.join(done['waiting'])}.")
     for upload in result["uploads"]:
         if upload["status"] == "pending":
-            notice(upload["message"])
+            notice(told_pending(upload))
     for error in result["errors"]:
         notice(f"The bucket could not be read ({error}): synced with what this machine knows.")
     for item in result["refused"]:

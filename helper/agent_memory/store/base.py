@@ -46,6 +46,22 @@ class StoreError(Exception):
         self.what = self.what or what
 
 
+class FolderMissing(StoreError):
+    """A folder store's folder is not there: its drive is not mounted, or the folder was moved away."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__("offline", f"the folder store {root} is not there")
+        self.root = root
+
+
+class FolderDenied(StoreError):
+    """A file or folder of a folder store that this user may not open."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__("auth", f"permission denied: {path}")
+        self.path = path
+
+
 class NoCredentials(StoreError):
     """This machine has no Hugging Face credentials, or the Hub refused them."""
 
