@@ -194,7 +194,7 @@ def _runtimes(args: argparse.Namespace, ctx: Context) -> list[str]:
 
 
 def history(args: argparse.Namespace, ctx: Context) -> Rendered:
-    found = restoring.find(ctx, args.file, _runtimes(args, ctx))
+    found = restoring.find(ctx, args.file, _runtimes(args, ctx), ask_bucket=True)
     listed, here, kept = restoring.versions_of(ctx, found)
     result: SyncHistory = safe_tree(
         {
@@ -215,7 +215,11 @@ def history(args: argparse.Namespace, ctx: Context) -> Rendered:
         shown = f" [{', '.join(marks)}]" if marks else ""
         lines.append(f"  {version['id']} {version['time']} {version['machine']} {state}, based on {based}{shown}")
     lines += [f"  other text kept (conflict): {path}" for path in kept]
-    if not listed:
+    if found.scope.runtime not in settings.enabled(ctx.config):  # what the bucket holds, from other machines
+        off = f"the sync of {agents.own_memory(found.scope.runtime)} is off on this machine"
+        told = f"  {off}: these are the versions other machines synced" if listed else f"  no version: {off}"
+        lines.append(f"{told} (turn it on: {commands.line('sync', 'enable', '--agent', found.scope.runtime)})")
+    elif not listed:
         lines.append("  no version yet: it is pushed by the next sync")
     return result, "\n".join(lines), OK
 
