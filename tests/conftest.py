@@ -174,6 +174,9 @@ def base_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
             # a command's network budget: 20 s on an idle machine, more on a loaded one (a budget spent by waiting
             # for a core would turn a save pending, and the test's verdict would depend on the machine's load)
             "AGENT_MEMORY_TIMEOUT": f"{tools.scaled(20):.0f}",
+            # and a hook's (its own 5 s by default) likewise: on a loaded machine the Stop hook's push spent its 5 s
+            # starting up and asking the Hub what changed, and the upload was left pending for a later turn
+            "AGENT_MEMORY_HOOK_BUDGET": f"{tools.scaled(5):.0f}",
             "PYTHONDONTWRITEBYTECODE": "1",
         }
     )

@@ -167,7 +167,7 @@ def test_concurrent_searches_and_saves_on_a_damaged_cache_lose_nothing(shared):
     for worker in workers:
         tools.exited(tools.finished(worker, timeout=120))
     found = _search_all(b)
-    assert len(found["results"]) == 9
+    assert len(found["results"]) == 9, found["sync"]
     assert _cached(b) == stored()
     assert len(_search_all(b, "--offline")["results"]) == 9
 
@@ -214,12 +214,12 @@ def test_a_large_download_cut_short_keeps_its_finished_batches(machine, hub):
     hub.fault("xet-read-token", "fail", status=500, after=1, times=0)  # the second batch cannot download
     cut = a.run("search", "batch", "--json")
     tools.exited(cut)
-    assert cut.json["sync"]["status"] == "stale"
-    assert len(_cached(a)) == 1000  # the first batch is kept
+    assert cut.json["sync"]["status"] == "stale", cut.out
+    assert len(_cached(a)) == 1000, cut.out  # the first batch is kept
     assert len(a.run("search", "batch", "--offline", "--limit", "1000", "--json").json["results"]) == 1000
     hub.clear_faults()
     whole = a.run("search", "batch", "--limit", "1000", "--json")
-    assert whole.json["sync"]["status"] == "fresh" and len(whole.json["results"]) == 1000
+    assert whole.json["sync"]["status"] == "fresh" and len(whole.json["results"]) == 1000, whole.json["sync"]
     assert _cached(a) == files
 
 

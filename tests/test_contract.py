@@ -4,23 +4,9 @@ the declaration cannot drift from what agents and scripts read."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from types import SimpleNamespace
 
 import tools
-from agent_memory import contract
-
-
-def typed_declarations() -> dict[str, type]:
-    """The declarations of `contract` as typing's TypedDicts (what a type checker reads): at run time each one is
-    a plain dict, which keeps no keys."""
-    source = Path(contract.__file__).read_text().replace("TYPE_CHECKING = False", "TYPE_CHECKING = True", 1)
-    namespace: dict[str, object] = {}
-    exec(compile(source, contract.__file__, "exec"), namespace)
-    return {name: value for name, value in namespace.items() if hasattr(value, "__required_keys__")}
-
-
-declared = SimpleNamespace(**typed_declarations())
+from agent_memory import contract as declared
 
 
 def keys(declaration: type) -> set[str]:
@@ -125,21 +111,3 @@ def test_sync(ready, tmp_path):
     shown = ready.run("sync", "history", "MEMORY.md", "--json").json
     assert set(shown) == keys(declared.SyncHistory) and set(shown["versions"][0]) == keys(declared.SyncVersion)
     assert set(ready.run("status", "--json").json["sync"]) == keys(declared.SyncSummary)
-
-
-def test_every_declaration_is_a_plain_dict_at_run_time():
-    """A command's result is built and printed as a dict: no declaration makes a class of its own at run time (about
-    fifty of them would cost every command a millisecond)."""
-    typed = typed_declarations()
-    assert len(typed) > 30
-    for name in typed:
-        assert issubclass(getattr(contract, name), dict), name
-    assert {getattr(contract, name) for name in typed} == {contract.TypedDict}
-    assert contract.Stop(event="stop", agent="codex", results=[], damaged=[], waiting=0) == {
-        "event": "stop",
-        "agent": "codex",
-        "results": [],
-        "damaged": [],
-        "waiting": 0,
-    }
-    assert json.loads(json.dumps(contract.Search(query="q", results=[]))) == {"query": "q", "results": []}

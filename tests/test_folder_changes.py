@@ -1,7 +1,8 @@
 """The folder store knows what changed without listing: each save appends its object to the store's record of
 changes (`.changes`), and a search follows it from the cache's cursor, as the Hub's change feed; the record
 missing, damaged, cut, replaced or a link, or the last listing a day old, make the search list, which finds
-everything, a note written without a record line included.
+everything, a note written without a record line included. A full record is replaced by a new one: its readers
+list once, and no note is lost to them, whatever the writers were doing meanwhile.
 
 Through the command line, two machines on one folder store; writers in parallel processes.
 """
@@ -11,12 +12,16 @@ from __future__ import annotations
 import errno
 import json
 import os
+import subprocess
+import sys
+import textwrap
 from binascii import crc32
 from pathlib import Path
 
 import pytest
 
 import tools
+from agent_memory.store import local_record
 
 RECORD = ".changes"
 
@@ -182,3 +187,64 @@ def test_a_filesystem_without_hard_links_still_keeps_the_record(machine, machine
     found = _search(machine_b)
     assert found["sync"]["kind"] == "changes" and _ids(found) == {first, second} == _stored_notes(root)
     assert len(_record_lines(root)) == 3 and not [p for p in root.iterdir() if p.name.startswith(".tmp-")]
+
+
+def _generation(root: Path) -> bytes:
+    return (root / RECORD).read_bytes().split(b"\n")[0]
+
+
+def test_a_full_record_is_replaced_and_its_readers_list_once(pair, monkeypatch):
+    writer, reader, root = pair
+    monkeypatch.setattr(local_record, "ROTATE_BYTES", 1024)  # about a dozen lines (in this process: the commands')
+    before = _generation(root)
+    saved = {writer.save(f"# Full {i}\n\nfull {i} folder note\n").json["id"] for i in range(40)}
+    longest = max(len(line) + 1 for line in _record_lines(root))
+    assert _generation(root) != before and (root / RECORD).stat().st_size <= 1024 + longest
+    assert all(line.count(b"\t") == 2 for line in _record_lines(root)[:-1])  # the new record: whole lines only
+    found = _search(reader)  # its cursor names a record that is gone
+    assert found["sync"]["kind"] == "listing" and saved <= _ids(found) and _ids(found) == _stored_notes(root)
+    monkeypatch.setattr(local_record, "ROTATE_BYTES", 1 << 20)
+    later = writer.save("# Later\n\nlater folder note\n").json["id"]
+    found = _search(reader)
+    assert found["sync"]["kind"] == "changes" and later in _ids(found)
+
+
+WRITER = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+
+    from agent_memory.store import local_record
+    from agent_memory.store.local import FolderStore
+
+    local_record.ROTATE_BYTES = 2048  # replaced every thirty lines or so, by whichever writer fills it
+    store, name = FolderStore(Path(sys.argv[1])), sys.argv[2]
+    for index in range(40):
+        note_id = f"20260101-000000-{index:06d}-{name}"
+        text = f"---\\nid: {note_id}\\ntitle: {name} {index}\\n---\\n\\n{name} {index} folder note\\n"
+        store.put(f"projects/demo/notes/{note_id}.md", text.encode())
+    """
+)
+
+
+@pytest.mark.slow
+def test_writers_replacing_the_record_while_a_reader_follows_it_lose_no_note_to_it(pair):
+    """Lines appended to a record that another writer has just replaced are lost to the record; each such note was
+    in place before the new record began, so every reader of the new record listed after it: none is missed."""
+    _writer, reader, root = pair
+    writers = [
+        subprocess.Popen([sys.executable, "-c", WRITER, str(root), f"{index:010x}"], env=reader.env)
+        for index in range(4)
+    ]
+    kinds = set()
+    while any(proc.poll() is None for proc in writers):
+        kinds.add(_search(reader)["sync"]["kind"])
+    assert all(proc.wait(timeout=300) == 0 for proc in writers)
+    assert "listing" in kinds  # the reader met a replaced record while the writers ran
+    assert len(_stored_notes(root)) == 3 + 4 * 40
+    for line in _record_lines(root)[:-1]:
+        crc, path, size = line.split(b"\t")
+        assert int(crc, 16) == crc32(path + b"\t" + size)
+    found = _search(reader)
+    assert _ids(found) == _stored_notes(root)
+    assert _search(reader)["sync"]["kind"] == "changes"

@@ -30,6 +30,7 @@ FORBIDDEN = {
     "agent_memory.store.hub",
     "agent_memory.store.local",
     "agent_memory.cli.failures",
+    "agent_memory.contract",  # the results' declarations, for the type checker and the tests (it loads typing)
 }
 
 # what the first module answers alone, with os-level calls: a bare --version, and the Stop hook after a turn that
@@ -50,7 +51,6 @@ BASE = {
     "config.projects",
     "config.repository",
     "config.settings",
-    "contract",
     "display",
     "entry",
     "errors",
@@ -64,8 +64,6 @@ BASE = {
     "store.base",
     "store.bucket",
     "store.budget",
-    "store.change_feed",
-    "store.failures",
     "store.outage",
 }
 # reading the notes of the cache and those pending here
@@ -201,9 +199,9 @@ def test_the_collector_is_on_for_the_commands_work(ready, tmp_path):
 
 
 # standard modules that cost a hot command a tenth of the interpreter's own start-up or more, each loaded where its
-# rare case starts: `typing` (the contract's declarations are dicts at run time), `shutil` (a folder removed or
-# copied: fsutil), `hashlib` (a digest made: contents.sha256), `tomllib` (Codex's config.toml parsed:
-# setup.codex_sandbox), `_strptime` and `calendar` (no time is parsed with them: clock)
+# rare case starts: `typing` (never: the contract that declares the results with it is for the type checker and the
+# tests), `shutil` (a folder removed or copied: fsutil), `hashlib` (a digest made: contents.sha256), `tomllib`
+# (Codex's config.toml parsed: setup.codex_sandbox), `_strptime` and `calendar` (no time is parsed with them: clock)
 COSTLY_STDLIB = {"typing", "shutil", "hashlib", "_hashlib", "tomllib", "_strptime", "calendar"}
 
 

@@ -90,8 +90,15 @@ def test_a_long_output_shows_its_end() -> None:
 
 
 def test_timeouts_grow_with_the_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PYTEST_XDIST_WORKER_COUNT", raising=False)  # one process, as `pytest tests/test_x.py`
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
     monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
     assert tools.scaled(20) == 20  # idle: as written
     monkeypatch.setattr(os, "getloadavg", lambda: (4.0, 3.0, 1.0))  # two busy processes per core
+    assert tools.scaled(20) == 60
+    # a parallel run's first minute: the load average still shows the idle machine, the workers count already
+    monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "2")
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.2, 0.1, 0.0))
+    assert tools.scaled(20) == 40
+    monkeypatch.setattr(os, "getloadavg", lambda: (4.0, 3.0, 1.0))  # then the load average, once it is higher
     assert tools.scaled(20) == 60

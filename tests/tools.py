@@ -71,8 +71,11 @@ def load_factor() -> float:
 
     A concurrency test's timeouts (its budgets, its waits) are multiplied by it, so that a loaded two-core machine
     gives the same verdict as an idle one; a test never asserts that something is fast (bench/ measures that).
+    The load average follows the machine a minute late: at the start of a parallel run (pytest-xdist's `-n`) it
+    still shows the idle machine while every worker already runs a test, so the workers count from the start.
     """
-    return 1.0 + os.getloadavg()[0] / (os.cpu_count() or 1)
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 0)
+    return 1.0 + max(os.getloadavg()[0], workers) / (os.cpu_count() or 1)
 
 
 def scaled(seconds: float) -> float:

@@ -3,31 +3,15 @@
 Each command's handler returns one of these (`cli.parsing.Rendered`), and `cli.render.emit` prints it, the one
 place where a result becomes JSON. The keys are the contract that agents and scripts read (`skill/references/
 commands.md`): tests assert them exactly, and a key added here must be documented there.
+
+For the type checker and the tests only: no command loads this module (nor `typing`, a fifth of the interpreter's
+own start-up). The modules that build a result import its declaration under `TYPE_CHECKING` and build it as a dict
+literal annotated with it; `tests/test_import_paths.py` holds that no command loads it.
 """
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
-if TYPE_CHECKING:
-    from typing import TypedDict
-else:
-
-    class _Declaration(type):
-        """What a declaration below makes at run time: no class of its own, but TypedDict again (a plain dict).
-
-        Its keys are for the type checker and for tests/test_contract.py, which reads them through typing's
-        TypedDict; making some fifty classes would cost every command a millisecond, and typing's would load
-        `typing`, a fifth of the interpreter's own start-up.
-        """
-
-        def __new__(mcs, name: str, bases: tuple[type, ...], namespace: dict[str, object], **kwargs: object) -> type:
-            if bases == (dict,):  # TypedDict itself
-                return super().__new__(mcs, name, bases, namespace)
-            return TypedDict
-
-    class TypedDict(dict, metaclass=_Declaration):
-        """Every declaration below at run time: a command's result is built and printed as a dict."""
-
+from typing import TypedDict
 
 # -- what several results share -------------------------------------------------------------------------------
 

@@ -79,6 +79,8 @@ SANDBOX_FIX = (
     "agent-memory codex-sandbox allow (the user runs it in their own terminal, then starts a new Codex session; "
     "it cannot work from inside the sandbox, so do not retry from here)"
 )
+# said of a bucket that cannot be reached from the sandbox, which closes the network (the consent opens it)
+NO_NETWORK = "This runs in Codex's sandbox, which gives commands no network unless the user allows it"
 
 
 def sandboxed_write(error: OSError) -> bool:

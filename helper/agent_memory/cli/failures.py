@@ -17,7 +17,6 @@ from pathlib import Path
 from .. import paths
 from ..agents import codex
 from ..commands import PROGRAM
-from ..contract import Failure
 from ..display import safe
 from ..errors import AgentMemoryError, UsageError
 from ..errors import render as lines
@@ -26,12 +25,17 @@ from ..store.base import StoreError
 from ..store.failures import user_error
 from .render import HOOK_PREFIX, emit
 
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import Failure
+
 
 def report(error: AgentMemoryError, as_json: bool) -> int:
     """Print `error` (on stderr, and as the JSON object with `--json`); its exit code."""
     message, next_step = _shown(error.message), _shown(error.next_step)
     if as_json:
-        emit(Failure(error=message, next=next_step, exit_code=error.exit_code), "", True)
+        failure: Failure = {"error": message, "next": next_step, "exit_code": error.exit_code}
+        emit(failure, "", True)
     print(lines(message, next_step), file=sys.stderr)
     return error.exit_code
 

@@ -7,7 +7,6 @@ import argparse
 import json
 
 from ..config.context import Context
-from ..contract import SessionStart
 from ..display import safe
 from ..errors import OK, AgentMemoryError
 from ..machine import usage
@@ -16,6 +15,10 @@ from ..setup.command import helper_command
 from ..sync.settings import enabled
 from .parsing import Rendered, hook_options
 from .render import read_event
+
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import SessionStart
 
 
 def declare(parser: argparse.ArgumentParser) -> None:
@@ -29,7 +32,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Rendered:
     usage.session_started(_project(ctx), args.agent, event)
     if synced:
         context = "\n".join([context or "", *fit(synced)]).strip()
-    result = SessionStart(event="session-start", agent=args.agent, context=context or "")
+    result: SessionStart = {"event": "session-start", "agent": args.agent, "context": context or ""}
     if context is None:  # nothing at all: the resumed session still has its first reminder
         return result, "", OK
     output = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}}

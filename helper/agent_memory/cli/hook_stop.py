@@ -14,12 +14,15 @@ import json
 from types import ModuleType
 
 from ..config.context import Context
-from ..contract import Stop
 from ..errors import OK, AgentMemoryError
 from ..outbox import plans
 from ..sync.settings import enabled
 from .parsing import Rendered, hook_options
 from .render import hook_line, read_event
+
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import Stop
 
 
 def declare(parser: argparse.ArgumentParser) -> None:
@@ -32,11 +35,13 @@ def run(args: argparse.Namespace, ctx: Context) -> Rendered:
     if synced := _push(ctx, payload, args.agent, event):
         hook_line(synced)
     if not plans.operations():  # nothing waits: the usual turn
-        return Stop(event=event, agent=args.agent, results=[], damaged=[], waiting=0), "", OK
+        quiet: Stop = {"event": event, "agent": args.agent, "results": [], "damaged": [], "waiting": 0}
+        return quiet, "", OK
     retry = _retry()
     done = retry.retry(ctx, event)
     message = retry.user_message(done)
-    return Stop(event=event, agent=args.agent, **done), _system_message(message) if message else "", OK
+    stop: Stop = {"event": event, "agent": args.agent, **done}
+    return stop, _system_message(message) if message else "", OK
 
 
 def _system_message(text: str) -> str:

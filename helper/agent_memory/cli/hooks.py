@@ -6,10 +6,13 @@ import argparse
 from pathlib import Path
 
 from ..config.context import Context
-from ..contract import Hooks
 from ..errors import OK
 from ..setup import hook_files
 from .parsing import Rendered, agent_option, each_action
+
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import Hooks
 
 
 def declare(parser: argparse.ArgumentParser) -> None:
@@ -32,7 +35,8 @@ def hooks(args: argparse.Namespace, ctx: Context) -> Rendered:
     found = getattr(hook_files, args.action)(args.agent)
     lines = [f"{h['agent']}: {hook_line(args.action, h)}" for h in found]
     lines += [f"  previous file backed up in {h['backup']}" for h in found if h.get("backup")]
-    return Hooks(agents=found), "\n".join(lines), OK
+    result: Hooks = {"agents": found}
+    return result, "\n".join(lines), OK
 
 
 def hook_line(action: str, found: dict[str, object]) -> str:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 
 from ..config.context import Context
-from ..contract import Exported
 from ..display import plural, safe_tree
 from ..errors import OK
 from ..machine.uploads import KINDS
@@ -15,6 +14,10 @@ from ..outbox.giving_up import discard, export
 from ..outbox.listing import entries
 from .parsing import Rendered, with_json
 from .render import notice, told_retries, told_upload
+
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import Exported
 
 
 def declare(parser: argparse.ArgumentParser) -> None:
@@ -70,7 +73,8 @@ def pending_retry(args: argparse.Namespace, ctx: Context) -> Rendered:
 
 def pending_export(args: argparse.Namespace, ctx: Context) -> Rendered:
     written = export(args.id, args.to)
-    return Exported(id=args.id, written=written), "\n".join(f"Wrote {path}" for path in written), OK
+    exported: Exported = {"id": args.id, "written": written}
+    return exported, "\n".join(f"Wrote {path}" for path in written), OK
 
 
 def pending_discard(args: argparse.Namespace, ctx: Context) -> Rendered:

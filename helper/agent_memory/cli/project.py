@@ -8,12 +8,15 @@ from pathlib import Path
 from .. import commands
 from ..config.context import Context
 from ..config.projects import canonical, how_found, map_directory, not_mapped, unmap_directory
-from ..contract import ProjectMapped, ProjectUnmapped
 from ..errors import OK, UsageError
 from ..setup import origins
 from ..store.base import StoreError
 from .parsing import Rendered, subcommands, with_json
 from .render import notice
+
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import ProjectMapped, ProjectUnmapped
 
 
 def declare(parser: argparse.ArgumentParser) -> None:
@@ -48,7 +51,8 @@ def project_map(args: argparse.Namespace, ctx: Context) -> Rendered:
     if recorded and recorded["state"] in ("recorded", "unchanged"):
         done = "recorded" if recorded["state"] == "recorded" else "already recorded"
         line += f"\nIts origin {recorded['origin']} is {done} in the bucket: a clone elsewhere finds this project."
-    return ProjectMapped(project=result["project"], root=result["root"], origin=recorded), line, OK
+    mapped: ProjectMapped = {"project": result["project"], "root": result["root"], "origin": recorded}
+    return mapped, line, OK
 
 
 def project_show(args: argparse.Namespace, ctx: Context) -> Rendered:
@@ -64,7 +68,8 @@ def project_unmap(args: argparse.Namespace, ctx: Context) -> Rendered:
     if withdrawn is not None:
         done = "withdrawn" if withdrawn["state"] == "withdrawn" else "not claimed by it (nothing to withdraw)"
         line += f"\nIts origin {withdrawn['origin']} in the bucket: {done}."
-    return ProjectUnmapped(project=result["project"], root=result["root"], origin=withdrawn), line, OK
+    unmapped: ProjectUnmapped = {"project": result["project"], "root": result["root"], "origin": withdrawn}
+    return unmapped, line, OK
 
 
 def _withdraw(ctx: Context, root: Path) -> dict[str, object]:

@@ -6,13 +6,16 @@ import argparse
 
 from .. import commands
 from ..config.context import Context
-from ..contract import NoteRead, SkillFile
 from ..errors import OK, UsageError
 from ..machine import usage
 from ..memory.notes import body_text
 from ..memory.reading import read
 from ..skills.catalog import read_file
 from .parsing import Rendered, with_json, with_online
+
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import NoteRead, SkillFile
 
 
 def declare(p: argparse.ArgumentParser) -> None:
@@ -44,7 +47,8 @@ def run(args: argparse.Namespace, ctx: Context) -> Rendered:
     if args.body:
         text = body_text(text)
         content = text.encode()
-    return NoteRead(id=found["id"], path=found["path"], content=text, source=found["source"]), content, OK
+    note: NoteRead = {"id": found["id"], "path": found["path"], "content": text, "source": found["source"]}
+    return note, content, OK
 
 
 def _skill_file(args: argparse.Namespace, ctx: Context) -> Rendered:
@@ -57,4 +61,5 @@ def _skill_file(args: argparse.Namespace, ctx: Context) -> Rendered:
     found = read_file(ctx, args.skill, args.revision, args.target or "SKILL.md")
     content = found["content"]
     text = content.decode("utf-8", errors="replace")
-    return SkillFile(name=found["name"], revision=found["revision"], file=found["file"], content=text), content, OK
+    shown: SkillFile = {"name": found["name"], "revision": found["revision"], "file": found["file"], "content": text}
+    return shown, content, OK

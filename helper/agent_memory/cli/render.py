@@ -9,14 +9,16 @@ from collections.abc import Mapping
 
 from .. import commands
 from ..agents import codex
-from ..contract import NoteUpload, Publication, Retries, Sync, SyncUpload
 from ..display import plural, safe, safe_tree
 from ..errors import ACCESS, ERROR, OK, PENDING
 from ..errors import render as lines
 from ..idle import MAX_EVENT
 from ..store.base import Freshness, OversizedObject
-from ..store.failures import NO_NETWORK, fix
 from .parsing import Rendered
+
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import NoteUpload, Publication, Retries, Sync, SyncUpload
 
 HOOK_PREFIX = "agent-memory hook: "
 
@@ -66,7 +68,7 @@ def sync(freshness: Freshness) -> Sync:
     elif freshness.error is not None:
         detail = freshness.error.detail
         if freshness.error.reason == "offline" and codex.network_blocked():
-            detail += f" ({NO_NETWORK}: {commands.line('codex-sandbox', 'allow')})"
+            detail += f" ({codex.NO_NETWORK}: {commands.line('codex-sandbox', 'allow')})"
         found = {"status": "stale", "reason": freshness.error.reason, "detail": detail}
     else:
         found = {"status": "fresh", "reason": None, "detail": None}
@@ -96,7 +98,7 @@ def told_sync(freshness: Freshness) -> tuple[Sync, int]:
         notice(f"The bucket no longer holds {path}: its cached copy was dropped.")
     if found["reason"] != "auth":
         return found, OK
-    notice(f"Next: {safe(fix(freshness.error))}")  # in words of the store that refused: the Hub, or a folder
+    notice(f"Next: {safe(freshness.error.fix)}")  # in words of the store that refused: the Hub, or a folder
     return found, ACCESS
 
 

@@ -7,7 +7,6 @@ import argparse
 
 from .. import commands
 from ..config.context import Context
-from ..contract import NoteHit, Search
 from ..display import plural
 from ..errors import UsageError
 from ..machine import usage
@@ -16,6 +15,10 @@ from ..outbox.kinds import RETRY
 from ..skills.catalog import discover
 from .parsing import Rendered, with_json, with_online
 from .render import notice, told_sync
+
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import NoteHit, Search
 
 
 def declare(p: argparse.ArgumentParser) -> None:
@@ -77,9 +80,13 @@ def run(args: argparse.Namespace, ctx: Context) -> Rendered:
         waiting = plural(found["pending"], "note")
         notice(f"{waiting} {'is' if found['pending'] == 1 else 'are'} pending upload: run {RETRY}.")
     sync, code = told_sync(freshness)
-    result = Search(
-        project=found["project"], query=found["query"], results=results, sync=sync, pending=found["pending"]
-    )
+    result: Search = {
+        "project": found["project"],
+        "query": found["query"],
+        "results": results,
+        "sync": sync,
+        "pending": found["pending"],
+    }
     return result, "\n".join(lines), code
 
 

@@ -7,7 +7,6 @@ import argparse
 from .. import commands
 from ..config.context import Context
 from ..config.projects import how_found
-from ..contract import UsageTotals
 from ..display import plural
 from ..errors import ACCESS, OK
 from ..errors import render as error_lines
@@ -15,6 +14,10 @@ from ..machine.status import status
 from .codex_sandbox import sandbox_lines
 from .parsing import Rendered, with_json
 from .render import notice
+
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import UsageTotals
 
 
 def declare(p: argparse.ArgumentParser) -> None:

@@ -8,7 +8,6 @@ import argparse
 from .. import agents, commands
 from ..agents import RUNTIMES
 from ..config.context import Context
-from ..contract import SyncFolder, SyncHistory, SyncRun, SyncStatus, SyncSwitched
 from ..display import plural, safe_tree
 from ..errors import OK, PENDING, UsageError
 from ..outbox.listing import summary
@@ -19,6 +18,10 @@ from ..sync.running import Run, scopes, sync
 from ..sync.summary import conflict
 from .parsing import Rendered, subcommands, with_json
 from .render import notice, told_pending
+
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import SyncFolder, SyncHistory, SyncRun, SyncStatus, SyncSwitched
 
 
 def declare(parser: argparse.ArgumentParser) -> None:
@@ -55,7 +58,7 @@ def switch(args: argparse.Namespace, ctx: Context) -> Rendered:
     before = settings.switch(chosen, on)
     ctx.reload()
     enabled = settings.enabled(ctx.config)
-    result = SyncSwitched(enabled=enabled, changed={name: before[name] != on for name in chosen})
+    result: SyncSwitched = {"enabled": enabled, "changed": {name: before[name] != on for name in chosen}}
     whose = agents.own_memory(args.agent)
     if on:
         text = (

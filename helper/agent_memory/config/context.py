@@ -11,12 +11,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..contract import Mapping
 from ..store.base import Store
 from ..store.bucket import open_store
 from ..store.budget import Budget
 from ..store.outage import OutageStore
 from . import projects, settings
+
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import Mapping
 
 
 class Context:

@@ -14,10 +14,13 @@ import os
 from pathlib import Path
 
 from .. import commands, names
-from ..contract import Mapping
 from ..errors import NotSetUp, UsageError
 from . import repository
 from .settings import editing, load
+
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import Mapping
 
 
 def canonical(directory: str | os.PathLike[str]) -> Path:

@@ -9,12 +9,15 @@ import os
 
 from .. import commands
 from ..config.context import Context
-from ..contract import Waited
 from ..display import plural
 from ..outbox import backoff
 from ..outbox.delivery import retry as retry_uploads
 from ..outbox.listing import summary
 from .uploads import KINDS
+
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import Waited
 
 BUDGET_VARIABLE = "AGENT_MEMORY_HOOK_BUDGET"
 DEFAULT_BUDGET = 5.0  # seconds for all retries of one Stop; the hooks' own timeout is 30 s
@@ -27,15 +30,15 @@ def retry(ctx: Context, event: str) -> Waited:
     recently (`backoff`): `{"results", "damaged", "waiting"}`, `waiting` the seconds left of that wait."""
     counts = summary()
     if not any(count for name, count in counts.items() if name != "damaged"):
-        return Waited(results=[], damaged=[], waiting=0)  # nothing to do: no network library is loaded
+        return {"results": [], "damaged": [], "waiting": 0}  # nothing to do: no network library is loaded
     if left := backoff.waiting():
-        return Waited(results=[], damaged=[], waiting=round(left))  # this turn costs nothing
+        return {"results": [], "damaged": [], "waiting": round(left)}  # this turn costs nothing
     ctx.budget.reset(budget_seconds(event))
     result = retry_uploads(KINDS, ctx, by_user=False)
     if any(item.get("status") == "pending" for item in result["results"]):
         with contextlib.suppress(OSError):  # a state folder it cannot write (a sandbox): the next turn tries again
             backoff.failed()
-    return Waited(results=result["results"], damaged=result["damaged"], waiting=0)
+    return {"results": result["results"], "damaged": result["damaged"], "waiting": 0}
 
 
 def user_message(result: Waited) -> str | None:

@@ -10,7 +10,6 @@ from pathlib import Path
 from .. import __version__, commands, paths
 from ..clock import age_seconds
 from ..config.context import Context
-from ..contract import Outage, StateDamage, Status, StoreCheck, SyncSummary
 from ..display import safe_tree
 from ..errors import AccessError, NotSetUp
 from ..fsutil import damage
@@ -25,11 +24,14 @@ from ..skills.installing import installed_skills
 from ..store import outage
 from ..store.base import FolderMissing
 from ..store.bucket import check_private
-from ..store.failures import fix
 from ..sync.settings import enabled
 from ..sync.summary import folder_states
 from . import reminded, usage
 from .uploads import KINDS
+
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import Outage, StateDamage, Status, StoreCheck, SyncSummary
 
 USAGE_DAYS = 30  # the period of status's line on the use of memory (`usage --days N` shows others)
 
@@ -94,7 +96,7 @@ def store_check(bucket: str | None) -> StoreCheck:
         return {"status": "refused", "detail": exc.message, "next": exc.next_step}
     if not folder.is_dir():
         missing = FolderMissing(folder)  # told as a command that meets it tells it
-        return {"status": "missing", "detail": f"{missing.detail}: saves stay pending", "next": fix(missing)}
+        return {"status": "missing", "detail": f"{missing.detail}: saves stay pending", "next": missing.fix}
     return {"status": "ok", "detail": None, "next": None}
 
 

@@ -21,9 +21,12 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from .. import agents, names, paths
-from ..contract import AgentUse, UsageProject, UsageReport, UsageTotals
 from ..fsutil import UnsafeLocalFile, locked, open_own, open_private, write_atomic
 from ..memory.notes import SETUP_ID_PREFIX
+
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import AgentUse, UsageProject, UsageReport, UsageTotals
 
 EVENTS = ("session", "search", "read", "save")
 KEEP_DAYS = 90
@@ -183,15 +186,14 @@ def summary(days: int, notes_of: Callable[[str], set[str]]) -> UsageReport:
         by_agent = projects[project]
         returned = {note_id for e in events if e.project == project and e.event == "search" for note_id in e.ids}
         held = {note_id for note_id in notes_of(project) if not note_id.startswith(SETUP_ID_PREFIX)}
-        found.append(
-            UsageProject(
-                project=project,
-                notes=len(held),
-                never_returned=len(held - returned),
-                agents=[_agent_use(agent, by_agent[agent]) for agent in sorted(by_agent)],
-            )
-        )
-    return UsageReport(days=days, since=_stamp(since), projects=found)
+        used: UsageProject = {
+            "project": project,
+            "notes": len(held),
+            "never_returned": len(held - returned),
+            "agents": [_agent_use(agent, by_agent[agent]) for agent in sorted(by_agent)],
+        }
+        found.append(used)
+    return {"days": days, "since": _stamp(since), "projects": found}
 
 
 def _one_name_per_session(events: list[Event]) -> list[Event]:
@@ -209,16 +211,16 @@ def _agent_use(agent: str, events: list[Event]) -> AgentUse:
     sessions = {e.session for e in events if e.session}
     searched = {e.session for e in events if e.session and e.event == "search"}
     searches = [e for e in events if e.event == "search"]
-    return AgentUse(
-        agent=agent,
-        sessions=len(sessions),
-        sessions_searched=len(searched),
-        searched_share=round(len(searched) / len(sessions), 2) if sessions else None,
-        searches=len(searches),
-        searches_found=sum(e.found for e in searches),
-        saved=sum(e.event == "save" for e in events),
-        read=sum(e.event == "read" for e in events),
-    )
+    return {
+        "agent": agent,
+        "sessions": len(sessions),
+        "sessions_searched": len(searched),
+        "searched_share": round(len(searched) / len(sessions), 2) if sessions else None,
+        "searches": len(searches),
+        "searches_found": sum(e.found for e in searches),
+        "saved": sum(e.event == "save" for e in events),
+        "read": sum(e.event == "read" for e in events),
+    }
 
 
 def totals(days: int) -> UsageTotals:
@@ -227,15 +229,15 @@ def totals(days: int) -> UsageTotals:
     sessions = {(e.agent, e.session) for e in events if e.session}
     searched = {(e.agent, e.session) for e in events if e.session and e.event == "search"}
     searches = [e for e in events if e.event == "search"]
-    return UsageTotals(
-        days=days,
-        sessions=len(sessions),
-        sessions_searched=len(searched),
-        searches=len(searches),
-        searches_found=sum(e.found for e in searches),
-        saved=sum(e.event == "save" for e in events),
-        read=sum(e.event == "read" for e in events),
-    )
+    return {
+        "days": days,
+        "sessions": len(sessions),
+        "sessions_searched": len(searched),
+        "searches": len(searches),
+        "searches_found": sum(e.found for e in searches),
+        "saved": sum(e.event == "save" for e in events),
+        "read": sum(e.event == "read" for e in events),
+    }
 
 
 def _stamp(seconds: int) -> str:

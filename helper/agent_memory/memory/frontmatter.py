@@ -80,7 +80,7 @@ def simple(text: str) -> dict[str, object] | None:
     listing: str | None = None  # the key whose `- item` lines may follow (its value was left empty)
     for key, value, item in lines:
         if not key:  # a `- item` line
-            item = _simple_value(item)
+            item = _quoted(item) if item[:1] == "'" else _plain(item)
             if listing is None or item is None:
                 return None
             items = found[listing]
@@ -88,8 +88,10 @@ def simple(text: str) -> dict[str, object] | None:
                 items = found[listing] = []
             items.append(item)
             continue
-        if key in found or _plain(key) is None:
-            return None  # a key twice (which YAML may take either way), or one YAML reads as a bool or null
+        # a key twice (which YAML may take either way), or one YAML reads as a bool or null (the pattern of a key
+        # leaves nothing else that `_plain` refuses)
+        if key in found or ((_RESOLVED is None or key[0] in _RESOLVED) and not _resolved_as_string(key)):
+            return None
         if not value:  # `key:` alone is null, unless items follow
             found[key] = None
             listing = key
@@ -98,21 +100,19 @@ def simple(text: str) -> dict[str, object] | None:
         value = value[1:]  # after the space that follows the colon
         if value == "[]":
             found[key] = []
-        elif (scalar := _simple_value(value)) is not None:
+        elif (scalar := _quoted(value) if value[:1] == "'" else _plain(value)) is not None:
             found[key] = scalar
         else:
             return None
     return found or None
 
 
-def _simple_value(value: str) -> str | None:
-    """A value of the simple form as its string: single-quoted on one line, or plain that YAML reads as a string."""
-    if value[:1] == "'":
-        inner = value[1:-1]
-        if len(value) < 2 or value[-1] != "'" or "'" in inner.replace("''", ""):
-            return None  # not closed where the line ends, or a quote that is not doubled
-        return inner.replace("''", "'")
-    return _plain(value)
+def _quoted(value: str) -> str | None:
+    """A single-quoted value of the simple form as its string (closed where the line ends, quotes inside doubled)."""
+    inner = value[1:-1]
+    if len(value) < 2 or value[-1] != "'" or "'" in inner.replace("''", ""):
+        return None
+    return inner.replace("''", "'")
 
 
 def _plain(value: str) -> str | None:

@@ -8,6 +8,7 @@ searched as text, never trusted for its fields, and listed by id in `status`.
 
 from __future__ import annotations
 
+import functools
 import re
 from types import ModuleType
 
@@ -248,6 +249,7 @@ def _list(meta: dict[str, object], key: str, count: int, limit: int) -> None:
         raise Malformed(f"an item of {key} is longer than {limit} characters")
 
 
+@functools.cache  # then a lookup, not an import statement, per call: a fill parses thousands of notes
 def _frontmatter() -> ModuleType:
     """The YAML of frontmatter (`frontmatter`): PyYAML takes about 10 ms to load (two thirds of the interpreter's own
     start-up), so it is loaded when a note is first written or parsed, which a search or a read of cached notes

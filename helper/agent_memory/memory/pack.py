@@ -27,8 +27,7 @@ from ..fsutil import UnsafeLocalFile, open_own
 from . import notes
 
 HEADER_FIELDS = ("id", "created", "kind", "agent", "title", "machine", "problem", "corrects", "tags")
-CORRECTS = 7  # the index of `corrects` among them
-TITLE = 4
+TITLE, PROBLEM, CORRECTS = 4, 6, 7  # indexes among them
 MARK = b"\x01"  # before the id in a `corrects` field
 BLOCK = 1 << 20
 SAMPLE = 1 << 16  # bytes of a block in which the terms of a query are counted, to pick the one to scan for
@@ -44,15 +43,34 @@ def record(note_id: str, data: bytes) -> bytes:
     """The pack record of one note."""
 
     values, problem, body = notes.checked(note_id, data)
-    values = {**values, "id": note_id, "problem": problem or ""}
-    header = [_one_line(values.get(key, "")) for key in HEADER_FIELDS]
+    header = [values.get(key, "") for key in HEADER_FIELDS]
+    header[0], header[PROBLEM] = note_id, problem or ""
+    line = "\t".join(header)
+    if not _one_line_each(line):
+        header = [_one_line(value) for value in header]
+        line = "\t".join(header)
     if header[CORRECTS]:
         header[CORRECTS] = "\x01" + header[CORRECTS]
+        line = "\t".join(header)
     text = (header[TITLE] + "\n" + body).lower()
     if "\x00" in text or "\x01" in text:  # only ever the first byte of a record, and the mark
         text = text.replace("\x00", " ").replace("\x01", " ")
-    rest = "\t".join(header).encode() + b"\n" + text.encode() + b"\n"
+    rest = line.encode() + b"\n" + text.encode() + b"\n"
     return b"\x00%08x\t%08x\t" % (len(rest), crc32(rest)) + rest
+
+
+def _one_line_each(line: str) -> bool:
+    """Whether each tab-separated value of `line` is already what `_one_line` makes of it (as the checked fields of
+    a note nearly always are): no character but the space that `str.split` takes for whitespace (`isprintable`
+    refuses every other one, and NUL and SOH), and no space at an end or twice."""
+    return (
+        line.replace("\t", "").isprintable()
+        and "  " not in line
+        and " \t" not in line
+        and "\t " not in line
+        and line[:1] != " "
+        and line[-1:] != " "
+    )
 
 
 def _one_line(value: str) -> str:

@@ -8,13 +8,16 @@ import contextlib
 
 from .. import commands
 from ..config.context import Context
-from ..contract import NoteUpload, PendingNote
 from ..errors import AgentMemoryError
 from ..outbox.kinds import Kind, Outcome, progress
 from ..outbox.listing import waiting
 from ..store.base import StoreError
 from . import notes
 from .cache import ProjectCache
+
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import NoteUpload, PendingNote
 
 
 class NoteUploads(Kind):

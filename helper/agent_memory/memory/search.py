@@ -23,7 +23,6 @@ from collections.abc import Callable, Iterator
 from types import ModuleType
 
 from ..config.context import Context
-from ..contract import Found, Match, NoteHit
 from ..display import safe_tree
 from ..outbox.listing import summary
 from ..store.base import Freshness
@@ -32,6 +31,10 @@ from .cache import ProjectCache, cache_not_written
 from .notes import SETUP_ID_PREFIX, SETUP_TITLE, body_text, object_path
 from .pack import HEADER_FIELDS
 from .pending import NOTES, pending
+
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import Found, Match, NoteHit
 
 MAX_MATCHES_PER_NOTE = 3
 MATCH_TEXT_MAX = 200

@@ -11,13 +11,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..config.context import Context
-from ..contract import NoteUpload, Publication, Retries
 from ..errors import AgentMemoryError
 from ..store.base import StoreError
 from ..store.bucket import landed_anyway
-from ..store.failures import fix
 from . import backoff, claims, plans, writing
 from .kinds import Kind, Outcome, damaged_error, not_waiting
+
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import NoteUpload, Publication, Retries
 
 _MIN_SECONDS = 0.5  # less than this left of a budget is not enough to start an upload
 
@@ -114,7 +116,7 @@ def _execute(
     except StoreError as exc:
         if not landed_anyway(store, exc, last_path, last_data):
             plan = writing.record_failure(op, plan, exc.reason, exc.detail)
-            return Outcome(plan, done=False, reason=exc.reason, detail=exc.detail, fix=fix(exc))
+            return Outcome(plan, done=False, reason=exc.reason, detail=exc.detail, fix=exc.fix)
     writing.finish(op, plan)
     claims.forget(writing.prune_done())
     kind.delivered(plan, objects, ctx)

@@ -8,10 +8,13 @@ from pathlib import Path
 
 from .. import commands
 from ..config.context import Context
-from ..contract import Discarded
 from ..errors import AgentMemoryError, UsageError
 from ..fsutil import read_own
 from . import claims, plans, writing
+
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import Discarded
 
 
 def export(key: str, destination: str) -> list[str]:

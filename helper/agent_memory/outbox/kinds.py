@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from .. import commands
 from ..config.context import Context
-from ..contract import NoteUpload, PendingNote, PendingPublication, Publication
 from ..errors import AgentMemoryError
-from ..store.failures import then
+
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import NoteUpload, PendingNote, PendingPublication, Publication
 
 RETRY = commands.line("pending", "retry")  # the one retry command every hint names
 WHY = {
@@ -36,7 +38,7 @@ def progress(plan: dict[str, object]) -> dict[str, object]:
 
 class Outcome:
     """What became of one upload: `done` (the bucket confirmed it) or `pending`, with the reason, its detail, and
-    what fixes it (`store.failures.fix`: in words of the store that failed) if something must be fixed first."""
+    what fixes it (`StoreError.fix`: in words of the store that failed) if something must be fixed first."""
 
     __slots__ = ("plan", "done", "reason", "detail", "fix")
 
@@ -67,7 +69,7 @@ class Outcome:
     @property
     def next_step(self) -> str:
         """Its `Next:` line: what fixes the failure first, if anything does, then the retry."""
-        return then(self.fix, self.retry)
+        return f"{self.fix}, then run: {self.retry}" if self.fix else self.retry
 
 
 class Kind:

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..contract import Pending
 from . import plans
 from .kinds import Kind
+
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import Pending
 
 
 def entries(kinds: Sequence[Kind]) -> Pending:

@@ -17,7 +17,6 @@ from ..config import projects, repository
 from ..config import settings as config_file
 from ..config.context import Context
 from ..contents import sha256
-from ..contract import Bootstrap
 from ..errors import AgentMemoryError, ContentRefused, NotSetUp, UsageError
 from ..fsutil import read_own, write_atomic
 from ..memory import notes, pack, pending, reading, saving
@@ -44,6 +43,10 @@ from . import codex_sandbox as sandbox
 from . import hook_files, instructions, on_path, origins
 from .buckets import no_parent
 from .command import helper_command
+
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import Bootstrap
 
 CORE_SKILL_DIR = Path(__file__).parent.parent / "core_skill"
 VERIFICATION_TITLE = notes.SETUP_TITLE

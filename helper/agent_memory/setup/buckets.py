@@ -9,11 +9,14 @@ from pathlib import Path
 from .. import commands
 from ..config import settings as config_file
 from ..config.context import Context
-from ..contract import BucketSet
 from ..errors import UsageError
 from ..names import folder_path
 from ..store.base import StoreError
 from ..store.bucket import check_private, parse_bucket
+
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import BucketSet
 
 
 def set_bucket(ctx: Context, spec: str) -> BucketSet:

@@ -24,11 +24,14 @@ from pathlib import Path
 from .. import commands, paths
 from ..agents import codex
 from ..config import settings
-from ..contract import Consent
 from ..errors import AgentMemoryError
 from ..fsutil import make_dirs, write_atomic
 from ..names import folder_path
 from . import agent_files
+
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import Consent
 
 BEGIN = "# agent-memory:begin codex-sandbox"
 END = "# agent-memory:end codex-sandbox"
@@ -266,8 +269,9 @@ def _malformed(path: Path, why: str) -> AgentMemoryError:
 
 
 # Where a string or a bracket starts, a comment starts, or a line ends: all that decides what a line is in
-_SIGNIFICANT = re.compile(r"""[\n#"'\[\]{}]""")
-_BASIC_STRING_END = re.compile(r'(?:[^"\\\n]|\\.)*"?')
+# compiled on first use (re keeps them), not at import: `status` loads this module
+_SIGNIFICANT = r"""[\n#"'\[\]{}]"""
+_BASIC_STRING_END = r'(?:[^"\\\n]|\\.)*"?'
 
 
 def _top_level_lines(text: str) -> list[int]:
@@ -279,7 +283,7 @@ def _top_level_lines(text: str) -> list[int]:
     """
     found, line, depth, header = [0], 0, 0, False
     pos = 0
-    while match := _SIGNIFICANT.search(text, pos):
+    while match := re.compile(_SIGNIFICANT).search(text, pos):
         char, at = match.group(), match.start()
         pos = at + 1
         if char == "\n":
@@ -293,7 +297,7 @@ def _top_level_lines(text: str) -> list[int]:
             pos = _multiline_string_end(text, at + 3, char)
             line += text.count("\n", at, pos)
         elif char == '"':
-            pos = _BASIC_STRING_END.match(text, pos).end()  # type: ignore[union-attr]  # matches the empty string
+            pos = re.compile(_BASIC_STRING_END).match(text, pos).end()  # type: ignore[union-attr]  # matches the empty string
         elif char == "'":
             end = _line_end(text, at + 1, stop="'")
             pos = end + 1 if text.startswith("'", end) else end  # an unclosed one ends with its line

@@ -30,12 +30,15 @@ from pathlib import Path
 from types import ModuleType
 
 from .. import agents, commands
-from ..contract import HookFile
 from ..errors import AgentMemoryError
 from ..fsutil import open_own
 from . import agent_files, codex_sandbox
 from .command import guarded, helper_command
 from .json_edits import Document
+
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import HookFile
 
 INSTALLED, OWN, OUTDATED, OWN_OUTDATED, MISSING = (
     "installed",

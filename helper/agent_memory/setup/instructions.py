@@ -18,9 +18,12 @@ import re
 from pathlib import Path
 
 from ..config import settings as config_file
-from ..contract import InstructionsRemoved
 from ..errors import AgentMemoryError
 from . import agent_files
+
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import InstructionsRemoved
 
 BEGIN = "<!-- agent-memory:begin -->"
 END = "<!-- agent-memory:end -->"

@@ -20,13 +20,16 @@ import os
 
 from .. import agents, commands, paths
 from ..config import settings as config_file
-from ..contract import Uninstall, UninstallStep
 from ..errors import REFUSED, AgentMemoryError
 from ..fsutil import locked
 from ..outbox.listing import summary
 from ..skills.installing import uninstall_all
 from ..sync import settings as sync_settings
 from . import codex_sandbox, hook_files, instructions, on_path
+
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import Uninstall, UninstallStep
 
 
 def uninstall(*, discard_pending: bool) -> Uninstall:

@@ -12,13 +12,16 @@ from pathlib import Path
 
 from .. import commands, names, paths
 from ..config.context import Context
-from ..contract import SkillSearch
 from ..display import safe_tree
 from ..errors import AgentMemoryError, ContentRefused, UsageError
 from ..fsutil import read_json, scratch_folder, write_json_atomic
 from ..memory.cache import cache_not_written
 from ..store.base import Freshness, ObjectInfo, OversizedObject, Store, StoreError, oversized
 from . import layout
+
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import SkillSearch
 
 INDEX_MAX = 16 << 20  # bytes of the index read at most: thousands of revisions with their descriptions
 _REVISION_FILE = r"(?s)skills/([^/]+)/([^/]+)/(.+)"  # compiled on first use (re keeps it)

@@ -19,7 +19,6 @@ from .. import agents, commands, names, paths
 from ..clock import new_id, utc_now
 from ..config.context import Context
 from ..contents import compare, sha256
-from ..contract import Installed
 from ..errors import AgentMemoryError, ContentRefused
 from ..fsutil import (
     copy_as_is,
@@ -33,6 +32,10 @@ from ..fsutil import (
 )
 from ..store.base import OversizedObject, Store, StoreError, UnsafeObject
 from . import layout
+
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import Installed
 
 MARKER_MAX = 1 << 20  # bytes of an install marker read at most: the checksums of a thousand files
 

@@ -4,9 +4,12 @@ listed and told."""
 from __future__ import annotations
 
 from .. import commands
-from ..contract import PendingPublication, Publication
 from ..errors import AgentMemoryError
 from ..outbox.kinds import Kind, Outcome, progress
+
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import PendingPublication, Publication
 
 
 class SkillUploads(Kind):

@@ -17,45 +17,13 @@ import json
 import time
 from collections.abc import Callable, Generator, Iterator
 
+from .base import Change, Replay, Unfollowable  # what a replay answers: the stores' vocabulary
+
 MAX_LINE = 1 << 20  # bytes in one line of the stream (a `changes` event of a thousand files is about 300 KB)
 MAX_EVENT = 4 << 20  # bytes of one event's data
 MAX_REPLAY = 32 << 20  # bytes of a whole replay: past that, listing is the cheaper way to catch up
 MAX_SESSIONS = 3  # streams the server may end with `reconnect` before `ready`
 MAX_PATH = 1000
-
-
-class Unfollowable(Exception):
-    """The feed cannot say what changed after this cursor (`reset`, unavailable, refused, too long, not
-    understood): list instead. `reason` is one short word for the record, the message says more."""
-
-    def __init__(self, reason: str, detail: str) -> None:
-        super().__init__(detail)
-        self.reason = reason
-
-
-class Change:
-    """The last state of one path after a replay: deleted, or its size and xet hash where the feed gave them
-    (an `update` carries only what changed: None means not told)."""
-
-    __slots__ = ("path", "deleted", "size", "hash", "added")
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self.deleted = False
-        self.size: int | None = None
-        self.hash: str | None = None
-        self.added = False  # an `add` was seen: size and hash are complete
-
-    def __repr__(self) -> str:
-        return f"Change({self.path!r}, deleted={self.deleted}, size={self.size})"
-
-
-class Replay:
-    """What changed below a folder after a cursor, and the cursor that stands after it (None: never changed)."""
-
-    def __init__(self, cursor: str | None, changes: dict[str, Change]) -> None:
-        self.cursor = cursor
-        self.changes = changes
 
 
 def head_or_changes(

@@ -10,45 +10,11 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 
-from .. import commands
 from ..agents import codex
 from ..commands import PROGRAM
 from ..display import safe
 from ..errors import AccessError, AgentMemoryError, ContentRefused
-from .base import (
-    BucketMissing,
-    BucketPublic,
-    FolderDenied,
-    FolderMissing,
-    NoCredentials,
-    OversizedObject,
-    StoreError,
-    UnsafeObject,
-)
-
-# what fixes a failure of each reason met by the Hub (a folder store's own failures say what fixes them: `fix`)
-NEXT = {
-    "auth": "restore this machine's access to the Hugging Face bucket (hf auth login, yourself, in your own terminal)",
-    "offline": "check this machine's network",
-    "error": commands.line("status") + " (it names the bucket and what failed last)",
-}
-# said of a bucket that cannot be reached from Codex's sandbox, which closes the network (the consent opens it)
-NO_NETWORK = "This runs in Codex's sandbox, which gives commands no network unless the user allows it"
-
-
-def fix(failure: StoreError) -> str:
-    """What fixes `failure`, in words that speak of its own store alone: a folder store's folder, or the Hub."""
-    if isinstance(failure, FolderMissing):  # another store would not do: what waits is planned for this one
-        return f"mount the drive that holds {failure.root} (or move the folder back there)"
-    if isinstance(failure, FolderDenied):
-        where = shlex.quote(failure.path)
-        return f"make {where} yours to read and write again (ls -ld {where} shows its owner and mode)"
-    return NEXT.get(failure.reason, NEXT["error"])
-
-
-def then(first: str | None, again: str) -> str:
-    """A `Next:` line: what fixes the failure, if anything needs fixing, then the command to run again."""
-    return f"{first}, then run: {again}" if first else again
+from .base import BucketMissing, BucketPublic, NoCredentials, OversizedObject, StoreError, UnsafeObject
 
 
 def user_error(failure: StoreError, command: Sequence[str] = ()) -> AgentMemoryError:
@@ -76,5 +42,5 @@ def user_error(failure: StoreError, command: Sequence[str] = ()) -> AgentMemoryE
         )
     error = AccessError if failure.reason == "auth" else AgentMemoryError
     if failure.reason == "offline" and codex.network_blocked():
-        return error(f"{what}: {failure.detail}. {NO_NETWORK}.", next_step=codex.SANDBOX_FIX)
-    return error(f"{what}: {failure.detail}.", next_step=safe(then(fix(failure), again)))
+        return error(f"{what}: {failure.detail}. {codex.NO_NETWORK}.", next_step=codex.SANDBOX_FIX)
+    return error(f"{what}: {failure.detail}.", next_step=safe(f"{failure.fix}, then run: {again}"))

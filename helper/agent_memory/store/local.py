@@ -160,8 +160,11 @@ class FolderStore(Store):
                 fd = root.open_append(local_record.NAME)
             try:
                 os.write(fd, local_record.line(path, size))  # one write: concurrent appends never interleave
+                full = os.fstat(fd).st_size > local_record.ROTATE_BYTES
             finally:
                 os.close(fd)
+            if full:
+                _start_record(root, replacing=True)  # see `local_record`: readers of the old one list
 
     def changes(self, cursor: str | None, prefix: str) -> Replay:
         self._reachable()
@@ -309,11 +312,15 @@ class FolderStore(Store):
             return self._read(path, limit)
 
 
-def _start_record(root: Folder) -> None:
+def _start_record(root: Folder, *, replacing: bool = False) -> None:
     """Make the record of changes, with its header only, unless another process made it first (then theirs is the
-    one): linked into place as objects are, renamed where the filesystem has no hard links."""
+    one): linked into place as objects are, renamed where the filesystem has no hard links. `replacing`: a new
+    record in place of a full one, renamed over it."""
     tmp = root.create_temporary(local_record.header())
     try:
+        if replacing:
+            root.replace(tmp, local_record.NAME)
+            return
         root.link(tmp, local_record.NAME)
     except FileExistsError:
         pass

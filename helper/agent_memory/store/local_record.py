@@ -6,6 +6,13 @@ opened `O_APPEND`: concurrent writers (processes, or machines on one drive) neve
 is `CRC-32 of the rest, path, size` separated by tabs. A cursor is `generation:offset`, the offset of the end of
 the last complete line read.
 
+The record is bounded: the put whose line takes it past ROTATE_BYTES replaces it with a new one (a new generation,
+its header only), renamed into place. A reader whose cursor names the old generation cannot follow it, and lists,
+as for a record replaced by hand. A line that a writer appends to the old record after the rotation (it had opened
+it before) is lost to the record, never to the readers: that writer's object was in place before it opened the
+record, so before the rotation, and every cursor in the new record was read after the rotation and before a
+listing, which finds the object.
+
 The record is data from the folder like any other, read with bounded cost. A line being written (no newline yet)
 is left for the next reader; a line that does not check out (a writer killed in the middle, a hand edit), a
 record that is not there, replaced (another generation), cut shorter than the cursor or too long to replay,
@@ -25,6 +32,7 @@ _HEADER = b"agent-memory changes 1 "
 _GENERATION = 16  # hex digits
 HEADER_BYTES = len(_HEADER) + _GENERATION + 1
 MAX_REPLAY = 8 << 20  # bytes of record read by one refresh (about 80,000 lines): past that, listing is cheaper
+ROTATE_BYTES = 2 * MAX_REPLAY  # a record past this size is replaced by a new one: what a drive keeps stays bounded
 _TAIL = 4096  # bytes read back from the end to find where the last complete line ends (a line is far shorter)
 
 

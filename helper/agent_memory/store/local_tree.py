@@ -195,6 +195,14 @@ class Folder:
         else:
             os.rename(self._name(source), self._name(target))
 
+    def replace(self, source: str, target: str) -> None:
+        """Rename `source` to `target` over what is there (that name only: a link there is replaced, never followed),
+        on every platform (`rename` refuses an existing target on Windows)."""
+        if _AT:
+            os.replace(source, target, src_dir_fd=self.fd, dst_dir_fd=self.fd)
+        else:
+            os.replace(self._name(source), self._name(target))
+
     def unlink(self, name: str) -> None:
         os.unlink(self._name(name), **self._kw())
 

@@ -9,7 +9,6 @@ from pathlib import Path
 
 from .. import agents, commands, names
 from ..config.context import Context
-from ..contract import SyncVersion
 from ..errors import AgentMemoryError, UsageError
 from ..fsutil import locked
 from ..store.base import StoreError
@@ -18,6 +17,10 @@ from .history import History
 from .index import FolderIndex
 from .running import Run, Scope, scopes, sync
 from .versions import Refused
+
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import SyncVersion
 
 
 class Found:

@@ -18,7 +18,6 @@ from .. import agents
 from ..clock import new_id
 from ..config import projects
 from ..config.context import Context
-from ..contract import SyncUpload
 from ..errors import AgentMemoryError, NotSetUp
 from ..fsutil import locked, try_locked
 from ..memory.origin import machine_name
@@ -30,6 +29,10 @@ from .engine import FolderSync, sync_folder
 from .history import History
 from .index import FolderIndex
 from .uploads import SYNC
+
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import SyncUpload
 
 
 class Scope:

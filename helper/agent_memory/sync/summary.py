@@ -9,8 +9,11 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from .. import commands, paths
-from ..contract import SyncConflict, SyncFolderState
 from .index import FolderIndex
+
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import SyncConflict, SyncFolderState
 
 
 def folder_states(bucket: str, watched: Iterable[tuple[str, str, Path]] = ()) -> list[SyncFolderState]:

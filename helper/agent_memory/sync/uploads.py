@@ -3,8 +3,11 @@ the outbox, with its exact bytes, and is retried as notes are (`pending retry`, 
 
 from __future__ import annotations
 
-from ..contract import PendingSync, SyncUpload
 from ..outbox.kinds import Kind, Outcome, progress
+
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import PendingSync, SyncUpload
 
 
 class SyncUploads(Kind):
