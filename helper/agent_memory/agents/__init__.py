@@ -34,6 +34,11 @@ def selected(agent: str) -> tuple[str, ...]:
     return (agent,)
 
 
+def label(agent: str) -> str:
+    """How people call `--agent`'s choice: "Codex", "Claude Code", or "Codex and Claude Code" (the Space's form)."""
+    return " and ".join(runtime(name).LABEL for name in selected(agent))
+
+
 def own_memory(agent: str) -> str:
     """`--agent`'s choice's own memory in words: "Claude Code's own memory", or, for both, "Codex's and Claude
     Code's own memories" (each keeps its own: "Codex and Claude Code's" would read as one memory they share)."""
