@@ -22,11 +22,7 @@ from agent_memory.errors import AgentMemoryError, UsageError
 
 OPERATING_SYSTEMS = {"linux": "Linux", "macos": "macOS", "windows": "Windows"}
 INSTALLERS = {"uv": "uv tool", "pipx": "pipx", "venv": "venv + pip"}
-# the form lists "both" first: "Codex and Claude Code"
-AGENTS = {
-    choice: " and ".join(agents.runtime(name).LABEL for name in agents.selected(choice))
-    for choice in ("both", *agents.RUNTIMES)
-}
+AGENTS = {choice: agents.label(choice) for choice in ("both", *agents.RUNTIMES)}  # the form lists "both" first
 
 # The files the page loads into Pyodide: this module and everything it imports from the helper, by the path
 # the page imports them from (under its module root), with the file of this repository that each one is.

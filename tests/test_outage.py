@@ -65,7 +65,10 @@ def test_a_hung_hub_costs_the_first_search_only(alice, hub):
     pending = alice.run("save", "--json", "--title", "Socket limit", input="Raise the socket limit.", process=True)
     tools.exited(pending, 75)
     assert pending.json["status"] == "pending"
-    assert f"run `agent-memory pending retry {pending.json['id']}`" in pending.json["message"]
+    assert (
+        pending.json["next"]
+        == f"check this machine's network, then run: agent-memory pending retry {pending.json['id']}"
+    )
     assert "tries it again from" in pending.json["message"]
     checkpoint = alice.run("save", "--json", "--kind", "checkpoint", input="Where I stopped.", process=True)
     tools.exited(checkpoint, 75)
@@ -98,7 +101,7 @@ def _first_save_of_an_outage(alice, hub, *args: str) -> bytes:
     seconds = time.monotonic() - started
     tools.exited(saved, 75)
     assert saved.json["status"] == "pending", saved.out
-    assert f"run `agent-memory pending retry {saved.json['id']}`" in saved.json["message"], saved.out
+    assert saved.json["next"].endswith(f", then run: agent-memory pending retry {saved.json['id']}"), saved.out
     assert seconds < budget / 4, seconds  # a hang detector only: bench/outage.py times it
     record = _outage(alice)
     assert record["failures"] == 1 and record["bucket"] == f"hf://buckets/{BUCKET}" and record["reason"] == "offline"
