@@ -389,10 +389,11 @@ FOLDER_CAUSES = [
     "file, so a fill killed at any point, or two at once, leave the cache exactly right once one finishes "
     "(tests/test_folder_store_fill.py, SIGKILL at random points). A fill of 10,000 notes makes 8.2 system calls a "
     "note (the listing's lstat; open, fstat, read and close of the note; create, write and close of its copy), "
-    "against 13.3 before (a rename, a chmod, a second read, a stat and a download thread's futex waits) and 13 for "
-    "`cp -r`. The pack's record of a note costs about 25 µs at best (in-process, best of rounds) against 43 µs "
-    "before: the note is decoded once, the frontmatter's lines scanned with one pattern, each plain value resolved "
-    "once, a UTC time read without building an offset, the header normalised only when a field needs it.",
+    "against 13.6 before (a rename, a chmod, a second read, a stat and a download thread's futex waits) and 11 for "
+    "`cp -r` (strace -c). The pack's record of a note costs about 25 µs at best (in-process, best of rounds) "
+    "against 43 µs before: the note is decoded once, the frontmatter's lines scanned with one pattern, each plain "
+    "value resolved once, a UTC time read without building an offset, the header normalised only when a field "
+    "needs it.",
     "In whole-process rounds on this disk, alternating main before these changes, this fill and `cp -r` (five "
     "rounds, load about 3 to 6, 2026-12-03 07:55 UTC), the medians were 5.59 s, 2.24 s and 0.53 s (10.6x and 4.2x); "
     "in the two quietest rounds 2.47 to 2.90 s, 1.62 to 1.99 s and 0.43 to 0.47 s. What is left is the "
