@@ -247,6 +247,11 @@ def test_history_with_sync_off_here_says_so_and_shows_what_other_machines_synced
             f"Error: The sync of {whose} is off on this machine, and no other machine synced NOTES.md for this "
             f"folder.\nNext: agent-memory sync enable --agent {agent}\n"
         )
+    unknown = tools.exited(b.run("sync", "history", "NOTES.md"), 2)  # synced there: the file is unknown, not the sync
+    assert unknown.err == (
+        "Error: NOTES.md is not a file of Claude Code's synced memory for this folder.\n"
+        "Next: agent-memory sync status (lists the synced folders)\n"
+    )
 
     if bucket.startswith("file://"):  # a file known here is answered from what this machine knows: no bucket
         store = Path(bucket.removeprefix("file://"))

@@ -88,8 +88,9 @@ def _unknown(ctx: Context, file: str, runtimes: list[str], failures: list[str]) 
             f"for this folder{asked}.",
             next_step=commands.line("sync", "enable", "--agent", which),
         )
+    whose = " or ".join(f"{agents.runtime(name).LABEL}'s" for name in runtimes)
     return UsageError(
-        f"{file} is not a file of the synced memory of {' or '.join(runtimes) or 'no agent'} for this folder{asked}.",
+        f"{file} is not a file of {whose} synced memory for this folder{asked}.",
         next_step=f"{commands.line('sync', 'status')} (lists the synced folders)",
     )
 
