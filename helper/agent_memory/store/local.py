@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import AgentMemoryError
-from ..fsutil import FILE_MODE, make_dirs
+from ..fsutil import FILE_MODE, make_dirs, write_all
 from . import local_record
 from .base import (
     FolderDenied,
@@ -349,17 +349,11 @@ def _copy(source: int, target: Path) -> None:
         writer = os.open(target, flags, FILE_MODE)
         try:
             while chunk := os.read(source, BLOCK):
-                _write_all(writer, chunk)
+                write_all(writer, chunk)
         finally:
             os.close(writer)
     finally:
         os.close(source)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    written = 0
-    while written < len(data):
-        written += os.write(fd, data[written:])  # the whole of it at once, but for a short write
 
 
 @contextlib.contextmanager
