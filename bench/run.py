@@ -107,6 +107,7 @@ def main() -> int:
             corpus.prepare(ctx, size)
         for case in cases:
             _progress(f"running {case.__name__}")
+            case_started = time.monotonic()
             try:
                 found = case(ctx)
             except Exception:
@@ -115,6 +116,7 @@ def main() -> int:
                 continue
             tables += found
             print(report.console(found), flush=True)
+            _progress(f"{case.__name__} took {time.monotonic() - case_started:.0f} s")  # where a run's time goes
     finally:
         emulator.stop()
         if options.keep:

@@ -3,6 +3,8 @@ a newline. Each is refused as a usage error (exit 2) with a Next line, and chang
 
 from __future__ import annotations
 
+import argparse
+import functools
 import json
 import os
 from pathlib import Path
@@ -10,6 +12,8 @@ from pathlib import Path
 import pytest
 
 import tools
+from agent_memory.cli.parsing import Parser, subcommands
+from agent_memory.errors import UsageError
 
 REVISION = "20260101-000000-000000-0123456789"
 NOTE_ID = "20260101-000000-000000-abcdefabcd"
@@ -103,6 +107,25 @@ def test_an_unknown_argument_names_the_help_of_the_command_it_was_given_to(machi
     assert_usage(result, "unrecognized arguments: --bogus.")
     assert result.err.endswith(f"\nNext: agent-memory {own} --help\n")
     assert snapshot(machine) == before
+
+
+@pytest.mark.parametrize("argparse_calls_the_actions_parser", [True, False])
+def test_the_actions_help_is_named_whichever_parser_argparse_asks(monkeypatch, argparse_calls_the_actions_parser):
+    """Python 3.10 to 3.13 parse an ACTION's arguments with that action's own `parse_known_args`, which refuses what
+    is left; an argparse that did not would leave it to the command's parser, which names the same --help."""
+    parser = Parser(prog="agent-memory hooks")
+    install = subcommands(parser).add_parser("install")
+    install.add_argument("--agent")
+    if not argparse_calls_the_actions_parser:  # as argparse's own method, which refuses nothing
+        plain = functools.partial(argparse.ArgumentParser.parse_known_args, install)
+        monkeypatch.setattr(install, "parse_known_args", plain)
+    with pytest.raises(UsageError) as refused:
+        parser.parse_args(["install", "--agent", "codex", "--bogus"])
+    assert (refused.value.message, refused.value.next_step) == (
+        "unrecognized arguments: --bogus.",
+        "agent-memory hooks install --help",
+    )
+    assert parser.parse_args(["install", "--agent", "codex"]).agent == "codex"
 
 
 # -- text that is not UTF-8 --------------------------------------------------------------------------------------

@@ -205,7 +205,11 @@ def test_an_interrupted_bootstrap_resumes_without_duplicates(machine, hub, step)
     tools.exited(failed, (1, 75))
     if step == "verification-upload":
         tools.exited(failed, 75)
-        assert failed.json["verification"]["status"] == "pending"
+        verification = failed.json["verification"]
+        assert verification["status"] == "pending"
+        retry = f"then run: agent-memory pending retry {verification['id']}"
+        assert verification["next"] == f"agent-memory status (it names the bucket and what failed last), {retry}"
+        assert failed.err.endswith(f"\nNext: {verification['next']}\n")
     if step == "verification-read":
         tools.exited(failed, 1)
         assert failed.json["verification"]["status"] == "failed"

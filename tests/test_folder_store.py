@@ -67,8 +67,15 @@ def test_an_unreachable_folder_keeps_the_note_pending_until_retry(ready, folder_
     tools.exited(result, 75)
     note = result.json
     assert note["status"] == "pending"
-    assert "Not shared yet" in note["message"] and f"agent-memory pending retry {note['id']}" in note["message"]
-    assert "Do not save it again" in note["message"]
+    assert note["message"] == (  # one sentence: what happened, in words of the folder (no doubled parentheses)
+        f"Not shared yet: {note['id']} is kept on this machine only, because the bucket could not be reached: the "
+        f"folder store {root} is not there; do not save it again."
+    )
+    fix = f"mount the drive that holds {root} (or move the folder back there)"
+    assert note["next"] == f"{fix}, then run: agent-memory pending retry {note['id']}"
+    text = ready.run("pending", "retry", note["id"])  # told in words: the sentence, then its Next: line
+    tools.exited(text, 75)
+    assert text.out == f"{note['message']}\nNext: {note['next']}\n"
 
     pending_search = ready.run("search", "atomically", "--json")
     assert pending_search.json["sync"]["status"] == "stale"
@@ -263,8 +270,8 @@ def test_a_store_failure_is_told_once_at_the_boundary_with_the_command_to_run_ag
     result = ready.run("read", note["id"], "--fresh", "--json")
     tools.exited(result, 1)
     assert result.json["error"].startswith(f"Could not read {note['path']} from {folder_store}: the folder store ")
-    assert result.json["next"] == (
-        "check this machine's network (for a folder store: that its drive is mounted), then run: "
+    assert result.json["next"] == (  # of the folder alone: no network, no Hub
+        f"mount the drive that holds {root} (or move the folder back there), then run: "
         f"agent-memory read {note['id']} --fresh --json"
     )
     assert "Unexpected" not in result.err

@@ -184,4 +184,9 @@ def test_retry_all_reports_a_refused_store_and_goes_on_with_the_others(machine, 
     tools.exited(retried, 75)
     by_id = {r["id"]: r for r in retried.json["results"]}
     assert by_id[in_hub["id"]]["status"] == "saved"
-    assert by_id[in_folder["id"]]["status"] == "pending" and "chmod 700" in by_id[in_folder["id"]]["message"]
+    refused = by_id[in_folder["id"]]
+    assert refused["status"] == "pending" and "can be read or written by other users" in refused["message"]
+    assert (
+        refused["next"]
+        == f"chmod 700 {store} (if only you should use it), then run: agent-memory pending retry {refused['id']}"
+    )

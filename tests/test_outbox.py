@@ -101,7 +101,7 @@ def test_one_retry_verb_names_every_upload_and_the_old_spellings_say_the_same(al
     skill = alice.run("publish-skill", str(source), "--json")
     assert note["status"] == "pending"
     tools.exited(skill, 75)
-    assert f"agent-memory pending retry {note['id']}" in note["message"]
+    assert note["next"].endswith(f"agent-memory pending retry {note['id']}")
     assert f"agent-memory pending retry {skill.json['revision']}" in skill.err
     assert "run agent-memory pending retry." in alice.run("search", "kept").err
     still = alice.run("pending", "retry", note["id"], "--json")

@@ -206,6 +206,61 @@ def test_a_deletion_propagates_and_is_restorable(machine, machine_b, bucket):
     assert "Next: agent-memory sync history old.md" in wrong.err
 
 
+def test_history_with_sync_off_here_says_so_and_shows_what_other_machines_synced(machine, machine_b, bucket, tmp_path):
+    """`sync history` on a machine whose sync is off: a file another machine synced is answered from the bucket
+    (one listing of that file's folder), any other file is refused with the sync being off as the reason and the
+    command that turns it on; a file whose versions this machine knows is answered without the bucket."""
+    machine_b.work = machine_b.root / "elsewhere" / "parser"
+    machine_b.work.mkdir(parents=True)
+    a, b = machine, machine_b
+    for one in (a, b):
+        one.setup(bucket)
+    tools.exited(b.run("sync", "enable", "--agent", "claude"))
+    claude_folder(b).mkdir(parents=True)
+    (claude_folder(b) / "MEMORY.md").write_text("- synced by b\n")
+    sync_now(b)
+
+    shown = a.run("sync", "history", "MEMORY.md", "--json")
+    tools.exited(shown)
+    (version,) = shown.json["versions"]
+    assert (shown.json["agent"], shown.json["path"], version["head"], shown.json["here"]) == (
+        "claude",
+        "MEMORY.md",
+        True,
+        None,
+    )
+    text = tools.exited(a.run("sync", "history", "MEMORY.md")).out
+    assert f"  {version['id']} " in text
+    assert (
+        "  the sync of Claude Code's own memory is off on this machine: these are the versions other machines synced "
+        "(turn it on: agent-memory sync enable --agent claude)"
+    ) in text
+    assert not claude_folder(a).exists()  # history writes nothing into the runtime's folder
+
+    for args, whose, agent in (
+        ((), "Codex's and Claude Code's own memories", "both"),
+        (("--agent", "codex"), "Codex's own memory", "codex"),
+    ):
+        refused = a.run("sync", "history", "NOTES.md", *args)
+        tools.exited(refused, 2, about=args)
+        assert refused.err == (
+            f"Error: The sync of {whose} is off on this machine, and no other machine synced NOTES.md for this "
+            f"folder.\nNext: agent-memory sync enable --agent {agent}\n"
+        )
+    unknown = tools.exited(b.run("sync", "history", "NOTES.md"), 2)  # synced there: the file is unknown, not the sync
+    assert unknown.err == (
+        "Error: NOTES.md is not a file of Claude Code's synced memory for this folder.\n"
+        "Next: agent-memory sync status (lists the synced folders)\n"
+    )
+
+    if bucket.startswith("file://"):  # a file known here is answered from what this machine knows: no bucket
+        store = Path(bucket.removeprefix("file://"))
+        store.rename(tmp_path / "unmounted")
+        tools.exited(b.run("sync", "history", "MEMORY.md"))
+        tools.exited(a.run("sync", "history", "MEMORY.md"))
+        (tmp_path / "unmounted").rename(store)
+
+
 def test_a_file_with_a_token_stays_local_and_is_reported(machine, machine_b, folder_store, tmp_path):
     a, b = two_machines(machine, machine_b, folder_store)
     claude_folder(a).mkdir(parents=True)

@@ -130,7 +130,8 @@ class NoteRead(TypedDict):
 
 
 class NoteUpload(TypedDict):
-    """`save`, or the retry of one note: `status` saved or pending, with the `message` that says so."""
+    """`save`, or the retry of one note: `status` saved or pending, with the `message` that says so and, while
+    pending, `next`: what shares it (what fixes the failure first, then the retry)."""
 
     id: str
     project: str | None
@@ -138,6 +139,7 @@ class NoteUpload(TypedDict):
     path: str
     status: str
     message: str
+    next: str | None
 
 
 # -- skills ---------------------------------------------------------------------------------------------------
@@ -151,9 +153,11 @@ class _PublicationFields(TypedDict):
 
 
 class Publication(_PublicationFields, total=False):
-    """`publish-skill`, or the retry of one publication: `status` published or pending (with its `message`)."""
+    """`publish-skill`, or the retry of one publication: `status` published or pending (with its `message`, and
+    `next`: what publishes it)."""
 
     message: str
+    next: str
 
 
 class SkillHit(TypedDict):
@@ -229,7 +233,7 @@ class SyncFolder(TypedDict):
 
 
 class SyncUpload(TypedDict):
-    """One upload of synced versions: `saved`, or `pending` in the outbox (retried as notes are)."""
+    """One upload of synced versions: `saved`, or `pending` in the outbox (retried as notes are), with `next` then."""
 
     id: str
     agent: str | None
@@ -237,6 +241,7 @@ class SyncUpload(TypedDict):
     files: list[str]
     status: str
     message: str
+    next: str | None
 
 
 class SyncRun(TypedDict):

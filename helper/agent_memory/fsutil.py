@@ -173,14 +173,20 @@ def write_json_atomic(path: Path, value: object) -> None:
 def append(path: Path, chunks: Iterable[bytes]) -> None:
     """Append to a private file (created if missing), in one write (a fill appends thousands of lines and records at
     once); callers hold the file's lock, and find a torn end."""
-    data = memoryview(b"".join(chunks))
+    data = b"".join(chunks)
     fd = open_private(path, os.O_WRONLY)
     try:
-        written = 0
-        while written < len(data):
-            written += os.write(fd, data[written:])  # all of it at once, but for a short write
+        write_all(fd, data)
     finally:
         os.close(fd)
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of `data` to the open file `fd` with plain system calls: one, but for a short write."""
+    with memoryview(data) as view:
+        written = 0
+        while written < len(view):
+            written += os.write(fd, view[written:])
 
 
 def tighten(root: Path) -> None:

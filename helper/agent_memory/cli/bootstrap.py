@@ -8,7 +8,6 @@ from pathlib import Path
 from ..config.context import Context
 from ..errors import ERROR, OK, PENDING
 from ..errors import render as error_lines
-from ..outbox.kinds import RETRY
 from ..setup import on_path
 from ..setup.bootstrap import bootstrap as set_up
 from .codex_sandbox import sandbox_lines
@@ -96,7 +95,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Rendered:
         lines.append("Nothing needed changing: this machine was already set up this way.")
     code = {"verified": OK, "pending": PENDING}.get(verification["status"], ERROR)
     if code == PENDING:
-        notice(f"Next: {RETRY}, once the network or the login is fixed (or the same bootstrap again)")
+        notice(f"Next: {verification['next']}")  # what fixes the cause, in words of the store, then the retry
     elif code == ERROR:  # the warning above says why
         notice(
             error_lines(

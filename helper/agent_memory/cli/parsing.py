@@ -35,6 +35,7 @@ class Parser(argparse.ArgumentParser):
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, formatter_class=Formatter, **kwargs)
+        self.action_words: argparse._SubParsersAction | None = None  # its ACTION words, if it has some (`subcommands`)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         raise UsageError(f"{message}.", next_step=f"{self.prog} --help")
@@ -43,11 +44,20 @@ class Parser(argparse.ArgumentParser):
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
     ) -> tuple[argparse.Namespace, list[str]]:
         """What argparse parses, and an error for anything left: raised by the parser of the action it was given to
-        (`hooks install`), whose --help the Next line names, rather than by the command's, which argparse uses."""
+        (`hooks install`), whose --help the Next line names, rather than by the command's, which argparse uses.
+
+        Python 3.10 to 3.13 parse an ACTION's arguments with its parser's `parse_known_args`, so the action's own
+        parser raises first; should argparse stop calling it, the command's parser still names the action's --help,
+        found through the public `choices` of its ACTION words."""
         parsed, extras = super().parse_known_args(args, namespace)
         if extras:
-            self.error(f"unrecognized arguments: {' '.join(extras)}")
+            self._chosen(parsed).error(f"unrecognized arguments: {' '.join(extras)}")
         return parsed, extras
+
+    def _chosen(self, parsed: argparse.Namespace) -> argparse.ArgumentParser:
+        """The parser of the ACTION the command line chose, else this one."""
+        chosen = self.action_words.choices.get(getattr(parsed, "action", None)) if self.action_words else None
+        return chosen if chosen is not None else self
 
 
 def with_json(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -68,6 +78,8 @@ def subcommands(parser: argparse.ArgumentParser) -> argparse._SubParsersAction:
     """The required ACTION of a command that has several."""
     actions = parser.add_subparsers(dest="action", metavar="ACTION", parser_class=type(parser))
     actions.required = True
+    if isinstance(parser, Parser):
+        parser.action_words = actions
     return actions
 
 

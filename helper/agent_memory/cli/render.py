@@ -18,7 +18,7 @@ from .parsing import Rendered
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
-    from ..contract import NoteUpload, Publication, Retries, Sync
+    from ..contract import NoteUpload, Publication, Retries, Sync, SyncUpload
 
 HOOK_PREFIX = "agent-memory hook: "
 
@@ -98,7 +98,7 @@ def told_sync(freshness: Freshness) -> tuple[Sync, int]:
         notice(f"The bucket no longer holds {path}: its cached copy was dropped.")
     if found["reason"] != "auth":
         return found, OK
-    notice("Next: restore this machine's access to the bucket (for a Hugging Face bucket: hf auth login)")
+    notice(f"Next: {safe(freshness.error.fix)}")  # in words of the store that refused: the Hub, or a folder
     return found, ACCESS
 
 
@@ -107,18 +107,25 @@ def told_upload(result: NoteUpload | Publication) -> Rendered:
     result = safe_tree(result)  # a pending upload's message carries the store's error
     code = PENDING if result["status"] == "pending" else OK
     if "revision" not in result:  # a note
-        return result, result["message"], code
-    message = result.pop("message", None)
-    if message:
-        notice(message)
+        return result, told_pending(result), code
+    if result.get("message"):  # told on stderr, as before the publication's line
+        notice(told_pending(result))
+    result.pop("message", None)
+    result.pop("next", None)
     files = plural(len(result["files"]), "file")
     return result, f"{result['status'].capitalize()}: {result['name']} revision {result['revision']} ({files})", code
+
+
+def told_pending(result: NoteUpload | Publication | SyncUpload) -> str:
+    """An upload's message, with its `Next:` line while it is pending."""
+    return result["message"] + (f"\nNext: {result['next']}" if result.get("next") else "")
 
 
 def told_retries(result: Retries) -> Rendered:
     """A retry of several uploads in words: exit 1 if any is damaged, else 75 if any is still pending."""
     result = safe_tree(result)  # store errors and damage reports carry outside text
-    told = [r.get("message") or f"Published {r['name']} revision {r['revision']}." for r in result["results"]]
+    published = "Published {name} revision {revision}."
+    told = [told_pending(r) if r.get("message") else published.format(**r) for r in result["results"]]
     for item in result["damaged"]:
         damage = f"the pending {item['kind']} {item['id']} is damaged and was not uploaded: {item['problem']}"
         notice(

@@ -17,7 +17,7 @@ from ..sync.engine import FolderSync
 from ..sync.running import Run, scopes, sync
 from ..sync.summary import conflict
 from .parsing import Rendered, subcommands, with_json
-from .render import notice
+from .render import notice, told_pending
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
@@ -106,7 +106,7 @@ def told_run(run: Run) -> Rendered:
             notice(f"Changed here meanwhile, synced next time: {', '.join(done['waiting'])}.")
     for upload in result["uploads"]:
         if upload["status"] == "pending":
-            notice(upload["message"])
+            notice(told_pending(upload))
     for error in result["errors"]:
         notice(f"The bucket could not be read ({error}): synced with what this machine knows.")
     for item in result["refused"]:
@@ -197,7 +197,7 @@ def _runtimes(args: argparse.Namespace, ctx: Context) -> list[str]:
 
 
 def history(args: argparse.Namespace, ctx: Context) -> Rendered:
-    found = restoring.find(ctx, args.file, _runtimes(args, ctx))
+    found = restoring.find(ctx, args.file, _runtimes(args, ctx), ask_bucket=True)
     listed, here, kept = restoring.versions_of(ctx, found)
     result: SyncHistory = safe_tree(
         {
@@ -218,7 +218,11 @@ def history(args: argparse.Namespace, ctx: Context) -> Rendered:
         shown = f" [{', '.join(marks)}]" if marks else ""
         lines.append(f"  {version['id']} {version['time']} {version['machine']} {state}, based on {based}{shown}")
     lines += [f"  other text kept (conflict): {path}" for path in kept]
-    if not listed:
+    if found.scope.runtime not in settings.enabled(ctx.config):  # what the bucket holds, from other machines
+        off = f"the sync of {agents.own_memory(found.scope.runtime)} is off on this machine"
+        told = f"  {off}: these are the versions other machines synced" if listed else f"  no version: {off}"
+        lines.append(f"{told} (turn it on: {commands.line('sync', 'enable', '--agent', found.scope.runtime)})")
+    elif not listed:
         lines.append("  no version yet: it is pushed by the next sync")
     return result, "\n".join(lines), OK
 

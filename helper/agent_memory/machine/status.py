@@ -22,6 +22,7 @@ from ..setup import codex_sandbox, hook_files
 from ..skills import catalog
 from ..skills.installing import installed_skills
 from ..store import outage
+from ..store.base import FolderMissing
 from ..store.bucket import check_private
 from ..sync.settings import enabled
 from ..sync.summary import folder_states
@@ -94,11 +95,8 @@ def store_check(bucket: str | None) -> StoreCheck:
     except AccessError as exc:  # every save, search and read refuses it the same way, with exit 4
         return {"status": "refused", "detail": exc.message, "next": exc.next_step}
     if not folder.is_dir():
-        return {
-            "status": "missing",
-            "detail": f"the folder store {folder} is not there (unmounted drive?): saves stay pending",
-            "next": f"mount its drive, or choose another one: {commands.line('config', 'set', 'bucket', 'file:///ABSOLUTE/PATH')}",
-        }
+        missing = FolderMissing(folder)  # told as a command that meets it tells it
+        return {"status": "missing", "detail": f"{missing.detail}: saves stay pending", "next": missing.fix}
     return {"status": "ok", "detail": None, "next": None}
 
 

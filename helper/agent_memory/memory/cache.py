@@ -42,6 +42,7 @@ from ..fsutil import (
     read_own,
     remove_tree,
     try_locked,
+    write_all,
     write_atomic,
     write_json_atomic,
 )
@@ -234,10 +235,7 @@ class ProjectCache:
         else:
             existed = False
         try:
-            with memoryview(data) as view:
-                written = 0
-                while written < len(view):
-                    written += os.write(fd, view[written:])  # all of it at once, but for a short write
+            write_all(fd, data)
         finally:
             os.close(fd)
         return existed

@@ -37,15 +37,14 @@ class NoteUploads(Kind):
     def result(self, outcome: Outcome) -> NoteUpload:
         plan, key = outcome.plan, outcome.key
         if outcome.done:
-            status, message = "saved", f"Saved {key} to {plan['bucket']}: it is shared."
+            status, message, next_step = "saved", f"Saved {key} to {plan['bucket']}: it is shared.", None
         else:
-            status = "pending"
+            status, next_step = "pending", outcome.next_step
             message = (
-                f"Not shared yet: {key} is kept on this machine only, because {outcome.because}. "
-                f"Do not save it again; run `{outcome.retry}` once that is fixed."
+                f"Not shared yet: {key} is kept on this machine only, because {outcome.because}; do not save it again."
             )
         found = {"id": key, "project": (plan.get("display") or {}).get("project"), "bucket": plan["bucket"]}
-        return {**found, "path": plan["objects"][-1]["path"], "status": status, "message": message}
+        return {**found, "path": plan["objects"][-1]["path"], "status": status, "message": message, "next": next_step}
 
     def delivered(self, plan: dict[str, object], objects: list[tuple[str, bytes]], ctx: Context) -> None:
         """Put the note in the project's cache: it has left the outbox, and offline search must still find it before
@@ -71,6 +70,7 @@ class NoteUploads(Kind):
             "path": path,
             "status": "saved",
             "message": message,
+            "next": None,
         }
 
     def not_waiting(self, key: str) -> AgentMemoryError:

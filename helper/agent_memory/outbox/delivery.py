@@ -80,7 +80,7 @@ def retry(
             continue
         except AgentMemoryError as exc:  # its store refused to open (a folder store opened to others): the rest go on
             plan = peek(op)
-            outcome = Outcome(plan, done=False, reason="auth", detail=f"{exc.message} Next: {exc.next_step}")
+            outcome = Outcome(plan, done=False, reason="auth", detail=exc.message.rstrip("."), fix=exc.next_step)
             outcome = outcome if plan else None
         if outcome is not None:
             results.append(kind.result(outcome))
@@ -116,7 +116,7 @@ def _execute(
     except StoreError as exc:
         if not landed_anyway(store, exc, last_path, last_data):
             plan = writing.record_failure(op, plan, exc.reason, exc.detail)
-            return Outcome(plan, done=False, reason=exc.reason, detail=exc.detail)
+            return Outcome(plan, done=False, reason=exc.reason, detail=exc.detail, fix=exc.fix)
     writing.finish(op, plan)
     claims.forget(writing.prune_done())
     kind.delivered(plan, objects, ctx)

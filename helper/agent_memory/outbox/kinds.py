@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 RETRY = commands.line("pending", "retry")  # the one retry command every hint names
 WHY = {
-    "offline": "the bucket could not be reached (offline or timed out)",
+    "offline": "the bucket could not be reached",
     "auth": "authentication or access to the bucket failed",
     "error": "the upload failed",
     "busy": "another agent-memory process is uploading it right now",
@@ -37,15 +37,19 @@ def progress(plan: dict[str, object]) -> dict[str, object]:
 
 
 class Outcome:
-    """What became of one upload: `done` (the bucket confirmed it) or `pending`, with the reason and its detail."""
+    """What became of one upload: `done` (the bucket confirmed it) or `pending`, with the reason, its detail, and
+    what fixes it (`StoreError.fix`: in words of the store that failed) if something must be fixed first."""
 
-    __slots__ = ("plan", "done", "reason", "detail")
+    __slots__ = ("plan", "done", "reason", "detail", "fix")
 
-    def __init__(self, plan: dict[str, object], *, done: bool, reason: str = "error", detail: str = "") -> None:
+    def __init__(
+        self, plan: dict[str, object], *, done: bool, reason: str = "error", detail: str = "", fix: str | None = None
+    ) -> None:
         self.plan = plan
         self.done = done
         self.reason = reason
         self.detail = detail
+        self.fix = fix
 
     @property
     def key(self) -> str:
@@ -54,13 +58,18 @@ class Outcome:
 
     @property
     def because(self) -> str:
-        """Why it is still pending, in words."""
-        return WHY.get(self.reason, WHY["error"]) + (f" ({self.detail})" if self.detail else "")
+        """Why it is still pending, in words (a clause: "the bucket could not be reached: DETAIL")."""
+        return WHY.get(self.reason, WHY["error"]) + (f": {self.detail}" if self.detail else "")
 
     @property
     def retry(self) -> str:
         """The command that retries it."""
         return f"{RETRY} {self.key}"
+
+    @property
+    def next_step(self) -> str:
+        """Its `Next:` line: what fixes the failure first, if anything does, then the retry."""
+        return f"{self.fix}, then run: {self.retry}" if self.fix else self.retry
 
 
 class Kind:

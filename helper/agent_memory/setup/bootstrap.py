@@ -445,7 +445,7 @@ def _verify(ctx: Context) -> tuple[dict[str, str], str | None]:
                 )
                 saved = saving.save(ctx, body.encode(), title=VERIFICATION_TITLE, note_id=note_id)
         if saved["status"] == "pending":
-            return {"id": note_id, "status": "pending"}, saved["message"]
+            return {"id": note_id, "status": "pending", "next": saved["next"]}, saved["message"]
         content = reading.read(ctx, note_id, fresh=True)["content"]
         if f"id: {note_id}\n".encode() not in content:
             return {"id": note_id, "status": "failed"}, f"the bucket does not hold note {note_id} as it was saved"

@@ -39,9 +39,9 @@ class SkillUploads(Kind):
             return found
         message = (
             f"Not published yet: revision {outcome.key} is frozen on this machine and invisible to others, because "
-            f"{outcome.because}. Run `{outcome.retry}` once that is fixed."
+            f"{outcome.because}."
         )
-        return {**found, "message": message}
+        return {**found, "message": message, "next": outcome.next_step}
 
     def not_waiting(self, key: str) -> AgentMemoryError:
         return AgentMemoryError(

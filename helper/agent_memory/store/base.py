@@ -7,6 +7,16 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from .. import commands
+
+# what fixes a failure of each reason, in words of the Hub, the store with a network and a login (a folder store's
+# failures of those reasons are its own kinds, `FolderMissing` and `FolderDenied`, which speak of the folder alone)
+FIXES = {
+    "auth": "restore this machine's access to the Hugging Face bucket (hf auth login, yourself, in your own terminal)",
+    "offline": "check this machine's network",
+    "error": commands.line("status") + " (it names the bucket and what failed last)",
+}
+
 
 class Unfollowable(Exception):
     """The feed cannot say what changed after this cursor (`reset`, unavailable, refused, too long, not
@@ -76,6 +86,36 @@ class StoreError(Exception):
     def during(self, what: str) -> None:
         """Say what failed because of this error (the first to say so wins: it is the closest)."""
         self.what = self.what or what
+
+    @property
+    def fix(self) -> str:
+        """What fixes it, in words of the store that failed; a `Next:` line adds the command to run again."""
+        return FIXES.get(self.reason, FIXES["error"])
+
+
+class FolderMissing(StoreError):
+    """A folder store's folder is not there: its drive is not mounted, or the folder was moved away."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__("offline", f"the folder store {root} is not there")
+        self.root = root
+
+    @property
+    def fix(self) -> str:
+        return f"mount the drive that holds {self.root} (or move the folder back there)"  # what waits is planned here
+
+
+class FolderDenied(StoreError):
+    """A file or folder of a folder store that this user may not open."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__("auth", f"permission denied: {path}")
+        self.path = path
+
+    @property
+    def fix(self) -> str:
+        where = shlex.quote(self.path)
+        return f"make {where} yours to read and write again (ls -ld {where} shows its owner and mode)"
 
 
 class NoCredentials(StoreError):

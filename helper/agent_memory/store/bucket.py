@@ -66,7 +66,7 @@ def check_private(uri: str) -> None:
         own = FILE_SCHEME + str(folder / "agent-memory-store")
         next_step = f"{commands.line('config', 'set', 'bucket', own)} (a folder of your own in it, created owner-only)"
     else:
-        next_step = f"chmod 700 {quoted} (if only you should use it), then run the same command again"
+        next_step = f"chmod 700 {quoted} (if only you should use it)"
     raise AccessError(
         f"The folder store {folder} can be read or written by other users (mode {stat.filemode(info.st_mode)}), "
         "so agent-memory will not use it; its permissions were not changed.",

@@ -10,20 +10,11 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 
-from .. import commands
 from ..agents import codex
 from ..commands import PROGRAM
 from ..display import safe
 from ..errors import AccessError, AgentMemoryError, ContentRefused
 from .base import BucketMissing, BucketPublic, NoCredentials, OversizedObject, StoreError, UnsafeObject
-
-# what fixes a failure of each reason; `{again}` is the command that failed, to run once it is fixed
-NEXT = {
-    "auth": "restore this machine's access to the bucket (for a Hugging Face bucket: hf auth login, yourself, in "
-    "your own terminal), then run: {again}",
-    "offline": "check this machine's network (for a folder store: that its drive is mounted), then run: {again}",
-    "error": commands.line("status") + " (it names the bucket and what failed last), then run: {again}",
-}
 
 
 def user_error(failure: StoreError, command: Sequence[str] = ()) -> AgentMemoryError:
@@ -52,5 +43,4 @@ def user_error(failure: StoreError, command: Sequence[str] = ()) -> AgentMemoryE
     error = AccessError if failure.reason == "auth" else AgentMemoryError
     if failure.reason == "offline" and codex.network_blocked():
         return error(f"{what}: {failure.detail}. {codex.NO_NETWORK}.", next_step=codex.SANDBOX_FIX)
-    next_step = NEXT.get(failure.reason, NEXT["error"]).format(again=again)
-    return error(f"{what}: {failure.detail}.", next_step=safe(next_step))
+    return error(f"{what}: {failure.detail}.", next_step=safe(f"{failure.fix}, then run: {again}"))

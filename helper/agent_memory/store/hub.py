@@ -158,7 +158,8 @@ class HubStore(Store):
             found = _within(self.budget, fn, cap, ask=self._ask if cap is None else None)
         except Exception as exc:
             error = self._classify(exc)
-            self._failed(error, silent=_no_answer(exc))
+            if _judged(exc):
+                self._failed(error, silent=_no_answer(exc))
             if isinstance(exc, DeadlineExceeded) and exc.twice:
                 self.down = error  # the call and one more request went unanswered: as after two silent requests
             raise error from exc
@@ -193,6 +194,8 @@ class HubStore(Store):
         if isinstance(exc, StoreError):
             return exc
         if isinstance(exc, DeadlineExceeded):
+            if not exc.judged:
+                return StoreError("offline", str(exc))
             return _lasting(StoreError("offline", f"the Hub did not answer in time ({exc})"))
         if isinstance(exc, _Unreachable):
             return _lasting(StoreError("offline", str(exc)))
@@ -327,7 +330,8 @@ class HubStore(Store):
             raise change_feed.Unfollowable("unsupported", detail) from None
         except Exception as exc:
             error = self._classify(exc)
-            self._failed(error, silent=_no_answer(exc))
+            if _judged(exc):
+                self._failed(error, silent=_no_answer(exc))
             raise error from exc
         self.answered()
         return replay
@@ -429,7 +433,12 @@ def _within(
     worker.join(max(0.0, end - time.monotonic()))
     if worker.is_alive():
         budget.abandoned.append(worker.name)
-        raise DeadlineExceeded(f"no answer within {budget.seconds if cap is None else wait:.3g} s")
+        if wait < (silence if cap is None else min(cap, silence)):
+            # what was left of the budget (a loaded machine spends it starting up and on the calls before) was too
+            # short to tell a silent Hub from one that answers in its time: no verdict on the Hub
+            detail = f"the command's time ran out with {wait:.2g} s left for this call, too little to hear the Hub"
+            raise DeadlineExceeded(detail, judged=False)
+        raise DeadlineExceeded(f"no answer within {wait:.3g} s")
     if error:
         raise error[0]
     return result[0]
@@ -442,11 +451,13 @@ def hearing_seconds() -> float:
 
 class DeadlineExceeded(Exception):
     """The command's time budget ran out before the call returned; `twice`: the Hub answered nothing at all, to the
-    call or to one more request (see `_within`)."""
+    call or to one more request (see `_within`); not `judged`: the call was left too little of the budget to tell
+    whether the Hub answers, so its failure says nothing of the Hub (no silence, no outage)."""
 
-    def __init__(self, detail: str, *, twice: bool = False) -> None:
+    def __init__(self, detail: str, *, twice: bool = False, judged: bool = True) -> None:
         super().__init__(detail)
         self.twice = twice
+        self.judged = judged
 
 
 def whoami(budget: Budget) -> str:
@@ -458,6 +469,11 @@ def whoami(budget: Budget) -> str:
         if exc.reason == "auth":
             raise NoCredentials(exc.detail) from exc
         raise
+
+
+def _judged(exc: BaseException) -> bool:
+    """Whether a failed call tells something of the Hub: all do but a call left too little time (see `_within`)."""
+    return not (isinstance(exc, DeadlineExceeded) and not exc.judged)
 
 
 def _no_answer(exc: BaseException) -> bool:

@@ -22,9 +22,19 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import AgentMemoryError
-from ..fsutil import FILE_MODE, make_dirs
+from ..fsutil import FILE_MODE, make_dirs, write_all
 from . import local_record
-from .base import Listing, ObjectConflict, ObjectInfo, Store, StoreError, UnsafeObject, oversized
+from .base import (
+    FolderDenied,
+    FolderMissing,
+    Listing,
+    ObjectConflict,
+    ObjectInfo,
+    Store,
+    StoreError,
+    UnsafeObject,
+    oversized,
+)
 from .change_feed import Replay, Unfollowable
 from .local_tree import Folder, Untrusted, open_root
 
@@ -47,7 +57,7 @@ class FolderStore(Store):
     def ensure(self, *, create: bool) -> bool:
         if not self.root.exists():
             if not create:
-                raise StoreError("offline", f"the folder store {self.root} is not there (unmounted drive?)")
+                raise FolderMissing(self.root)
             if not self.root.parent.is_dir():
                 raise StoreError("error", f"its parent folder {self.root.parent} does not exist")
             os.mkdir(self.root, 0o700)  # the umask can only take bits away, and 0700 has none for others
@@ -64,7 +74,7 @@ class FolderStore(Store):
 
     def _reachable(self) -> None:
         if not self.root.is_dir():
-            raise StoreError("offline", f"the folder store {self.root} is not there (unmounted drive?)")
+            raise FolderMissing(self.root)
 
     def _unsafe(self, failure: Untrusted) -> UnsafeObject:
         return UnsafeObject(failure.where, failure.why, str(self.root.joinpath(*failure.where.split("/"))))
@@ -339,17 +349,11 @@ def _copy(source: int, target: Path) -> None:
         writer = os.open(target, flags, FILE_MODE)
         try:
             while chunk := os.read(source, BLOCK):
-                _write_all(writer, chunk)
+                write_all(writer, chunk)
         finally:
             os.close(writer)
     finally:
         os.close(source)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    written = 0
-    while written < len(data):
-        written += os.write(fd, data[written:])  # the whole of it at once, but for a short write
 
 
 @contextlib.contextmanager
@@ -359,6 +363,6 @@ def _as_store_error():
     except (StoreError, AgentMemoryError):  # ours already, as is a link planted in the cache it fetches into
         raise
     except PermissionError as exc:
-        raise StoreError("auth", f"permission denied: {exc.filename}") from exc
+        raise FolderDenied(str(exc.filename)) from exc
     except OSError as exc:
         raise StoreError("error", f"{exc.strerror or exc} ({exc.filename})") from exc

@@ -66,7 +66,21 @@ class History:
         stamp = store.updated_at()
         if stamp is not None and stamp == self.updated_at:
             return 0  # nothing in the bucket changed since the last listing
-        folder = versions.prefix(self.runtime, self.scope)
+        found, whole = self._learn(store, versions.prefix(self.runtime, self.scope))
+        self.updated_at = stamp if whole else None
+        self.save()
+        return found
+
+    def learn(self, store: Store, path: str) -> int:
+        """Learn the versions of one file that the bucket has (one listing of that file's folder, not the scope's):
+        how `sync history` finds a file that other machines synced and this one does not know. How many were new
+        (StoreError if the bucket fails); the next refresh still lists the whole scope."""
+        found, _whole = self._learn(store, f"{versions.prefix(self.runtime, self.scope)}/{versions.path_key(path)}")
+        self.save()
+        return found
+
+    def _learn(self, store: Store, folder: str) -> tuple[int, bool]:
+        """Download the versions below `folder` not seen yet: how many were new, and whether that was all of them."""
         listing = store.list(folder)
         if len(listing) > MAX_LISTED:  # bounded work whatever the bucket holds: nothing of it is trusted
             raise StoreError("error", f"{folder} holds more than {MAX_LISTED} objects")
@@ -74,10 +88,7 @@ class History:
             self.refused[unsafe.path] = unsafe.detail
         new = [info for info in listing if info.path not in self.objects and info.path not in self.refused]
         new = new[:MAX_NEW]  # bounded work per command: the next refresh goes on from there
-        found = self._download(store, new)
-        self.updated_at = stamp if len(new) < MAX_NEW else None
-        self.save()
-        return found
+        return self._download(store, new), len(new) < MAX_NEW
 
     def _download(self, store: Store, new: list[ObjectInfo]) -> int:
         small = []

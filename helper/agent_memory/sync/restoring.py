@@ -7,10 +7,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .. import commands, names
+from .. import agents, commands, names
 from ..config.context import Context
-from ..errors import UsageError
-from . import folders, versions
+from ..errors import AgentMemoryError, UsageError
+from ..fsutil import locked
+from ..store.base import StoreError
+from . import folders, settings, versions
 from .history import History
 from .index import FolderIndex
 from .running import Run, Scope, scopes, sync
@@ -30,23 +32,65 @@ class Found:
         self.path = path
 
 
-def find(ctx: Context, file: str, runtimes: list[str]) -> Found:
+def find(ctx: Context, file: str, runtimes: list[str], *, ask_bucket: bool = False) -> Found:
     """The synced file that `file` names: a path inside a runtime's memory folder, or a path relative to it
-    (`MEMORY.md`); UsageError if no folder of `runtimes` has it."""
+    (`MEMORY.md`); UsageError if no folder of `runtimes` has it.
+
+    With `ask_bucket`, a file of which this machine knows no version (its sync is off here, or the file is new
+    here) is looked up in the bucket too, one listing of that file's folder a scope: the versions other machines
+    synced. A file with versions known here costs no network, as before."""
     given = Path(file).expanduser()
     absolute = Path(os.path.abspath(given))
+    relative = not given.is_absolute() and _valid(file)
+    failures: list[str] = []  # the bucket could not be asked: said in the refusal
     for runtime in runtimes:
         for scope in scopes(ctx, runtime, ctx.folder):
             history = History(ctx.bucket, scope.runtime, scope.scope)
             for folder in scope.places:
-                inside = _inside(absolute, folder)
-                if inside is not None:
-                    return Found(scope, folder, inside)
-                if not given.is_absolute() and _valid(file) and (file in history.paths() or (folder / file).is_file()):
-                    return Found(scope, folder, file)
-    agents = " or ".join(runtimes) or "no agent"
-    raise UsageError(
-        f"{file} is not a file of the synced memory of {agents} for this folder.",
+                path = _inside(absolute, folder)
+                if path is None and relative and (file in history.paths() or (folder / file).is_file()):
+                    path = file
+                if path is not None:
+                    if ask_bucket and not history.of(path):
+                        _learn(ctx, scope, path, failures)
+                    return Found(scope, folder, path)
+    if ask_bucket and relative:
+        for runtime in runtimes:
+            for scope in scopes(ctx, runtime, ctx.folder):
+                if scope.places and _learn(ctx, scope, file, failures):
+                    return Found(scope, scope.places[0], file)
+    raise _unknown(ctx, file, runtimes, failures)
+
+
+def _learn(ctx: Context, scope: Scope, path: str, failures: list[str]) -> bool:
+    """Learn the versions of `path` the bucket has for `scope` (under the scope's lock, as a sync); whether it
+    has any. A bucket that cannot be asked is added to `failures`."""
+    history = History(ctx.bucket, scope.runtime, scope.scope)
+    try:
+        with locked(history.folder / "lock"):
+            history = History(ctx.bucket, scope.runtime, scope.scope)  # read again under the lock
+            history.learn(ctx.store, path)
+    except StoreError as exc:
+        failures.append(exc.detail)
+    except AgentMemoryError as exc:  # the store refused to open (a folder store opened to others)
+        failures.append(exc.message.rstrip("."))
+    return bool(history.of(path))
+
+
+def _unknown(ctx: Context, file: str, runtimes: list[str], failures: list[str]) -> UsageError:
+    """The refusal of a file that no folder of `runtimes` has: when their sync is off on this machine, that is
+    the reason, and turning it on the fix."""
+    asked = f"; the bucket could not be asked what other machines synced ({failures[0]})" if failures else ""
+    if runtimes and not set(runtimes) & set(settings.enabled(ctx.config)):
+        which = runtimes[0] if len(runtimes) == 1 else "both"
+        return UsageError(
+            f"The sync of {agents.own_memory(which)} is off on this machine, and no other machine synced {file} "
+            f"for this folder{asked}.",
+            next_step=commands.line("sync", "enable", "--agent", which),
+        )
+    whose = " or ".join(f"{agents.runtime(name).LABEL}'s" for name in runtimes)
+    return UsageError(
+        f"{file} is not a file of {whose} synced memory for this folder{asked}.",
         next_step=f"{commands.line('sync', 'status')} (lists the synced folders)",
     )
 

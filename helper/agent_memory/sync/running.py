@@ -22,7 +22,7 @@ from ..errors import AgentMemoryError, NotSetUp
 from ..fsutil import locked, try_locked
 from ..memory.origin import machine_name
 from ..outbox import delivery, plans, writing
-from ..outbox.kinds import Outcome
+from ..outbox.kinds import Outcome, damaged_error
 from ..store.base import StoreError
 from . import folders, versions
 from .engine import FolderSync, sync_folder
@@ -156,15 +156,17 @@ def _plan(ctx: Context, scope: Scope, new: list) -> str:
 
 
 def _deliver(ctx: Context, key: str) -> SyncUpload:
+    found = {"id": key, "agent": None, "bucket": ctx.bucket, "files": []}  # what is known without its plan
     try:
         outcome = delivery.deliver(SYNC, key, ctx)
     except plans.Damaged as exc:  # shown by `pending`, never skipped
-        return {"id": key, "agent": None, "bucket": ctx.bucket, "files": [], "status": "pending", "message": str(exc)}
+        damaged = damaged_error(key, str(exc))
+        return {**found, "status": "pending", "message": damaged.message, "next": damaged.next_step}
     except AgentMemoryError as exc:
         plan = delivery.peek(plans.op_name(SYNC.name, key)) or {"id": key, "bucket": ctx.bucket}
-        outcome = Outcome(plan, done=False, reason="auth", detail=exc.message)
+        outcome = Outcome(plan, done=False, reason="auth", detail=exc.message.rstrip("."), fix=exc.next_step)
     if outcome is None:
-        return {"id": key, "agent": None, "bucket": ctx.bucket, "files": [], "status": "saved", "message": ""}
+        return {**found, "status": "saved", "message": "", "next": None}
     return SYNC.result(outcome)
 
 

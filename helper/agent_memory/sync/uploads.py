@@ -31,12 +31,13 @@ class SyncUploads(Kind):
         display = plan.get("display") or {}
         files = display.get("files", [])
         if outcome.done:
-            status, message = "saved", f"Pushed {len(files)} memory file version(s) to {plan['bucket']}."
+            status, next_step = "saved", None
+            message = f"Pushed {len(files)} memory file version(s) to {plan['bucket']}."
         else:
-            status = "pending"
+            status, next_step = "pending", outcome.next_step
             message = (
                 f"The memory file version(s) of {', '.join(files)} are kept on this machine only, because "
-                f"{outcome.because}; run `{outcome.retry}` once that is fixed."
+                f"{outcome.because}."
             )
         return {
             "id": outcome.key,
@@ -45,6 +46,7 @@ class SyncUploads(Kind):
             "files": files,
             "status": status,
             "message": message,
+            "next": next_step,
         }
 
 
