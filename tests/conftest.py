@@ -6,6 +6,7 @@ Commands run as real processes (`python -m agent_memory`), as an agent would cal
 
 from __future__ import annotations
 
+import compileall
 import json
 import os
 import shutil
@@ -154,6 +155,14 @@ class Machine:
             if file.exists() or file == self.backoff:
                 record = json.loads(file.read_text())
                 file.write_text(json.dumps({**record, "until": time.time() - 1}))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The helper compiled once, before any test (by the main process, not by each parallel worker): the commands
+    that the tests start as processes run with PYTHONDONTWRITEBYTECODE (`base_env`), so on a clean clone each of
+    them would compile from source every module it loads that no test had imported in-process yet."""
+    if not hasattr(config, "workerinput"):
+        compileall.compile_dir(Path(__file__).parent.parent / "helper" / "agent_memory", quiet=1)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
