@@ -7,6 +7,7 @@ Against the folder store and the Hub emulator (real huggingface_hub and hf_xet),
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -181,18 +182,28 @@ def test_a_refresh_killed_at_any_point_leaves_a_cache_that_the_next_one_heals(ma
         note.parent.mkdir(parents=True, exist_ok=True)
         note.write_bytes(f"---\nid: {note.stem}\ntitle: Note {index}\n---\n\nkilled refresh {index}\n".encode())
     b = machine_b.setup(folder_store)
-    partial, delay = 0, 0.1
+    partial, delay, step, killed = 0, 0.1, 1.3, 0.1
     while True:  # kill refreshes later and later, until one finishes first: each kill lands at a new stage
         worker = b.popen("search", "killed refresh")
         try:
             worker.wait(timeout=delay)
-            break
         except subprocess.TimeoutExpired:
             worker.kill()
             worker.communicate()
             cached = len(list((b.state / "cache").glob("*/projects/demo/notes/*.md")))
             downloading = list((b.state / "cache").glob("*/projects/demo/.download-*"))
-            partial, delay = partial + bool(downloading or 0 < cached < count), delay * 1.3
+            partial, killed, delay = partial + bool(downloading or 0 < cached < count), delay, delay * step
+            continue
+        tools.exited(tools.finished(worker, timeout=120))
+        if partial or step < 1.01:
+            break
+        # it finished before any kill landed halfway through its download (a loaded machine's start-up can take
+        # longer than the download, and one step may jump over it): empty the cache, and step finer from the
+        # last kill
+        for cache in (b.state / "cache").glob("*/projects/demo"):
+            shutil.rmtree(cache)
+        step = 1 + (step - 1) / 2
+        delay = killed * step
     assert partial  # at least one refresh was killed halfway through a download
     found = b.run("search", "killed refresh", "--limit", "1000", "--json")
     tools.exited(found)
