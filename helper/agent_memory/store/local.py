@@ -286,12 +286,10 @@ class FolderStore(Store):
         with _as_store_error(), contextlib.ExitStack() as opened:
             folders: dict[str, Folder] = {}  # notes share one folder: open it once
             for info in objects:
-                cut = info.path.rfind("/") + 1
-                where, name = info.path[:cut], info.path[cut:]  # the folder with its slash: checked when first met
-                if where not in folders or name in ("", ".", "..") or "\\" in name:
-                    parts = self._parts(info.path)
-                    if where not in folders:
-                        folders[where] = opened.enter_context(self._folder(parts[:-1]))
+                *parts, name = self._parts(info.path)
+                where = "/".join(parts)
+                if where not in folders:
+                    folders[where] = opened.enter_context(self._folder(parts))
                 try:
                     data = folders[where].read_file(name, info.size)
                 except Untrusted as exc:

@@ -65,16 +65,15 @@ def find(ctx: Context, file: str, runtimes: list[str], *, ask_bucket: bool = Fal
 def _learn(ctx: Context, scope: Scope, path: str, failures: list[str]) -> bool:
     """Learn the versions of `path` the bucket has for `scope` (under the scope's lock, as a sync); whether it
     has any. A bucket that cannot be asked is added to `failures`."""
-    history = History(ctx.bucket, scope.runtime, scope.scope)
     try:
-        with locked(history.folder / "lock"):
-            history = History(ctx.bucket, scope.runtime, scope.scope)  # read again under the lock
+        with locked(History.folder_of(ctx.bucket, scope.runtime, scope.scope) / "lock"):
+            history = History(ctx.bucket, scope.runtime, scope.scope)  # read under the lock, as a sync does
             history.learn(ctx.store, path)
     except StoreError as exc:
         failures.append(exc.detail)
     except AgentMemoryError as exc:  # the store refused to open (a folder store opened to others)
         failures.append(exc.message.rstrip("."))
-    return bool(history.of(path))
+    return bool(History(ctx.bucket, scope.runtime, scope.scope).of(path))
 
 
 def _unknown(ctx: Context, file: str, runtimes: list[str], failures: list[str]) -> UsageError:

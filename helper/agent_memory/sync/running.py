@@ -97,13 +97,12 @@ def sync(
     run = Run()
     machine = _machine()
     for scope in chosen:
-        history = History(ctx.bucket, scope.runtime, scope.scope)
-        lock = history.folder / "lock"
+        lock = History.folder_of(ctx.bucket, scope.runtime, scope.scope) / "lock"
         with locked(lock) if wait is None else _waiting(lock, wait) as ours:
             if ours is False:
                 run.busy.append(f"{scope.runtime}/{scope.scope}")
                 continue
-            history = History(ctx.bucket, scope.runtime, scope.scope)  # read again under the lock
+            history = History(ctx.bucket, scope.runtime, scope.scope)  # read under the lock: what it knows now
             known, reached = set(history.refused), True
             try:
                 history.refresh(ctx.store)
