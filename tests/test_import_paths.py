@@ -92,7 +92,7 @@ PATHS = {
     "status": BASE
     | NOTES
     | USAGE
-    | {"cli.status", "cli.codex_sandbox", "clock", "machine", "machine.status", "machine.uploads"}
+    | {"cli.status", "clock", "machine", "machine.status", "machine.uploads"}
     | {"machine.reminded", "outbox.backoff", "skills.catalog"}  # their records checked for damage (`damaged_state`)
     | {"setup", "setup.agent_files", "setup.codex_sandbox", "setup.command", "setup.hook_files", "setup.json_edits"}
     | {"skills", "skills.installing", "skills.layout", "skills.pending"}
