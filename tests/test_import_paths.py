@@ -97,7 +97,7 @@ PATHS = {
     | {"setup", "setup.agent_files", "setup.codex_sandbox", "setup.command", "setup.hook_files", "setup.json_edits"}
     | {"skills", "skills.installing", "skills.layout", "skills.pending"}
     | SYNC_SETTING
-    | {"sync.index", "sync.summary", "sync.uploads"},  # the sync's records (conflicts) and its kind of upload
+    | {"sync.uploads"},  # its kind of upload (the sync's records are read only on a machine that has them)
     "hook session-start": BASE
     | NOTES
     | USAGE
