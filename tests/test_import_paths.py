@@ -92,12 +92,12 @@ PATHS = {
     "status": BASE
     | NOTES
     | USAGE
-    | {"cli.status", "cli.codex_sandbox", "clock", "machine", "machine.status", "machine.uploads"}
+    | {"cli.status", "clock", "machine", "machine.status", "machine.uploads"}
     | {"machine.reminded", "outbox.backoff", "skills.catalog"}  # their records checked for damage (`damaged_state`)
     | {"setup", "setup.agent_files", "setup.codex_sandbox", "setup.command", "setup.hook_files", "setup.json_edits"}
     | {"skills", "skills.installing", "skills.layout", "skills.pending"}
     | SYNC_SETTING
-    | {"sync.index", "sync.summary", "sync.uploads"},  # the sync's records (conflicts) and its kind of upload
+    | {"sync.uploads"},  # its kind of upload (the sync's records are read only on a machine that has them)
     "hook session-start": BASE
     | NOTES
     | USAGE

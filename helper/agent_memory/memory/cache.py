@@ -84,6 +84,8 @@ class ProjectCache:
         self.pack = self.dir / "search.pack"
         self.checksum_file = self.dir / "checksums"
         self.discarded: set[str] = set()  # damaged copies removed by this object, to be fetched again
+        # `files_signature` as this object's last `Adding` left them agreeing (see `check_pack`), or None
+        self.agreed: list[list[int] | None] | None = None
 
     def note_file(self, note_id: str) -> Path:
         """Where the cached copy of a note is (it may not exist)."""
@@ -207,7 +209,14 @@ class ProjectCache:
         self._rebuild_locked()
 
     def check_pack(self) -> None:
-        """Rebuild the pack unless every record is intact and they describe exactly the verified notes."""
+        """Rebuild the pack unless every record is intact and they describe exactly the verified notes.
+
+        Not read at all when `checksums` and the pack are as this object's last `Adding` left them, agreeing: a
+        fill appended every record itself, from the bytes of the note whose line it appended (a change made
+        since by anyone changes their signature, and they are read).
+        """
+        if self.agreed is not None and self.files_signature() == self.agreed:
+            return
         try:
             ids = [pack.record_id(header) for header in pack.scan(self.pack, b"")]
         except pack.Damaged:
@@ -408,6 +417,11 @@ class Adding:
 
     def __init__(self, cache: ProjectCache, note_ids: list[str] | dict[str, object]) -> None:
         self.cache = cache
+        # whether `checksums` and the pack agree as found: as this cache's last Adding left them, or both empty
+        found = cache.files_signature()
+        self.agreeing = found == cache.agreed or all(each is None or each[1] == 0 for each in found)
+        cache.agreed = None  # until this one has finished
+        self.recorded: set[str] = set()  # the notes whose records were appended
         self.known = checksums.read(cache.checksum_file, note_ids)
         self.first = cache._no_checksums()  # no note verified yet: nothing there can have a record in the pack
         self.appendable = cache._pack_appendable(self.first)
@@ -454,6 +468,9 @@ class Adding:
         self.added = True
         if self.appendable and not self.replaced:  # else the pack is rebuilt: no record is needed
             record = pack.record(note_id, data)
+            if note_id in self.recorded:
+                self.agreeing = False  # put twice: two records of one note, which `check_pack` finds
+            self.recorded.add(note_id)
             self.records.append(record)
             self.held += len(record)
             if self.held > HELD_RECORDS:
@@ -471,6 +488,8 @@ class Adding:
         self._write_down()
         if self.added and (self.replaced or not self.appendable):
             self.cache._rebuild_locked()  # a replaced note's old record must go; a torn pack is rebuilt
+        elif self.agreeing and self.appendable:  # each line appended has its record, appended after it
+            self.cache.agreed = self.cache.files_signature()
 
 
 def _strings(value: object, keys: set[str]) -> bool:

@@ -78,9 +78,10 @@ def check(agent: str = "both") -> None:
 def status(agent: str = "both") -> list[HookFile]:
     """For each runtime: its hook file, the state of each of our events, and what the user has to know."""
     found = []
+    helper = helper_command()  # looked up once for every runtime and event
     for runtime in agents.selected(agent):
         try:
-            found.append(_status(runtime, _load(hooks_file(runtime)).value))
+            found.append(_status(runtime, _load(hooks_file(runtime)).value, helper))
         except AgentMemoryError as exc:
             found.append(
                 {
@@ -113,7 +114,7 @@ def _edit(runtime: str, change: Callable[[str, Document], None]) -> dict[str, ob
         return document.text if document.value else None  # nothing but our hooks was ever in it: no empty file
 
     result = agent_files.edit(path, runtime, edited)
-    return {**_status(runtime, after[-1].value), **result}
+    return {**_status(runtime, after[-1].value, helper_command()), **result}
 
 
 def _install_into(runtime: str, document: Document) -> None:
@@ -124,7 +125,7 @@ def _install_into(runtime: str, document: Document) -> None:
         groups = _groups(document.value, event)
         ours = _our_groups(groups, runtime, argument, timeout)
         own = _own_commands(groups, runtime, argument, timeout)
-        if _runs_this_helper(own, module, helper, argument):
+        if _runs_this_helper(own, wanted["command"], module.hook_command(helper, argument)):
             keep = None  # the user's own entry runs it already: a group of ours would run it twice
         elif ours:
             keep = ours[0]
@@ -186,9 +187,10 @@ def _command(module: ModuleType, helper: str, argument: str) -> str:
     return guarded(module.hook_command(helper, argument))
 
 
-def _runs_this_helper(commands: list[str], module: ModuleType, helper: str, argument: str) -> bool:
-    """Whether one of the user's own `commands` runs this helper's hook: our line, or the same without the guard."""
-    return bool({_command(module, helper, argument), module.hook_command(helper, argument)} & set(commands))
+def _runs_this_helper(commands: list[str], guarded_line: str, line: str) -> bool:
+    """Whether one of the user's own `commands` runs this helper's hook: our `guarded_line`, or the same `line`
+    without the guard."""
+    return guarded_line in commands or line in commands
 
 
 def _groups(settings: dict[str, object], event: str) -> list[dict[str, object]]:
@@ -244,19 +246,20 @@ def _own_commands(groups: list[dict[str, object]], runtime: str, argument: str, 
 # -- reading and reporting -----------------------------------------------------------------------------------
 
 
-def _status(runtime: str, settings: dict[str, object]) -> dict[str, object]:
+def _status(runtime: str, settings: dict[str, object], helper: str) -> dict[str, object]:
+    """The state of `runtime`'s hooks in its `settings`, for the helper that `helper` (`helper_command()`) runs."""
     module = agents.runtime(runtime)
-    helper = helper_command()
     file = hooks_file(runtime)
     events: dict[str, str] = {}
+    commands_of: dict[str, str] = {}
     for event, argument, timeout in module.HOOKS:
-        command = _command(module, helper, argument)
+        command = commands_of[event] = _command(module, helper, argument)
         groups = _groups(settings, event)
         ours = [groups[i]["hooks"][0]["command"] for i in _our_groups(groups, runtime, argument, timeout)]
         own = _own_commands(groups, runtime, argument, timeout)
         if command in ours:
             events[event] = INSTALLED
-        elif _runs_this_helper(own, module, helper, argument):
+        elif _runs_this_helper(own, command, module.hook_command(helper, argument)):
             events[event] = OWN
         elif ours:
             events[event] = OUTDATED
@@ -279,9 +282,9 @@ def _status(runtime: str, settings: dict[str, object]) -> dict[str, object]:
         note = f"installed, but {switch} turns every hook off, so they do not run (take that setting out to run them)"
     if own := [event for event, found in events.items() if found in (OWN, OWN_OUTDATED)]:
         note += "; " + _own_note(own)
-    for event, argument, _timeout in module.HOOKS:
+    for event, _argument, _timeout in module.HOOKS:
         if events[event] == OWN_OUTDATED:
-            note += f"; change the command of your {event} entry to {_command(module, helper, argument)}"
+            note += f"; change the command of your {event} entry to {commands_of[event]}"
     return {"agent": runtime, "file": str(file), "state": state, "events": events, "note": note}
 
 

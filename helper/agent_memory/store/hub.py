@@ -222,7 +222,7 @@ class HubStore(Store):
         except Exception as exc:
             if not isinstance(exc, ConnectionError):
                 return self._classify(exc)
-        return StoreError("error", f"upload failed: {_first_line(original)}")
+        return StoreError("error", f"the transfer of files failed: {_first_line(original)}")  # up or down
 
     # -- the Store interface -------------------------------------------------------------------------
 

@@ -78,13 +78,16 @@ def push(ctx: Context, event: dict[str, object], agent: str, budget: float) -> s
         return None
     ctx.budget.reset(budget)
     run = sync(ctx, chosen, push=True, wait=0)
-    pushed = sum(len(done.pushed) + len(done.merged) for done in run.folders)
-    pending = sum(1 for upload in run.uploads if upload["status"] == "pending")
+    changed = sum(len(done.pushed) + len(done.merged) for done in run.folders)
+    # a file whose upload failed is not pushed yet: it is counted as kept, never as pushed
+    kept = sum(len(upload["files"]) for upload in run.uploads if upload["status"] == "pending")
     refused = [item["path"] for done in run.folders for item in done.refused]
-    text = f"synced {agent}'s memory: {plural(pushed, 'file')} pushed"
-    text += f", {pending} upload(s) kept pending" if pending else ""
-    text += f", not synced: {', '.join(refused)}" if refused else ""
-    return text
+    parts = [f"{plural(changed - kept, 'file')} pushed"] if changed > kept or not kept else []
+    if kept:
+        parts.append(f"{plural(kept, 'file')} kept pending on this machine (the next turn's Stop hook retries)")
+    if refused:
+        parts.append(f"not synced: {', '.join(refused)}")
+    return f"synced {agent}'s memory: " + ", ".join(parts)
 
 
 def _index_lines(agent: str, folder: Path, recent: dict[str, object]) -> list[str]:
