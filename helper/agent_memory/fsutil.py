@@ -141,7 +141,7 @@ def new_folder(parent: Path, prefix: str) -> Path:
             continue
 
 
-class scratch_folder:  # noqa: N801 (used as a function: `with scratch_folder(...) as folder`)
+class scratch_folder:  # named as a function: `with scratch_folder(parent, prefix) as folder:`
     """A fresh folder (`new_folder`) for the block, removed with everything in it afterwards.
 
     This module's context managers are classes, not `contextlib` generators: every command loads this module, and
@@ -327,7 +327,7 @@ def _owned(info: os.stat_result) -> bool:
     return os.name == "nt" or info.st_uid == os.getuid()  # Windows has no owners in stat, its profile folders ACLs
 
 
-class locked:  # noqa: N801 (used as a function: `with locked(path):`)
+class locked:  # named as a function: `with locked(path):`
     """Hold an exclusive advisory lock on `path` (created if missing) for the duration of the block."""
 
     wait = True  # until the lock is free
@@ -357,7 +357,7 @@ class locked:  # noqa: N801 (used as a function: `with locked(path):`)
             self.handle.close()
 
 
-class try_locked(locked):  # noqa: N801 (used as a function: `with try_locked(path) as ours:`)
+class try_locked(locked):  # named as a function: `with try_locked(path) as ours:`
     """Like `locked`, but never waits: gives False when another process holds the lock."""
 
     wait = False

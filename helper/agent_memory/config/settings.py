@@ -74,7 +74,7 @@ def check(config: dict[str, object]) -> None:
         )
 
 
-class editing:  # noqa: N801 (used as a function: `with editing() as config`)
+class editing:  # named as a function: `with editing() as config:`
     """The configuration, to change in place; saved atomically when the block ends without an error.
 
     The lock is held from the load to the save: two editors never both start from the same old file. (A class, not

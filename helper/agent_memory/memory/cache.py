@@ -325,8 +325,7 @@ class ProjectCache:
         try:
             return (read_json(self.dir / "refresh.json", SMALL_RECORD, {}) or {}).get("last_success")
         except (ValueError, OSError):
-            pass
-        return None
+            return None
 
     def record_report(self, skipped: list[dict[str, str]], gone: list[str], when: str) -> None:
         """Keep what a listing skipped (replacing what the last one skipped) and the notes it found gone (added

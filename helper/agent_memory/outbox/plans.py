@@ -125,8 +125,7 @@ def done_plan(op: str) -> dict[str, object] | None:
         value = json.loads(read_own(done_file(op), PLAN_MAX))
         return value if isinstance(value, dict) and _shape_problem(value, op) is None else None
     except (OSError, ValueError):
-        pass
-    return None
+        return None
 
 
 def find(key: str, kinds: set[str] | None = None) -> str | None:
