@@ -94,7 +94,7 @@ PATHS = {
     | USAGE
     | {"cli.status", "clock", "machine", "machine.status", "machine.uploads"}
     | {"machine.reminded", "outbox.backoff", "skills.catalog"}  # their records checked for damage (`damaged_state`)
-    | {"setup", "setup.agent_files", "setup.codex_sandbox", "setup.command", "setup.hook_files", "setup.json_edits"}
+    | {"setup", "setup.agent_files", "setup.codex_sandbox", "setup.command", "setup.hook_entries"}
     | {"skills", "skills.installing", "skills.layout", "skills.pending"}
     | SYNC_SETTING
     | {"sync.uploads"},  # its kind of upload (the sync's records are read only on a machine that has them)

@@ -19,7 +19,7 @@ from ..memory.cache import SMALL_RECORD, STANDS, ProjectCache
 from ..names import folder_path
 from ..outbox import backoff
 from ..outbox.listing import entries
-from ..setup import codex_sandbox, hook_files
+from ..setup import codex_sandbox, hook_entries
 from ..skills import catalog
 from ..skills.installing import installed_skills
 from ..store import outage
@@ -67,7 +67,7 @@ def status(ctx: Context) -> Status:
         "skipped": report["skipped"],  # what the last listing left out (oversized, unsafe), and why
         "gone": report["gone"],  # notes found gone from the bucket, newest first
         "skills": installed_skills(),
-        "hooks": hook_files.status(),
+        "hooks": hook_entries.status(),
         "codex_sandbox": codex_sandbox.status(bucket),
         "usage": usage.totals(USAGE_DAYS),
         "sync": _sync(ctx, bucket, len(waiting["sync"])),
