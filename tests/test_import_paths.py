@@ -95,7 +95,7 @@ PATHS = {
     | {"cli.status", "clock", "machine", "machine.status", "machine.uploads"}
     | {"machine.reminded", "outbox.backoff", "skills.catalog"}  # their records checked for damage (`damaged_state`)
     | {"setup", "setup.agent_files", "setup.codex_sandbox", "setup.command", "setup.hook_entries"}
-    | {"skills", "skills.installing", "skills.layout", "skills.pending"}
+    | {"skills", "skills.installed", "skills.layout", "skills.pending"}
     | SYNC_SETTING
     | {"sync.uploads"},  # its kind of upload (the sync's records are read only on a machine that has them)
     "hook session-start": BASE
