@@ -92,17 +92,17 @@ PATHS = {
     "status": BASE
     | NOTES
     | USAGE
-    | {"cli.status", "cli.codex_sandbox", "clock", "machine", "machine.status", "machine.uploads"}
+    | {"cli.status", "clock", "machine", "machine.status", "machine.uploads"}
     | {"machine.reminded", "outbox.backoff", "skills.catalog"}  # their records checked for damage (`damaged_state`)
-    | {"setup", "setup.agent_files", "setup.codex_sandbox", "setup.command", "setup.hook_files", "setup.json_edits"}
-    | {"skills", "skills.installing", "skills.layout", "skills.pending"}
+    | {"setup", "setup.agent_files", "setup.codex_sandbox", "setup.command", "setup.hook_entries"}
+    | {"skills", "skills.installed", "skills.layout", "skills.pending"}
     | SYNC_SETTING
-    | {"sync.index", "sync.summary", "sync.uploads"},  # the sync's records (conflicts) and its kind of upload
+    | {"sync.uploads"},  # its kind of upload (the sync's records are read only on a machine that has them)
     "hook session-start": BASE
     | NOTES
     | USAGE
-    | {"cli.hook_start", "clock", "guard", "machine", "machine.reminded", "machine.reminder", "memory.origin"}
-    | {"memory.search", "setup", "setup.command"}
+    | {"cli.hook_start", "clock", "guard", "machine", "machine.reminded", "machine.reminder", "setup", "setup.command"}
+    | {"machine.checkpoint", "memory.origin", "memory.search"}  # after a compaction only: the newest checkpoint
     | SYNC_SETTING,
     "hook stop": FIRST,
     # the whole Stop hook with nothing to do (here because its command line is not the hook files': --json)
@@ -169,6 +169,18 @@ def test_the_declared_paths_are_not_stale(ready, tmp_path):
     assert own(loaded(ready, tmp_path, "hook", "stop", "--agent", "codex", stdin="{}")) == PATHS["hook stop"]
 
 
+def test_the_newest_checkpoint_is_looked_for_after_a_compaction_only(ready, tmp_path):
+    """The SessionStart pointer to the newest checkpoint (a search of the cache, the machine's name) is loaded after a
+    compaction, and only then: a session that starts or resumes loads none of it."""
+    ready.save("# The hot path\n\nSomething worth keeping.", "--kind", "checkpoint")
+    after = {"machine.checkpoint", "memory.search", "memory.origin"}
+    for source, expected in (("startup", set()), ("resume", set()), ("compact", after)):
+        event = json.dumps({"cwd": str(ready.work), "source": source})
+        modules = own(loaded(ready, tmp_path, "hook", "session-start", "--agent", "codex", stdin=event))
+        assert "machine.reminder" in modules, source  # the reminder was made
+        assert modules & after == expected, source
+
+
 def test_a_stop_with_something_pending_loads_the_retry(ready, tmp_path, folder_store):
     """The write path is there when it is needed: with a note pending, the Stop hook delivers it."""
     store = Path(folder_store.removeprefix("file://"))
@@ -201,8 +213,9 @@ def test_the_collector_is_on_for_the_commands_work(ready, tmp_path):
 # standard modules that cost a hot command a tenth of the interpreter's own start-up or more, each loaded where its
 # rare case starts: `typing` (never: the contract that declares the results with it is for the type checker and the
 # tests), `shutil` (a folder removed or copied: fsutil), `hashlib` (a digest made: contents.sha256), `tomllib`
-# (Codex's config.toml parsed: setup.codex_sandbox), `_strptime` and `calendar` (no time is parsed with them: clock)
-COSTLY_STDLIB = {"typing", "shutil", "hashlib", "_hashlib", "tomllib", "_strptime", "calendar"}
+# (Codex's config.toml parsed: setup.codex_sandbox), `_strptime` and `calendar` (no time is parsed with them: clock),
+# `datetime` (its pure-Python module: clock takes its classes from the C module it re-exports)
+COSTLY_STDLIB = {"typing", "shutil", "hashlib", "_hashlib", "tomllib", "_strptime", "calendar", "datetime"}
 
 
 @pytest.mark.parametrize("command", list(PATHS))

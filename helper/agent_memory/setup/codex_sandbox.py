@@ -179,9 +179,9 @@ def status(bucket: str | None = None) -> Consent:
         block = _block(text, path)
     except AgentMemoryError as exc:
         return _state(path, "unreadable", [], False, [], exc.next_step)
-    needed = writable_roots(bucket)
     if block is None:
         return _state(path, "not allowed", [], False, [], ALLOW)
+    needed = writable_roots(bucket)
     settings = _parse(block, path).get(KEY, {})
     granted = [Path(root) for root in settings.get("writable_roots", []) if isinstance(root, str)]
     missing = [root for root in needed if not any(root == given or given in root.parents for given in granted)]
@@ -200,6 +200,24 @@ def _state(
         "missing": [str(root) for root in missing],
         "next": next_step,
     }
+
+
+def lines(consent: dict[str, object] | None) -> list[str]:
+    """The consent (`status()`, or what `allow` returned) in words: bootstrap, status and codex-sandbox tell it
+    alike."""
+    if not consent:
+        return []
+    if consent["state"] == "allowed":
+        unchanged = " (unchanged)" if consent.get("changed") is False else ""
+        return [
+            f"codex sandbox: allowed in {consent['file']}{unchanged}: network access, and writes to "
+            + ", ".join(consent["roots"])
+        ]
+    if consent["state"] == "incomplete":
+        line = f"codex sandbox: incomplete in {consent['file']}: not writable: {', '.join(consent['missing'])}"
+    else:
+        line = f"codex sandbox: {consent['state']} ({consent['file']})"
+    return [line] + ([f"  Next: {consent['next']}"] if consent.get("next") else [])
 
 
 def warning(bucket: str | None = None) -> str | None:
@@ -244,6 +262,8 @@ def _block(text: str, path: Path) -> str | None:
 def _marker_lines(text: str, path: Path) -> tuple[int, int] | None:
     """The line numbers (from 0) of our BEGIN and END markers, None if there are none; refuses markers that do not
     pair up, or a block that holds settings of the user's (taking it out would take theirs too)."""
+    if BEGIN not in text and END not in text:
+        return None  # no line can be a marker: the file is not scanned (most users' config.toml, or none at all)
     lines = agent_files.lines_of(text)
     eligible = [i for i in _top_level_lines(text) if i < len(lines)]
     blocks = agent_files.marked_blocks(lines, eligible, BEGIN, END, lambda why: _malformed(path, why))
