@@ -439,12 +439,13 @@ class Adding:
     def _begin(self, cache: ProjectCache, note_ids: list[str] | dict[str, object]) -> None:
         # whether `checksums` and the pack agree as found: as this cache's last Adding left them, or both empty
         found = cache.files_signature()
-        self.agreeing = found == cache.agreed or all(each is None or each[1] == 0 for each in found)
+        own = found == cache.agreed  # the pack ends with a whole record: the last one appended here
+        self.agreeing = own or all(each is None or each[1] == 0 for each in found)
         cache.agreed = None  # until this one has finished
         self.recorded: set[str] = set()  # the notes whose records were appended
         self.known = checksums.read(cache.checksum_file, note_ids)
         self.first = cache._no_checksums()  # no note verified yet: nothing there can have a record in the pack
-        self.appendable = cache._pack_appendable(self.first)
+        self.appendable = own or cache._pack_appendable(self.first)  # its end read only when it may be torn
         self.lines: list[bytes] = []
         self.records: list[bytes] = []
         self.held = 0  # bytes of records not written yet

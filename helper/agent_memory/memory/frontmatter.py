@@ -14,6 +14,7 @@ Loaded by `notes` when a note or a SKILL.md is first written or parsed.
 from __future__ import annotations
 
 import functools
+import math
 import re
 import time
 from datetime import date, datetime, timedelta, timezone
@@ -209,7 +210,7 @@ def _valid_day(day: str) -> bool:
 def _latest(future_slack: float) -> str:
     """The latest time `created` may hold now, in the canonical form: a whole second, since that form has no
     fraction (a time after it is after `time.time() + future_slack`, which `created` refuses)."""
-    return _canonical(int(time.time() + future_slack))
+    return _canonical(math.floor(time.time() + future_slack))
 
 
 @functools.lru_cache(maxsize=2)  # a fill checks thousands of notes within the same second

@@ -21,7 +21,8 @@ the command's time budget runs out during a large download, the next refresh goe
 notes (a `direct` store) are read where they are instead, and written in place into the cache, each vouched for
 by its line only once it is whole (see `cache.Adding`): a fill costs one read and one write a note. Cached notes
 are dropped only after a complete, successful listing: a failed or partial one drops nothing. Last, the
-search pack is checked whole and rebuilt if it is torn or disagrees with the notes.
+search pack is checked whole and rebuilt if it is torn or disagrees with the notes (unless it is exactly as this
+refresh's own appends left it: see `ProjectCache.check_pack`).
 
 An object that the store cannot vouch for (a link planted in a folder store: see `store.local`) is skipped, and the
 rest goes on: it is neither fetched nor dropped from the cache, and the caller says which were skipped. So is a
