@@ -92,12 +92,11 @@ PATHS = {
     "status": BASE
     | NOTES
     | USAGE
-    | {"cli.status", "clock", "machine", "machine.status", "machine.uploads"}
+    | {"cli.status", "clock", "machine", "machine.status"}
     | {"machine.reminded", "outbox.backoff", "skills.catalog"}  # their records checked for damage (`damaged_state`)
     | {"setup", "setup.agent_files", "setup.codex_sandbox", "setup.command", "setup.hook_entries"}
-    | {"skills", "skills.installing", "skills.layout", "skills.pending"}
-    | SYNC_SETTING
-    | {"sync.uploads"},  # its kind of upload (the sync's records are read only on a machine that has them)
+    | {"skills", "skills.installed", "skills.layout"}
+    | SYNC_SETTING,  # the sync's records and the kinds of upload: only where there are some (below)
     "hook session-start": BASE
     | NOTES
     | USAGE
@@ -190,6 +189,18 @@ def test_a_stop_with_something_pending_loads_the_retry(ready, tmp_path, folder_s
     modules = loaded(ready, tmp_path, "hook", "stop", "--agent", "codex", stdin="{}")
     assert {"agent_memory.outbox.delivery", "agent_memory.machine.retry"} <= modules
     assert ready.run("pending", "--json").json["notes"] == []  # delivered by that Stop
+
+
+def test_status_loads_the_kinds_of_upload_where_one_waits(ready, tmp_path, folder_store):
+    """With the outbox empty, status loads none of the kinds of upload; with a note pending, it lists it with them."""
+    assert not {"machine.uploads", "skills.pending", "sync.uploads"} & own(loaded(ready, tmp_path, "status"))
+    store = Path(folder_store.removeprefix("file://"))
+    store.rename(store.with_name("unmounted"))  # its drive is gone: the save stays pending
+    note = ready.save("Pending for now.")
+    tools.exited(note, 75)
+    store.with_name("unmounted").rename(store)
+    assert {"machine.uploads", "skills.pending", "sync.uploads"} <= own(loaded(ready, tmp_path, "status"))
+    assert [entry["id"] for entry in ready.run("status", "--json").json["pending"]] == [note.json["id"]]
 
 
 def test_the_collector_is_on_for_the_commands_work(ready, tmp_path):
