@@ -426,7 +426,10 @@ FOLDER_CAUSES = [
     "wrote that end; a `created` time in the form the helper writes (UTC, whole seconds) is checked as text, "
     "without building a time (1.7 µs against 3.3 µs a note). In-process on a RAM disk, alternating main before "
     "them and after (three processes each, four fills each), the fill's user CPU time went from 0.61 to 0.75 s "
-    "(best of each process) to 0.44 to 0.64 s.",
+    "(best of each process) to 0.44 to 0.64 s. In whole-process rounds on this disk, alternating main before them, "
+    "this fill and `cp -r` (six rounds, load 2.4 to 5.6, 10:14 UTC), the fill's user CPU time went from a median of "
+    "1.25 s to 1.08 s (`cp -r`: 0.02 s), but the medians of the whole (7.54 s, 7.72 s and 4.37 s) moved with the "
+    "disk: each command's kernel time, mostly creating the files, ranged from 0.8 to 5.1 s across the rounds.",
     "In whole-process rounds on this disk, alternating main before these changes, this fill and `cp -r` (five "
     "rounds, load about 3 to 6, 2026-12-03 07:55 UTC), the medians were 5.59 s, 2.24 s and 0.53 s (10.6x and 4.2x); "
     "in the two quietest rounds 2.47 to 2.90 s, 1.62 to 1.99 s and 0.43 to 0.47 s. What is left is the "

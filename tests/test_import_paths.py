@@ -211,6 +211,16 @@ def test_status_loads_the_kinds_of_upload_where_one_waits(ready, tmp_path, folde
     assert [entry["id"] for entry in ready.run("status", "--json").json["pending"]] == [note.json["id"]]
 
 
+def test_status_parses_no_codex_config_that_cannot_turn_the_hooks_off(ready, tmp_path):
+    """With Codex's hooks installed, status looks in config.toml for the setting that turns them off: a config.toml
+    that cannot hold it (no such key, no escape) is not parsed, and `tomllib` (with `typing`) is not loaded."""
+    tools.exited(ready.run("hooks", "install", "--agent", "codex"))
+    (ready.home / ".codex" / "config.toml").write_text('model = "o3"\n\n[tui]\nnotifications = true\n')
+    modules = loaded(ready, tmp_path, "status")
+    assert not {"tomllib", "typing"} & modules
+    assert "hooks (codex): installed" in ready.run("status").out
+
+
 def test_the_collector_is_on_for_the_commands_work(ready, tmp_path):
     """`start` turns the garbage collector off while a command's modules load (they live as long as the process),
     and `entry` turns it on again before the command runs, with what was loaded set aside: a long command (a refresh

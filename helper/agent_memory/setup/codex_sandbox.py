@@ -46,7 +46,10 @@ def hooks_turned_off() -> str | None:
     which `status` reports on its own)."""
     path = codex.config_file()
     try:
-        features = _parse(_split_bom(agent_files.read_text(path) or "")[1], path).get("features", {})
+        text = _split_bom(agent_files.read_text(path) or "")[1]
+        if "hooks" not in text and "\\u" not in text and "\\U" not in text:  # only an escape could spell it otherwise
+            return None  # neither key is in it: not parsed (tomllib, with typing, costs status most of its start-up)
+        features = _parse(text, path).get("features", {})
     except AgentMemoryError:
         return None
     for key in ("hooks", "codex_hooks"):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import stat
 from pathlib import Path
 
@@ -88,13 +89,30 @@ def _untouched(folder: Path, marker: dict[str, object]) -> bool:
     listed = marker.get("files")
     try:
         since = (folder / layout.MARKER).lstat().st_ctime_ns
-        entries = [entry for entry in folder.rglob("*") if entry.name != layout.MARKER or entry.parent != folder]
-        stats = {entry.relative_to(folder).as_posix(): entry.lstat() for entry in entries}
+        stats = _entries(folder)
     except OSError:
         return False
+    stats.pop(layout.MARKER, None)  # the marker itself (one of that name further down is a file like any other)
     files = {path: found for path, found in stats.items() if not stat.S_ISDIR(found.st_mode)}
     return (
         isinstance(listed, dict)
         and set(files) == set(listed)
         and all(stat.S_ISREG(found.st_mode) and found.st_ctime_ns <= since for found in files.values())
     )
+
+
+def _entries(folder: Path) -> dict[str, os.stat_result]:
+    """Everything below `folder` (links not followed, a link to a folder not entered), by its path relative to it with
+    `/` between names, with its `lstat`: one `scandir` per folder, no path object per entry (status runs this on
+    every installed skill)."""
+    found: dict[str, os.stat_result] = {}
+    folders = [("", str(folder))]
+    while folders:
+        prefix, path = folders.pop()
+        with os.scandir(path) as listing:
+            for entry in listing:
+                relative = prefix + entry.name
+                found[relative] = entry.stat(follow_symlinks=False)
+                if stat.S_ISDIR(found[relative].st_mode):
+                    folders.append((relative + "/", entry.path))
+    return found
