@@ -87,7 +87,7 @@ SYNC_SETTING = {"sync", "sync.settings"}  # whether the runtime's own memory is 
 PATHS = {
     "--version": FIRST,
     "--version --json": BASE,  # the parser's --version, among other arguments
-    "search --offline": BASE | NOTES | SKILL_FILES | USAGE | {"cli.search", "memory.search"},
+    "search --offline": BASE | NOTES | USAGE | {"cli.search", "memory.search"},  # the skills' catalog: --skills only
     "read": BASE | NOTES | SKILL_FILES | USAGE | {"cli.read", "memory.reading"},
     "status": BASE
     | NOTES
@@ -178,6 +178,14 @@ def test_the_newest_checkpoint_is_looked_for_after_a_compaction_only(ready, tmp_
         modules = own(loaded(ready, tmp_path, "hook", "session-start", "--agent", "codex", stdin=event))
         assert "machine.reminder" in modules, source  # the reminder was made
         assert modules & after == expected, source
+
+
+def test_a_search_loads_the_skills_catalog_for_skills_only(ready, tmp_path):
+    """`search --skills` loads the catalog of skills (with the layout's Unicode tables); a search of notes does not."""
+    notes = loaded(ready, tmp_path, "search", "--offline", "hot")
+    skills = loaded(ready, tmp_path, "search", "--offline", "--skills", "hot")
+    assert not (SKILL_FILES & own(notes)) and "unicodedata" not in notes
+    assert own(skills) >= SKILL_FILES and "unicodedata" in skills
 
 
 def test_a_stop_with_something_pending_loads_the_retry(ready, tmp_path, folder_store):
