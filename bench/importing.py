@@ -15,9 +15,9 @@ from report import Table
 
 FILE_BYTES = 1_040_000  # about 1 MiB, within the most a note holds (1,048,576 bytes)
 SIZES = (200, 2_000)
-QUICK_SIZES = (10, 40)
+QUICK_SIZES = (5, 20)  # `--quick`: every path (a dry run, a real import, two sizes), few files
 SAVED = 200  # files imported for real (each one saved through the outbox into a folder store)
-QUICK_SAVED = 10
+QUICK_SAVED = 5
 LOADS: list[float] = []  # the machine's load average around each measured run
 
 

@@ -28,10 +28,11 @@ def outage(ctx: Context) -> list[Table]:
     machine = Machine(ctx.root / "outage", hub_env(ctx.emulator)).setup(BUCKET, "outage-bench")
     _save(machine, "The connection pool holds 8 sockets.", ok=(0,))
     record = machine.state / "state" / "outage.json"
-    runs = max(2, ctx.runs // 2)
+    runs = 1 if ctx.quick else max(2, ctx.runs // 2)  # every first search and save waits seconds: one in `--quick`
+    warmup = ctx.warmup(1)
 
-    healthy_search = [_timed(machine, ["search", "pool", "--json"], "fresh") for _ in range(runs + 1)][1:]
-    healthy_save = [_timed_save(machine, 0) for _ in range(runs + 1)][1:]
+    healthy_search = [_timed(machine, ["search", "pool", "--json"], "fresh") for _ in range(warmup + runs)][warmup:]
+    healthy_save = [_timed_save(machine, 0) for _ in range(warmup + runs)][warmup:]
 
     ctx.emulator.hang(seconds=60)
     try:

@@ -1,8 +1,9 @@
 """Run the agent-memory benchmarks: `python bench/run.py [--quick]`.
 
 The full run (sizes 1,000 / 10,000 / 50,000 notes) writes docs/benchmarks.md and docs/search-latency.png.
-`--quick` (200 notes, one run of each, no warm-up) only checks that every benchmark still runs and prints its tables; it
-asserts no timing and writes nothing under docs/. The exit code is non-zero if any benchmark failed.
+`--quick` (200 notes, one run of each, no warm-up, fewer files and page loads: the page's start-up options combined
+into four loads that take every path) only checks that every benchmark still runs and prints its tables; it asserts no
+timing and writes nothing under docs/. The exit code is non-zero if any benchmark failed.
 """
 
 from __future__ import annotations

@@ -282,3 +282,49 @@ def test_two_fills_at_once_share_the_work_and_leave_the_cache_exactly_right(larg
     _assert_sound(cache, written)
     assert _filler(store, env).wait(timeout=300) == 0
     _assert_cached_exactly(cache, written)
+
+
+def test_a_fill_does_not_read_back_the_pack_it_appended_whole(filled_store, monkeypatch):
+    """The final check of a fill that appended every record itself, from the bytes it read, reads nothing: the pack
+    and `checksums` are as its last batch left them."""
+    store, written = filled_store
+    scans = []
+    real_scan = pack.scan
+    monkeypatch.setattr(pack, "scan", lambda *a: scans.append(a) or real_scan(*a))
+    cache = _cache(store)
+    assert refresh.refresh(store, cache).error is None
+    assert scans == []
+    _assert_cached_exactly(cache, written)
+    with cache.pack.open("ab") as handle:  # changed since by anyone: read, and rebuilt
+        handle.write(b"\x00torn")
+    cache.check_pack()
+    assert len(scans) == 1
+    _assert_cached_exactly(cache, written)
+
+
+@pytest.mark.parametrize("between", ["a record dropped", "a line appended"])
+def test_a_fill_whose_pack_changed_between_its_batches_checks_it_whole(filled_store, monkeypatch, between):
+    """A change made between two batches of a fill (another process, damage) is not taken for the fill's own: the
+    pack is checked whole at its end, and rebuilt to match the notes."""
+    store, written = filled_store
+    cache = _cache(store)
+    real_adding, batches = cache.adding, []
+
+    def adding(infos):
+        if len(batches) == 1:
+            if between == "a record dropped":  # whole records, one of them missing: appends go on after it
+                cache.pack.write_bytes(b"".join(sorted(_records(cache))[1:]))
+            else:  # a line without its record: what a process killed between the two leaves
+                first = sorted(written)[-1]
+                data = written[first]
+                cache.notes.joinpath(f"{first}.md").write_bytes(data)
+                cache.notes.joinpath(f"{first}.md").chmod(0o600)
+                with cache.checksum_file.open("ab") as handle:
+                    handle.write(f"{first}\t{len(data)}\t{crc32(data):08x}\t-\n".encode())
+        batches.append(infos)
+        return real_adding(infos)
+
+    monkeypatch.setattr(cache, "adding", adding)
+    assert refresh.refresh(store, cache).error is None
+    assert len(batches) == 3
+    _assert_cached_exactly(cache, written)

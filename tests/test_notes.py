@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 
@@ -262,3 +263,28 @@ def test_bad_bodies_are_refused(raw, fragment):
 
 def test_a_body_of_exactly_the_limit_is_accepted():
     assert len(notes.decode_body(b"y" * (1024 * 1024))) == 1024 * 1024
+
+
+def test_created_in_the_form_the_helper_writes_is_checked_as_any_other_time(monkeypatch):
+    """`created` as the helper writes it (UTC, whole seconds) is read by a shorter path: it gives what the general one
+    gives for the same time written with its offset, at every edge (calendar, clock, 1970, the future's limit)."""
+    from agent_memory.memory import frontmatter
+
+    monkeypatch.setattr(frontmatter.time, "time", lambda: 1_800_000_000.75)
+    limit = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(1_800_000_000 + 3600))
+    after = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(1_800_000_000 + 3601))
+    stamps = [limit, after, "1970-01-01T00:00:00Z", "1969-12-31T23:59:59Z", "0000-01-01T00:00:00Z"]
+    stamps += ["2024-02-29T23:59:59Z", "2023-02-29T00:00:00Z", "2026-04-31T00:00:00Z", "2026-13-01T00:00:00Z"]
+    stamps += ["2026-00-10T00:00:00Z", "2026-01-00T00:00:00Z", "2026-01-02T24:00:00Z", "2026-01-02T23:60:00Z"]
+    stamps += ["2026-01-02T23:59:60Z", "2026-01-02T03:04:05Z", "\u0662\u0660\u0662\u0666-01-02T03:04:05Z"]
+
+    def checked(value):
+        try:
+            return frontmatter.created(value, 3600)
+        except ValueError as exc:
+            return str(exc)
+
+    for stamp in stamps:
+        assert checked(stamp) == checked(stamp[:-1] + "+00:00"), stamp
+    assert checked(limit) == limit and checked(after) == "created is in the future"
+    assert checked(stamps[-1]) == "2026-01-02T03:04:05Z"  # digits of another script: read by the general path

@@ -94,7 +94,10 @@ def _first_save_of_an_outage(alice, hub, *args: str) -> bytes:
     with its retry line, long before its network budget, and records the outage; the Hub back, its retry uploads
     the very note (its bytes are returned)."""
     body = f"Saved as the Hub hung ({' '.join(args) or 'a note'})."
-    budget = tools.scaled(60)  # what the save waited before it went pending; it needs a few seconds now
+    # what the save waited before it went pending; it needs a few seconds now. The save hears the Hub for a fifteenth
+    # of its budget, twice (`hub.hearing_seconds`), so that a quarter of it still tells the two apart; 30 s is the
+    # least budget whose fifteenth is that hearing window (2 s), and every second more costs this test 2/15 s
+    budget = tools.scaled(30)
     hub.hang()
     started = time.monotonic()
     saved = alice.run("save", "--json", *args, input=body, env={"AGENT_MEMORY_TIMEOUT": f"{budget:.0f}"}, process=True)
@@ -134,7 +137,8 @@ def test_the_first_checkpoint_of_an_outage_goes_pending_within_seconds_and_recor
 def test_a_slow_hub_that_answers_is_waited_for_and_a_large_note_uploads(alice, hub, monkeypatch):
     # the upload's token is slow to come (hf_xet's own request: this process sees nothing of it) for longer than a
     # call may hear nothing before it asks once more, while the Hub answers everything else: it is waited for
-    env = {"AGENT_MEMORY_TIMEOUT": f"{tools.scaled(30):.0f}"}
+    # the commands' own budget (conftest's): the save hears nothing for a fifteenth of it, or 2 s, before it asks
+    env = {"AGENT_MEMORY_TIMEOUT": f"{tools.scaled(20):.0f}"}
     monkeypatch.setenv("AGENT_MEMORY_TIMEOUT", env["AGENT_MEMORY_TIMEOUT"])
     slow = 1.5 * hub_store.hearing_seconds()  # what the save's command hears nothing for, and half as long again
     hub.fault("xet-write-token", "slow", times=0, seconds=slow)

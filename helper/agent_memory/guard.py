@@ -14,7 +14,7 @@ import functools
 import json
 import re
 from bisect import bisect_right
-from collections import namedtuple
+from collections.abc import Callable
 from itertools import pairwise
 
 
@@ -154,15 +154,27 @@ def _url_password(match: re.Match[str]) -> bool:
     return password != match.group("user") and _random_looking(password)
 
 
-class Rule(namedtuple("Rule", "rule label source check", defaults=(None,))):
+class Rule:
     """One kind of credential: its rule name, what it is called, its regular expression (`source`), and the check
     of a match (`Callable[[re.Match[str]], bool] | None`).
 
     A pattern with a `secret` group is redacted there only, so a message keeps the key's name or the URL's host.
-    Patterns never match across a line break.
+    Patterns never match across a line break. (A plain class, not a namedtuple: making one compiles code, a
+    millisecond of the start-up of the SessionStart hook, which loads this module to redact what it tells.)
     """
 
-    __slots__ = ()
+    __slots__ = ("rule", "label", "source", "check")
+
+    def __init__(
+        self, rule: str, label: str, source: str, check: Callable[[re.Match[str]], bool] | None = None
+    ) -> None:
+        self.rule = rule
+        self.label = label
+        self.source = source
+        self.check = check
+
+    def __repr__(self) -> str:
+        return f"Rule({self.rule!r})"
 
     @property
     def pattern(self) -> re.Pattern[str]:
@@ -226,10 +238,18 @@ RULES: tuple[Rule, ...] = (
 )
 
 
-class Finding(namedtuple("Finding", "rule label line")):
+class Finding:
     """A credential found in some text: which rule matched (`rule`, `label`), on which `line` (1-based)."""
 
-    __slots__ = ()
+    __slots__ = ("rule", "label", "line")
+
+    def __init__(self, rule: str, label: str, line: int) -> None:
+        self.rule = rule
+        self.label = label
+        self.line = line
+
+    def __repr__(self) -> str:
+        return f"Finding({self.rule!r}, {self.label!r}, {self.line})"
 
 
 def scan(text: str) -> list[Finding]:

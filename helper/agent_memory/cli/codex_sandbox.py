@@ -36,26 +36,9 @@ def consent(args: argparse.Namespace, ctx: Context) -> Rendered:
             else f"codex sandbox: no consent in {result['file']}, nothing to remove"
         ]
     else:
-        lines = sandbox_lines(result)
+        lines = sandbox.lines(result)
     if result.get("backup"):
         lines.append(f"  previous file backed up in {result['backup']}")
     if result.get("changed"):
         lines.append("Codex uses it from its next session." if args.action == "allow" else "Codex no longer has it.")
     return result, "\n".join(lines), OK
-
-
-def sandbox_lines(consent: dict[str, object] | None) -> list[str]:
-    """The consent for Codex's sandbox in words (bootstrap, status and codex-sandbox tell it alike)."""
-    if not consent:
-        return []
-    if consent["state"] == "allowed":
-        unchanged = " (unchanged)" if consent.get("changed") is False else ""
-        return [
-            f"codex sandbox: allowed in {consent['file']}{unchanged}: network access, and writes to "
-            + ", ".join(consent["roots"])
-        ]
-    if consent["state"] == "incomplete":
-        line = f"codex sandbox: incomplete in {consent['file']}: not writable: {', '.join(consent['missing'])}"
-    else:
-        line = f"codex sandbox: {consent['state']} ({consent['file']})"
-    return [line] + ([f"  Next: {consent['next']}"] if consent.get("next") else [])

@@ -4,8 +4,8 @@ take (Codex fails a SessionStart hook whose JSON lacks `hookEventName`, X4).
 The project with how many notes this machine's cache holds (bootstrap's verification notes aside) and how recent the
 newest is, when to search ("if this task continues earlier work ..."), and the uploads still pending (which the Stop
 hook retries on its own; the command is offered only where the model can run it). After a compaction it also names
-this session's newest checkpoint, or else the project's newest as another session's (its id, its title cut to
-MAX_TITLE characters, its checked date, whose it is, and the `read` command), never anything else of a note. A
+this session's newest checkpoint, or else the project's newest as another session's (`checkpoint`: its id, its
+title cut short, its checked date, whose it is, and the `read` command), never anything else of a note. A
 configuration that cannot be used is said, with the command that repairs it; a folder with no project is told so
 once a day. Every line is made display-safe (`display.safe`): one item per line, no control characters. No network,
 no model, no transcript. A resumed session that already got it gets nothing, or one line when what is pending
@@ -14,28 +14,22 @@ changed since (`reminded`).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import time
 
 from .. import clock
 from ..config.context import Context
-from ..display import plural, safe, shorten
+from ..display import plural, safe
 from ..errors import AgentMemoryError, NotSetUp
 from ..guard import redact
 from ..memory.cache import ProjectCache
 from ..memory.notes import FUTURE_SLACK
-from ..memory.origin import machine_name
-from ..memory.pending import pending
-from ..memory.search import search
 from ..outbox.listing import summary
 from ..setup.command import helper_command
 from . import reminded
 
 MAX_CONTEXT = 2000  # bytes: far below both runtimes' caps (Codex spills at 2,500 tokens)
-MAX_TITLE = 120
-CHECKPOINTS = 20  # the newest checkpoints looked through for this session's own
 SETUP_PREFIX = "setup-"  # bootstrap's verification notes (`bootstrap.verification_id`): setup, not memory
 
 
@@ -53,8 +47,10 @@ def session_start(ctx: Context, payload: dict[str, object], agent: str) -> str |
         lines, pending_now = _reminder(ctx, payload, agent, helper)
         text = _fit(lines)
     if session and text:
-        with contextlib.suppress(OSError):  # a state folder it cannot write: a resume then reminds once more
+        try:
             reminded.add(session, reminded.digest(pending_now))
+        except OSError:  # a state folder it cannot write: a resume then reminds once more
+            pass
     return text or None  # nothing to tell (an unmapped folder told today): nothing at all
 
 
@@ -204,65 +200,12 @@ def _codex_consent_state(bucket: str | None) -> str:
 
 
 def _checkpoint_line(helper: str, ctx: Context, agent: str, session: str | None) -> list[str]:
-    """A pointer to this session's newest checkpoint in the local cache (or pending here), never its content: its
-    id, title and date. Without one, the project's newest checkpoint, offered plainly as another session's (another
-    worktree, agent or machine), so that a session does not pick up another one's work as its own."""
-    cache = ProjectCache(ctx.bucket, ctx.project)
-    waiting = pending(ctx)
-    found = search(cache, "", limit=CHECKPOINTS, kind="checkpoint", pending_notes=waiting)
-    if not found:
-        return []
-    texts = {str(entry["id"]): str(entry["content"]).encode() for entry in waiting}
-    own = next((hit for hit in found if session and _session_of(cache, hit, texts) == session), None)
-    newest = own or found[0]  # display-safe already (`search`), its date checked when it was cached (`notes.fields`)
-    title = shorten(newest["title"], MAX_TITLE)
-    if own is not None:
-        return [
-            f'The context was just compacted. This session saved the checkpoint {newest["id"]} "{title}" '
-            f"({newest['created']}) before it; to pick up from it, read it with: {helper} read {newest['id']}"
-        ]
-    # only whether they match this session's: a note's agent and machine are anyone's text, and stay out of it
-    mine = _this_machine()
-    here, same_agent = bool(mine) and newest["machine"] == mine, newest["agent"] == agent
-    if here and same_agent:
-        by = f"by {agent} on this machine"
-    elif same_agent:
-        by = "on another machine"
-    else:
-        by = "by another agent " + ("on this machine" if here else "elsewhere")
-    whose = (
-        f"another session's: saved {by}, not in this session"
-        if session
-        else f"saved {by}; this session's id is unknown, so whether it saved it cannot be told"
-    )
-    return [
-        f'The context was just compacted. This project\'s newest checkpoint is {newest["id"]} "{title}" '
-        f"({newest['created']}), {whose}. It may be other work (another worktree, task or agent): only if this "
-        f"task continues it, read it with: {helper} read {newest['id']}"
-    ]
+    """The pointer to the newest checkpoint after a compaction (`checkpoint`), loaded only then: it searches the
+    cache (`memory.search`, the pending notes) and reads the machine's name (`memory.origin`), which a session that
+    starts or resumes, every session of every agent, never needs."""
+    from . import checkpoint
 
-
-def _session_of(cache: ProjectCache, hit: dict[str, object], pending_texts: dict[str, bytes]) -> str | None:
-    """The `session` a checkpoint was saved in, from its pending text or its checked cached copy, without parsing
-    it (no YAML on a session start): the frontmatter line `session: ID` that saving writes."""
-    note_id = str(hit["id"])
-    data = pending_texts.get(note_id) if hit["pending"] else cache.verified([note_id]).get(note_id)
-    if data is None:
-        return None
-    head = data[: data.find(b"\n---", 3) + 1] if data.startswith(b"---") else b""
-    found = re.search(_SESSION, head, re.MULTILINE)
-    return found.group(1).decode() if found else None
-
-
-_SESSION = rb"^session: ['\"]?([A-Za-z0-9][A-Za-z0-9._:-]{0,127})['\"]?$"  # compiled after a compaction only
-
-
-def _this_machine() -> str | None:
-    """The machine name this machine's notes carry (`origin.machine_name`), None if it has none."""
-    try:
-        return machine_name()
-    except AgentMemoryError:  # an AGENT_MEMORY_MACHINE that no note could carry: no note has it either
-        return None
+    return checkpoint.line(helper, ctx, agent, session)
 
 
 def _fit(lines: list[str]) -> str:

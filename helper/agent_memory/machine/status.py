@@ -3,6 +3,7 @@ skills."""
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,22 +17,20 @@ from ..fsutil import damage
 from ..memory import checksums, pack
 from ..memory.cache import SMALL_RECORD, STANDS, ProjectCache
 from ..names import folder_path
-from ..outbox import backoff
+from ..outbox import backoff, plans
 from ..outbox.listing import entries
-from ..setup import codex_sandbox, hook_files
+from ..setup import codex_sandbox, hook_entries
 from ..skills import catalog
-from ..skills.installing import installed_skills
+from ..skills.installed import installed_skills
 from ..store import outage
 from ..store.base import FolderMissing
 from ..store.bucket import check_private
 from ..sync.settings import enabled
-from ..sync.summary import folder_states
 from . import reminded, usage
-from .uploads import KINDS
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
-    from ..contract import Outage, StateDamage, Status, StoreCheck, SyncSummary
+    from ..contract import Outage, Pending, StateDamage, Status, StoreCheck, SyncConflict, SyncSummary
 
 USAGE_DAYS = 30  # the period of status's line on the use of memory (`usage --days N` shows others)
 
@@ -46,7 +45,7 @@ def status(ctx: Context) -> Status:
         project, project_error = None, f"{exc.message} Next: {exc.next_step}"
     cache = ProjectCache(bucket, project["project"]) if bucket and project else None
     report = cache.report() if cache else {"skipped": [], "gone": []}
-    waiting = entries(KINDS)
+    waiting = _waiting()
     result = {
         "version": __version__,
         "config_file": str(paths.config_file()),
@@ -67,7 +66,7 @@ def status(ctx: Context) -> Status:
         "skipped": report["skipped"],  # what the last listing left out (oversized, unsafe), and why
         "gone": report["gone"],  # notes found gone from the bucket, newest first
         "skills": installed_skills(),
-        "hooks": hook_files.status(),
+        "hooks": hook_entries.status(),
         "codex_sandbox": codex_sandbox.status(bucket),
         "usage": usage.totals(USAGE_DAYS),
         "sync": _sync(ctx, bucket, len(waiting["sync"])),
@@ -75,10 +74,35 @@ def status(ctx: Context) -> Status:
     return safe_tree(result)  # notes' problems, store errors and paths reach people and models alike
 
 
+def _waiting() -> Pending:
+    """Every upload in the outbox, by its kind's group, and the damaged ones (`outbox.listing.entries`).
+
+    The kinds of upload (`machine.uploads`, with each domain's own) are loaded here, where the outbox is found to hold
+    something: most of the time it holds nothing, and status then loads none of them."""
+    if not plans.operations():
+        return {"notes": [], "skills": [], "sync": [], "damaged": []}
+    from .uploads import KINDS
+
+    return entries(KINDS)
+
+
 def _sync(ctx: Context, bucket: str | None, pending: int) -> SyncSummary:
     """The runtimes whose own memory is synced, uploads of theirs waiting, and the files that need a decision."""
-    conflicts = [item for state in folder_states(bucket) for item in state["conflicts"]] if bucket else []
+    conflicts = _conflicts(bucket) if bucket else []
     return {"enabled": enabled(ctx.config), "pending": pending, "conflicts": conflicts}
+
+
+def _conflicts(bucket: str) -> list[SyncConflict]:
+    """The files in conflict in the memory folders that this machine synced with `bucket`, from its sync records.
+
+    The records' reader (`sync.summary`) is loaded here, where a machine that has records of the bucket is found:
+    most never sync their runtimes' own memory, and their status reads none of it (the records' folder is the one
+    `sync.summary.folder_states` lists)."""
+    if not os.path.isdir(paths.state_dir() / "sync" / paths.bucket_key(bucket)):
+        return []
+    from ..sync.summary import folder_states
+
+    return [item for state in folder_states(bucket) for item in state["conflicts"]]
 
 
 def store_check(bucket: str | None) -> StoreCheck:

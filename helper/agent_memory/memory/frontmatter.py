@@ -14,6 +14,7 @@ Loaded by `notes` when a note or a SKILL.md is first written or parsed.
 from __future__ import annotations
 
 import functools
+import math
 import re
 import time
 from datetime import date, datetime, timedelta, timezone
@@ -32,6 +33,9 @@ _STR = yaml.resolver.BaseResolver.DEFAULT_SCALAR_TAG
 # keyed by first character; a rule for any character, None, would send every value to it)
 _RESOLVED = None if None in _RESOLVER.yaml_implicit_resolvers else frozenset(_RESOLVER.yaml_implicit_resolvers)
 _STAMP = re.compile(r"(\d{4})-(\d\d)-(\d\d)[Tt ](\d\d):(\d\d):(\d\d)(?:\.\d{1,9})?(?:([Zz])|([+-])(\d\d):(\d\d))")
+# the form the helper writes (UTC, whole seconds), which `created` gives back as it is: fixed widths, so that its order
+# as text is its order in time
+_CANONICAL = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")  # ASCII digits only, unlike \d
 
 
 def dump(fields: dict[str, object]) -> str:
@@ -157,6 +161,14 @@ def created(value: object, future_slack: float) -> str:
     A time in the future (beyond clock skew) is refused too: notes rank by it, and such a note would always
     come first (more than `future_slack` seconds ahead of this machine's clock).
     """
+    if isinstance(value, str) and _CANONICAL.fullmatch(value):  # most notes: checked without building a time
+        if not (_valid_day(value[:10]) and value[11:13] < "24" and value[14:16] < "60" and value[17:19] < "60"):
+            raise ValueError("created is not a valid date and time")
+        if value < "1970":
+            raise ValueError("created is before 1970")
+        if value > _latest(future_slack):
+            raise ValueError("created is in the future")
+        return value
     if isinstance(value, datetime):  # unquoted in the YAML; without an offset, YAML means UTC
         stamp = value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
     elif isinstance(value, str) and (match := _STAMP.fullmatch(value)):
@@ -183,3 +195,24 @@ def created(value: object, future_slack: float) -> str:
     if stamp.timestamp() > time.time() + future_slack:
         raise ValueError("created is in the future")
     return f"{stamp.year:04d}-{stamp.month:02d}-{stamp.day:02d}T{stamp.hour:02d}:{stamp.minute:02d}:{stamp.second:02d}Z"
+
+
+@functools.lru_cache(maxsize=1024)  # the notes of a fill share their days
+def _valid_day(day: str) -> bool:
+    """Whether `YYYY-MM-DD` is a day of the calendar."""
+    try:
+        date(int(day[:4]), int(day[5:7]), int(day[8:10]))
+    except ValueError:
+        return False
+    return True
+
+
+def _latest(future_slack: float) -> str:
+    """The latest time `created` may hold now, in the canonical form: a whole second, since that form has no
+    fraction (a time after it is after `time.time() + future_slack`, which `created` refuses)."""
+    return _canonical(math.floor(time.time() + future_slack))
+
+
+@functools.lru_cache(maxsize=2)  # a fill checks thousands of notes within the same second
+def _canonical(second: int) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(second))

@@ -1,16 +1,11 @@
-"""agent-memory's hooks in each runtime's own hook file: install, remove, report.
+"""agent-memory's hooks in each runtime's own hook file: install and remove (which entries are ours, and the state
+they are in, are read by `hook_entries`, which `status` loads without any of this).
 
-Codex reads `$CODEX_HOME/hooks.json`, Claude Code `$CLAUDE_CONFIG_DIR/settings.json`; both hold
-`{"hooks": {EVENT: [{"hooks": [{"type": "command", "command": ..., "timeout": ...}]}]}}`. The file belongs to the
-user: the edit changes only the bytes it must (key order, indentation and everything else stay as they were), a
-file with nothing to change is not written at all, and a backup outside the agent's folders comes first. A file
-that does not parse is refused and left as it is.
-
-What install writes, and so all that remove takes out, has exactly one shape: a group `{"hooks": [HANDLER]}`
-holding `{"type": "command", "command": "... agent-memory ... hook EVENT --agent RUNTIME", "timeout": N}` with
-the timeout of that event. object other entry that runs our hook command is the user's own: it is never changed or
-removed, and one that runs the current command counts as installed (and keeps us from adding a second). A group
-of ours whose helper moved is updated in place rather than installed twice.
+The file belongs to the user: the edit changes only the bytes it must (key order, indentation and everything else
+stay as they were), a file with nothing to change is not written at all, and a backup outside the agent's folders
+comes first. A file that does not parse is refused and left as it is. Install writes our one shape of group
+(`hook_entries`), and remove takes out only groups of that shape; a group of ours whose helper moved is updated in
+place rather than installed twice.
 
 Our groups are appended after the user's, never inserted before them, because Codex keys its trust by a group's
 position (X3); for the same reason a group of ours taken out from before another group is left as an empty
@@ -23,38 +18,22 @@ the helper is gone, so an install that was deleted without `uninstall` never sho
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
-from .. import agents, commands
-from ..errors import AgentMemoryError
-from ..fsutil import open_own
-from . import agent_files, codex_sandbox
-from .command import guarded, helper_command
+from .. import agents
+from . import agent_files
+from . import hook_entries as entries
+from .command import helper_command
 from .json_edits import Document
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
     from ..contract import HookFile
 
-INSTALLED, OWN, OUTDATED, OWN_OUTDATED, MISSING = (
-    "installed",
-    "installed (your own entry)",
-    "outdated",
-    "outdated (your own entry)",
-    "missing",
-)
 PLACEHOLDER: dict[str, object] = {"hooks": []}
-PROJECT_SETTINGS = ("settings.json", "settings.local.json")  # Claude Code's, in a project's .claude folder
-PROJECT_SETTINGS_MAX = 1 << 20  # bytes: a settings file any larger is not read
-
-
-def hooks_file(runtime: str) -> Path:
-    """The file that holds `runtime`'s user-level hooks."""
-    return agents.runtime(runtime).hooks_file()
 
 
 def install(agent: str = "both") -> list[HookFile]:
@@ -72,33 +51,14 @@ def remove(agent: str = "both") -> list[HookFile]:
 def check(agent: str = "both") -> None:
     """Refuse now (AgentMemoryError) if a hook file of these runtimes could not be edited safely."""
     for runtime in agents.selected(agent):
-        _load(Path(os.path.realpath(hooks_file(runtime))))
-
-
-def status(agent: str = "both") -> list[HookFile]:
-    """For each runtime: its hook file, the state of each of our events, and what the user has to know."""
-    found = []
-    for runtime in agents.selected(agent):
-        try:
-            found.append(_status(runtime, _load(hooks_file(runtime)).value))
-        except AgentMemoryError as exc:
-            found.append(
-                {
-                    "agent": runtime,
-                    "file": str(hooks_file(runtime)),
-                    "state": "unreadable",
-                    "events": {},
-                    "note": exc.message,
-                }
-            )
-    return found
+        entries.read(Path(os.path.realpath(entries.hooks_file(runtime))))
 
 
 # -- editing ------------------------------------------------------------------------------------------------
 
 
 def _edit(runtime: str, change: Callable[[str, Document], None]) -> dict[str, object]:
-    path = hooks_file(runtime)
+    path = entries.hooks_file(runtime)
     after: list[Document] = []
 
     def edited(text: str | None) -> str | None:
@@ -109,11 +69,11 @@ def _edit(runtime: str, change: Callable[[str, Document], None]) -> dict[str, ob
         if document.text == before:
             return text
         if not document.consistent():  # never write what we did not mean: the user's file stays as it is
-            raise _refused(path, "agent-memory could not edit it without changing something else")
+            raise entries.refused(path, "agent-memory could not edit it without changing something else")
         return document.text if document.value else None  # nothing but our hooks was ever in it: no empty file
 
     result = agent_files.edit(path, runtime, edited)
-    return {**_status(runtime, after[-1].value), **result}
+    return {**entries.report(runtime, after[-1].value, helper_command()), **result}
 
 
 def _install_into(runtime: str, document: Document) -> None:
@@ -121,10 +81,10 @@ def _install_into(runtime: str, document: Document) -> None:
     helper = helper_command()
     for event, argument, timeout in module.HOOKS:
         wanted = _handler(module, helper, argument, timeout)
-        groups = _groups(document.value, event)
-        ours = _our_groups(groups, runtime, argument, timeout)
-        own = _own_commands(groups, runtime, argument, timeout)
-        if _runs_this_helper(own, module, helper, argument):
+        groups = entries.groups_of(document.value, event)
+        ours = entries.our_groups(groups, runtime, argument, timeout)
+        own = entries.own_commands(groups, runtime, argument, timeout)
+        if entries.runs_this_helper(own, wanted["command"], module.hook_command(helper, argument)):
             keep = None  # the user's own entry runs it already: a group of ours would run it twice
         elif ours:
             keep = ours[0]
@@ -146,7 +106,7 @@ def _install_into(runtime: str, document: Document) -> None:
 def _remove_from(runtime: str, document: Document) -> None:
     module = agents.runtime(runtime)
     for event, argument, timeout in module.HOOKS:
-        for index in reversed(_our_groups(_groups(document.value, event), runtime, argument, timeout)):
+        for index in reversed(entries.our_groups(entries.groups_of(document.value, event), runtime, argument, timeout)):
             _take_out(document, module, event, index)
 
 
@@ -173,182 +133,13 @@ def _take_out(document: Document, module: ModuleType, event: str, index: int) ->
             document.delete(("hooks",))
 
 
-# -- recognising entries ------------------------------------------------------------------------------------
+def _document(path: Path, text: str | None) -> Document:
+    """The file's `text` (None: there is none) to edit; refused (AgentMemoryError) as `hook_entries.parse` refuses
+    it."""
+    entries.parse(path, text)
+    return Document(text or "")
 
 
 def _handler(module: ModuleType, helper: str, argument: str, timeout: int) -> dict[str, object]:
     """The one handler install writes for an event."""
-    return {"type": "command", "command": _command(module, helper, argument), "timeout": timeout}
-
-
-def _command(module: ModuleType, helper: str, argument: str) -> str:
-    """The command line of our hook for `argument`, silent once the helper is gone."""
-    return guarded(module.hook_command(helper, argument))
-
-
-def _runs_this_helper(commands: list[str], module: ModuleType, helper: str, argument: str) -> bool:
-    """Whether one of the user's own `commands` runs this helper's hook: our line, or the same without the guard."""
-    return bool({_command(module, helper, argument), module.hook_command(helper, argument)} & set(commands))
-
-
-def _groups(settings: dict[str, object], event: str) -> list[dict[str, object]]:
-    return (settings.get("hooks") or {}).get(event) or []
-
-
-def _handlers(group: dict[str, object]) -> list[object]:
-    handlers = group.get("hooks")
-    return handlers if isinstance(handlers, list) else []
-
-
-def _runs_our_hook(handler: object, runtime: str, argument: str) -> bool:
-    """Whether `handler` runs `agent-memory hook ARGUMENT --agent RUNTIME`, from whichever helper."""
-    if not isinstance(handler, dict):
-        return False
-    command = handler.get("command")
-    return (
-        isinstance(command, str)
-        and command.endswith(f" hook {argument} --agent {runtime}")
-        and ("agent-memory" in command or "agent_memory" in command)
-    )
-
-
-def _is_our_group(group: dict[str, object], runtime: str, argument: str, timeout: int) -> bool:
-    """Whether `group` has exactly the shape install writes (any helper path): only such a group is ours."""
-    handlers = _handlers(group)
-    if set(group) != {"hooks"} or len(handlers) != 1 or not _runs_our_hook(handlers[0], runtime, argument):
-        return False
-    handler = handlers[0]
-    return (
-        set(handler) == {"type", "command", "timeout"}
-        and handler["type"] == "command"
-        and type(handler["timeout"]) is int
-        and handler["timeout"] == timeout
-    )
-
-
-def _our_groups(groups: list[dict[str, object]], runtime: str, argument: str, timeout: int) -> list[int]:
-    return [i for i, group in enumerate(groups) if _is_our_group(group, runtime, argument, timeout)]
-
-
-def _own_commands(groups: list[dict[str, object]], runtime: str, argument: str, timeout: int) -> list[str]:
-    """The commands of the user's own entries that run our hook: any handler of it outside a group of ours."""
-    return [
-        handler["command"]
-        for group in groups
-        if not _is_our_group(group, runtime, argument, timeout)
-        for handler in _handlers(group)
-        if _runs_our_hook(handler, runtime, argument)
-    ]
-
-
-# -- reading and reporting -----------------------------------------------------------------------------------
-
-
-def _status(runtime: str, settings: dict[str, object]) -> dict[str, object]:
-    module = agents.runtime(runtime)
-    helper = helper_command()
-    file = hooks_file(runtime)
-    events: dict[str, str] = {}
-    for event, argument, timeout in module.HOOKS:
-        command = _command(module, helper, argument)
-        groups = _groups(settings, event)
-        ours = [groups[i]["hooks"][0]["command"] for i in _our_groups(groups, runtime, argument, timeout)]
-        own = _own_commands(groups, runtime, argument, timeout)
-        if command in ours:
-            events[event] = INSTALLED
-        elif _runs_this_helper(own, module, helper, argument):
-            events[event] = OWN
-        elif ours:
-            events[event] = OUTDATED
-        else:
-            events[event] = OWN_OUTDATED if own else MISSING
-    states = set(events.values())
-    if states <= {INSTALLED, OWN}:
-        state, note = "installed", module.HOOKS_NOTE
-    elif states == {MISSING}:
-        state, note = "not installed", f"not installed ({commands.line('hooks', 'install', '--agent', runtime)})"
-    elif states & {MISSING, OUTDATED}:
-        state = "incomplete"
-        note = (
-            f"some hooks are missing or call another helper ({commands.line('hooks', 'install', '--agent', runtime)})"
-        )
-    else:
-        state, note = "incomplete", "some of your own hook entries call another helper"
-    if state == "installed" and (switch := _turned_off(runtime, settings)):
-        state = "disabled"
-        note = f"installed, but {switch} turns every hook off, so they do not run (take that setting out to run them)"
-    if own := [event for event, found in events.items() if found in (OWN, OWN_OUTDATED)]:
-        note += "; " + _own_note(own)
-    for event, argument, _timeout in module.HOOKS:
-        if events[event] == OWN_OUTDATED:
-            note += f"; change the command of your {event} entry to {_command(module, helper, argument)}"
-    return {"agent": runtime, "file": str(file), "state": state, "events": events, "note": note}
-
-
-def _turned_off(runtime: str, settings: dict[str, object]) -> str | None:
-    """The user's setting that keeps the runtime from running any hook, ours included, or None: in Claude Code,
-    `disableAllHooks` in the user settings or in this folder's project settings (`.claude/settings.json`,
-    `.claude/settings.local.json`)."""
-    if runtime == "claude":
-        if settings.get("disableAllHooks") is True:
-            return f'"disableAllHooks": true in {hooks_file(runtime)}'
-        for name in PROJECT_SETTINGS:
-            path = Path.cwd() / ".claude" / name
-            if _project_settings(path).get("disableAllHooks") is True:
-                return f'"disableAllHooks": true in {path}'
-        return None
-    return codex_sandbox.hooks_turned_off()
-
-
-def _project_settings(path: Path) -> dict[str, object]:
-    """A project's Claude Code settings, `{}` when missing or unusable: the folder is anyone's (a cloned repository),
-    so the file is read without following a link or waiting on a FIFO, and only up to PROJECT_SETTINGS_MAX."""
-    try:
-        with open(open_own(path), "rb") as handle:
-            data = handle.read(PROJECT_SETTINGS_MAX + 1)
-        value = json.loads(data) if len(data) <= PROJECT_SETTINGS_MAX else None
-    except (OSError, ValueError, RecursionError):
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
-def _own_note(events: list[str]) -> str:
-    """That the user's own entries are theirs: agent-memory leaves them as they are, install and remove alike."""
-    if len(events) == 1:
-        return f"{events[0]} is your own entry, which agent-memory never changes or removes"
-    return f"{' and '.join(events)} are your own entries, which agent-memory never changes or removes"
-
-
-def _load(path: Path) -> Document:
-    """The file's JSON object (`{}` if it does not exist); refuses anything we could not merge into safely."""
-    return _document(path, agent_files.read_text(path))
-
-
-def _document(path: Path, text: str | None) -> Document:
-    """`_load` of the file's text (None: there is none)."""
-    text = text or ""
-    try:
-        document = Document(text)
-    except ValueError as exc:
-        raise _refused(path, f"it is not valid JSON ({exc})") from exc
-    except RecursionError as exc:
-        raise _refused(path, "it is nested too deeply") from exc
-    settings = document.value
-    if not isinstance(settings, dict):
-        raise _refused(path, "it does not hold a JSON object")
-    events = settings.get("hooks", {})
-    if not isinstance(events, dict):
-        raise _refused(path, '"hooks" is not an object')
-    for event, groups in events.items():
-        if not isinstance(groups, list) or not all(isinstance(g, dict) for g in groups):
-            raise _refused(path, f'"hooks.{event}" is not a list of groups')
-        if any("hooks" in g and not isinstance(g["hooks"], list) for g in groups):
-            raise _refused(path, f'a group in "hooks.{event}" has "hooks" that is not a list')
-    return document
-
-
-def _refused(path: Path, why: str) -> AgentMemoryError:
-    return AgentMemoryError(
-        f"{path} cannot be edited safely: {why}. Nothing was changed.",
-        next_step=f"fix {path} by hand (it must be a JSON object with a 'hooks' object), then run the command again",
-    )
+    return {"type": "command", "command": entries.command_line(module, helper, argument), "timeout": timeout}

@@ -25,7 +25,7 @@ from ..fsutil import locked
 from ..outbox.listing import summary
 from ..skills.installing import uninstall_all
 from ..sync import settings as sync_settings
-from . import codex_sandbox, hook_files, instructions, on_path
+from . import codex_sandbox, hook_entries, hook_files, instructions, on_path
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
@@ -85,7 +85,7 @@ def _uninstall(discard_pending: bool) -> Uninstall:
     warnings = []
     if link and link["state"] == "other":
         warnings.append(f"{link['path']} is not a link to this agent-memory, so it was left as it is.")
-    if own := [h["file"] for h in found if {hook_files.OWN, hook_files.OWN_OUTDATED} & set(h["events"].values())]:
+    if own := [h["file"] for h in found if {hook_entries.OWN, hook_entries.OWN_OUTDATED} & set(h["events"].values())]:
         warnings.append(
             f"Hook entries of your own that run agent-memory stay in {', '.join(own)}: remove them by hand."
         )

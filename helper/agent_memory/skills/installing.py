@@ -1,21 +1,18 @@
 """Installing skills into the agents' user skill folders: validated, copied (Codex skips symlinked skills),
 swapped in atomically, never over an existing folder without consent, with a backup of what is replaced.
 
-What is installed is read back from our install markers (`installed_skills`, for `status`, which reads no file that
-nothing touched since; `local_changes`, the edits made since). Backups live under the helper's state folder,
+What is installed is read back from our install markers (`installed`). Backups live under the helper's state folder,
 outside every skill folder: a copy inside `~/.agents/skills` or `~/.claude/skills` would show up as a second skill.
 Downloaded files are written, never executed.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import stat
 from pathlib import Path
 
-from .. import agents, commands, names, paths
+from .. import commands, names, paths
 from ..clock import new_id, utc_now
 from ..config.context import Context
 from ..contents import compare, sha256
@@ -25,19 +22,17 @@ from ..fsutil import (
     make_dirs,
     make_private,
     new_folder,
-    read_own,
     remove_tree,
     scratch_folder,
     write_atomic,
 )
 from ..store.base import OversizedObject, Store, StoreError, UnsafeObject
 from . import layout
+from .installed import folder_files, local_changes, read_marker, skill_roots
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
     from ..contract import Installed
-
-MARKER_MAX = 1 << 20  # bytes of an install marker read at most: the checksums of a thousand files
 
 
 def install_revision(
@@ -249,88 +244,6 @@ def _remove(path: Path) -> None:
         path.unlink()
     else:
         remove_tree(path)
-
-
-def skill_roots(agent: str) -> dict[str, Path]:
-    """The user skill folders of `agent` (`codex`, `claude`, or `both`/`all`)."""
-    return {name: agents.runtime(name).skills_dir() for name in agents.selected(agent)}
-
-
-def folder_files(folder: Path) -> dict[str, bytes | None]:
-    """Files of an installed folder (relative path -> bytes; None for anything that is not a regular file)."""
-    found: dict[str, bytes | None] = {}
-    for entry in sorted(folder.rglob("*")) if folder.is_dir() else []:
-        relative = entry.relative_to(folder).as_posix()
-        if relative == layout.MARKER or (entry.is_dir() and not entry.is_symlink()):
-            continue
-        found[relative] = _bounded(entry)
-    return found
-
-
-def _bounded(file: Path) -> bytes | None:
-    """The bytes of a regular file of the user's, at most a skill file's limit; None for anything else (a FIFO, a
-    link, a file too large): it differs from what we installed, and is never waited on nor read whole."""
-    try:
-        return read_own(file, layout.FILE_MAX)
-    except OSError:
-        return None
-
-
-def read_marker(folder: Path) -> dict[str, object] | None:
-    """The install marker of a folder we installed, or None."""
-    with contextlib.suppress(OSError, ValueError):
-        value = json.loads(read_own(folder / layout.MARKER, MARKER_MAX))
-        return value if isinstance(value, dict) else None
-    return None
-
-
-def local_changes(folder: Path) -> dict[str, list[str]] | None:
-    """How an installed folder differs from what we installed in it (None if it has no marker)."""
-    marker = read_marker(folder)
-    if marker is None:
-        return None
-    current = {p: (sha256(d) if d is not None else None) for p, d in folder_files(folder).items()}
-    return compare(dict(marker.get("files") or {}), current)
-
-
-def installed_skills() -> list[dict[str, object]]:
-    """Every skill folder we installed, per agent, with its revision and whether it was edited locally."""
-    found = []
-    for agent, root in skill_roots("both").items():
-        for folder in sorted(root.iterdir()) if root.is_dir() else []:
-            marker = read_marker(folder)
-            if marker is None:
-                continue
-            found.append(
-                {
-                    "agent": agent,
-                    "name": marker.get("name"),
-                    "revision": marker.get("revision"),
-                    "path": str(folder),
-                    "modified": not _untouched(folder, marker) and any((local_changes(folder) or {}).values()),
-                }
-            )
-    return found
-
-
-def _untouched(folder: Path, marker: dict[str, object]) -> bool:
-    """Whether `folder` still holds just the regular files its marker lists, none changed since: each one's status
-    change time (ctime, which a write, a rename or a chmod sets and no one can set back) is not later than the
-    marker's, written after them. Cheap (no file read, no digest: `status` runs it on every installed skill); when
-    it cannot tell, `local_changes` compares the digests."""
-    listed = marker.get("files")
-    try:
-        since = (folder / layout.MARKER).lstat().st_ctime_ns
-        entries = [entry for entry in folder.rglob("*") if entry.name != layout.MARKER or entry.parent != folder]
-        stats = {entry.relative_to(folder).as_posix(): entry.lstat() for entry in entries}
-    except OSError:
-        return False
-    files = {path: found for path, found in stats.items() if not stat.S_ISDIR(found.st_mode)}
-    return (
-        isinstance(listed, dict)
-        and set(files) == set(listed)
-        and all(stat.S_ISREG(found.st_mode) and found.st_ctime_ns <= since for found in files.values())
-    )
 
 
 def backups_dir() -> Path:

@@ -42,6 +42,7 @@ _NO_LINKS = (errno.EPERM, errno.ENOTSUP, errno.EXDEV, errno.EMLINK)  # how a fil
 MAX_DEPTH = 32  # folders below a listed prefix; the layout needs a handful, a deeper tree is refused
 BLOCK = 1 << 20  # bytes copied at a time by `fetch`
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NOT_NAMES = frozenset(("", ".", ".."))  # path parts that name no object
 
 
 class FolderStore(Store):
@@ -68,7 +69,7 @@ class FolderStore(Store):
 
     def _parts(self, path: str) -> list[str]:
         parts = path.split("/")
-        if not path or path.startswith("/") or any(p in ("", ".", "..") for p in parts) or "\\" in path:
+        if not path or path.startswith("/") or not _NOT_NAMES.isdisjoint(parts) or "\\" in path:
             raise StoreError("error", f"invalid object path {path!r}")
         return parts
 
