@@ -221,6 +221,18 @@ def test_status_parses_no_codex_config_that_cannot_turn_the_hooks_off(ready, tmp
     assert "hooks (codex): installed" in ready.run("status").out
 
 
+def test_status_tells_the_consent_allow_wrote_without_parsing_it(ready, tmp_path):
+    """The consent block for Codex's sandbox, exactly as `allow` writes it for the folders needed now, is told
+    allowed without parsing config.toml (tomllib, with typing); a block that differs from it is parsed."""
+    tools.exited(ready.run("codex-sandbox", "allow"))
+    assert not {"tomllib", "typing"} & loaded(ready, tmp_path, "status")
+    assert ready.run("status", "--json").json["codex_sandbox"]["state"] == "allowed"
+    config = ready.home / ".codex" / "config.toml"
+    config.write_text(config.read_text().replace("network_access = true", "network_access  =  true"))
+    assert "tomllib" in loaded(ready, tmp_path, "status")
+    assert ready.run("status", "--json").json["codex_sandbox"]["state"] == "allowed"
+
+
 def test_the_collector_is_on_for_the_commands_work(ready, tmp_path):
     """`start` turns the garbage collector off while a command's modules load (they live as long as the process),
     and `entry` turns it on again before the command runs, with what was loaded set aside: a long command (a refresh
