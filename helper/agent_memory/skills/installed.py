@@ -5,7 +5,6 @@ folder since it was installed (`local_changes`). Nothing here writes: `installin
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import stat
@@ -46,10 +45,11 @@ def _bounded(file: Path) -> bytes | None:
 
 def read_marker(folder: Path) -> dict[str, object] | None:
     """The install marker of a folder we installed, or None."""
-    with contextlib.suppress(OSError, ValueError):
+    try:
         value = json.loads(read_own(folder / layout.MARKER, MARKER_MAX))
-        return value if isinstance(value, dict) else None
-    return None
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def local_changes(folder: Path) -> dict[str, list[str]] | None:
