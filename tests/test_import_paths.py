@@ -100,8 +100,8 @@ PATHS = {
     "hook session-start": BASE
     | NOTES
     | USAGE
-    | {"cli.hook_start", "clock", "guard", "machine", "machine.reminded", "machine.reminder", "setup", "setup.command"}
-    | {"machine.checkpoint", "memory.origin", "memory.search"}  # after a compaction only: the newest checkpoint
+    | {"cli.hook_start", "clock", "machine", "machine.reminded", "machine.reminder", "setup", "setup.command"}
+    | {"machine.checkpoint", "memory.origin", "memory.search", "guard"}  # after a compaction only: its checkpoint
     | SYNC_SETTING,
     "hook stop": FIRST,
     # the whole Stop hook with nothing to do (here because its command line is not the hook files': --json)
@@ -169,10 +169,10 @@ def test_the_declared_paths_are_not_stale(ready, tmp_path):
 
 
 def test_the_newest_checkpoint_is_looked_for_after_a_compaction_only(ready, tmp_path):
-    """The SessionStart pointer to the newest checkpoint (a search of the cache, the machine's name) is loaded after a
-    compaction, and only then: a session that starts or resumes loads none of it."""
+    """The SessionStart pointer to the newest checkpoint (a search of the cache, the machine's name, checked by the
+    secret guard) is loaded after a compaction, and only then: a session that starts or resumes loads none of it."""
     ready.save("# The hot path\n\nSomething worth keeping.", "--kind", "checkpoint")
-    after = {"machine.checkpoint", "memory.search", "memory.origin"}
+    after = {"machine.checkpoint", "memory.search", "memory.origin", "guard"}
     for source, expected in (("startup", set()), ("resume", set()), ("compact", after)):
         event = json.dumps({"cwd": str(ready.work), "source": source})
         modules = own(loaded(ready, tmp_path, "hook", "session-start", "--agent", "codex", stdin=event))
