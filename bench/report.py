@@ -129,9 +129,10 @@ def write_doc(path: Path, tables: list[Table], info: dict[str, str], *, intro: s
         space_section([t for t in tables if t.title.startswith(SPACE_TABLES)], info),
         recall_section(recall, kept),
     ]
-    sync = [t for t in tables if t.title.startswith(SYNC_TABLES)]
-    if sync:
-        lines += [SYNC_SECTION, "", *(table.markdown() for table in sync)]
+    for number, heading in SECTIONS.items():
+        own = [t for t in tables if t.title.startswith(number)]
+        if own:
+            lines += [heading, "", *(table.markdown() for table in own)]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines))
 
@@ -176,8 +177,12 @@ RECALL_TABLES = "10"  # the recall tables (bench/recall.py): one per stage of th
 SYNC_SECTION = "## Sync of the agents' own memory"
 SYNC_TABLES = "11"  # the hooks with sync on (bench/sync_hooks.py), after the recall tables
 
+CI_SECTION = "## The whole CI run"
+CI_TABLES = "12"  # `.ci/run` on a clean clone (bench/ci.py), measured with `--only ci` alone
+
 # the tables numbered past the results (9 onwards) each have a section of their own, in that order
-OWN_SECTIONS = (SPACE_TABLES, RECALL_TABLES, SYNC_TABLES)
+OWN_SECTIONS = (SPACE_TABLES, RECALL_TABLES, SYNC_TABLES, CI_TABLES)
+SECTIONS = {SYNC_TABLES: SYNC_SECTION, CI_TABLES: CI_SECTION}  # those made of their tables alone
 
 
 def recall_section(tables: list[Table], kept: list[str]) -> str:
@@ -246,6 +251,8 @@ def replace_tables(path: Path, tables: list[Table]) -> None:
     text = path.read_text()
     now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     for table in tables:
+        if f"### {table.title}\n" not in text:  # its first run: its section goes at the end, its row in the summary
+            text = _with_new_table(text, table)
         start = text.index(f"### {table.title}\n")
         ends = [i for i in (text.find("\n### ", start + 1), text.find("\n## ", start + 1)) if i != -1]
         end = min(ends) + 1 if ends else len(text)
@@ -257,6 +264,20 @@ def replace_tables(path: Path, tables: list[Table]) -> None:
             lines = [row if line.startswith(f"| {table.title} |") else line for line in text.split("\n")]
             text = "\n".join(lines)
     path.write_text(text)
+
+
+def _with_new_table(text: str, table: Table) -> str:
+    """`text` with an empty place for `table`: its own section at the end, and its row at the end of the summary."""
+    heading = SECTIONS.get(table.title.split(".")[0])
+    if heading is None:
+        raise ValueError(f"{table.title!r} is not in docs/benchmarks.md: run the whole benchmark once to add it")
+    if heading not in text.split("\n"):
+        text = text.rstrip("\n") + f"\n\n{heading}\n"
+    text = text.rstrip("\n") + f"\n\n### {table.title}\n"
+    lines = text.split("\n")
+    end = lines.index("## Results") - 1  # the blank line after the summary's table
+    lines.insert(end, f"| {table.title} | | |")
+    return "\n".join(lines)
 
 
 def plot_search(path: Path, latencies: dict[str, dict[int, float]]) -> None:

@@ -29,6 +29,7 @@ except ImportError:  # run with the virtualenv's interpreter, which has the help
         os.execv(str(VENV_PYTHON), [str(VENV_PYTHON), *sys.argv])
     raise SystemExit("agent_memory is not installed: run with the agent-memory virtualenv's python") from None
 
+import ci  # noqa: E402
 import corpus  # noqa: E402
 import env  # noqa: E402
 import importing  # noqa: E402
@@ -52,9 +53,11 @@ CASES = (
     space_page.page,
     recall.recall,
     sync_hooks.sync,
+    ci.ci,
 )  # in the order of their tables' numbers (docs/benchmarks.md and its summary list them so)
 # cases that prepare their own notes, or none
 NO_CORPUS = {
+    ci.ci,
     space_page.page,
     local.startup,
     recall.recall,

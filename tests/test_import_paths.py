@@ -87,17 +87,16 @@ SYNC_SETTING = {"sync", "sync.settings"}  # whether the runtime's own memory is 
 PATHS = {
     "--version": FIRST,
     "--version --json": BASE,  # the parser's --version, among other arguments
-    "search --offline": BASE | NOTES | SKILL_FILES | USAGE | {"cli.search", "memory.search"},
+    "search --offline": BASE | NOTES | USAGE | {"cli.search", "memory.search"},  # the skills' catalog: --skills only
     "read": BASE | NOTES | SKILL_FILES | USAGE | {"cli.read", "memory.reading"},
     "status": BASE
     | NOTES
     | USAGE
-    | {"cli.status", "clock", "machine", "machine.status", "machine.uploads"}
+    | {"cli.status", "clock", "machine", "machine.status"}
     | {"machine.reminded", "outbox.backoff", "skills.catalog"}  # their records checked for damage (`damaged_state`)
     | {"setup", "setup.agent_files", "setup.codex_sandbox", "setup.command", "setup.hook_entries"}
-    | {"skills", "skills.installed", "skills.layout", "skills.pending"}
-    | SYNC_SETTING
-    | {"sync.uploads"},  # its kind of upload (the sync's records are read only on a machine that has them)
+    | {"skills", "skills.installed", "skills.layout"}
+    | SYNC_SETTING,  # the sync's records and the kinds of upload: only where there are some (below)
     "hook session-start": BASE
     | NOTES
     | USAGE
@@ -181,6 +180,14 @@ def test_the_newest_checkpoint_is_looked_for_after_a_compaction_only(ready, tmp_
         assert modules & after == expected, source
 
 
+def test_a_search_loads_the_skills_catalog_for_skills_only(ready, tmp_path):
+    """`search --skills` loads the catalog of skills (with the layout's Unicode tables); a search of notes does not."""
+    notes = loaded(ready, tmp_path, "search", "--offline", "hot")
+    skills = loaded(ready, tmp_path, "search", "--offline", "--skills", "hot")
+    assert not (SKILL_FILES & own(notes)) and "unicodedata" not in notes
+    assert own(skills) >= SKILL_FILES and "unicodedata" in skills
+
+
 def test_a_stop_with_something_pending_loads_the_retry(ready, tmp_path, folder_store):
     """The write path is there when it is needed: with a note pending, the Stop hook delivers it."""
     store = Path(folder_store.removeprefix("file://"))
@@ -190,6 +197,40 @@ def test_a_stop_with_something_pending_loads_the_retry(ready, tmp_path, folder_s
     modules = loaded(ready, tmp_path, "hook", "stop", "--agent", "codex", stdin="{}")
     assert {"agent_memory.outbox.delivery", "agent_memory.machine.retry"} <= modules
     assert ready.run("pending", "--json").json["notes"] == []  # delivered by that Stop
+
+
+def test_status_loads_the_kinds_of_upload_where_one_waits(ready, tmp_path, folder_store):
+    """With the outbox empty, status loads none of the kinds of upload; with a note pending, it lists it with them."""
+    assert not {"machine.uploads", "skills.pending", "sync.uploads"} & own(loaded(ready, tmp_path, "status"))
+    store = Path(folder_store.removeprefix("file://"))
+    store.rename(store.with_name("unmounted"))  # its drive is gone: the save stays pending
+    note = ready.save("Pending for now.")
+    tools.exited(note, 75)
+    store.with_name("unmounted").rename(store)
+    assert {"machine.uploads", "skills.pending", "sync.uploads"} <= own(loaded(ready, tmp_path, "status"))
+    assert [entry["id"] for entry in ready.run("status", "--json").json["pending"]] == [note.json["id"]]
+
+
+def test_status_parses_no_codex_config_that_cannot_turn_the_hooks_off(ready, tmp_path):
+    """With Codex's hooks installed, status looks in config.toml for the setting that turns them off: a config.toml
+    that cannot hold it (no such key, no escape) is not parsed, and `tomllib` (with `typing`) is not loaded."""
+    tools.exited(ready.run("hooks", "install", "--agent", "codex"))
+    (ready.home / ".codex" / "config.toml").write_text('model = "o3"\n\n[tui]\nnotifications = true\n')
+    modules = loaded(ready, tmp_path, "status")
+    assert not {"tomllib", "typing"} & modules
+    assert "hooks (codex): installed" in ready.run("status").out
+
+
+def test_status_tells_the_consent_allow_wrote_without_parsing_it(ready, tmp_path):
+    """The consent block for Codex's sandbox, exactly as `allow` writes it for the folders needed now, is told
+    allowed without parsing config.toml (tomllib, with typing); a block that differs from it is parsed."""
+    tools.exited(ready.run("codex-sandbox", "allow"))
+    assert not {"tomllib", "typing"} & loaded(ready, tmp_path, "status")
+    assert ready.run("status", "--json").json["codex_sandbox"]["state"] == "allowed"
+    config = ready.home / ".codex" / "config.toml"
+    config.write_text(config.read_text().replace("network_access = true", "network_access  =  true"))
+    assert "tomllib" in loaded(ready, tmp_path, "status")
+    assert ready.run("status", "--json").json["codex_sandbox"]["state"] == "allowed"
 
 
 def test_the_collector_is_on_for_the_commands_work(ready, tmp_path):
@@ -214,8 +255,22 @@ def test_the_collector_is_on_for_the_commands_work(ready, tmp_path):
 # rare case starts: `typing` (never: the contract that declares the results with it is for the type checker and the
 # tests), `shutil` (a folder removed or copied: fsutil), `hashlib` (a digest made: contents.sha256), `tomllib`
 # (Codex's config.toml parsed: setup.codex_sandbox), `_strptime` and `calendar` (no time is parsed with them: clock),
-# `datetime` (its pure-Python module: clock takes its classes from the C module it re-exports)
-COSTLY_STDLIB = {"typing", "shutil", "hashlib", "_hashlib", "tomllib", "_strptime", "calendar", "datetime"}
+# `datetime` (its pure-Python module: clock takes its classes from the C module it re-exports), `contextlib` (its
+# eighteen classes: the modules of the hot paths catch their errors themselves and make their own context managers)
+COSTLY_STDLIB = {
+    "typing",
+    "shutil",
+    "hashlib",
+    "_hashlib",
+    "tomllib",
+    "_strptime",
+    "calendar",
+    "datetime",
+    "contextlib",
+}
+# and `unicodedata` (the skills' layout) but where a command reads skills: status (the installed ones) and read (its
+# --skill); a search loads it for `--skills` only
+SKILLS_LAYOUT = {"status", "read"}
 
 
 @pytest.mark.parametrize("command", list(PATHS))
@@ -229,3 +284,4 @@ def test_the_read_path_loads_no_costly_standard_module(ready, tmp_path, command)
     event = {"cwd": str(ready.work), "source": "compact", "session_id": "5f1c2a9e-hot-path"}
     modules = loaded(ready, tmp_path, *args, stdin=json.dumps(event))
     assert not COSTLY_STDLIB & modules, command
+    assert command in SKILLS_LAYOUT or "unicodedata" not in modules, command

@@ -488,6 +488,19 @@ def test_settings_that_turn_every_hook_off_are_named_by_status(machine, key):
     assert [e["state"] for e in hooks(machine, "status").json["agents"]] == ["installed", "installed"]
 
 
+def test_a_codex_setting_spelled_with_an_escape_still_turns_the_hooks_off(machine):
+    """Status parses config.toml for the setting only where the key can be in it: a quoted key may spell it with an
+    escape, and is found too; a config.toml with neither is not parsed at all (see test_import_paths)."""
+    tools.exited(hooks(machine, "install", "--agent", "codex"))
+    config = machine.home / ".codex" / "config.toml"
+    config.write_text('model = "o3"\n\n[features]\n"\\u0068ooks" = false\n')
+    found = hooks(machine, "status", "--agent", "codex").json["agents"][0]
+    assert found["state"] == "disabled"
+    assert f"[features] hooks = false in {config}" in found["note"]
+    config.write_text('model = "o3"\n\n[tui]\nnotifications = true\n')
+    assert hooks(machine, "status", "--agent", "codex").json["agents"][0]["state"] == "installed"
+
+
 @pytest.mark.parametrize("name", ["settings.json", "settings.local.json"])
 def test_a_projects_own_disable_all_hooks_is_named_by_status(machine, name, tmp_path):
     tools.exited(hooks(machine, "install", "--agent", "claude"))

@@ -16,13 +16,12 @@ FIFO or a link to `/dev/zero` in place of a record must not hang a command, nor 
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import json
 import os
 import shlex
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from types import ModuleType
 
@@ -74,16 +73,20 @@ def make_dirs(folder: Path, mode: int = ORDINARY_DIR_MODE) -> None:
         return
     if not root.is_dir():  # the root itself may be a link (a cache on another disk): the user's choice
         _make_missing(root.parent, mode)
-        with contextlib.suppress(FileExistsError):  # another process made it meanwhile
+        try:
             os.mkdir(root, DIR_MODE)  # the umask can only take bits away, and 0700 has none for others
+        except FileExistsError:  # another process made it meanwhile
+            pass
     level = root
     for name in folder.relative_to(root).parts:
         level = level / name
         try:
             info = os.lstat(level)
         except FileNotFoundError:
-            with contextlib.suppress(FileExistsError):
+            try:
                 os.mkdir(level, DIR_MODE)
+            except FileExistsError:  # another process made it meanwhile
+                pass
             info = os.lstat(level)
         if _is_link(info.st_mode):
             raise UnsafeLocalFile(level, "is a symbolic link")
@@ -97,8 +100,10 @@ def _make_missing(folder: Path, mode: int) -> None:
         missing.append(folder)
         folder = folder.parent
     for level in reversed(missing):
-        with contextlib.suppress(FileExistsError):  # another process made it meanwhile
+        try:
             os.mkdir(level, mode)
+        except FileExistsError:  # another process made it meanwhile
+            pass
 
 
 def write_atomic(path: Path, data: bytes | Iterable[bytes], *, mode: int | None = None) -> None:
@@ -117,8 +122,10 @@ def write_atomic(path: Path, data: bytes | Iterable[bytes], *, mode: int | None 
             os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
+        try:
             os.unlink(tmp)
+        except FileNotFoundError:
+            pass
         raise
 
 
@@ -134,14 +141,22 @@ def new_folder(parent: Path, prefix: str) -> Path:
             continue
 
 
-@contextlib.contextmanager
-def scratch_folder(parent: Path, prefix: str) -> Iterator[Path]:
-    """A fresh folder (`new_folder`) for the block, removed with everything in it afterwards."""
-    folder = new_folder(parent, prefix)
-    try:
-        yield folder
-    finally:
-        remove_tree(folder)
+class scratch_folder:  # named as a function: `with scratch_folder(parent, prefix) as folder:`
+    """A fresh folder (`new_folder`) for the block, removed with everything in it afterwards.
+
+    This module's context managers are classes, not `contextlib` generators: every command loads this module, and
+    `contextlib` (eighteen classes) costs a command's start-up more than a millisecond."""
+
+    def __init__(self, parent: Path, prefix: str) -> None:
+        self.parent = parent
+        self.prefix = prefix
+
+    def __enter__(self) -> Path:
+        self.folder = new_folder(self.parent, self.prefix)
+        return self.folder
+
+    def __exit__(self, *exc: object) -> None:
+        remove_tree(self.folder)
 
 
 def remove_tree(path: Path) -> None:
@@ -221,13 +236,15 @@ def _is_link(mode: int) -> bool:
 
 
 def _chmod(path: str, mode: int | None) -> None:
-    with contextlib.suppress(OSError):  # vanished meanwhile, or not ours: the next use tries again
+    try:
         current = os.lstat(path).st_mode
         if _is_link(current):
             return
         wanted = mode if mode is not None else (current & 0o100) | FILE_MODE
         if current & 0o7777 != wanted:
             os.chmod(path, wanted)
+    except OSError:  # vanished meanwhile, or not ours: the next use tries again
+        pass
 
 
 def open_private(path: Path, flags: int) -> int:
@@ -310,33 +327,37 @@ def _owned(info: os.stat_result) -> bool:
     return os.name == "nt" or info.st_uid == os.getuid()  # Windows has no owners in stat, its profile folders ACLs
 
 
-@contextlib.contextmanager
-def locked(path: Path) -> Iterator[None]:
+class locked:  # named as a function: `with locked(path):`
     """Hold an exclusive advisory lock on `path` (created if missing) for the duration of the block."""
-    with open(open_private(path, os.O_RDWR), "a+b") as handle:
-        if fcntl is None:
-            yield
-            return
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+
+    wait = True  # until the lock is free
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.held = False
+
+    def __enter__(self) -> bool:
+        self.handle = open(open_private(self.path, os.O_RDWR), "a+b")  # noqa: SIM115 (closed on the way out)
         try:
-            yield
+            if fcntl is not None:
+                fcntl.flock(self.handle.fileno(), fcntl.LOCK_EX if self.wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:  # another process holds it (`try_locked`)
+            return False
+        except BaseException:
+            self.handle.close()
+            raise
+        self.held = True
+        return True
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            if self.held and fcntl is not None:
+                fcntl.flock(self.handle.fileno(), fcntl.LOCK_UN)
         finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+            self.handle.close()
 
 
-@contextlib.contextmanager
-def try_locked(path: Path) -> Iterator[bool]:
-    """Like `locked`, but never waits: yields False when another process holds the lock."""
-    with open(open_private(path, os.O_RDWR), "a+b") as handle:
-        if fcntl is None:
-            yield True
-            return
-        try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            yield False
-            return
-        try:
-            yield True
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+class try_locked(locked):  # named as a function: `with try_locked(path) as ours:`
+    """Like `locked`, but never waits: gives False when another process holds the lock."""
+
+    wait = False

@@ -3,11 +3,10 @@ resolved when used (never at import) so that tests only set variables."""
 
 from __future__ import annotations
 
-import re
 from binascii import crc32
 from pathlib import Path
 
-from .names import folder_path, hub_id
+from .names import NAME_CHARACTERS, folder_path, hub_id
 from .roots import cache_root, config_root, state_root
 
 
@@ -47,5 +46,5 @@ def bucket_key(uri: str) -> str:
         return "hf--" + ident.replace("/", "--")
     folder = str(folder_path(uri))
     # readable (the last two folder names) and distinct (a checksum of the whole path)
-    slug = re.sub(r"[^A-Za-z0-9._-]", "_", "-".join(folder.strip("/").split("/")[-2:]))[:60]
+    slug = "".join(c if c in NAME_CHARACTERS else "_" for c in "-".join(folder.strip("/").split("/")[-2:]))[:60]
     return f"file--{slug}--{crc32(folder.encode()):08x}"

@@ -12,7 +12,6 @@ from ..errors import UsageError
 from ..machine import usage
 from ..memory.search import SETUP, search_project
 from ..outbox.kinds import RETRY
-from ..skills.catalog import discover
 from .parsing import Rendered, with_json, with_online
 from .render import notice, told_sync
 
@@ -105,7 +104,11 @@ def _flags(note: NoteHit) -> str:
 
 
 def _skills(args: argparse.Namespace, ctx: Context) -> Rendered:
-    result, freshness = discover(ctx, args.query, offline=args.offline)
+    """`search --skills`: the catalog of published skills, loaded only here (with the skills' layout and its Unicode
+    tables, `unicodedata`: 2 ms), which a search of notes, every agent's, never needs."""
+    from ..skills import catalog
+
+    result, freshness = catalog.discover(ctx, args.query, offline=args.offline)
     result["skills"] = result["skills"][: args.limit]
     lines = [f"{s['name']}  {s['revision']}  {s['description']}" for s in result["skills"]]
     _sync, code = told_sync(freshness)  # its notices and exit code: the index of skills has no `sync` object

@@ -10,9 +10,7 @@ an error that names the file, the key and the repair, for every command that rea
 
 from __future__ import annotations
 
-import contextlib
 import json
-from collections.abc import Iterator
 from pathlib import Path, PurePath
 
 from .. import commands, names, paths
@@ -76,17 +74,30 @@ def check(config: dict[str, object]) -> None:
         )
 
 
-@contextlib.contextmanager
-def editing() -> Iterator[dict[str, object]]:
+class editing:  # named as a function: `with editing() as config:`
     """The configuration, to change in place; saved atomically when the block ends without an error.
 
-    The lock is held from the load to the save: two editors never both start from the same old file.
+    The lock is held from the load to the save: two editors never both start from the same old file. (A class, not
+    a `contextlib` generator, which every command would load with this module.)
     """
-    file = paths.config_file()
-    with locked(_lock(file)):
-        config = load()
-        yield config
-        write_json_atomic(file, config)
+
+    def __enter__(self) -> dict[str, object]:
+        self.file = paths.config_file()
+        self.lock = locked(_lock(self.file))
+        self.lock.__enter__()
+        try:
+            self.config = load()
+        except BaseException:
+            self.lock.__exit__(None, None, None)
+            raise
+        return self.config
+
+    def __exit__(self, error: type[BaseException] | None, *exc: object) -> None:
+        try:
+            if error is None:
+                write_json_atomic(self.file, self.config)
+        finally:
+            self.lock.__exit__(None, None, None)
 
 
 def update(**changes: object) -> dict[str, object]:

@@ -14,7 +14,6 @@ changed since (`reminded`).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import time
@@ -48,8 +47,10 @@ def session_start(ctx: Context, payload: dict[str, object], agent: str) -> str |
         lines, pending_now = _reminder(ctx, payload, agent, helper)
         text = _fit(lines)
     if session and text:
-        with contextlib.suppress(OSError):  # a state folder it cannot write: a resume then reminds once more
+        try:
             reminded.add(session, reminded.digest(pending_now))
+        except OSError:  # a state folder it cannot write: a resume then reminds once more
+            pass
     return text or None  # nothing to tell (an unmapped folder told today): nothing at all
 
 

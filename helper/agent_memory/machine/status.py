@@ -17,7 +17,7 @@ from ..fsutil import damage
 from ..memory import checksums, pack
 from ..memory.cache import SMALL_RECORD, STANDS, ProjectCache
 from ..names import folder_path
-from ..outbox import backoff
+from ..outbox import backoff, plans
 from ..outbox.listing import entries
 from ..setup import codex_sandbox, hook_entries
 from ..skills import catalog
@@ -27,11 +27,10 @@ from ..store.base import FolderMissing
 from ..store.bucket import check_private
 from ..sync.settings import enabled
 from . import reminded, usage
-from .uploads import KINDS
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
-    from ..contract import Outage, StateDamage, Status, StoreCheck, SyncConflict, SyncSummary
+    from ..contract import Outage, Pending, StateDamage, Status, StoreCheck, SyncConflict, SyncSummary
 
 USAGE_DAYS = 30  # the period of status's line on the use of memory (`usage --days N` shows others)
 
@@ -46,7 +45,7 @@ def status(ctx: Context) -> Status:
         project, project_error = None, f"{exc.message} Next: {exc.next_step}"
     cache = ProjectCache(bucket, project["project"]) if bucket and project else None
     report = cache.report() if cache else {"skipped": [], "gone": []}
-    waiting = entries(KINDS)
+    waiting = _waiting()
     result = {
         "version": __version__,
         "config_file": str(paths.config_file()),
@@ -73,6 +72,18 @@ def status(ctx: Context) -> Status:
         "sync": _sync(ctx, bucket, len(waiting["sync"])),
     }
     return safe_tree(result)  # notes' problems, store errors and paths reach people and models alike
+
+
+def _waiting() -> Pending:
+    """Every upload in the outbox, by its kind's group, and the damaged ones (`outbox.listing.entries`).
+
+    The kinds of upload (`machine.uploads`, with each domain's own) are loaded here, where the outbox is found to hold
+    something: most of the time it holds nothing, and status then loads none of them."""
+    if not plans.operations():
+        return {"notes": [], "skills": [], "sync": [], "damaged": []}
+    from .uploads import KINDS
+
+    return entries(KINDS)
 
 
 def _sync(ctx: Context, bucket: str | None, pending: int) -> SyncSummary:

@@ -14,7 +14,6 @@ keeps the newest half). Recording never fails a command: a state folder that can
 
 from __future__ import annotations
 
-import contextlib
 import os
 import time
 from collections.abc import Callable, Iterable
@@ -79,10 +78,12 @@ def session_started(project: str | None, agent: str, payload: dict[str, object])
     """Count a session that the SessionStart hook of `agent` saw start (or resume), under the name its commands give
     the agent (`agents.named`), and drop the lines older than KEEP_DAYS once there are some."""
     _append(project, "session", agents.named(agent), session_id(payload.get("session_id")), False, ())
-    with contextlib.suppress(OSError, ValueError):
+    try:
         oldest = _first_time()
         if oldest is not None and oldest < time.time() - KEEP_DAYS * DAY:
             prune()
+    except (OSError, ValueError):
+        pass
 
 
 def _append(project: str | None, event: str, agent: str, session: str, found: bool, ids: Iterable[str]) -> None:
@@ -91,16 +92,19 @@ def _append(project: str | None, event: str, agent: str, session: str, found: bo
     kept = [note_id for note_id in ids if names.is_id(note_id)][:IDS_MAX]
     fields = (str(int(time.time())), event, _agent(agent), session_id(session), project, "1" if found else "0")
     line = "\t".join((*fields, ",".join(kept))) + "\n"
-    with contextlib.suppress(OSError), locked(_lock()):  # a read-only state folder (a sandbox): nothing counted
-        fd = open_private(_file(), os.O_RDWR)
-        try:
-            size = os.fstat(fd).st_size
-            torn = size > 0 and os.pread(fd, 1, size - 1) != b"\n"  # a line cut by a crash: ours starts anew
-            os.write(fd, (b"\n" if torn else b"") + line.encode())
-        finally:
-            os.close(fd)
-        if size > MAX_BYTES:
-            _prune_locked()
+    try:
+        with locked(_lock()):
+            fd = open_private(_file(), os.O_RDWR)
+            try:
+                size = os.fstat(fd).st_size
+                torn = size > 0 and os.pread(fd, 1, size - 1) != b"\n"  # a line cut by a crash: ours starts anew
+                os.write(fd, (b"\n" if torn else b"") + line.encode())
+            finally:
+                os.close(fd)
+            if size > MAX_BYTES:
+                _prune_locked()
+    except OSError:  # a read-only state folder (a sandbox): nothing counted
+        pass
 
 
 def _first_time() -> int | None:

@@ -22,7 +22,6 @@ halfway), and check again.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 from binascii import crc32
@@ -36,7 +35,6 @@ from ..fsutil import (
     append,
     locked,
     make_dirs,
-    new_folder,
     open_own,
     read_json,
     read_own,
@@ -96,11 +94,16 @@ class ProjectCache:
     def sizes(self) -> dict[str, int]:
         """The size of every cached note file (temporary downloads live elsewhere)."""
         found = {}
-        with contextlib.suppress(FileNotFoundError), os.scandir(self.notes) as entries:
-            for entry in entries:
-                if entry.name.endswith(".md") and not entry.name.startswith("."):
-                    with contextlib.suppress(FileNotFoundError):  # dropped meanwhile
-                        found[entry.name[:-3]] = entry.stat(follow_symlinks=False).st_size  # a link: fetched again
+        try:
+            with os.scandir(self.notes) as entries:
+                for entry in entries:
+                    if entry.name.endswith(".md") and not entry.name.startswith("."):
+                        try:
+                            found[entry.name[:-3]] = entry.stat(follow_symlinks=False).st_size  # a link: fetched again
+                        except FileNotFoundError:  # dropped meanwhile
+                            pass
+        except FileNotFoundError:
+            pass
         return found
 
     def verified_checksums(self) -> dict[str, Checksum]:
@@ -119,8 +122,11 @@ class ProjectCache:
         """Each cached note's bytes if they are exactly what was cached from a verified source, else None."""
         found = self._intact(note_ids)
         if any(data is None and self.note_file(note_id).exists() for note_id, data in found.items()):
-            with contextlib.suppress(OSError), self._locked():  # a writer may be between a file and its line
-                found = self._intact(note_ids)
+            try:
+                with self.lock():
+                    found = self._intact(note_ids)
+            except OSError:  # a writer may be between a file and its line
+                pass
         return found
 
     def _intact(self, note_ids: list[str] | set[str]) -> dict[str, bytes | None]:
@@ -152,9 +158,11 @@ class ProjectCache:
         A pack found torn or missing is checked again and repaired under the lock, and read there once more.
         """
         if self.pack.exists() or not self.checksum_file.exists():
-            with contextlib.suppress(pack.Damaged):
+            try:
                 return consume(pack.hits(self.pack, needles, corrections))
-        with self._locked():
+            except pack.Damaged:
+                pass
+        with self.lock():
             self._repair_locked()
             if corrections is not None:
                 corrections.clear()  # what the damaged read found
@@ -173,26 +181,20 @@ class ProjectCache:
             for note_id, source in notes.items():
                 adding.put(note_id, source, remote.get(note_id))
 
-    @contextlib.contextmanager
-    def adding(self, note_ids: list[str] | dict[str, object]) -> Iterator[Adding]:
-        """Hold the lock while notes of `note_ids` are put (`Adding.put`); what was put is recorded when the block
-        ends, also when it fails."""
-        with self._locked():
-            adding = Adding(self, note_ids)
-            try:
-                yield adding
-            finally:
-                adding.finish()
+    def adding(self, note_ids: list[str] | dict[str, object]) -> Adding:
+        """Notes of `note_ids` to put (`Adding.put`) in a block that holds the lock (`with cache.adding(ids) as
+        adding`); what was put is recorded when the block ends, also when it fails."""
+        return Adding(self, note_ids)
 
     def drop(self, note_ids: set[str]) -> None:
         """Remove notes that the bucket no longer lists, and rebuild the pack without them."""
-        with self._locked():
+        with self.lock():
             self._forget_locked(note_ids)
             self._rebuild_locked()
 
     def discard(self, note_ids: set[str]) -> None:
         """Remove cached copies found damaged (unless another process has replaced them meanwhile)."""
-        with self._locked():
+        with self.lock():
             damaged = {note_id for note_id, data in self._intact(note_ids).items() if data is None}
             self._forget_locked(damaged)
             if damaged:
@@ -201,11 +203,13 @@ class ProjectCache:
 
     def _repair_locked(self) -> None:
         """Rebuild the pack if it is missing or damaged."""
-        with contextlib.suppress(pack.Damaged):
+        try:
             if self.pack.exists():
                 for _header in pack.scan(self.pack, b""):
                     pass
                 return
+        except pack.Damaged:
+            pass
         self._rebuild_locked()
 
     def check_pack(self) -> None:
@@ -222,10 +226,11 @@ class ProjectCache:
         except pack.Damaged:
             ids = None
         if ids is None or len(ids) != len(set(ids)) or set(ids) != self.verified_checksums().keys():
-            with self._locked():
+            with self.lock():
                 self._rebuild_locked()
 
-    def _locked(self) -> contextlib.AbstractContextManager[None]:
+    def lock(self) -> locked:
+        """The cache's lock, held by a block that changes it (`with cache.lock():`)."""
         return locked(self.dir / ".lock")
 
     def _write(self, target: str, data: bytes, verified: bool) -> bool:
@@ -261,8 +266,10 @@ class ProjectCache:
         if not note_ids:
             return
         for note_id in note_ids:
-            with contextlib.suppress(FileNotFoundError):
+            try:
                 self.note_file(note_id).unlink()
+            except FileNotFoundError:
+                pass
         kept = {key: value for key, value in self.verified_checksums().items() if key not in note_ids}
         write_atomic(self.checksum_file, b"".join(checksums.line(note_id, value) for note_id, value in kept.items()))
 
@@ -315,9 +322,10 @@ class ProjectCache:
 
     def last_refresh(self) -> str | None:
         """When the cache last matched the bucket, or None."""
-        with contextlib.suppress(ValueError, OSError):
+        try:
             return (read_json(self.dir / "refresh.json", SMALL_RECORD, {}) or {}).get("last_success")
-        return None
+        except (ValueError, OSError):
+            return None
 
     def record_report(self, skipped: list[dict[str, str]], gone: list[str], when: str) -> None:
         """Keep what a listing skipped (replacing what the last one skipped) and the notes it found gone (added
@@ -330,7 +338,7 @@ class ProjectCache:
     def report(self) -> dict[str, list[dict[str, str]]]:
         """`{"skipped": [{"path", "reason", "detail", "next"}], "gone": [{"path", "at"}]}` as the last listings left
         them (empty when unreadable: the next listing writes it again)."""
-        with contextlib.suppress(ValueError, OSError):
+        try:
             found = read_json(self.dir / REPORT, REPORT_MAX, {}) or {}
             skipped, gone = found.get("skipped"), found.get("gone")
             if isinstance(skipped, list) and isinstance(gone, list):
@@ -339,6 +347,8 @@ class ProjectCache:
                     "skipped": [s for s in skipped if _strings(s, fields[0])],
                     "gone": [g for g in gone if _strings(g, fields[1])],
                 }
+        except (ValueError, OSError):
+            pass
         return {"skipped": [], "gone": []}
 
     def stand(self) -> Stand | None:
@@ -367,8 +377,10 @@ class ProjectCache:
 
     def forget_stand(self) -> None:
         """Make the next refresh list the whole project (damage was found, or the feed cannot be followed)."""
-        with contextlib.suppress(FileNotFoundError):
+        try:
             os.unlink(self.dir / STANDS)
+        except FileNotFoundError:
+            pass
 
     def files_signature(self) -> list[list[int] | None]:
         """How `checksums` and the pack look on disk (inode, size, modification time), None for a missing one."""
@@ -386,24 +398,11 @@ class ProjectCache:
         """Remove the download folders of killed processes (a folder in use is locked by its process)."""
         leftovers = list(self.dir.glob(".download-*"))
         if leftovers:
-            with self._locked():
+            with self.lock():
                 for folder in leftovers:
                     with try_locked(folder / ".lock") as unused:
                         if unused:
                             remove_tree(folder)
-
-    @contextlib.contextmanager
-    def staging(self) -> Iterator[Path]:
-        """A fresh folder on the cache's filesystem for downloads that are not complete yet, removed after use."""
-        with contextlib.ExitStack() as stack:
-            with self._locked():  # never while `sweep` runs: it would find the folder unlocked
-                make_dirs(self.dir)
-                folder = new_folder(self.dir, ".download-")
-                stack.enter_context(locked(folder / ".lock"))
-            try:
-                yield folder
-            finally:
-                remove_tree(folder)
 
 
 class Adding:
@@ -417,6 +416,27 @@ class Adding:
 
     def __init__(self, cache: ProjectCache, note_ids: list[str] | dict[str, object]) -> None:
         self.cache = cache
+        self.note_ids = note_ids
+        self.lock = cache.lock()
+
+    def __enter__(self) -> Adding:
+        """Take the cache's lock, and see what it holds."""
+        self.lock.__enter__()
+        try:
+            self._begin(self.cache, self.note_ids)
+        except BaseException:
+            self.lock.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Record what was put (also when the block failed), then let the lock go."""
+        try:
+            self.finish()
+        finally:
+            self.lock.__exit__(None, None, None)
+
+    def _begin(self, cache: ProjectCache, note_ids: list[str] | dict[str, object]) -> None:
         # whether `checksums` and the pack agree as found: as this cache's last Adding left them, or both empty
         found = cache.files_signature()
         own = found == cache.agreed  # the pack ends with a whole record: the last one appended here

@@ -4,8 +4,6 @@ read."""
 
 from __future__ import annotations
 
-import contextlib
-
 from .. import commands
 from ..config.context import Context
 from ..errors import AgentMemoryError
@@ -51,8 +49,10 @@ class NoteUploads(Kind):
         the next online refresh. The cache is a convenience, so a failure here fails nothing."""
         project = (plan.get("display") or {}).get("project")
         if project:
-            with contextlib.suppress(OSError):
+            try:
                 ProjectCache(plan["bucket"], project).add({plan["id"]: objects[-1][1]})
+            except OSError:
+                pass
 
     def shared_already(self, key: str, ctx: Context) -> NoteUpload | None:
         """A note that is not pending but already in this project's bucket (saved here earlier, or elsewhere)."""

@@ -49,6 +49,7 @@ from pathlib import Path
 
 from .. import names
 from ..clock import age_seconds, utc_now
+from ..fsutil import locked, make_dirs, new_folder, remove_tree
 from ..store.base import Freshness, ObjectInfo, OversizedObject, Store, StoreError, UnsafeObject, oversized
 from ..store.change_feed import Replay, Unfollowable
 from .cache import NOTE_FILE_MAX, ProjectCache, Stand
@@ -312,7 +313,7 @@ def _download(
         for infos in batches:
             folder = contextlib.ExitStack()
             stack.callback(folder.close)  # whatever fails, no staging folder is left behind (closing twice is none)
-            staging = folder.enter_context(cache.staging())
+            staging = folder.enter_context(_staging(cache))
             job = pool.submit(_fetch, store, staging, infos, skipped) if pool is not None else None
             if job is not None:  # whatever fails meanwhile, its folder is removed only once it stops writing there
                 folder.callback(job.exception)
@@ -325,6 +326,21 @@ def _download(
         if previous is not None:
             with previous[0]:
                 _keep(store, cache, *previous[1:], verify)
+
+
+@contextlib.contextmanager
+def _staging(cache: ProjectCache) -> Iterator[Path]:
+    """A fresh folder on the cache's filesystem for downloads that are not complete yet, removed after use (those of
+    killed processes: `ProjectCache.sweep`)."""
+    with contextlib.ExitStack() as stack:
+        with cache.lock():  # never while `sweep` runs: it would find the folder unlocked
+            make_dirs(cache.dir)
+            folder = new_folder(cache.dir, ".download-")
+            stack.enter_context(locked(folder / ".lock"))
+        try:
+            yield folder
+        finally:
+            remove_tree(folder)
 
 
 @contextlib.contextmanager

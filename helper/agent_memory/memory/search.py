@@ -17,7 +17,6 @@ as it stands.
 
 from __future__ import annotations
 
-import contextlib
 import heapq
 from collections.abc import Callable, Iterator
 from types import ModuleType
@@ -173,8 +172,10 @@ def search(
         }
         results.append(safe_tree(result))  # all of it comes from the note: shown to people and models alike
     if damaged:
-        with contextlib.suppress(OSError):  # a read-only cache (a sandbox): their text is not shown all the same
+        try:
             cache.discard(damaged)
+        except OSError:  # a read-only cache (a sandbox): their text is not shown all the same
+            pass
     return results
 
 

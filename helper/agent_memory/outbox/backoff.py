@@ -10,7 +10,6 @@ waited on nor read past its bound (`fsutil.read_own`).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import time
 from pathlib import Path
@@ -54,8 +53,10 @@ def failed() -> float:
 
 def reset() -> None:
     """End the wait: an upload went through, or the user asked for a retry."""
-    with contextlib.suppress(OSError):  # a record left behind only makes the hooks wait: never fail an upload
+    try:
         record().unlink()
+    except OSError:  # a record left behind only makes the hooks wait: never fail an upload
+        return
 
 
 def _read() -> tuple[int, float]:

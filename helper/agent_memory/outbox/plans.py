@@ -11,7 +11,6 @@ listed as damaged with its folder and whatever could be read, and its bytes stay
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 from pathlib import Path
@@ -122,10 +121,11 @@ def object_bound(item: dict[str, object]) -> int:
 
 def done_plan(op: str) -> dict[str, object] | None:
     """The plan of `op` as it was when the bucket confirmed it (kept for a week), or None."""
-    with contextlib.suppress(OSError, ValueError):
+    try:
         value = json.loads(read_own(done_file(op), PLAN_MAX))
         return value if isinstance(value, dict) and _shape_problem(value, op) is None else None
-    return None
+    except (OSError, ValueError):
+        return None
 
 
 def find(key: str, kinds: set[str] | None = None) -> str | None:

@@ -46,7 +46,10 @@ def hooks_turned_off() -> str | None:
     which `status` reports on its own)."""
     path = codex.config_file()
     try:
-        features = _parse(_split_bom(agent_files.read_text(path) or "")[1], path).get("features", {})
+        text = _split_bom(agent_files.read_text(path) or "")[1]
+        if "hooks" not in text and "\\u" not in text and "\\U" not in text:  # only an escape could spell it otherwise
+            return None  # neither key is in it: not parsed (tomllib, with typing, costs status most of its start-up)
+        features = _parse(text, path).get("features", {})
     except AgentMemoryError:
         return None
     for key in ("hooks", "codex_hooks"):
@@ -176,12 +179,18 @@ def status(bucket: str | None = None) -> Consent:
     path = codex.config_file()
     try:
         text = _split_bom(agent_files.read_text(path) or "")[1]
-        block = _block(text, path)
     except AgentMemoryError as exc:
         return _state(path, "unreadable", [], False, [], exc.next_step)
-    if block is None:
+    needed = writable_roots(bucket) if BEGIN in text else None  # no block without its first marker
+    ours = render_block(needed) if needed is not None else None  # what `allow` writes for them
+    try:
+        block = _block(text, path, ours)
+    except AgentMemoryError as exc:
+        return _state(path, "unreadable", [], False, [], exc.next_step)
+    if block is None or needed is None:
         return _state(path, "not allowed", [], False, [], ALLOW)
-    needed = writable_roots(bucket)
+    if block == ours:  # exactly those folders: allowed, told without parsing TOML (tomllib, with typing, is costly)
+        return _state(path, "allowed", needed, True, [], None)
     settings = _parse(block, path).get(KEY, {})
     granted = [Path(root) for root in settings.get("writable_roots", []) if isinstance(root, str)]
     missing = [root for root in needed if not any(root == given or given in root.parents for given in granted)]
@@ -253,15 +262,16 @@ def _without_block(text: str, path: Path) -> str:
     return "".join(lines[: marks[0]] + lines[marks[1] + 1 :])
 
 
-def _block(text: str, path: Path) -> str | None:
-    """Our block's text, markers included; None if there is none."""
-    marks = _marker_lines(text, path)
+def _block(text: str, path: Path, ours: str | None = None) -> str | None:
+    """Our block's text, markers included; None if there is none (`ours`: see `_marker_lines`)."""
+    marks = _marker_lines(text, path, ours)
     return "".join(agent_files.lines_of(text)[marks[0] : marks[1] + 1]) if marks else None
 
 
-def _marker_lines(text: str, path: Path) -> tuple[int, int] | None:
+def _marker_lines(text: str, path: Path, ours: str | None = None) -> tuple[int, int] | None:
     """The line numbers (from 0) of our BEGIN and END markers, None if there are none; refuses markers that do not
-    pair up, or a block that holds settings of the user's (taking it out would take theirs too)."""
+    pair up, or a block that holds settings of the user's (taking it out would take theirs too). A block that is
+    exactly `ours` (a `render_block` text) holds only our settings: it is not parsed."""
     if BEGIN not in text and END not in text:
         return None  # no line can be a marker: the file is not scanned (most users' config.toml, or none at all)
     lines = agent_files.lines_of(text)
@@ -272,8 +282,11 @@ def _marker_lines(text: str, path: Path) -> tuple[int, int] | None:
     if len(blocks) > 1:
         raise _malformed(path, "it is there twice")
     marks = blocks[0]
+    block = "".join(lines[marks[0] : marks[1] + 1])
+    if block == ours:
+        return marks
     try:
-        inside = _parse("".join(lines[marks[0] : marks[1] + 1]), path)
+        inside = _parse(block, path)
     except AgentMemoryError:
         inside = None
     if inside is None or set(inside) - {KEY}:

@@ -14,7 +14,6 @@ planted, from a clock far away) counts as no outage: the next failure writes a g
 
 from __future__ import annotations
 
-import contextlib
 import json
 import time
 from pathlib import Path
@@ -79,22 +78,27 @@ def failed(bucket: str, error: StoreError) -> None:
     process that met the same outage at the same moment says the same thing."""
     now = time.time()
     detail = error.detail[:MAX_DETAIL]
-    with contextlib.suppress(OSError), locked(paths.state_dir() / "outage.lock"):  # a read-only state: no memory
-        found = _read()
-        if found is not None and found.bucket == bucket and now < found.until <= now + LONGEST:
-            return  # counted already
-        same = found is not None and found.bucket == bucket
-        failures = found.failures + 1 if same else 1
-        since = found.since if same else now
-        wait = min(FIRST * 2 ** min(failures - 1, 16), LONGEST)
-        value = {"bucket": bucket, "since": since, "until": now + wait, "failures": failures}
-        write_json_atomic(record(), {**value, "reason": error.reason, "detail": detail})
+    try:
+        with locked(paths.state_dir() / "outage.lock"):
+            found = _read()
+            if found is not None and found.bucket == bucket and now < found.until <= now + LONGEST:
+                return  # counted already
+            same = found is not None and found.bucket == bucket
+            failures = found.failures + 1 if same else 1
+            since = found.since if same else now
+            wait = min(FIRST * 2 ** min(failures - 1, 16), LONGEST)
+            value = {"bucket": bucket, "since": since, "until": now + wait, "failures": failures}
+            write_json_atomic(record(), {**value, "reason": error.reason, "detail": detail})
+    except OSError:  # a read-only state: no memory
+        pass
 
 
 def ended() -> None:
     """A call went through: whatever was recorded is over (the bucket answers again)."""
-    with contextlib.suppress(OSError):  # none recorded, or a state folder it cannot write (a sandbox)
+    try:
         record().unlink()
+    except OSError:  # none recorded, or a state folder it cannot write (a sandbox)
+        pass
 
 
 def _read() -> Outage | None:
