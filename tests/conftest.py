@@ -157,19 +157,54 @@ class Machine:
                 file.write_text(json.dumps({**record, "until": time.time() - 1}))
 
 
+# The files that take longest, longest first (their tests' durations summed, from a whole parallel run on the
+# development machine on 2026-12-03). Only the order of the files depends on it, never what a test does.
+LONGEST_FILES = (
+    "test_outage.py",
+    "test_space_browser.py",
+    "test_space_install.py",
+    "test_space_build.py",
+    "test_incremental_refresh.py",
+    "test_runtime_e2e.py",
+    "test_runtime_compaction.py",
+    "test_space_deploy.py",
+    "test_cache_healing.py",
+    "test_runtime_hook_command.py",
+    "test_quick_start.py",
+    "test_import.py",
+)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """The helper compiled once, before any test (by the main process, not by each parallel worker): the commands
     that the tests start as processes run with PYTHONDONTWRITEBYTECODE (`base_env`), so on a clean clone each of
-    them would compile from source every module it loads that no test had imported in-process yet."""
+    them would compile from source every module it loads that no test had imported in-process yet.
+
+    The files go to the parallel workers in the order `pytest_collection_modifyitems` gives them: pytest-xdist
+    would otherwise hand out the files with the most tests first (its `--loadscope-reorder`), which left the
+    longest files, that hold few tests, to the end of the run."""
     if not hasattr(config, "workerinput"):
         compileall.compile_dir(Path(__file__).parent.parent / "helper" / "agent_memory", quiet=1)
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto` (the README's command): one process more than the cores. Most tests spend part of their time waiting
+    (for a command, a hung Hub's budget, a browser) rather than computing: with one process per core a core idled
+    through each wait. Measured on the two-core development machine, shared, its load average about 6 from other
+    work: four of the longest files in 155 s with three processes where two took 213 s; the whole suite in 589 s
+    with three (and the longest files first) where two had taken 805 s earlier that day."""
+    return len(os.sched_getaffinity(0)) + 1 if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1) + 1
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The files that hold slow tests first, each file's tests in their own order: the parallel run (the README's
-    `-n auto --dist loadfile`) then ends on short files, not on one long file while the other processes idle."""
+    """The longest files first (LONGEST_FILES), then the other files that hold slow tests, then the rest, each file's
+    tests in their own order: the parallel run (the README's `-n auto --dist loadfile`) then ends on short files,
+    not on one long file while the other processes idle."""
+    longest = {name: rank for rank, name in enumerate(LONGEST_FILES)}
     slow = {item.path for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: item.path not in slow)
+    items.sort(key=lambda item: (longest.get(item.path.name, len(longest)), item.path not in slow))
 
 
 @pytest.fixture(autouse=True)

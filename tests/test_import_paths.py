@@ -100,8 +100,8 @@ PATHS = {
     "hook session-start": BASE
     | NOTES
     | USAGE
-    | {"cli.hook_start", "clock", "guard", "machine", "machine.reminded", "machine.reminder", "setup", "setup.command"}
-    | {"machine.checkpoint", "memory.origin", "memory.search"}  # after a compaction only: the newest checkpoint
+    | {"cli.hook_start", "clock", "machine", "machine.reminded", "machine.reminder", "setup", "setup.command"}
+    | {"machine.checkpoint", "memory.origin", "memory.search", "guard"}  # after a compaction only: its checkpoint
     | SYNC_SETTING,
     "hook stop": FIRST,
     # the whole Stop hook with nothing to do (here because its command line is not the hook files': --json)
@@ -169,10 +169,10 @@ def test_the_declared_paths_are_not_stale(ready, tmp_path):
 
 
 def test_the_newest_checkpoint_is_looked_for_after_a_compaction_only(ready, tmp_path):
-    """The SessionStart pointer to the newest checkpoint (a search of the cache, the machine's name) is loaded after a
-    compaction, and only then: a session that starts or resumes loads none of it."""
+    """The SessionStart pointer to the newest checkpoint (a search of the cache, the machine's name, checked by the
+    secret guard) is loaded after a compaction, and only then: a session that starts or resumes loads none of it."""
     ready.save("# The hot path\n\nSomething worth keeping.", "--kind", "checkpoint")
-    after = {"machine.checkpoint", "memory.search", "memory.origin"}
+    after = {"machine.checkpoint", "memory.search", "memory.origin", "guard"}
     for source, expected in (("startup", set()), ("resume", set()), ("compact", after)):
         event = json.dumps({"cwd": str(ready.work), "source": source})
         modules = own(loaded(ready, tmp_path, "hook", "session-start", "--agent", "codex", stdin=event))
@@ -255,8 +255,22 @@ def test_the_collector_is_on_for_the_commands_work(ready, tmp_path):
 # rare case starts: `typing` (never: the contract that declares the results with it is for the type checker and the
 # tests), `shutil` (a folder removed or copied: fsutil), `hashlib` (a digest made: contents.sha256), `tomllib`
 # (Codex's config.toml parsed: setup.codex_sandbox), `_strptime` and `calendar` (no time is parsed with them: clock),
-# `datetime` (its pure-Python module: clock takes its classes from the C module it re-exports)
-COSTLY_STDLIB = {"typing", "shutil", "hashlib", "_hashlib", "tomllib", "_strptime", "calendar", "datetime"}
+# `datetime` (its pure-Python module: clock takes its classes from the C module it re-exports), `contextlib` (its
+# eighteen classes: the modules of the hot paths catch their errors themselves and make their own context managers)
+COSTLY_STDLIB = {
+    "typing",
+    "shutil",
+    "hashlib",
+    "_hashlib",
+    "tomllib",
+    "_strptime",
+    "calendar",
+    "datetime",
+    "contextlib",
+}
+# and `unicodedata` (the skills' layout) but where a command reads skills: status (the installed ones) and read (its
+# --skill); a search loads it for `--skills` only
+SKILLS_LAYOUT = {"status", "read"}
 
 
 @pytest.mark.parametrize("command", list(PATHS))
@@ -270,3 +284,4 @@ def test_the_read_path_loads_no_costly_standard_module(ready, tmp_path, command)
     event = {"cwd": str(ready.work), "source": "compact", "session_id": "5f1c2a9e-hot-path"}
     modules = loaded(ready, tmp_path, *args, stdin=json.dumps(event))
     assert not COSTLY_STDLIB & modules, command
+    assert command in SKILLS_LAYOUT or "unicodedata" not in modules, command

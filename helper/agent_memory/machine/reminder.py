@@ -22,7 +22,6 @@ from .. import clock
 from ..config.context import Context
 from ..display import plural, safe
 from ..errors import AgentMemoryError, NotSetUp
-from ..guard import redact
 from ..memory.cache import ProjectCache
 from ..memory.notes import FUTURE_SLACK
 from ..outbox.listing import summary
@@ -75,8 +74,8 @@ def _reminder(ctx: Context, payload: dict[str, object], agent: str, helper: str)
         lines = []
         if _first_today(str(directory)):  # every session there would be told again: once a day is enough to know
             lines.append(
-                f"agent-memory: {redact(exc.message)} Do not save memory from here. To use memory in this folder, "
-                f"ask the user to run: {helper} {redact(exc.next_step).removeprefix('agent-memory ')}"
+                f"agent-memory: {_redacted(exc.message)} Do not save memory from here. To use memory in this folder, "
+                f"ask the user to run: {helper} {_redacted(exc.next_step).removeprefix('agent-memory ')}"
             )
     except AgentMemoryError as exc:  # a configuration that cannot be used: say so, and how to repair it
         return [_unusable(helper, exc)], []
@@ -146,11 +145,20 @@ def _ago(seconds: float) -> str:
 def _unusable(helper: str, exc: AgentMemoryError) -> str:
     """The line for a configuration that cannot be used: what is wrong, and the user's command that repairs it."""
     # the absolute command: the runtime's PATH may not have the helper
-    repair = re.sub(r"(?<![\w./-])agent-memory (?=[a-z])", lambda _match: f"{helper} ", redact(exc.next_step))
+    repair = re.sub(r"(?<![\w./-])agent-memory (?=[a-z])", lambda _match: f"{helper} ", _redacted(exc.next_step))
     return (
-        f"agent-memory: memory is not usable on this machine: {redact(exc.message)} Do not search or save memory "
+        f"agent-memory: memory is not usable on this machine: {_redacted(exc.message)} Do not search or save memory "
         f"until it is repaired. The user can repair it: {repair}"
     )
+
+
+def _redacted(text: str) -> str:
+    """`text` with every credential in it replaced (`guard.redact`), the guard loaded only here: an error is told
+    (a folder with no project, a configuration that cannot be used) in few sessions, and loading the guard's rules
+    costs every other session start about half a millisecond."""
+    from ..guard import redact
+
+    return redact(text)
 
 
 def _pending_lines(ctx: Context, helper: str, agent: str) -> list[str]:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from contextlib import suppress
-
 from .. import commands, names
 from ..config.context import Context
 from ..errors import AgentMemoryError
@@ -48,8 +46,10 @@ def read(ctx: Context, note_id: str, *, fresh: bool = False) -> dict[str, object
             f"No note {note_id} in project {project} of {bucket}.",
             next_step=f"{commands.line('search', 'QUERY')} (lists matching notes and their ids)",
         )
-    with suppress(OSError):  # the cache is a convenience: the note was read all the same
+    try:
         cache.add({note_id: data})
+    except OSError:  # the cache is a convenience: the note was read all the same
+        pass
     return _found(note_id, path, data, "bucket")
 
 
