@@ -36,7 +36,7 @@ def consent(args: argparse.Namespace, ctx: Context) -> Rendered:
             else f"codex sandbox: no consent in {result['file']}, nothing to remove"
         ]
     else:
-        lines = sandbox.lines(result)
+        lines = sandbox.in_words(result)
     if result.get("backup"):
         lines.append(f"  previous file backed up in {result['backup']}")
     if result.get("changed"):

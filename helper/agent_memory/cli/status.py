@@ -11,7 +11,7 @@ from ..display import plural
 from ..errors import ACCESS, OK
 from ..errors import render as error_lines
 from ..machine.status import status
-from ..setup.codex_sandbox import lines as sandbox_lines
+from ..setup.codex_sandbox import in_words as sandbox_lines
 from .parsing import Rendered, with_json
 from .render import notice
 
