@@ -145,7 +145,7 @@ class scratch_folder:  # named as a function: `with scratch_folder(parent, prefi
     """A fresh folder (`new_folder`) for the block, removed with everything in it afterwards.
 
     This module's context managers are classes, not `contextlib` generators: every command loads this module, and
-    `contextlib` (eighteen classes) costs a command's start-up more than a millisecond."""
+    `contextlib` (eighteen classes) costs a command's start-up about a millisecond."""
 
     def __init__(self, parent: Path, prefix: str) -> None:
         self.parent = parent

@@ -105,7 +105,7 @@ def _flags(note: NoteHit) -> str:
 
 def _skills(args: argparse.Namespace, ctx: Context) -> Rendered:
     """`search --skills`: the catalog of published skills, loaded only here (with the skills' layout and its Unicode
-    tables, `unicodedata`: 2 ms), which a search of notes, every agent's, never needs."""
+    tables, `unicodedata`: about half a millisecond), which a search of notes, every agent's, never needs."""
     from ..skills import catalog
 
     result, freshness = catalog.discover(ctx, args.query, offline=args.offline)
