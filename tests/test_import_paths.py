@@ -92,9 +92,9 @@ PATHS = {
     "status": BASE
     | NOTES
     | USAGE
-    | {"cli.status", "clock", "machine", "machine.status"}
+    | {"cli.status", "machine", "machine.status"}
     | {"machine.reminded", "outbox.backoff", "skills.catalog"}  # their records checked for damage (`damaged_state`)
-    | {"setup", "setup.agent_files", "setup.codex_sandbox", "setup.command", "setup.hook_entries"}
+    | {"setup", "setup.agent_text", "setup.codex_sandbox", "setup.command", "setup.hook_entries"}
     | {"skills", "skills.installed", "skills.layout"}
     | SYNC_SETTING,  # the sync's records and the kinds of upload: only where there are some (below)
     "hook session-start": BASE

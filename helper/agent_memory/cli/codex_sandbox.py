@@ -8,6 +8,7 @@ import argparse
 from ..config.context import Context
 from ..errors import OK
 from ..setup import codex_sandbox as sandbox
+from ..setup import sandbox_consent
 from .parsing import Rendered, each_action
 
 
@@ -28,7 +29,7 @@ def declare(parser: argparse.ArgumentParser) -> None:
 
 
 def consent(args: argparse.Namespace, ctx: Context) -> Rendered:
-    result = getattr(sandbox, args.action)()
+    result = sandbox.status() if args.action == "status" else getattr(sandbox_consent, args.action)()
     if args.action == "remove":
         lines = [
             f"codex sandbox: consent removed from {result['file']}"

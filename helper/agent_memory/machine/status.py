@@ -9,7 +9,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from .. import __version__, commands, paths
-from ..clock import age_seconds
 from ..config.context import Context
 from ..display import safe_tree
 from ..errors import AccessError, NotSetUp
@@ -54,7 +53,7 @@ def status(ctx: Context) -> Status:
         "project": project,
         "project_error": project_error,
         "last_refresh": cache.last_refresh() if cache else None,
-        "pending": [_pending_summary(entry) for entry in waiting["notes"]],
+        "pending": waiting["notes"],
         "pending_skills": [
             {key: entry[key] for key in ("name", "revision", "bucket", "attempts", "last_error")}
             for entry in waiting["skills"]
@@ -75,15 +74,17 @@ def status(ctx: Context) -> Status:
 
 
 def _waiting() -> Pending:
-    """Every upload in the outbox, by its kind's group, and the damaged ones (`outbox.listing.entries`).
+    """Every upload in the outbox, by its kind's group (notes as status lists them), and the damaged ones.
 
-    The kinds of upload (`machine.uploads`, with each domain's own) are loaded here, where the outbox is found to hold
-    something: most of the time it holds nothing, and status then loads none of them."""
+    The kinds of upload (`machine.uploads`, with each domain's own, and the age of a note waiting) are loaded here,
+    where the outbox is found to hold something: most of the time it holds nothing, and status then loads none of
+    them."""
     if not plans.operations():
         return {"notes": [], "skills": [], "sync": [], "damaged": []}
-    from .uploads import KINDS
+    from .uploads import KINDS, note_summary
 
-    return entries(KINDS)
+    found = entries(KINDS)
+    return {**found, "notes": [note_summary(entry) for entry in found["notes"]]}
 
 
 def _sync(ctx: Context, bucket: str | None, pending: int) -> SyncSummary:
@@ -165,14 +166,3 @@ def _damaged_notes(cache: ProjectCache) -> list[dict[str, str]]:
         return cache.search_pack(b"", damaged)
     except OSError:  # a damaged pack that a read-only cache (a sandbox) cannot rebuild: the next search will
         return []
-
-
-def _pending_summary(entry: dict[str, object]) -> dict[str, object]:
-    return {
-        "id": entry.get("id"),
-        "bucket": entry.get("bucket"),
-        "path": entry.get("path"),
-        "age_seconds": age_seconds(entry["queued"]) if entry.get("queued") else None,
-        "attempts": entry.get("attempts", 0),
-        "last_error": entry.get("last_error"),
-    }

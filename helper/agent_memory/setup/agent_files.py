@@ -1,6 +1,6 @@
-"""The agents' own files that setup edits (instruction files, hook settings, Codex's config.toml): read as UTF-8
-text, changed under one lock, backed up first, written back atomically through symlinks with their mode kept (less
-any group or other write); and the marked blocks that agent-memory keeps in some of them.
+"""The agents' own files that setup edits (instruction files, hook settings, Codex's config.toml): changed under one
+lock, backed up first, written back atomically through symlinks with their mode kept (less any group or other
+write). They are read as text by `agent_text`.
 
 One way for all of them, because they belong to the user: a file we could not write back unchanged is refused
 before anything changes, and a backup never sits beside the original, where the agent could read it as
@@ -11,34 +11,14 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 
 from .. import paths
 from ..clock import new_id
 from ..errors import AgentMemoryError
 from ..fsutil import locked, write_atomic
-
-
-def read_text(path: Path) -> str | None:
-    """The file's text, None if it does not exist; refuses (nothing changed) a file that is unreadable or not UTF-8."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise AgentMemoryError(
-            f"Cannot read {path}: {exc.strerror}; nothing was changed.",
-            next_step=f"make {path} readable by you, then run the command again",
-        ) from exc
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise AgentMemoryError(
-            f"{path} cannot be edited safely: it is not valid UTF-8 (invalid byte at offset {exc.start}). "
-            "Nothing was changed.",
-            next_step=f"fix {path} by hand (save it as UTF-8), then run the command again",
-        ) from exc
+from .agent_text import read_text
 
 
 def write_text(path: Path, text: str) -> None:
@@ -100,37 +80,3 @@ def _delete(path: Path) -> None:
             f"Cannot delete {path}: {exc.strerror}.",
             next_step=f"make the folder of {path} writable by you, then run the command again",
         ) from exc
-
-
-def lines_of(text: str) -> list[str]:
-    """The text's lines with their endings, split at LF only: as TOML and Markdown count lines, not at the other
-    separators `str.splitlines` knows, which may stand in a user's text."""
-    lines = text.split("\n")
-    return [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
-
-
-def marked_blocks(
-    lines: list[str], eligible: Iterable[int], begin: str, end: str, malformed: Callable[[str], AgentMemoryError]
-) -> list[tuple[int, int]]:
-    """The numbers (from 0) of each marked block's `begin` and `end` lines, in order.
-
-    Only the `eligible` lines can be markers: those that the file's own syntax reads as plain lines of its own
-    (not code in a Markdown file, not a string in a TOML file), so that a user's example of the markers stays
-    theirs. Markers that do not pair up are refused (`malformed(why)`): guessing would lose the user's lines.
-    """
-    blocks: list[tuple[int, int]] = []
-    start: int | None = None
-    for number in eligible:
-        text = lines[number].strip()
-        if text == begin:
-            if start is not None:
-                raise malformed("a begin marker follows another begin marker without an end marker")
-            start = number
-        elif text == end:
-            if start is None:
-                raise malformed("an end marker comes before any begin marker")
-            blocks.append((start, number))
-            start = None
-    if start is not None:
-        raise malformed("a begin marker has no end marker")
-    return blocks

@@ -34,7 +34,7 @@ from ..store.budget import Budget
 from ..store.failures import user_error
 from ..sync import settings as sync_settings
 from . import codex_sandbox as sandbox
-from . import hook_files, instructions, on_path, origins
+from . import hook_files, instructions, on_path, origins, sandbox_consent
 from .buckets import no_parent
 from .command import helper_command
 
@@ -93,7 +93,7 @@ def bootstrap(
     if hooks:  # a hook file we would refuse to edit is refused now, before anything is set up
         hook_files.check(agent)
     if codex_sandbox:
-        sandbox.check(supplied)
+        sandbox_consent.check(supplied)
     for name in roots:  # an instruction file the block cannot go into is refused now, before anything is set up
         instructions.check(agents.runtime(name).instructions_file())
     _check_writable(
@@ -127,7 +127,7 @@ def bootstrap(
     if "codex" in roots and (problem := _login_shell_problem(helper)):
         warnings.append(problem)
     installed_hooks = hook_files.install(agent) if hooks else []
-    consent = sandbox.allow(uri) if codex_sandbox else None  # for the bucket this run configures
+    consent = sandbox_consent.allow(uri) if codex_sandbox else None  # for the bucket this run configures
     if "codex" in roots and consent is None and (unsaved := sandbox.warning(uri)):
         warnings.append(unsaved)
     backups += [h["backup"] for h in installed_hooks if h["backup"]]

@@ -12,6 +12,8 @@ The settings sit in a marked block at the top of the file, as dotted keys: at th
 table whatever tables follow, and the block comes out again byte for byte. A marker is only a comment line of its
 own at the top level: the same text inside a multi-line string or array is the user's. A config.toml that does not
 parse, or that sets `sandbox_workspace_write` itself, is left alone: we say what to add instead.
+
+Here the consent is read and told; `sandbox_consent` gives and takes it back (only those commands load the editing).
 """
 
 from __future__ import annotations
@@ -25,9 +27,8 @@ from .. import commands, paths
 from ..agents import codex
 from ..config import settings
 from ..errors import AgentMemoryError
-from ..fsutil import make_dirs, write_atomic
 from ..names import folder_path
-from . import agent_files
+from . import agent_text
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
@@ -46,10 +47,10 @@ def hooks_turned_off() -> str | None:
     which `status` reports on its own)."""
     path = codex.config_file()
     try:
-        text = _split_bom(agent_files.read_text(path) or "")[1]
+        text = split_bom(agent_text.read_text(path) or "")[1]
         if "hooks" not in text and "\\u" not in text and "\\U" not in text:  # only an escape could spell it otherwise
             return None  # neither key is in it: not parsed (tomllib, with typing, costs status most of its start-up)
-        features = _parse(text, path).get("features", {})
+        features = parse(text, path).get("features", {})
     except AgentMemoryError:
         return None
     for key in ("hooks", "codex_hooks"):
@@ -58,7 +59,7 @@ def hooks_turned_off() -> str | None:
     return None
 
 
-def _split_bom(text: str) -> tuple[str, str]:
+def split_bom(text: str) -> tuple[str, str]:
     """(the BOM or "", the rest): the block goes after a BOM, never before it."""
     return (BOM, text[1:]) if text.startswith(BOM) else ("", text)
 
@@ -67,7 +68,7 @@ def writable_roots(bucket: str | None = None) -> list[Path]:
     """The folders agent-memory writes when it saves to `bucket` (default: the configured one): its state and
     cache, then the Hugging Face and hf_xet caches for a Hugging Face bucket, or the folder of a `file://` store."""
     if bucket is None:
-        bucket = _configured_bucket()
+        bucket = configured_bucket()
     folder = folder_path(bucket) if bucket else None
     if folder is not None:
         wanted = [folder.expanduser()]  # a folder store never loads huggingface_hub: its caches stay closed
@@ -83,7 +84,7 @@ def writable_roots(bucket: str | None = None) -> list[Path]:
     return found
 
 
-def _configured_bucket() -> str | None:
+def configured_bucket() -> str | None:
     """The configured bucket, None when there is none (or the configuration cannot be used: `status` says so)."""
     try:
         value = settings.load().get("bucket")
@@ -105,72 +106,6 @@ def render_block(roots: list[Path]) -> str:
     )
 
 
-def check(bucket: str | None = None) -> None:
-    """AgentMemoryError (nothing changed) if the consent block could not be added to Codex's config.toml."""
-    path = codex.config_file()
-    _addable(_split_bom(agent_files.read_text(path) or "")[1], path, bucket)
-
-
-def _addable(text: str, path: Path, bucket: str | None = None) -> str:
-    """`text` without our block, if the block can be added to it; AgentMemoryError if it cannot."""
-    rest = _without_block(text, path)
-    if KEY in _parse(rest, path):
-        roots = ", ".join(json.dumps(str(root)) for root in writable_roots(bucket))
-        raise AgentMemoryError(
-            f"{path} already has its own [{KEY}] settings, so agent-memory will not edit them. Nothing was changed.",
-            next_step=f"add to [{KEY}] in {path} yourself: writable_roots = [{roots}] and network_access = true",
-        )
-    return rest
-
-
-def allow(bucket: str | None = None) -> Consent:
-    """Add (or bring up to date) the consent block for `bucket` (default: the configured one); the status
-    afterwards, with `changed` and `backup`."""
-    path = codex.config_file()
-    roots = writable_roots(bucket)
-
-    def with_block(text: str | None) -> str:
-        bom, rest = _split_bom(text or "")
-        updated = render_block(roots) + _addable(rest, path, bucket)
-        _parse(updated, path)  # never write a file that would stop Codex from starting
-        if text is not None and not rest:  # an empty file of the user's: `remove` must leave it, empty
-            write_atomic(_was_empty(), b"")
-        elif text is None:  # a file allow creates: `remove` takes it away again
-            _was_empty().unlink(missing_ok=True)
-        return bom + updated
-
-    store = folder_path(bucket or _configured_bucket() or "")
-    for root in roots:  # Codex can only bind folders that exist
-        if root != store:  # a folder store is made where it is configured (a missing one may be an unmounted drive)
-            make_dirs(root, mode=0o700)  # parents too: mkdir(parents=True) would leave them as the umask says
-    edited = agent_files.edit(path, "codex", with_block)
-    return {**status(bucket), **edited}
-
-
-def remove() -> Consent:
-    """Take the consent block out, and nothing else; the status afterwards, with `changed` and `backup`.
-
-    A file that held only the block goes with it: no empty file is left behind."""
-    path = codex.config_file()
-
-    def without_block(text: str | None) -> str | None:
-        if text is None:
-            return None
-        bom, body = _split_bom(text)
-        rest = bom + _without_block(body, path)
-        return None if rest == "" and rest != text and not _was_empty().exists() else rest
-
-    edited = agent_files.edit(path, "codex", without_block)
-    _was_empty().unlink(missing_ok=True)
-    return {**status(), **edited}
-
-
-def _was_empty() -> Path:
-    """Kept while the consent stands in a config.toml that was empty before it (an empty file and no file are
-    the same text, and only this tells `remove` which one to give back)."""
-    return paths.state_dir() / "codex-config-was-empty"
-
-
 def status(bucket: str | None = None) -> Consent:
     """`{"file", "state", "roots", "network", "missing", "next"}` of the consent block, compared with what saving to
     `bucket` (default: the configured one) writes. `state`: "allowed" (exactly those folders), "incomplete" (some
@@ -178,7 +113,7 @@ def status(bucket: str | None = None) -> Consent:
     "unreadable"; `next` is the command that fixes it (None when allowed)."""
     path = codex.config_file()
     try:
-        text = _split_bom(agent_files.read_text(path) or "")[1]
+        text = split_bom(agent_text.read_text(path) or "")[1]
     except AgentMemoryError as exc:
         return _state(path, "unreadable", [], False, [], exc.next_step)
     needed = writable_roots(bucket) if BEGIN in text else None  # no block without its first marker
@@ -191,7 +126,7 @@ def status(bucket: str | None = None) -> Consent:
         return _state(path, "not allowed", [], False, [], ALLOW)
     if block == ours:  # exactly those folders: allowed, told without parsing TOML (tomllib, with typing, is costly)
         return _state(path, "allowed", needed, True, [], None)
-    settings = _parse(block, path).get(KEY, {})
+    settings = parse(block, path).get(KEY, {})
     granted = [Path(root) for root in settings.get("writable_roots", []) if isinstance(root, str)]
     missing = [root for root in needed if not any(root == given or given in root.parents for given in granted)]
     state = "allowed" if granted == needed else "incomplete" if missing else "outdated"
@@ -253,30 +188,21 @@ def warning(bucket: str | None = None) -> str | None:
     )
 
 
-def _without_block(text: str, path: Path) -> str:
-    """`text` without our block (lines BEGIN to END)."""
-    lines = agent_files.lines_of(text)
-    marks = _marker_lines(text, path)
-    if not marks:
-        return text
-    return "".join(lines[: marks[0]] + lines[marks[1] + 1 :])
-
-
 def _block(text: str, path: Path, ours: str | None = None) -> str | None:
-    """Our block's text, markers included; None if there is none (`ours`: see `_marker_lines`)."""
-    marks = _marker_lines(text, path, ours)
-    return "".join(agent_files.lines_of(text)[marks[0] : marks[1] + 1]) if marks else None
+    """Our block's text, markers included; None if there is none (`ours`: see `marker_lines`)."""
+    marks = marker_lines(text, path, ours)
+    return "".join(agent_text.lines_of(text)[marks[0] : marks[1] + 1]) if marks else None
 
 
-def _marker_lines(text: str, path: Path, ours: str | None = None) -> tuple[int, int] | None:
+def marker_lines(text: str, path: Path, ours: str | None = None) -> tuple[int, int] | None:
     """The line numbers (from 0) of our BEGIN and END markers, None if there are none; refuses markers that do not
     pair up, or a block that holds settings of the user's (taking it out would take theirs too). A block that is
     exactly `ours` (a `render_block` text) holds only our settings: it is not parsed."""
     if BEGIN not in text and END not in text:
         return None  # no line can be a marker: the file is not scanned (most users' config.toml, or none at all)
-    lines = agent_files.lines_of(text)
+    lines = agent_text.lines_of(text)
     eligible = [i for i in _top_level_lines(text) if i < len(lines)]
-    blocks = agent_files.marked_blocks(lines, eligible, BEGIN, END, lambda why: _malformed(path, why))
+    blocks = agent_text.marked_blocks(lines, eligible, BEGIN, END, lambda why: _malformed(path, why))
     if not blocks:
         return None
     if len(blocks) > 1:
@@ -286,7 +212,7 @@ def _marker_lines(text: str, path: Path, ours: str | None = None) -> tuple[int, 
     if block == ours:
         return marks
     try:
-        inside = _parse(block, path)
+        inside = parse(block, path)
     except AgentMemoryError:
         inside = None
     if inside is None or set(inside) - {KEY}:
@@ -365,7 +291,7 @@ def _multiline_string_end(text: str, pos: int, quote: str) -> int:
     return len(text)
 
 
-def _parse(text: str, path: Path) -> dict[str, object]:
+def parse(text: str, path: Path) -> dict[str, object]:
     """The settings of config.toml's `text`.
 
     `tomllib` is loaded here, where a config.toml is first parsed: with `typing` it costs `status` most of the

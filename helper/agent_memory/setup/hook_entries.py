@@ -20,7 +20,7 @@ from types import ModuleType
 from .. import agents, commands
 from ..errors import AgentMemoryError
 from ..fsutil import open_own
-from . import agent_files, codex_sandbox
+from . import agent_text, codex_sandbox
 from .command import guarded, helper_command
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
@@ -208,7 +208,7 @@ def _own_note(events: list[str]) -> str:
 
 def read(path: Path) -> dict[str, object]:
     """The file's JSON object (`{}` if it does not exist); refuses anything we could not merge into safely."""
-    return parse(path, agent_files.read_text(path))
+    return parse(path, agent_text.read_text(path))
 
 
 def parse(path: Path, text: str | None) -> dict[str, object]:

@@ -25,7 +25,7 @@ from ..fsutil import locked
 from ..outbox.listing import summary
 from ..skills.installing import uninstall_all
 from ..sync import settings as sync_settings
-from . import codex_sandbox, hook_entries, hook_files, instructions, on_path
+from . import codex_sandbox, hook_entries, hook_files, instructions, on_path, sandbox_consent
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
@@ -70,7 +70,7 @@ def _uninstall(discard_pending: bool) -> Uninstall:
         with config_file.editing() as config:
             link = on_path.remove_link(config)
     steps.append(_step("command", [link["path"]] if link and link["state"] == "removed" else [], []))
-    consent = codex_sandbox.remove()
+    consent = sandbox_consent.remove()
     steps.append(_step("codex-sandbox", [consent["file"]] if consent["changed"] else [], [consent.get("backup")]))
     found = hook_files.remove("both")
     steps.append(_step("hooks", [h["file"] for h in found if h.get("changed")], [h.get("backup") for h in found]))
