@@ -95,7 +95,7 @@ PATHS = {
     | {"cli.status", "machine", "machine.status"}
     | {"machine.reminded", "outbox.backoff", "skills.catalog"}  # their records checked for damage (`damaged_state`)
     | {"setup", "setup.agent_text", "setup.codex_sandbox", "setup.command", "setup.hook_entries"}
-    | {"skills", "skills.installed", "skills.layout"}
+    | {"skills", "skills.inventory", "skills.layout"}
     | SYNC_SETTING,  # the sync's records and the kinds of upload: only where there are some (below)
     "hook session-start": BASE
     | NOTES

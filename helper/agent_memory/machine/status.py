@@ -20,7 +20,7 @@ from ..outbox import backoff, plans
 from ..outbox.listing import entries
 from ..setup import codex_sandbox, hook_entries
 from ..skills import catalog
-from ..skills.installed import installed_skills
+from ..skills.inventory import installed_skills
 from ..store import outage
 from ..store.base import FolderMissing
 from ..store.bucket import check_private

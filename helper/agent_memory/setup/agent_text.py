@@ -1,7 +1,7 @@
 """The agents' own files that setup reads and edits (instruction files, hook settings, Codex's config.toml), as
 text: read as UTF-8 (a file that is not is refused, nothing changed), split into lines as their formats count
-them, and the marked blocks that agent-memory keeps in some of them. Nothing here writes: `agent_files` edits
-them, and what only reads them (`status`) loads none of the editing.
+them, and the marked blocks that agent-memory keeps in some of them. This is their format; changing them safely
+(the lock, the backup, the atomic write) is `agent_files`'s.
 """
 
 from __future__ import annotations

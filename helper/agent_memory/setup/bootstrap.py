@@ -26,8 +26,8 @@ from ..memory.search import SETUP, search_project
 from ..names import MalformedBucket, folder_path
 from ..outbox.delivery import retry
 from ..outbox.plans import Damaged
-from ..skills.installed import local_changes, read_marker, skill_roots
 from ..skills.installing import holds_revision, install_files, install_revision
+from ..skills.inventory import local_changes, read_marker, skill_roots
 from ..store.base import BucketMissing, Store, StoreError
 from ..store.bucket import hub_user, parse_bucket
 from ..store.budget import Budget

@@ -1,5 +1,5 @@
-"""Which entries of a runtime's hook file are agent-memory's, and what state our hooks are in there: read, never
-edited here (`hook_files` edits them), so that `status` loads none of the editing.
+"""The entries of agent-memory in a runtime's hook file: the one shape install writes, which entries are ours,
+and what state our hooks are in there (`status` reports it). Editing the file byte for byte is `hook_files`'s.
 
 Codex reads `$CODEX_HOME/hooks.json`, Claude Code `$CLAUDE_CONFIG_DIR/settings.json`; both hold
 `{"hooks": {EVENT: [{"hooks": [{"type": "command", "command": ..., "timeout": ...}]}]}}`. A file that does not

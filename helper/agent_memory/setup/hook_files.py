@@ -1,5 +1,5 @@
-"""agent-memory's hooks in each runtime's own hook file: install and remove (which entries are ours, and the state
-they are in, are read by `hook_entries`, which `status` loads without any of this).
+"""agent-memory's hooks in each runtime's own hook file: install and remove, as byte-exact edits of the user's file
+(what our entries look like, which are ours and their state: `hook_entries`).
 
 The file belongs to the user: the edit changes only the bytes it must (key order, indentation and everything else
 stay as they were), a file with nothing to change is not written at all, and a backup outside the agent's folders

@@ -1,6 +1,6 @@
 """Giving and taking back the user's consent for agent-memory in Codex's config.toml (`agent-memory codex-sandbox
 allow|remove`, bootstrap, uninstall): the marked block that `codex_sandbox` reads and reports, written at the top of
-the file and taken out again byte for byte. Only these commands load the editing; `status` reads the block alone.
+the file and taken out again byte for byte. What the consent covers, and its state, are `codex_sandbox`'s.
 """
 
 from __future__ import annotations

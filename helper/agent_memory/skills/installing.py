@@ -1,7 +1,7 @@
 """Installing skills into the agents' user skill folders: validated, copied (Codex skips symlinked skills),
 swapped in atomically, never over an existing folder without consent, with a backup of what is replaced.
 
-What is installed is read back from our install markers (`installed`). Backups live under the helper's state folder,
+What is installed is read back from our install markers (`inventory`). Backups live under the helper's state folder,
 outside every skill folder: a copy inside `~/.agents/skills` or `~/.claude/skills` would show up as a second skill.
 Downloaded files are written, never executed.
 """
@@ -28,7 +28,7 @@ from ..fsutil import (
 )
 from ..store.base import OversizedObject, Store, StoreError, UnsafeObject
 from . import layout
-from .installed import folder_files, local_changes, read_marker, skill_roots
+from .inventory import folder_files, local_changes, read_marker, skill_roots
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:

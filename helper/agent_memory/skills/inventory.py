@@ -1,6 +1,7 @@
-"""What agent-memory installed in the agents' user skill folders, read back from its install markers: each skill's
-revision (`installed_skills`, for `status`, which reads no file that nothing touched since) and the edits made in a
-folder since it was installed (`local_changes`). Nothing here writes: `installing` does.
+"""The inventory of the agents' user skill folders: which skills agent-memory installed there and at which
+revision, read from its install markers (`installed_skills`, for `status`, which reads no file that nothing
+touched since), and the edits made in a folder since (`local_changes`, which install and uninstall check before
+they replace or remove anything). Installing itself (copies, swaps, backups) is `installing`'s.
 """
 
 from __future__ import annotations
