@@ -18,6 +18,7 @@ bounded whatever the number of notes.
 
 from __future__ import annotations
 
+import os
 from binascii import crc32  # not zlib or hashlib: this module is on the start-up path of every search
 from collections.abc import Iterator
 from io import BufferedReader
@@ -171,9 +172,10 @@ def _blocks(handle: BufferedReader) -> Iterator[tuple[bytearray, int]]:
     """`(data, end)`: `data[:end]` is whole records; a record cut by the block is carried to the next one.
 
     One buffer is reused, read into: fresh megabytes for every block would cost more in page faults than the
-    search itself.
+    search itself. A pack smaller than a block gets a buffer of its size: zeroing a whole block cost a small
+    cache's search more than reading its pack.
     """
-    data, filled = bytearray(BLOCK), 0
+    data, filled = bytearray(min(BLOCK, os.fstat(handle.fileno()).st_size + 1)), 0
     while True:
         if filled == len(data):  # one record longer than the buffer: make room
             data.extend(bytes(len(data)))
