@@ -64,7 +64,8 @@ def test_a_new_memory_line_reaches_the_first_request_on_another_machine(machine,
     # the usual case: machine B has the index already, machine A adds a line, B's next session has it at once
     second_line = "- [Release](release.md): releases are cut on Tuesdays"
     (folder / "MEMORY.md").write_text(f"# Memory index\n{LINE}\n{second_line}\n")
-    tools.exited(machine.run("hook", "stop", "--agent", "claude", input=event))
+    pushed = tools.exited(machine.run("hook", "stop", "--agent", "claude", input=event)).err
+    assert "1 file pushed" in pushed and "pending" not in pushed, pushed  # in the bucket, not kept here
     with Claude.model_class() as model:
         cli = Claude(machine_b, model)
         model.script(Say("Noted."))
@@ -72,8 +73,10 @@ def test_a_new_memory_line_reaches_the_first_request_on_another_machine(machine,
         model.assert_played()
         first = model.text(0)
     tools.exited(run)
-    assert second_line in first and LINE in first
-    assert second_line in (memory_folder(machine_b) / "MEMORY.md").read_text()
+    told = "\n".join(line for line in first.split("\n") if "agent-memory" in line or line.startswith("- ["))
+    index = (memory_folder(machine_b) / "MEMORY.md").read_text()
+    assert second_line in first and LINE in first, f"memory lines of the first request:\n{told}\nB's index:\n{index}"
+    assert second_line in index, told
 
 
 def test_a_new_memory_summary_line_reaches_the_first_request_on_another_machine(machine, machine_b, hub):

@@ -48,16 +48,17 @@ def _project(ctx: Context) -> str | None:
 
 
 def _pull(ctx: Context, event: dict[str, object], agent: str) -> list[str]:
-    """Sync's pull, when this agent's memory is synced: `sync.hooks`, loaded only then (it brings the stores and the
-    outbox, which a session start without sync must not load)."""
+    """Sync's pull, when this agent's memory is synced: `sync.hooks` (and `machine.retry` for its budget), loaded
+    only then (they bring the stores and the outbox, which a session start without sync must not load)."""
     try:
         if agent not in enabled(ctx.config):
             return []
     except AgentMemoryError:  # a configuration that cannot be used: the reminder says so
         return []
+    from ..machine.retry import budget_seconds
     from ..sync import hooks
 
-    return hooks.pull(ctx, event, agent, helper_command())
+    return hooks.pull(ctx, event, agent, helper_command(), budget_seconds("session-start"))
 
 
 MAX_SYNC = 2400  # bytes of sync's lines in the reminder: with it, far below both runtimes' caps

@@ -26,19 +26,18 @@ from .versions import Refused
 # starts a consolidation session beside the user's, whose SessionStart hook runs at the same time: the hook that
 # waits for the other's pull is told what it pulled (`index.recent`).
 MAX_INDEX_LINES = 1200  # bytes of an index file's new lines put into the reminder
-PULL_BUDGET = 6.0  # seconds of network: a session waits for it, and the runtimes end a SessionStart hook after 10 s
 MAX_NAMED = 5  # files named in the reminder; the rest are counted
 
 
-def pull(ctx: Context, event: dict[str, object], agent: str, helper: str) -> list[str]:
-    """Bring here what other machines changed in `agent`'s memory (nothing changed here is touched); the lines the
-    session's reminder gets: files that changed, files that need a decision."""
+def pull(ctx: Context, event: dict[str, object], agent: str, helper: str, budget: float) -> list[str]:
+    """Bring here what other machines changed in `agent`'s memory (nothing changed here is touched), within `budget`
+    seconds of network; the lines the session's reminder gets: files that changed, files that need a decision."""
     started = time.time()  # the runtime read its memory before it started this hook
     directory = event.get("cwd") if isinstance(event.get("cwd"), str) else os.getcwd()
-    ctx.budget.reset(PULL_BUDGET)
+    ctx.budget.reset(budget)
     try:
         chosen = scopes(ctx, agent, directory)
-        run = sync(ctx, chosen, push=False, wait=PULL_BUDGET / 2)
+        run = sync(ctx, chosen, push=False, wait=budget / 2)
     except (AgentMemoryError, OSError) as exc:
         return [f"agent-memory sync: this machine's copy of {agent}'s memory was not updated ({exc})."]
     lines, pulled = [], []
