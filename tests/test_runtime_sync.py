@@ -29,6 +29,24 @@ def set_up(machine: Machine, agent: str = "claude") -> None:
     tools.exited(done)
 
 
+def patient_session_start(machine: Machine) -> None:
+    """Give Claude Code's SessionStart hook the time the load gives every other wait of the tests: Claude Code ends
+    it after the timeout bootstrap installs (10 s), which a pull that loads the Hub's SDK and asks the Hub several
+    times can pass on a machine running the whole suite on every core (two runs of the suite failed so, the pulled
+    file missing); the pull's own budget, AGENT_MEMORY_HOOK_BUDGET, is scaled with the load by the fixture."""
+    settings = machine.home / ".claude" / "settings.json"
+    data = json.loads(settings.read_text())
+    for group in data["hooks"]["SessionStart"]:
+        for handler in group["hooks"]:
+            handler["timeout"] = max(handler["timeout"], round(tools.scaled(10)))
+    settings.write_text(json.dumps(data, indent=2))
+
+
+def told(request: str) -> str:
+    """The lines of a model request that memory put there (the index's, the reminder's): what a failure shows."""
+    return "\n".join(line for line in request.split("\n") if "agent-memory" in line or line.startswith("- ["))
+
+
 def memory_folder(machine: Machine) -> Path:
     """Claude Code's auto memory folder of the machine's checkout (not a git repository: keyed by its path)."""
     return machine.home / ".claude" / "projects" / re.sub(r"[^a-zA-Z0-9]", "-", str(machine.work.resolve())) / "memory"
@@ -48,6 +66,7 @@ def test_a_new_memory_line_reaches_the_first_request_on_another_machine(machine,
     assert "2 files pushed" in stopped.err and "pending" not in stopped.err, stopped.err  # in the bucket now
 
     set_up(machine_b)
+    patient_session_start(machine_b)
     assert not memory_folder(machine_b).exists()
     with Claude.model_class() as model:
         cli = Claude(machine_b, model)
@@ -57,8 +76,8 @@ def test_a_new_memory_line_reaches_the_first_request_on_another_machine(machine,
         first = model.text(0)
     tools.exited(run)
     pulled = memory_folder(machine_b) / "parser.md"  # by the SessionStart hook: its reminder says why not
-    assert pulled.is_file() and pulled.read_text().endswith("Lookahead 2.\n"), first[-3000:]
-    assert LINE in first, first[-3000:]
+    assert pulled.is_file() and pulled.read_text().endswith("Lookahead 2.\n"), told(first)
+    assert LINE in first, told(first)
     assert "updated here: 2 memory files (MEMORY.md, parser.md)" in first
 
     # the usual case: machine B has the index already, machine A adds a line, B's next session has it at once
@@ -73,10 +92,11 @@ def test_a_new_memory_line_reaches_the_first_request_on_another_machine(machine,
         model.assert_played()
         first = model.text(0)
     tools.exited(run)
-    told = "\n".join(line for line in first.split("\n") if "agent-memory" in line or line.startswith("- ["))
     index = (memory_folder(machine_b) / "MEMORY.md").read_text()
-    assert second_line in first and LINE in first, f"memory lines of the first request:\n{told}\nB's index:\n{index}"
-    assert second_line in index, told
+    assert second_line in first and LINE in first, (
+        f"memory lines of the first request:\n{told(first)}\nB's index:\n{index}"
+    )
+    assert second_line in index, told(first)
 
 
 def test_a_new_memory_summary_line_reaches_the_first_request_on_another_machine(machine, machine_b, hub):

@@ -584,11 +584,11 @@ def test_conflicts(base, ours, theirs):
 
 @pytest.mark.parametrize(
     ("given", "stop", "pull"),
-    [(None, 5, 6), ("3", 3, 3), ("20", 20, 8), ("nonsense", 5, 6), ("0", 5, 6), ("-4", 5, 6)],
+    [(None, 5, 6), ("3", 3, 3), ("20", 20, 20), ("nonsense", 5, 6), ("0", 5, 6), ("-4", 5, 6)],
 )
-def test_the_hooks_budget_is_the_stops_and_the_pulls_within_the_session_starts_time(monkeypatch, given, stop, pull):
-    """AGENT_MEMORY_HOOK_BUDGET sets the network time of a Stop (its retries and push) and of a SessionStart's pull;
-    the pull never gets more than the runtimes leave it (they end a SessionStart hook after 10 s)."""
+def test_the_hooks_budget_is_the_stops_and_the_session_starts(monkeypatch, given, stop, pull):
+    """AGENT_MEMORY_HOOK_BUDGET sets the network time of a Stop (its retries and push) and of a SessionStart's pull
+    (the tests scale it with the load); without it, 5 and 6 seconds."""
     from agent_memory.machine.retry import budget_seconds
 
     if given is None:

@@ -21,8 +21,9 @@ if TYPE_CHECKING:
 
 BUDGET_VARIABLE = "AGENT_MEMORY_HOOK_BUDGET"
 DEFAULT_BUDGET = 5.0  # seconds for all retries of one Stop; the hooks' own timeout is 30 s
-PULL_BUDGET = 6.0  # seconds of network for SessionStart's pull of synced memory: the session waits for it
-PULL_MOST = 8.0  # the runtimes end a SessionStart hook after 10 s: its start-up and the reminder need the rest
+# seconds of network for SessionStart's pull of synced memory: the session waits for it, and the runtimes end the
+# hook after 10 s (its start-up and the reminder need the rest)
+PULL_BUDGET = 6.0
 # Claude Code ends SessionEnd hooks after about 1.5 s unless CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS says more
 SESSION_END_BUDGET = 1.0
 
@@ -71,7 +72,7 @@ def summary_line(result: Waited) -> str:
 
 def budget_seconds(event: str) -> float:
     """The network time budget of one hook: `AGENT_MEMORY_HOOK_BUDGET` seconds; by default 5 for the retries and the
-    sync's push of a Stop, 6 for the sync's pull of a SessionStart, which never gets more than PULL_MOST."""
+    sync's push of a Stop, 6 for the sync's pull of a SessionStart."""
     default = PULL_BUDGET if event == "session-start" else DEFAULT_BUDGET
     try:
         seconds = float(os.environ.get(BUDGET_VARIABLE, default))
@@ -79,7 +80,7 @@ def budget_seconds(event: str) -> float:
         seconds = default
     seconds = seconds if seconds > 0 else default
     if event == "session-start":
-        return min(seconds, PULL_MOST)
+        return seconds
     if event == "session-end":
         try:
             allowed = float(os.environ["CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS"]) / 1000 - 0.5
