@@ -42,6 +42,22 @@ def patient_session_start(machine: Machine) -> None:
     settings.write_text(json.dumps(data, indent=2))
 
 
+def stop(machine: Machine, event: str, expected: str) -> str:
+    """Claude Code's Stop hook on `machine`: its line. When it lacks `expected`, what the helper knew then is added
+    for the failure to show: in whole-suite runs from clean clones on 2026-12-03 the Stop hook printed nothing at
+    all (no push, no error) in 3 of 5 runs, and never when the file ran alone; the cause is not known yet."""
+    line = tools.exited(machine.run("hook", "stop", "--agent", "claude", input=event)).err
+    if expected not in line:
+        again = machine.run("hook", "stop", "--agent", "claude", "--json", input=event)
+        line += f"\n[the same hook with --json, at once] {again.out} {again.err}"
+        for args in (("sync", "status"), ("status",), ("project", "show")):
+            done = machine.run(*args)
+            line += f"\n[agent-memory {' '.join(args)}] exit {done.code}\n{done.out}{done.err}"
+        names = sorted(key for key in machine.env if key.startswith(("CLAUDE", "AGENT_MEMORY", "XDG", "HOME")))
+        line += f"\n[environment names] {names}"
+    return line
+
+
 def told(request: str) -> str:
     """The lines of a model request that memory put there (the index's, the reminder's): what a failure shows."""
     return "\n".join(line for line in request.split("\n") if "agent-memory" in line or line.startswith("- ["))
@@ -61,9 +77,8 @@ def test_a_new_memory_line_reaches_the_first_request_on_another_machine(machine,
     (folder / "MEMORY.md").write_text(f"# Memory index\n{LINE}\n")
     (folder / "parser.md").write_text("---\nname: parser lookahead\ntype: project\n---\nLookahead 2.\n")
     event = json.dumps({"cwd": str(machine.work), "hook_event_name": "Stop"})
-    stopped = machine.run("hook", "stop", "--agent", "claude", input=event)  # what Claude Code runs after a turn
-    tools.exited(stopped)
-    assert "2 files pushed" in stopped.err and "pending" not in stopped.err, stopped.err  # in the bucket now
+    stopped = stop(machine, event, "2 files pushed")  # what Claude Code runs after a turn
+    assert "2 files pushed" in stopped and "pending" not in stopped, stopped  # in the bucket now
 
     set_up(machine_b)
     patient_session_start(machine_b)
@@ -83,7 +98,7 @@ def test_a_new_memory_line_reaches_the_first_request_on_another_machine(machine,
     # the usual case: machine B has the index already, machine A adds a line, B's next session has it at once
     second_line = "- [Release](release.md): releases are cut on Tuesdays"
     (folder / "MEMORY.md").write_text(f"# Memory index\n{LINE}\n{second_line}\n")
-    pushed = tools.exited(machine.run("hook", "stop", "--agent", "claude", input=event)).err
+    pushed = stop(machine, event, "1 file pushed")
     assert "1 file pushed" in pushed and "pending" not in pushed, pushed  # in the bucket, not kept here
     with Claude.model_class() as model:
         cli = Claude(machine_b, model)
