@@ -46,8 +46,17 @@ def stop(machine: Machine, event: str, expected: str) -> str:
     """Claude Code's Stop hook on `machine`: its line. When it lacks `expected`, what the helper knew then is added
     for the failure to show: in whole-suite runs from clean clones on 2026-12-03 the Stop hook printed nothing at
     all (no push, no error) in 3 of 5 runs, and never when the file ran alone; the cause is not known yet."""
-    line = tools.exited(machine.run("hook", "stop", "--agent", "claude", input=event)).err
+    config = machine.state / "config" / "config.json"
+    before = config.read_bytes() if config.is_file() else b"(no file)"
+    # with the imports Python reports (PYTHONPROFILEIMPORTTIME): which path the hook took, for a failure to show
+    done = tools.exited(
+        machine.run("hook", "stop", "--agent", "claude", input=event, env={"PYTHONPROFILEIMPORTTIME": "1"})
+    )
+    imported = [row.rpartition("|")[2].strip() for row in done.err.splitlines() if row.startswith("import time:")]
+    line = "\n".join(row for row in done.err.splitlines() if not row.startswith("import time:"))
     if expected not in line:
+        ours = [name for name in imported if name.startswith("agent_memory")]
+        line += f"\n[the hook's own modules] {ours}\n[config.json before it] {before.decode(errors='replace')}"
         again = machine.run("hook", "stop", "--agent", "claude", "--json", input=event)
         line += f"\n[the same hook with --json, at once] {again.out} {again.err}"
         for args in (("sync", "status"), ("status",), ("project", "show")):
@@ -61,6 +70,26 @@ def stop(machine: Machine, event: str, expected: str) -> str:
 def told(request: str) -> str:
     """The lines of a model request that memory put there (the index's, the reminder's): what a failure shows."""
     return "\n".join(line for line in request.split("\n") if "agent-memory" in line or line.startswith("- ["))
+
+
+def kept(machine: Machine, debug: Path) -> str:
+    """Where the machine's memory files are, for a failure to show: every file below its Claude Code folder, every
+    `parser.md` or `MEMORY.md` anywhere in the machine, the sync's records, what `sync status` says and what
+    Claude Code's debug log (`debug`) said of its memory and the hooks. (In
+    whole-suite runs on 2026-12-03 the SessionStart pull said it wrote `parser.md`, and after the session the
+    file was not in the folder this test expects.)"""
+    lines = []
+    for path in sorted(machine.root.rglob("*")):
+        below_claude = (machine.home / ".claude" / "projects") in path.parents
+        if path.is_file() and (below_claude or path.name in ("parser.md", "MEMORY.md") or "sync" in path.parts):
+            lines.append(f"{path.relative_to(machine.root)} ({path.stat().st_size} bytes)")
+            if path.suffix == ".json" and "sync" in path.parts and path.stat().st_size < 4000:
+                lines.append(f"    {path.read_text()}")
+    done = machine.run("sync", "status")
+    lines += [f"[agent-memory sync status] exit {done.code}", done.out, done.err, "[Claude Code's debug log]"]
+    logged = debug.read_text(errors="replace").splitlines() if debug.is_file() else ["(none)"]
+    lines += [line[:400] for line in logged if re.search(r"(?i)memor|hook|unlink|renam", line)][-120:]
+    return "\n".join(lines)
 
 
 def memory_folder(machine: Machine) -> Path:
@@ -83,15 +112,18 @@ def test_a_new_memory_line_reaches_the_first_request_on_another_machine(machine,
     set_up(machine_b)
     patient_session_start(machine_b)
     assert not memory_folder(machine_b).exists()
+    debug = machine_b.root / "claude-debug.log"  # what Claude Code did with its memory and our hooks, for a failure
     with Claude.model_class() as model:
         cli = Claude(machine_b, model)
         model.script(Say("Noted."))
-        run = cli.run("What do you remember about the parser?")
+        run = cli.run("What do you remember about the parser?", args=["--debug-file", str(debug)])
         model.assert_played()
         first = model.text(0)
     tools.exited(run)
     pulled = memory_folder(machine_b) / "parser.md"  # by the SessionStart hook: its reminder says why not
-    assert pulled.is_file() and pulled.read_text().endswith("Lookahead 2.\n"), told(first)
+    assert pulled.is_file() and pulled.read_text().endswith("Lookahead 2.\n"), (
+        f"{told(first)}\n{kept(machine_b, debug)}"
+    )
     assert LINE in first, told(first)
     assert "updated here: 2 memory files (MEMORY.md, parser.md)" in first
 
