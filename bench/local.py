@@ -206,8 +206,10 @@ def startup(ctx: Context) -> list[Table]:
         headline=f"{headline} of `python -c pass`",
         notes=[
             f"Medians of {ctx.runs * 4} alternating runs after three warm-up rounds; bytecode compiled beforehand; "
-            f"the machine's load average was about {load:.1f} ({os.cpu_count()} cores): a loaded machine inflates "
-            "every ratio, the floors' too (on an idle one, the second floor row was 2.00x). "
+            f"the machine's load average was about {load:.1f} ({os.cpu_count()} cores). The ratios move by a tenth "
+            "from one run to the next, idle or loaded (the second floor row measured from 2.00x to 2.31x on "
+            "2026-12-03, 2.31x on an idle machine, whose `python -c pass` is the fastest): the instruction counts "
+            "below are the measure that does not move. "
             "The last two rows are floors without a target: what pip's console script imports before the "
             "helper's first line (`re`), and the standard modules the command line is made of (`argparse`, and "
             "`pathlib` and `json`, which every command's configuration and output need).",
@@ -248,9 +250,10 @@ def startup(ctx: Context) -> list[Table]:
             "only where an upload waits), and `status` reads the hook files, Codex's sandbox consent, the installed "
             "skills, the receipts of use and, where this machine synced, the sync's records. No single cost is left "
             "to cut: what remains is the "
-            "number of modules on each path and the classes they make. In instructions, `search --offline` runs 3.43 "
-            "times those of `python -c pass` (3.57 on the morning of 2026-12-03), `status` 3.71 times (4.1) and `hook "
-            "session-start` 3.31 times (3.62), the floor row 2.48; the targets need each path's own modules to cost "
+            "number of modules on each path and the classes they make. In instructions, `search --offline` runs 3.32 "
+            "times those of `python -c pass` (3.57 on the morning of 2026-12-03), `status` 3.69 times (4.1) and `hook "
+            "session-start` 3.31 times (3.62), the floor row 2.49 (`hook stop` and `--version` 1.76); the targets "
+            "need each path's own modules to cost "
             "about half of what they do. The SessionStart hook without "
             "argparse and `entry` at all (a second runner for the hook files' exact line, not built) measured 15% "
             "fewer instructions, still above 2.5x; skipping only the parser for that line, 4% fewer.",
