@@ -250,7 +250,7 @@ def test_fills_killed_at_random_points_leave_a_cache_the_next_fill_makes_exactly
     started = time.monotonic()
     assert proc.wait(timeout=300) == 0
     whole = time.monotonic() - started
-    rng, partial = random.Random(11), 0
+    rng, mid_fill = random.Random(11), 0
     for _attempt in range(12):
         shutil.rmtree(cache.dir)  # a new machine each time
         for _kill in range(rng.randint(1, 3)):  # killed once or more, each fill going on from the last one
@@ -259,10 +259,13 @@ def test_fills_killed_at_random_points_leave_a_cache_the_next_fill_makes_exactly
             proc.send_signal(signal.SIGKILL)
             proc.wait(timeout=60)
             _assert_sound(cache, written)
-        partial += 0 < len(list(cache.notes.glob("*.md"))) < len(written)
+            # counted after each kill: a fill that goes on from a killed one has less left to do, so a later kill of
+            # the same attempt often lands after it ended (a whole-suite run on 2026-12-03 counted, after each
+            # attempt's last kill only, 1 of 12)
+            mid_fill += 0 < len(list(cache.notes.glob("*.md"))) < len(written)
         assert _filler(store, env).wait(timeout=300) == 0
         _assert_cached_exactly(cache, written)
-    assert partial >= 3  # kills landed in the middle of fills, not only before or after them
+    assert mid_fill >= 3  # kills landed in the middle of fills, not only before or after them
 
 
 @pytest.mark.slow
