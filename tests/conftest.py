@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -286,11 +287,27 @@ def ready(machine: Machine, folder_store: str) -> Machine:
 
 @pytest.fixture
 def machine_outside_tmp(base_env):
-    """A machine whose HOME and state are not under /tmp, which Codex's workspace-write sandbox leaves writable.
+    """A machine whose HOME, state and checkout are not under /tmp, for two reasons.
+
+    Codex's workspace-write sandbox leaves /tmp writable. And while it runs a command, it mounts a read-only
+    `/tmp/.git` over a folder it makes on the real disk (to protect a repository there), so for that moment every
+    folder under /tmp lies in a "git repository" rooted at /tmp. Claude Code then keys its auto memory by /tmp, and
+    so does the helper, which follows Claude Code's rules. A parallel test of the sandbox once moved machine B's
+    pulled memory files, and machine A's files to push, into `~/.claude/projects/-tmp/memory` (2026-12-03).
 
     The Hub emulator stays under the test's temporary folder: hf_xet writes uploads straight into its local CAS
     folder, where the real Hub would take them over the network.
     """
-    root = Path(tempfile.mkdtemp(prefix="agent-memory-sandbox-test-", dir="/var/tmp"))
+    yield from _outside_tmp(base_env)
+
+
+@pytest.fixture
+def machine_b_outside_tmp(base_env):
+    """A second machine outside /tmp (see machine_outside_tmp)."""
+    yield from _outside_tmp(base_env)
+
+
+def _outside_tmp(base_env: dict[str, str]) -> Iterator[Machine]:
+    root = Path(tempfile.mkdtemp(prefix="agent-memory-test-", dir="/var/tmp"))
     yield Machine(root, base_env)
     shutil.rmtree(root, ignore_errors=True)

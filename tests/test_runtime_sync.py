@@ -44,8 +44,9 @@ def patient_session_start(machine: Machine) -> None:
 
 def stop(machine: Machine, event: str, expected: str) -> str:
     """Claude Code's Stop hook on `machine`: its line. When it lacks `expected`, what the helper knew then is added
-    for the failure to show: in whole-suite runs from clean clones on 2026-12-03 the Stop hook printed nothing at
-    all (no push, no error) in 3 of 5 runs, and never when the file ran alone; the cause is not known yet."""
+    for the failure to show: the path the hook took, the configuration it read, what it does again at once and
+    what the helper reports. (In whole-suite runs on 2026-12-03 it printed nothing at all: a parallel test's Codex
+    sandbox had made /tmp look like a repository, see conftest's machine_outside_tmp.)"""
     config = machine.state / "config" / "config.json"
     before = config.read_bytes() if config.is_file() else b"(no file)"
     # with the imports Python reports (PYTHONPROFILEIMPORTTIME): which path the hook took, for a failure to show
@@ -77,7 +78,8 @@ def kept(machine: Machine, debug: Path) -> str:
     `parser.md` or `MEMORY.md` anywhere in the machine, the sync's records, what `sync status` says and what
     Claude Code's debug log (`debug`) said of its memory and the hooks. (In
     whole-suite runs on 2026-12-03 the SessionStart pull said it wrote `parser.md`, and after the session the
-    file was not in the folder this test expects.)"""
+    file was not in the folder this test expects: it was in the folder Claude Code keys by /tmp, see conftest's
+    machine_outside_tmp.)"""
     lines = []
     for path in sorted(machine.root.rglob("*")):
         below_claude = (machine.home / ".claude" / "projects") in path.parents
@@ -97,7 +99,12 @@ def memory_folder(machine: Machine) -> Path:
     return machine.home / ".claude" / "projects" / re.sub(r"[^a-zA-Z0-9]", "-", str(machine.work.resolve())) / "memory"
 
 
-def test_a_new_memory_line_reaches_the_first_request_on_another_machine(machine, machine_b, hub):
+def test_a_new_memory_line_reaches_the_first_request_on_another_machine(
+    machine_outside_tmp, machine_b_outside_tmp, hub
+):
+    # outside /tmp: Claude Code keys its memory folder by the git repository above a checkout, and a parallel test's
+    # Codex sandbox makes /tmp look like one while it runs a command (see conftest's machine_outside_tmp)
+    machine, machine_b = machine_outside_tmp, machine_b_outside_tmp
     machine_b.work = machine_b.root / "elsewhere" / "parser"
     machine_b.work.mkdir(parents=True)
     set_up(machine)
