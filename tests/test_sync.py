@@ -58,6 +58,19 @@ def store_objects(store: Path) -> dict[str, bytes]:
     return {str(p.relative_to(store)): p.read_bytes() for p in sorted((store / "sync").rglob("*.json"))}
 
 
+@pytest.fixture
+def machine(machine_outside_tmp):
+    """Machine A outside /tmp: these tests compute Claude Code's memory folder of a checkout that is in no
+    repository, which a parallel test's Codex sandbox turns into /tmp's (see conftest's machine_outside_tmp)."""
+    return machine_outside_tmp
+
+
+@pytest.fixture
+def machine_b(machine_b_outside_tmp):
+    """Machine B outside /tmp, for the same reason."""
+    return machine_b_outside_tmp
+
+
 @pytest.fixture(params=["folder", "hub"])
 def bucket(request, tmp_path, base_env) -> str:
     """The two stores: a folder store, and the Hub emulator's private bucket."""
