@@ -61,8 +61,8 @@ def ci(ctx: Context) -> list[Table]:
             notes=[
                 f"One run of `.ci/run` on a clean clone of {commit.stdout.strip()} (`git clone` of this repository), "
                 f"as CI runs it: {passed:,} tests passed and {skipped} skipped. The machine's load average was "
-                f"{load_before:.1f} before the run and {load_after:.1f} after it (2 cores): a loaded machine "
-                "stretches every part, the tests most (they run on every core).",
+                f"{load_before:.1f} before the run and {load_after:.1f} after it ({os.cpu_count()} cores): a loaded "
+                "machine stretches every part, the tests most (they run on every core).",
                 "The installs reuse what the machine already has (Debian's packages, npm's and pip's caches); on "
                 "a fresh CI machine `apt-get` and the downloads come on top.",
             ],
