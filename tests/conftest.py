@@ -245,15 +245,22 @@ def folder_store(tmp_path: Path) -> str:
 
 
 @pytest.fixture
-def machine(tmp_path: Path, base_env: dict[str, str]) -> Machine:
-    """A machine with nothing configured."""
-    return Machine(tmp_path / "machine-a", base_env)
+def machine(request: pytest.FixtureRequest, tmp_path: Path, base_env: dict[str, str]) -> Iterator[Machine]:
+    """A machine with nothing configured (in /var/tmp for a test marked `outside_tmp`)."""
+    yield from _machine(request, tmp_path / "machine-a", base_env)
 
 
 @pytest.fixture
-def machine_b(tmp_path: Path, base_env: dict[str, str]) -> Machine:
-    """A second machine with nothing configured."""
-    return Machine(tmp_path / "machine-b", base_env)
+def machine_b(request: pytest.FixtureRequest, tmp_path: Path, base_env: dict[str, str]) -> Iterator[Machine]:
+    """A second machine with nothing configured (in /var/tmp for a test marked `outside_tmp`)."""
+    yield from _machine(request, tmp_path / "machine-b", base_env)
+
+
+def _machine(request: pytest.FixtureRequest, root: Path, base_env: dict[str, str]) -> Iterator[Machine]:
+    if request.node.get_closest_marker("outside_tmp") is None:
+        yield Machine(root, base_env)
+    else:
+        yield from outside_tmp(base_env)
 
 
 @pytest.fixture
@@ -287,27 +294,24 @@ def ready(machine: Machine, folder_store: str) -> Machine:
 
 @pytest.fixture
 def machine_outside_tmp(base_env):
-    """A machine whose HOME, state and checkout are not under /tmp, for two reasons.
-
-    Codex's workspace-write sandbox leaves /tmp writable. And while it runs a command, it mounts a read-only
-    `/tmp/.git` over a folder it makes on the real disk (to protect a repository there), so for that moment every
-    folder under /tmp lies in a "git repository" rooted at /tmp. Claude Code then keys its auto memory by /tmp, and
-    so does the helper, which follows Claude Code's rules. A parallel test of the sandbox once moved machine B's
-    pulled memory files, and machine A's files to push, into `~/.claude/projects/-tmp/memory` (2026-12-03).
+    """A machine outside /tmp, which Codex's workspace-write sandbox leaves writable (see outside_tmp).
 
     The Hub emulator stays under the test's temporary folder: hf_xet writes uploads straight into its local CAS
     folder, where the real Hub would take them over the network.
     """
-    yield from _outside_tmp(base_env)
+    yield from outside_tmp(base_env)
 
 
-@pytest.fixture
-def machine_b_outside_tmp(base_env):
-    """A second machine outside /tmp (see machine_outside_tmp)."""
-    yield from _outside_tmp(base_env)
+def outside_tmp(base_env: dict[str, str]) -> Iterator[Machine]:
+    """A machine whose HOME, state and checkout are in /var/tmp, removed after the test.
 
-
-def _outside_tmp(base_env: dict[str, str]) -> Iterator[Machine]:
+    Codex's workspace-write sandbox leaves /tmp writable. And while it runs a command, it mounts a read-only
+    `/tmp/.git` over a folder it makes on the real disk (to protect a repository there), so for that moment every
+    folder under /tmp lies in a "git repository" rooted at /tmp. Claude Code then keys its auto memory by /tmp, and
+    so does the helper, which follows Claude Code's rules: a test that computes the memory folder of a checkout in
+    no repository is marked `outside_tmp` (a parallel sandbox test once moved machine B's pulled memory files, and
+    machine A's files to push, into `~/.claude/projects/-tmp/memory`, 2026-12-03).
+    """
     root = Path(tempfile.mkdtemp(prefix="agent-memory-test-", dir="/var/tmp"))
     yield Machine(root, base_env)
     shutil.rmtree(root, ignore_errors=True)

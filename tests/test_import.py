@@ -21,20 +21,10 @@ from agent_clis import Claude, Codex
 from conftest import BUCKET, Machine
 from model_servers import Say
 
+# Claude Code's memory folder of a checkout in no repository: see conftest's outside_tmp
+pytestmark = pytest.mark.outside_tmp
+
 SECRET = "hf_" + "Q" * 34  # looks like a Hugging Face token to the guard; never a real one
-
-
-@pytest.fixture
-def machine(machine_outside_tmp):
-    """Machine A outside /tmp: these tests compute Claude Code's memory folder of a checkout that is in no
-    repository, which a parallel test's Codex sandbox turns into /tmp's (see conftest's machine_outside_tmp)."""
-    return machine_outside_tmp
-
-
-@pytest.fixture
-def machine_b(machine_b_outside_tmp):
-    """Machine B outside /tmp, for the same reason."""
-    return machine_b_outside_tmp
 
 
 @pytest.fixture(params=["folder", "hub"])

@@ -23,6 +23,9 @@ from agent_memory.sync.merging import Conflicting, merge
 from agent_memory.sync.versions import path_key
 from conftest import BUCKET, Machine
 
+# Claude Code's memory folder of a checkout in no repository: see conftest's outside_tmp
+pytestmark = pytest.mark.outside_tmp
+
 TOKEN_LINE = "The deploy token is ghp_" + "Ab3" * 12 + " for now."
 
 
@@ -56,19 +59,6 @@ def sync_now(machine: Machine, *args: str) -> dict:
 
 def store_objects(store: Path) -> dict[str, bytes]:
     return {str(p.relative_to(store)): p.read_bytes() for p in sorted((store / "sync").rglob("*.json"))}
-
-
-@pytest.fixture
-def machine(machine_outside_tmp):
-    """Machine A outside /tmp: these tests compute Claude Code's memory folder of a checkout that is in no
-    repository, which a parallel test's Codex sandbox turns into /tmp's (see conftest's machine_outside_tmp)."""
-    return machine_outside_tmp
-
-
-@pytest.fixture
-def machine_b(machine_b_outside_tmp):
-    """Machine B outside /tmp, for the same reason."""
-    return machine_b_outside_tmp
 
 
 @pytest.fixture(params=["folder", "hub"])
