@@ -20,10 +20,14 @@ if TYPE_CHECKING:
     from ..contract import Waited
 
 BUDGET_VARIABLE = "AGENT_MEMORY_HOOK_BUDGET"
-DEFAULT_BUDGET = 5.0  # seconds for all retries of one Stop; the hooks' own timeout is 30 s
-# seconds of network for SessionStart's pull of synced memory: the session waits for it, and the runtimes end the
-# hook after 10 s (its start-up and the reminder need the rest)
-PULL_BUDGET = 6.0
+# seconds of network each hook spends at most, unless AGENT_MEMORY_HOOK_BUDGET says otherwise
+DEFAULT_BUDGETS = {
+    "stop": 5.0,  # all retries and the sync's push of one Stop; the hooks' own timeout is 30 s
+    # the sync's pull: the session waits for it, and the runtimes end the hook after 10 s (its start-up and the
+    # reminder need the rest)
+    "session-start": 6.0,
+    "session-end": 5.0,  # as a Stop's, and never past Claude Code's end of the hook (below)
+}
 # Claude Code ends SessionEnd hooks after about 1.5 s unless CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS says more
 SESSION_END_BUDGET = 1.0
 
@@ -71,16 +75,14 @@ def summary_line(result: Waited) -> str:
 
 
 def budget_seconds(event: str) -> float:
-    """The network time budget of one hook: `AGENT_MEMORY_HOOK_BUDGET` seconds; by default 5 for the retries and the
-    sync's push of a Stop, 6 for the sync's pull of a SessionStart."""
-    default = PULL_BUDGET if event == "session-start" else DEFAULT_BUDGET
+    """The network time budget of one hook: `AGENT_MEMORY_HOOK_BUDGET` seconds, else its DEFAULT_BUDGETS; a
+    SessionEnd's never longer than Claude Code lets the hook run."""
+    default = DEFAULT_BUDGETS[event]
     try:
         seconds = float(os.environ.get(BUDGET_VARIABLE, default))
     except ValueError:
         seconds = default
     seconds = seconds if seconds > 0 else default
-    if event == "session-start":
-        return seconds
     if event == "session-end":
         try:
             allowed = float(os.environ["CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS"]) / 1000 - 0.5
