@@ -94,8 +94,8 @@ PATHS = {
     | USAGE
     | {"cli.status", "report.status", "hooks"}
     | {"hooks.reminded", "outbox.backoff", "skills.catalog"}  # their records checked for damage (`damaged_state`)
-    | {"setup", "setup.agent_text", "setup.codex_sandbox", "setup.command", "setup.hook_entries"}
-    | {"skills", "skills.inventory", "skills.layout"}
+    | {"setup", "setup.agent_files_read", "setup.sandbox_consent_read", "setup.command", "setup.hook_config_read"}
+    | {"skills", "skills.install_read", "skills.layout"}
     | SYNC_SETTING,  # the sync's records and the kinds of upload: only where there are some (below)
     "hook session-start": BASE
     | NOTES
@@ -254,9 +254,9 @@ def test_the_collector_is_on_for_the_commands_work(ready, tmp_path):
 # standard modules that cost a hot command a tenth of the interpreter's own start-up or more, each loaded where its
 # rare case starts: `typing` (never: the contract that declares the results with it is for the type checker and the
 # tests), `shutil` (a folder removed or copied: fsutil), `hashlib` (a digest made: contents.sha256), `tomllib`
-# (Codex's config.toml parsed: setup.codex_sandbox), `_strptime` and `calendar` (no time is parsed with them: clock),
-# `datetime` (its pure-Python module: clock takes its classes from the C module it re-exports), `contextlib` (its
-# eighteen classes: the modules of the hot paths catch their errors themselves and make their own context managers)
+# (Codex's config.toml parsed: setup.sandbox_consent_read), `_strptime` and `calendar` (no time is parsed with them:
+# clock), `datetime` (its pure-Python module: clock takes its classes from the C module it re-exports), `contextlib`
+# (its eighteen classes: the modules of the hot paths catch their errors themselves and make their own context managers)
 COSTLY_STDLIB = {
     "typing",
     "shutil",

@@ -11,7 +11,7 @@ from ..display import plural
 from ..errors import ACCESS, OK
 from ..errors import render as error_lines
 from ..report.status import status
-from ..setup.codex_sandbox import in_words as sandbox_lines
+from ..setup.sandbox_consent_read import in_words as sandbox_lines
 from .parsing import Rendered, with_json
 from .render import notice
 

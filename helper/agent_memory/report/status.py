@@ -19,9 +19,9 @@ from ..memory.cache import SMALL_RECORD, STANDS, ProjectCache
 from ..names import folder_path
 from ..outbox import backoff, plans
 from ..outbox.listing import entries
-from ..setup import codex_sandbox, hook_entries
+from ..setup import hook_config_read, sandbox_consent_read
 from ..skills import catalog
-from ..skills.inventory import installed_skills
+from ..skills.install_read import installed_skills
 from ..store import outage
 from ..store.base import FolderMissing
 from ..store.bucket import check_private
@@ -66,8 +66,8 @@ def status(ctx: Context) -> Status:
         "skipped": report["skipped"],  # what the last listing left out (oversized, unsafe), and why
         "gone": report["gone"],  # notes found gone from the bucket, newest first
         "skills": installed_skills(),
-        "hooks": hook_entries.status(),
-        "codex_sandbox": codex_sandbox.status(bucket),
+        "hooks": hook_config_read.status(),
+        "codex_sandbox": sandbox_consent_read.status(bucket),
         "usage": usage.totals(USAGE_DAYS),
         "sync": _sync(ctx, bucket, len(waiting["sync"])),
     }
