@@ -420,7 +420,7 @@ def test_bad_input_changes_nothing_and_says_what_to_run(ready, machine, tmp_path
 
 
 def test_too_many_files_imports_nothing(ready, tmp_path, monkeypatch):
-    from agent_memory.memory import import_files
+    from agent_memory.importing import files as import_files
 
     monkeypatch.setattr(import_files, "FILES_MAX", 5)
     folder = tmp_path / "many"

@@ -9,8 +9,8 @@ from ..config.context import Context
 from ..display import plural, safe
 from ..errors import OK, PENDING, REFUSED, AgentMemoryError
 from ..errors import render as error_lines
-from ..memory import importing
-from ..memory.import_sources import LABELS, TOOLS
+from ..importing import run as importing
+from ..importing.sources import LABELS, TOOLS
 from ..outbox.kinds import RETRY
 from .parsing import Rendered, with_json
 from .render import notice, sync

@@ -9,9 +9,9 @@ from .. import commands
 from ..config.context import Context
 from ..display import plural
 from ..errors import UsageError
-from ..machine import usage
 from ..memory.search import SETUP, search_project
 from ..outbox.kinds import RETRY
+from ..report import usage
 from .parsing import Rendered, with_json, with_online
 from .render import notice, told_sync
 

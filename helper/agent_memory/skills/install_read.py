@@ -1,7 +1,9 @@
-"""The inventory of the agents' user skill folders: which skills agent-memory installed there and at which
+"""The reading half of the install pair (`install_write` installs; `status` loads only this half).
+
+The inventory of the agents' user skill folders: which skills agent-memory installed there and at which
 revision, read from its install markers (`installed_skills`, for `status`, which reads no file that nothing
 touched since), and the edits made in a folder since (`local_changes`, which install and uninstall check before
-they replace or remove anything). Installing itself (copies, swaps, backups) is `installing`'s.
+they replace or remove anything). Installing itself (copies, swaps, backups) is `install_write`'s.
 """
 
 from __future__ import annotations
