@@ -153,8 +153,9 @@ def _npm_ci(folder: Path) -> str | None:
         )
     if proc.returncode != 0:
         # offline, the registry is out of reach: the tests that need these packages are skipped with npm's reason
-        return f"npm ci could not install the pinned npm packages ({names}) in {folder} (exit {proc.returncode}): " + (
-            proc.stderr.strip()[-600:]
+        return (
+            f"npm ci could not install the pinned npm packages ({names}) in {folder} (exit {proc.returncode}): "
+            + proc.stderr.strip()[-600:]
         )
     wrong = {p: installed_version(p, folder) for p, v in pinned.items() if installed_version(p, folder) != v}
     if wrong:
