@@ -3,13 +3,26 @@ compares with the newest checkpoint's."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 
-from .. import guard
+from .. import guard, paths
+from ..fsutil import read_own, write_atomic
 from . import notes
 
 MACHINE_VARIABLE = "AGENT_MEMORY_MACHINE"
+MACHINE_ID_MAX = 256  # bytes of the machine's id read at most (32 hex digits are written)
+
+
+def machine_id() -> str:
+    """A random id for this machine's agent-memory state, created once (never derived from the hardware): unlike
+    the name, it tells apart two homes on one host."""
+    file = paths.state_dir() / "machine-id"
+    with contextlib.suppress(FileNotFoundError):  # a FIFO or link planted there: refused with its fix, never waited on
+        return read_own(file, MACHINE_ID_MAX).decode("utf-8", errors="replace").strip()
+    write_atomic(file, os.urandom(16).hex().encode())
+    return read_own(file, MACHINE_ID_MAX).decode("utf-8", errors="replace").strip()
 
 
 def machine_name() -> str | None:

@@ -1,0 +1,198 @@
+"""Codex's memories through its memory extension folder, on two machines (two homes), through a folder store and
+the Hub emulator: each machine's `$CODEX_HOME/memories/` is pushed and never written; what another machine's Codex
+learned arrives in `memories/extensions/agent-memory/` (instructions.md and dated resources), a resource Codex pruned
+is not delivered again, and a machine that synced the old way (into Codex's own files) moves over without losing a
+line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_sync import hook, reminder, sync_now
+
+import tools
+from agent_memory.sync.versions import Version, encode, object_path
+from conftest import BUCKET, Machine
+
+pytestmark = pytest.mark.outside_tmp
+
+SUMMARY_A = "v1\n## User profile\n- The user prefers small commits.\n"
+MEMORY_A = "# Task Group: parser\n\n## Task 1: lookahead\n- learned: the parser uses a lookahead of 2\n"
+MEMORY_B = "# Task Group: release\n\n- learned on B: releases are cut on Tuesdays\n"
+
+
+@pytest.fixture(params=["folder", "hub"])
+def bucket(request, tmp_path, base_env) -> str:
+    if request.param == "folder":
+        return request.getfixturevalue("folder_store")
+    request.getfixturevalue("hub")
+    return BUCKET
+
+
+def memories(machine: Machine) -> Path:
+    return machine.home / ".codex" / "memories"
+
+
+def extension(machine: Machine) -> Path:
+    return memories(machine) / "extensions" / "agent-memory"
+
+
+def resources(machine: Machine) -> dict[str, str]:
+    folder = extension(machine) / "resources"
+    return {p.name: p.read_text() for p in sorted(folder.iterdir())} if folder.is_dir() else {}
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    """Every file of Codex's own memory folder but our extension, byte for byte."""
+    return {
+        str(p.relative_to(folder)): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and "agent-memory" not in p.relative_to(folder).parts
+    }
+
+
+def set_up(machine: Machine, bucket: str, name: str) -> Machine:
+    machine.own_env["AGENT_MEMORY_MACHINE"] = name
+    machine.setup(bucket)
+    tools.exited(machine.run("sync", "enable", "--agent", "codex"))
+    return machine
+
+
+def write(machine: Machine, files: dict[str, str]) -> None:
+    for path, text in files.items():
+        target = memories(machine) / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+
+
+def test_another_machines_codex_memories_reach_the_extension_folder(machine, machine_b, bucket):
+    a, b = set_up(machine, bucket, "laptop"), set_up(machine_b, bucket, "desktop")
+    write(a, {"memory_summary.md": SUMMARY_A, "MEMORY.md": MEMORY_A, "rollout_summaries/one.md": "Session one.\n"})
+    write(b, {"memory_summary.md": "v1\n- B's own summary\n", "MEMORY.md": MEMORY_B})
+    b_before = snapshot(memories(b))
+    stopped = hook(a, "Stop", "codex")
+    tools.exited(stopped)
+    assert "3 files pushed" in stopped.err
+
+    context = reminder(b, "codex")
+    assert snapshot(memories(b)) == b_before  # Codex's generated files untouched, byte for byte
+    instructions = (extension(b) / "instructions.md").read_text()
+    assert "the user's Codex memories from their other machines" in instructions
+    assert "- laptop (agent-memory id " in instructions and "not a signal to forget" in instructions
+    delivered = resources(b)
+    assert sorted(name.split("-laptop-")[1].split("-", 1)[1] for name in delivered) == [
+        "memory-md.md",
+        "memory-summary-md.md",
+    ]  # the rollout summaries are Phase 2 inputs that laptop's own consolidation folds into its MEMORY.md
+    for name, text in delivered.items():
+        assert name[:19].count("-") == 4 and name[10] == "T"  # `%Y-%m-%dT%H-%M-%S`, as Codex prunes by
+        assert text.startswith("# Codex memory from the user's machine laptop (agent-memory id ")
+    memory = next(text for name, text in delivered.items() if name.endswith("-memory-md.md"))
+    assert "- learned: the parser uses a lookahead of 2" in memory and "`MEMORY.md`" in memory
+    # the session is told, since Codex reads the extension only when it next consolidates
+    assert "Codex memories from the user's other machines arrived in" in context
+    assert "  - learned: the parser uses a lookahead of 2" in context and "loaded" not in context.split("(")[0]
+
+    # B's own memories go the other way; A's generated files stay A's
+    a_before = snapshot(memories(a))
+    sync_now(b)
+    sync_now(a)
+    assert snapshot(memories(a)) == a_before
+    assert any("- learned on B: releases are cut on Tuesdays" in text for text in resources(a).values())
+
+    # nothing new: nothing delivered again, nothing said
+    assert "agent-memory sync" not in reminder(b, "codex")
+    assert len(resources(b)) == 2
+
+    # a change on A: only the lines it changed arrive, and lines B already knows are left out
+    write(a, {"MEMORY.md": MEMORY_A.replace("lookahead of 2", "lookahead of 3") + "- releases are cut on Tuesdays\n"})
+    write(b, {"MEMORY.md": MEMORY_B + "- releases are cut on Tuesdays\n"})
+    sync_now(a)
+    sync_now(b)
+    new = {name: text for name, text in resources(b).items() if name not in delivered}
+    (text,) = new.values()
+    added, removed = text.split("## Lines it added")[1].split("## Lines it removed")
+    assert "- learned: the parser uses a lookahead of 3" in added and "Tuesdays" not in added
+    assert "- learned: the parser uses a lookahead of 2" in removed
+
+
+def test_a_pruned_resource_is_not_delivered_again(machine, machine_b, bucket):
+    a, b = set_up(machine, bucket, "laptop"), set_up(machine_b, bucket, "desktop")
+    write(a, {"MEMORY.md": MEMORY_A})
+    sync_now(a)
+    sync_now(b)
+    (name,) = resources(b)
+    (extension(b) / "resources" / name).unlink()  # what Codex's consolidation does 7 days after its time
+    sync_now(b)
+    reminder(b, "codex")
+    assert resources(b) == {}
+    status = b.run("sync", "status", "--json")
+    tools.exited(status)
+    assert "agent-memory sync" not in reminder(b, "codex")
+
+
+def test_the_old_layout_moves_over_without_losing_a_line(machine, machine_b, bucket, monkeypatch):
+    """Machine B synced the old way: its Codex files hold a line from machine A that lives nowhere else on B.
+    After the move, that line is delivered as a resource, B's files are untouched, and B pushes no deletion."""
+    set_up(machine, bucket, "laptop")
+    b = set_up(machine_b, bucket, "desktop")
+    own = "- learned on desktop: the build needs make 4\n"
+    theirs = "- learned on laptop: the parser uses a lookahead of 2\n"
+    write(b, {"MEMORY.md": f"# Memory\n{own}{theirs}"})
+    # the old layout's record on B: the shared scope `user`, one version from each machine, B in step with the merge
+    old = _old_layout(b, bucket, own, theirs, monkeypatch)
+    before = snapshot(memories(b))
+    done = sync_now(b)
+    assert snapshot(memories(b)) == before
+    pushed = [folder for folder in done["folders"] if folder["folder"] == str(memories(b))]
+    assert pushed and pushed[0]["pushed"] == ["MEMORY.md"]
+    moved = [text for text in resources(b).values() if "An earlier agent-memory sync wrote these lines" in text]
+    assert len(moved) == 1 and theirs.strip() in moved[0] and own.strip() not in moved[0]
+    assert "laptop" in moved[0]
+    # the old scope is left as it was: no deletion, no new version
+    assert old() == 3
+    # once only
+    sync_now(b)
+    assert len([t for t in resources(b).values() if "An earlier agent-memory sync" in t]) == 1
+
+
+def _old_layout(machine: Machine, bucket: str, own: str, theirs: str, monkeypatch: pytest.MonkeyPatch):
+    """Give `machine` the record the old layout left: versions of MEMORY.md in the shared scope `user` (one made on
+    laptop, one on desktop, their merge), the folder in step with the merge. Returns a count of that scope's
+    versions in this machine's record."""
+    from agent_memory.config import settings
+    from agent_memory.config.context import Context
+    from agent_memory.sync.history import History
+    from agent_memory.sync.index import FolderIndex
+
+    with monkeypatch.context() as patched:
+        for key, value in machine.env.items():
+            patched.setenv(key, value)
+        bucket = settings.bucket(Context().config)  # as the helper spells it
+        history = History(bucket, "codex", "user")
+        one = Version("20261201-000000-000000-0000000001", "MEMORY.md", [], f"# Memory\n{theirs}", "laptop", "t1")
+        two = Version("20261201-000000-000000-0000000002", "MEMORY.md", [], f"# Memory\n{own}", "desktop", "t2")
+        text = f"# Memory\n{own}{theirs}"
+        three = Version("20261201-000000-000000-0000000003", "MEMORY.md", [one.id, two.id], text, "desktop", "t3")
+        for version in (one, two, three):
+            history.add(version, object_path("codex", "user", version))
+            assert encode("codex", "user", version)
+        history.save()
+        index = FolderIndex(history.folder, memories(machine))
+        info = (memories(machine) / "MEMORY.md").stat()
+        index.files["MEMORY.md"] = {
+            "size": info.st_size,
+            "mtime_ns": info.st_mtime_ns,
+            "hash": three.hash,
+            "version": three.id,
+        }
+        index.save(synced=True)
+
+    def count() -> int:
+        with monkeypatch.context() as patched:
+            for key, value in machine.env.items():
+                patched.setenv(key, value)
+            return len(History(bucket, "codex", "user").versions)
+
+    return count
