@@ -3,7 +3,6 @@ compares with the newest checkpoint's."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 
@@ -19,8 +18,10 @@ def machine_id() -> str:
     """A random id for this machine's agent-memory state, created once (never derived from the hardware): unlike
     the name, it tells apart two homes on one host."""
     file = paths.state_dir() / "machine-id"
-    with contextlib.suppress(FileNotFoundError):  # a FIFO or link planted there: refused with its fix, never waited on
+    try:  # a FIFO or link planted there: refused with its fix, never waited on
         return read_own(file, MACHINE_ID_MAX).decode("utf-8", errors="replace").strip()
+    except FileNotFoundError:
+        pass
     write_atomic(file, os.urandom(16).hex().encode())
     return read_own(file, MACHINE_ID_MAX).decode("utf-8", errors="replace").strip()
 
