@@ -12,8 +12,10 @@ import pytest
 from test_sync import hook, reminder, sync_now
 
 import tools
+from agent_clis import Codex
 from agent_memory.sync.versions import Version, encode, object_path
 from conftest import BUCKET, Machine
+from model_servers import ConsolidatingModel, Say, Shell, visible_text
 
 pytestmark = pytest.mark.outside_tmp
 
@@ -196,3 +198,43 @@ def _old_layout(machine: Machine, bucket: str, own: str, theirs: str, monkeypatc
             return len(History(bucket, "codex", "user").versions)
 
     return count
+
+
+@pytest.mark.slow
+def test_the_real_codex_consolidation_reads_our_extension(machine, machine_b, folder_store):
+    """Codex 0.169.0 with its memories on, offline against a scripted model: a session start on B finds its memory
+    folder changed (our extension's files) and spawns the consolidation agent, whose prompt names the extensions
+    root; its scripted turn reads the workspace diff Codex made for it, which lists our instructions and resource.
+    Codex runs the consolidation in the background, so the user's session waits (a bounded shell loop) until the
+    consolidation's turn is over."""
+    a, b = set_up(machine, folder_store, "laptop"), set_up(machine_b, folder_store, "desktop")
+    write(a, {"MEMORY.md": MEMORY_A})
+    sync_now(a)
+    sync_now(b)
+    (resource,) = resources(b)
+    done = b.root / "consolidation-done"
+    look = "cat phase2_workspace_diff.md; ls extensions/agent-memory/resources"
+    wait = f"for i in $(seq 600); do [ -e {done} ] && exit 0; sleep 0.1; done; exit 1"
+    with ConsolidatingModel(
+        [Shell(wait), Say("Noted.")],
+        consolidation=[Shell(look), Say("Consolidated.", action=done.touch)],
+    ) as model:
+        cli = Codex(b, model)
+        config = cli.home / "config.toml"
+        # the consolidation model must be one Codex has no metadata for, to get classic function tools (X9)
+        config.write_text(
+            config.read_text() + '\n[features]\nmemories = true\n\n[memories]\nconsolidation_model = "gpt-5.1"\n'
+        )
+        run = cli.run("When are releases cut?")
+        model.assert_played()
+        assert model.consolidation_remaining == []
+        prompt = visible_text(model.consolidation_requests[0])
+        results = model.tool_results()
+    tools.exited(run)
+    root = memories(b) / "extensions"
+    assert f"Memory extensions (under {root}/):" in prompt
+    assert "read each instructions.md first and follow it" in prompt
+    (looked,) = [result for result in results if result.command == look]
+    assert "A extensions/agent-memory/instructions.md" in looked.output
+    assert f"A extensions/agent-memory/resources/{resource}" in looked.output
+    assert resource in looked.output.split("```")[-1]  # and the folder lists it
