@@ -94,11 +94,13 @@ def test_another_machines_codex_memories_reach_the_extension_folder(machine, mac
     assert "- learned: the parser uses a lookahead of 2" in memory and "`MEMORY.md`" in memory
     # the session is told, since Codex reads the extension only when it next consolidates
     assert "Codex memories from the user's other machines arrived in" in context
-    assert "  - learned: the parser uses a lookahead of 2" in context and "loaded" not in context.split("(")[0]
+    assert "  - learned: the parser uses a lookahead of 2" in context and "loaded" not in context
+    assert "reads that folder only when it consolidates its memory (with its memories on)" in context
 
     # B's own memories go the other way; A's generated files stay A's
     a_before = snapshot(memories(a))
-    sync_now(b)
+    pushed = [path for folder in sync_now(b)["folders"] for path in folder["pushed"]]
+    assert sorted(pushed) == ["MEMORY.md", "memory_summary.md"]  # never what was delivered here
     sync_now(a)
     assert snapshot(memories(a)) == a_before
     assert any("- learned on B: releases are cut on Tuesdays" in text for text in resources(a).values())
@@ -129,8 +131,10 @@ def test_a_pruned_resource_is_not_delivered_again(machine, machine_b, bucket):
     sync_now(b)
     reminder(b, "codex")
     assert resources(b) == {}
-    status = b.run("sync", "status", "--json")
+    status = b.run("sync", "status")
     tools.exited(status)
+    assert f"  from other machines -> {extension(b)}: Codex's memory extension" in status.out
+    assert "laptop (changed there 20" in status.out
     assert "agent-memory sync" not in reminder(b, "codex")
 
 

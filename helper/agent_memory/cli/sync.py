@@ -11,7 +11,7 @@ from ..config.context import Context
 from ..display import plural, safe_tree
 from ..errors import OK, PENDING, UsageError
 from ..outbox.listing import summary
-from ..sync import restoring, settings
+from ..sync import codex_delivery, restoring, settings
 from ..sync import summary as reports
 from ..sync.engine import FolderSync
 from ..sync.running import Run, scopes, sync
@@ -187,6 +187,8 @@ def status(args: argparse.Namespace, ctx: Context) -> Rendered:
                     f"{commands.line('sync', 'history', 'FILE', '--agent', state['agent'])})"
                 )
             lines += [f"  {_conflict_line(item)}" for item in state["conflicts"]]
+        if agent["agent"] == "codex" and agent["enabled"]:
+            lines += codex_delivery.status_lines(bucket)
     if result["pending"]:
         lines.append(f"uploads waiting: {result['pending']} (retry: {commands.line('pending', 'retry')})")
     return result, "\n".join(lines), OK

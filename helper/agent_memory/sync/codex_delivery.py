@@ -34,7 +34,7 @@ from ..memory.origin import machine_id
 from ..store.base import Store
 from . import folders, versions
 from .engine import FolderSync
-from .history import History
+from .history import MAX_NEW, History
 from .versions import Refused
 
 EXTENSION = "agent-memory"
@@ -47,6 +47,7 @@ RETENTION_DAYS = 7  # Codex 0.169.0 deletes a dated resource this long after the
 MAX_RECENT_LINES = 40  # added lines kept per delivery for the SessionStart reminder
 _RECORD_MAX = 4 * 1024 * 1024
 _HEADING = re.compile(r"\s*#")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def scope() -> str:
@@ -75,6 +76,8 @@ class Record:
         self.machines: dict[str, dict[str, str]] = machines if isinstance(machines, dict) else {}
         self.migrated = value.get("migrated") is True
         self.recent: dict[str, object] = recent if isinstance(recent, dict) else {}
+        listed_at = value.get("listed_at")
+        self.listed_at: str | None = listed_at if isinstance(listed_at, str) else None
 
     def save(self) -> None:
         write_json_atomic(
@@ -84,6 +87,7 @@ class Record:
                 "machines": self.machines,
                 "migrated": self.migrated,
                 "recent": self.recent,
+                "listed_at": self.listed_at,
             },
         )
 
@@ -100,23 +104,26 @@ class Delivery:
         self.removed = removed
 
 
-def deliver(store: Store, bucket: str, *, migrate_from: list[Delivery] | None = None) -> FolderSync:
-    """Learn the other machines' Codex memories from the bucket (one listing) and write what changed there as
-    resources of the extension; what was done, as a pass over the extension folder."""
+def deliver(store: Store, bucket: str, *, stamp: str | None, migrate_from: list[Delivery] | None = None) -> FolderSync:
+    """Learn the other machines' Codex memories from the bucket and write what changed there as resources of the
+    extension; what was done, as a pass over the extension folder. `stamp`: the bucket's `updatedAt` as the sync
+    just asked it (None: unknown): when it is the one of the last listing, nothing changed and nothing is listed."""
     mine = scope()
     record = Record(bucket)
     done = FolderSync("codex", mine, extension_folder())
-    listing = store.list(versions.PREFIX + "/codex")
-    by_scope: dict[str, list] = {}
-    for info in listing:
-        parts = info.path.split("/")
-        if len(parts) > 2 and parts[2].startswith(SCOPE_PREFIX) and parts[2] != mine:
-            by_scope.setdefault(parts[2], []).append(info)
     changed: list[Delivery] = []
-    for key in sorted(by_scope):
-        history = History(bucket, "codex", key)
-        history.learn_listed(store, by_scope[key])
-        changed += _changes(history, record)
+    if stamp is None or stamp != record.listed_at:
+        whole = True
+        by_scope: dict[str, list] = {}
+        for info in store.list(versions.PREFIX + "/codex"):  # one listing for every machine
+            parts = info.path.split("/")
+            if len(parts) > 2 and parts[2].startswith(SCOPE_PREFIX) and parts[2] != mine:
+                by_scope.setdefault(parts[2], []).append(info)
+        for key in sorted(by_scope):
+            history = History(bucket, "codex", key)
+            whole = history.learn_listed(store, by_scope[key]) < MAX_NEW and whole
+            changed += _changes(history, record)
+        record.listed_at = stamp if whole else None
     own = _own_lines() if changed else set()
     found = list(migrate_from or [])
     for item in changed:
@@ -151,10 +158,16 @@ def _changes(history: History, record: Record) -> list[Delivery]:
             continue  # a damaged kept text: the next refresh downloads it again
         meta = history.versions[head]
         added, removed = _difference(old, new)
+        name, when = _plain(meta["machine"]), _plain(meta["time"])
         record.delivered[key] = head
-        record.machines[history.scope] = {"name": str(meta["machine"]), "at": str(meta["time"])}
-        found.append(Delivery(str(meta["machine"]), history.scope, str(meta["time"]), path, added, removed))
+        record.machines[history.scope] = {"name": name, "at": when}
+        found.append(Delivery(name, history.scope, when, path, added, removed))
     return found
+
+
+def _plain(value: object) -> str:
+    """A machine's name or time from the bucket (anyone's text, at most 100 characters): one printable line."""
+    return _CONTROL.sub("?", str(value))
 
 
 def _difference(old: str | None, new: str | None) -> tuple[list[str], list[str]]:
@@ -314,9 +327,9 @@ def reminder(bucket: str, since: float, limit: int) -> list[str]:
     if not isinstance(items, list) or not items:
         return []
     lines = [
-        f"agent-memory sync: Codex memories from the user's other machines arrived in {extension_folder()} "
-        "(Codex folds them into its own memory at its next memory consolidation; this session has not loaded "
-        "them):"
+        f"agent-memory sync: Codex memories from the user's other machines arrived in {extension_folder()}. Codex "
+        "reads that folder only when it consolidates its memory (with its memories on), never at a session's "
+        "start, so the new lines are shown here:"
     ]
     size = 0
     for item in items:
@@ -335,3 +348,18 @@ def reminder(bucket: str, since: float, limit: int) -> list[str]:
                 return lines
             lines.append(f"  {line}")
     return lines
+
+
+def status_lines(bucket: str) -> list[str]:
+    """What `sync status` says of the deliveries: where they go, and from which machines (none: said so)."""
+    record = Record(bucket)
+    if not record.machines:
+        return [f"  from other machines -> {extension_folder()}: nothing delivered yet"]
+    machines = ", ".join(
+        f"{entry.get('name', '?')} (changed there {entry.get('at', '?')})"
+        for _key, entry in sorted(record.machines.items())
+    )
+    return [
+        f"  from other machines -> {extension_folder()}: Codex's memory extension, read by its memory "
+        f"consolidation; {machines}"
+    ]

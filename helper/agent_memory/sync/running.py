@@ -132,13 +132,13 @@ def sync(
                 index.save(synced=reached)
                 run.folders.append(done)
             if scope.source and reached and only is None:
-                _deliver_codex(ctx, run, machine)
+                _deliver_codex(ctx, run, machine, history.updated_at)
         if key is not None:
             run.uploads.append(_deliver(ctx, key))
     return run
 
 
-def _deliver_codex(ctx: Context, run: Run, machine: str) -> None:
+def _deliver_codex(ctx: Context, run: Run, machine: str, stamp: str | None) -> None:
     """Other machines' Codex memories into Codex's extension folder (the old layout moved over first, once); the
     caller holds this machine's Codex scope lock."""
     migrate = None
@@ -147,7 +147,7 @@ def _deliver_codex(ctx: Context, run: Run, machine: str) -> None:
             codex_migration.lines_from_elsewhere(ctx.bucket, machine) if codex_migration.pending(ctx.bucket) else []
         )
     try:
-        run.folders.append(codex_delivery.deliver(ctx.store, ctx.bucket, migrate_from=migrate))
+        run.folders.append(codex_delivery.deliver(ctx.store, ctx.bucket, stamp=stamp, migrate_from=migrate))
     except StoreError as exc:
         run.errors.append(f"{ctx.bucket}: {exc.detail}")
 
