@@ -6,6 +6,9 @@ line."""
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -13,7 +16,8 @@ from test_sync import hook, reminder, sync_now
 
 import tools
 from agent_clis import Codex
-from agent_memory.sync.versions import Version, encode, object_path
+from agent_memory.contents import sha256
+from agent_memory.sync.versions import Version, encode, object_path, path_key
 from conftest import BUCKET, Machine
 from model_servers import ConsolidatingModel, Say, Shell, visible_text
 
@@ -242,3 +246,40 @@ def test_the_real_codex_consolidation_reads_our_extension(machine, machine_b, fo
     assert "A extensions/agent-memory/instructions.md" in looked.output
     assert f"A extensions/agent-memory/resources/{resource}" in looked.output
     assert resource in looked.output.split("```")[-1]  # and the folder lists it
+
+
+def test_what_the_guard_refuses_or_a_link_is_never_delivered(machine, machine_b, folder_store, tmp_path):
+    """A version in another machine's scope that holds a token (planted: that machine's own guard would have kept it)
+    is not delivered, and said; a link planted where the resources go is never written through."""
+    a, b = set_up(machine, folder_store, "laptop"), set_up(machine_b, folder_store, "desktop")
+    write(a, {"MEMORY.md": MEMORY_A})
+    sync_now(a)
+    store = tmp_path / "store"
+    (good,) = [p for p in (store / "sync" / "codex").rglob("*.json")]
+    value = json.loads(good.read_text())
+    text = "- the deploy token is ghp_" + "Ab3" * 12 + "\n"
+    version = "20300101-000000-000000-00000000aa"
+    value.update({"id": version, "path": "leak.md", "bases": [], "text": text, "hash": sha256(text.encode())})
+    folder = good.parent.parent / path_key("leak.md")
+    folder.mkdir(mode=0o700)
+    (folder / f"{version}.json").write_text(json.dumps(value))
+
+    done = sync_now(b)
+    refused = [item for folder in done["folders"] for item in folder["refused"]]
+    assert [item["path"] for item in refused] == ["laptop: leak.md"] and "secret" in refused[0]["why"]
+    delivered = resources(b)
+    assert len(delivered) == 1 and "ghp_" not in "".join(delivered.values())
+
+    outside = b.root / "outside"
+    outside.mkdir()
+    shutil.rmtree(extension(b) / "resources")
+    os.symlink(outside, extension(b) / "resources")
+    write(a, {"MEMORY.md": MEMORY_A + "- one more line\n"})
+    sync_now(a)
+    done = sync_now(b)
+    refused = [item for folder in done["folders"] for item in folder["refused"]]
+    assert refused and "could not be written" in refused[0]["why"] and list(outside.iterdir()) == []
+    # once the link is gone, the next sync delivers what could not be written: nothing is lost to a failed write
+    os.unlink(extension(b) / "resources")
+    sync_now(b)
+    assert any("- one more line" in text for text in resources(b).values())

@@ -95,13 +95,21 @@ class Record:
 class Delivery:
     """One resource to write: whose file, which lines it gained and lost there."""
 
-    def __init__(self, name: str, key: str, when: str, path: str, added: list[str], removed: list[str]) -> None:
+    def __init__(
+        self, name: str, key: str, when: str, path: str, added: list[str], removed: list[str], head: str = ""
+    ) -> None:
         self.name = name  # the machine's name, as its versions record it
         self.key = key  # its scope in the bucket
         self.when = when
         self.path = path
         self.added = added
         self.removed = removed
+        self.head = head  # the version delivered (none: lines moved over from the old layout)
+
+    def mark(self, record: Record) -> None:
+        """Record it as delivered: never again, even once Codex pruned its resource."""
+        if self.head:
+            record.delivered[f"{self.key}/{self.path}"] = self.head
 
 
 def deliver(store: Store, bucket: str, *, stamp: str | None, migrate_from: list[Delivery] | None = None) -> FolderSync:
@@ -121,7 +129,9 @@ def deliver(store: Store, bucket: str, *, stamp: str | None, migrate_from: list[
                 by_scope.setdefault(parts[2], []).append(info)
         for key in sorted(by_scope):
             history = History(bucket, "codex", key)
+            known = set(history.refused)
             whole = history.learn_listed(store, by_scope[key]) < MAX_NEW and whole
+            done.refused += [{"path": name, "why": why} for name, why in history.refused.items() if name not in known]
             changed += _changes(history, record)
         record.listed_at = stamp if whole else None
     own = _own_lines() if changed else set()
@@ -130,6 +140,8 @@ def deliver(store: Store, bucket: str, *, stamp: str | None, migrate_from: list[
         item.added = _news(item.added, own)
         if item.added or item.removed:
             found.append(item)
+        else:
+            item.mark(record)  # nothing this machine does not know already
     written = _write(done, record, found)
     record.recent = {"at": time.time(), "items": written} if written else record.recent
     if migrate_from is not None:
@@ -159,9 +171,8 @@ def _changes(history: History, record: Record) -> list[Delivery]:
         meta = history.versions[head]
         added, removed = _difference(old, new)
         name, when = _plain(meta["machine"]), _plain(meta["time"])
-        record.delivered[key] = head
         record.machines[history.scope] = {"name": name, "at": when}
-        found.append(Delivery(name, history.scope, when, path, added, removed))
+        found.append(Delivery(name, history.scope, when, path, added, removed, head))
     return found
 
 
@@ -221,13 +232,16 @@ def _write(done: FolderSync, record: Record, found: list[Delivery]) -> list[dict
                     "why": f"it looks like it holds a secret (line {first.line}: {first.label}); it was not delivered",
                 }
             )
+            item.mark(record)  # told once; that machine's next change of the file is looked at again
             continue
         name = _name(done.folder / "resources", stamp, item, taken)
         try:
             folders.write(done.folder, f"resources/{name}", text, None)
         except (OSError, Refused, folders.Moved) as exc:
             done.refused.append({"path": f"resources/{name}", "why": f"it could not be written ({exc})"})
+            record.listed_at = None  # tried again by the next sync, whatever the bucket does meanwhile
             continue
+        item.mark(record)
         done.pulled.append(f"resources/{name}")
         written.append(
             {
