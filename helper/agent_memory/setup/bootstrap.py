@@ -28,6 +28,7 @@ from ..outbox.delivery import retry
 from ..outbox.plans import Damaged
 from ..skills.install_read import local_changes, read_marker, skill_roots
 from ..skills.install_write import holds_revision, install_files, install_revision
+from ..skills.layout import skill_files
 from ..store.base import BucketMissing, Store, StoreError
 from ..store.bucket import hub_user, parse_bucket
 from ..store.budget import Budget
@@ -335,11 +336,7 @@ def _default_bucket(budget: Budget) -> str:
 
 def core_skill_files() -> dict[str, bytes]:
     """The core memory skill shipped in this package."""
-    return {
-        path.relative_to(CORE_SKILL_DIR).as_posix(): path.read_bytes()
-        for path in sorted(CORE_SKILL_DIR.rglob("*"))
-        if path.is_file()
-    }
+    return {relative: (CORE_SKILL_DIR / relative).read_bytes() for relative in skill_files(CORE_SKILL_DIR)}
 
 
 def _install_core_skill(roots: dict[str, Path], replace: bool, warnings: list[str]) -> dict[str, list[str]]:
