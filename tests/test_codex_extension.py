@@ -18,7 +18,7 @@ import tools
 from agent_clis import Codex
 from agent_memory.contents import sha256
 from agent_memory.sync.versions import Version, encode, object_path, path_key
-from conftest import BUCKET, Machine
+from conftest import Machine
 from model_servers import ConsolidatingModel, Say, Shell, visible_text
 
 pytestmark = pytest.mark.outside_tmp
@@ -26,14 +26,6 @@ pytestmark = pytest.mark.outside_tmp
 SUMMARY_A = "v1\n## User profile\n- The user prefers small commits.\n"
 MEMORY_A = "# Task Group: parser\n\n## Task 1: lookahead\n- learned: the parser uses a lookahead of 2\n"
 MEMORY_B = "# Task Group: release\n\n- learned on B: releases are cut on Tuesdays\n"
-
-
-@pytest.fixture(params=["folder", "hub"])
-def bucket(request, tmp_path, base_env) -> str:
-    if request.param == "folder":
-        return request.getfixturevalue("folder_store")
-    request.getfixturevalue("hub")
-    return BUCKET
 
 
 def memories(machine: Machine) -> Path:

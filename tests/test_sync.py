@@ -61,15 +61,6 @@ def store_objects(store: Path) -> dict[str, bytes]:
     return {str(p.relative_to(store)): p.read_bytes() for p in sorted((store / "sync").rglob("*.json"))}
 
 
-@pytest.fixture(params=["folder", "hub"])
-def bucket(request, tmp_path, base_env) -> str:
-    """The two stores: a folder store, and the Hub emulator's private bucket."""
-    if request.param == "folder":
-        return request.getfixturevalue("folder_store")
-    request.getfixturevalue("hub")
-    return BUCKET
-
-
 def two_machines(machine: Machine, machine_b: Machine, bucket: str, agent: str = "claude") -> tuple[Machine, Machine]:
     """Machine A, and machine B with the project checked out at another path; both sync `agent`'s memory."""
     machine_b.work = machine_b.root / "elsewhere" / "parser"
