@@ -275,3 +275,27 @@ def test_what_the_guard_refuses_or_a_link_is_never_delivered(machine, machine_b,
     os.unlink(extension(b) / "resources")
     sync_now(b)
     assert any("- one more line" in text for text in resources(b).values())
+
+
+@pytest.mark.slow
+def test_parallel_syncs_deliver_once_and_a_damaged_record_loses_nothing(machine, machine_b, folder_store):
+    """Three syncs at once on B (the user's session, Codex's consolidation session and a `sync now`) deliver each
+    change once: they take turns under the scope's lock. A record of deliveries that is damaged is started again:
+    what was delivered comes again (nothing lost), and Codex's own files are still untouched."""
+    a, b = set_up(machine, folder_store, "laptop"), set_up(machine_b, folder_store, "desktop")
+    write(a, {"MEMORY.md": MEMORY_A, "memory_summary.md": SUMMARY_A})
+    write(b, {"MEMORY.md": MEMORY_B})
+    sync_now(a)
+    before = snapshot(memories(b))
+    procs = [b.popen("sync", "now", "--json") for _ in range(3)]
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err.decode()
+    assert len(resources(b)) == 2 and snapshot(memories(b)) == before
+
+    record = next(p for p in b.state.rglob("delivered.json"))
+    record.write_bytes(record.read_bytes()[:40])  # cut short, as by a full disk
+    sync_now(b)
+    texts = list(resources(b).values())
+    assert len(texts) == 4 and sum("lookahead of 2" in text for text in texts) == 2
+    assert snapshot(memories(b)) == before

@@ -337,8 +337,8 @@ def reminder(bucket: str, since: float, limit: int) -> list[str]:
     the extension only when it next consolidates its memory (and never with its memories off), so the session is
     shown the new lines itself, at most `limit` bytes of them."""
     recent = Record(bucket).recent
-    items = recent.get("items") if isinstance(recent.get("at"), (int, float)) and recent["at"] >= since else None
-    if not isinstance(items, list) or not items:
+    at, items = recent.get("at"), recent.get("items")
+    if not isinstance(at, (int, float)) or at < since or not isinstance(items, list) or not items:
         return []
     lines = [
         f"agent-memory sync: Codex memories from the user's other machines arrived in {extension_folder()}. Codex "
@@ -349,9 +349,10 @@ def reminder(bucket: str, since: float, limit: int) -> list[str]:
     for item in items:
         if not isinstance(item, dict):
             continue
-        added = [line for line in item.get("added", []) if isinstance(line, str)]
-        more = item.get("more") if isinstance(item.get("more"), int) else 0
-        removed = item.get("removed") if isinstance(item.get("removed"), int) else 0
+        listed, more, removed = item.get("added"), item.get("more"), item.get("removed")
+        added = [line for line in listed if isinstance(line, str)] if isinstance(listed, list) else []
+        more = more if isinstance(more, int) else 0
+        removed = removed if isinstance(removed, int) else 0
         lines.append(
             f"- from {item.get('machine')}, {item.get('path')} as of {item.get('time')}: {len(added) + more} lines "
             f"added, {removed} removed (all of it: {item.get('resource')})"

@@ -56,7 +56,8 @@ def _authors(history: History, path: str) -> dict[str, str]:
             if text is None:
                 continue
             before: set[str] = set()
-            for base in meta["bases"]:
+            bases = meta["bases"]
+            for base in bases if isinstance(bases, list) else []:
                 if base in history.versions:
                     before.update((history.text(base) or "").splitlines())
             for line in text.splitlines():
