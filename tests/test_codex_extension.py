@@ -157,6 +157,20 @@ def test_the_old_layout_moves_over_without_losing_a_line(machine, machine_b, buc
     # once only
     sync_now(b)
     assert len([t for t in resources(b).values() if "An earlier agent-memory sync" in t]) == 1
+    if not bucket.startswith("file://"):
+        return
+    # a machine that still syncs the old way pushes to the old scope: only its new lines are delivered
+    later = f"# Memory\n{own}{theirs}- learned on laptop, still the old way: tabs in Makefiles\n"
+    bases = ["20261201-000000-000000-0000000003"]
+    four = Version("20261202-000000-000000-0000000004", "MEMORY.md", bases, later, "laptop", "t4")
+    target = Path(bucket.removeprefix("file://")) / object_path("codex", "user", four)
+    target.parent.mkdir(parents=True, mode=0o700)
+    target.write_bytes(encode("codex", "user", four))
+    before_count = len(resources(b))
+    sync_now(b)
+    new = [t for t in resources(b).values() if "still the old way" in t]
+    assert len(resources(b)) == before_count + 1 and len(new) == 1 and theirs.strip() not in new[0]
+    assert snapshot(memories(b)) == before
 
 
 def _old_layout(machine: Machine, bucket: str, own: str, theirs: str, monkeypatch: pytest.MonkeyPatch):

@@ -38,6 +38,9 @@ from .history import MAX_NEW, History
 from .versions import Refused
 
 EXTENSION = "agent-memory"
+# the scope every machine shared before (its versions merged into Codex's own files); machines that still run that
+# version of agent-memory push there, so its new versions are delivered as any machine's
+OLD_SCOPE = versions.CODEX_SCOPE
 SCOPE_PREFIX = "machine-"
 MIGRATED = "machine-synced-before"  # the lines an earlier sync wrote into Codex's own files (`codex_migration`)
 # another machine's Phase 2 inputs, which its own consolidation folds into its MEMORY.md: delivering them as well
@@ -112,12 +115,22 @@ class Delivery:
             record.delivered[f"{self.key}/{self.path}"] = self.head
 
 
-def deliver(store: Store, bucket: str, *, stamp: str | None, migrate_from: list[Delivery] | None = None) -> FolderSync:
+def deliver(
+    store: Store,
+    bucket: str,
+    *,
+    stamp: str | None,
+    migrate_from: list[Delivery] | None = None,
+    baseline: dict[str, str] | None = None,
+) -> FolderSync:
     """Learn the other machines' Codex memories from the bucket and write what changed there as resources of the
     extension; what was done, as a pass over the extension folder. `stamp`: the bucket's `updatedAt` as the sync
-    just asked it (None: unknown): when it is the one of the last listing, nothing changed and nothing is listed."""
+    just asked it (None: unknown): when it is the one of the last listing, nothing changed and nothing is listed.
+    `migrate_from`: the lines moved over from the old layout (`codex_migration`), with the old scope's versions
+    they cover (`baseline`, recorded as delivered)."""
     mine = scope()
     record = Record(bucket)
+    record.delivered.update(baseline or {})
     done = FolderSync("codex", mine, extension_folder())
     changed: list[Delivery] = []
     if stamp is None or stamp != record.listed_at:
@@ -125,7 +138,7 @@ def deliver(store: Store, bucket: str, *, stamp: str | None, migrate_from: list[
         by_scope: dict[str, list] = {}
         for info in store.list(versions.PREFIX + "/codex"):  # one listing for every machine
             parts = info.path.split("/")
-            if len(parts) > 2 and parts[2].startswith(SCOPE_PREFIX) and parts[2] != mine:
+            if len(parts) > 2 and parts[2] != mine and (parts[2].startswith(SCOPE_PREFIX) or parts[2] == OLD_SCOPE):
                 by_scope.setdefault(parts[2], []).append(info)
         for key in sorted(by_scope):
             history = History(bucket, "codex", key)

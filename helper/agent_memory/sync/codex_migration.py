@@ -14,12 +14,12 @@ from __future__ import annotations
 import contextlib
 
 from . import folders
-from .codex_delivery import MIGRATED, Delivery
+from .codex_delivery import MIGRATED, OLD_SCOPE, Delivery
 from .history import History
 from .index import FolderIndex
-from .versions import CODEX_SCOPE, Refused
+from .versions import Refused
 
-OLD = CODEX_SCOPE  # the scope every machine shared before
+OLD = OLD_SCOPE
 
 
 def pending(bucket: str) -> bool:
@@ -28,11 +28,14 @@ def pending(bucket: str) -> bool:
     return bool(index.files)
 
 
-def lines_from_elsewhere(bucket: str, machine: str) -> list[Delivery]:
+def lines_from_elsewhere(bucket: str, machine: str) -> tuple[list[Delivery], dict[str, str]]:
     """The lines other machines brought into this machine's Codex memory files in the old layout, one delivery per
-    machine and file (see the module's docstring). Read from this machine's record of the old scope alone."""
+    machine and file (see the module's docstring), and the old scope's newest versions they cover (from then on,
+    only a later version there is delivered: one pushed by a machine that still syncs the old way). Read from this
+    machine's record of the old scope alone."""
     history = History(bucket, "codex", OLD)
     found: list[Delivery] = []
+    covered = {f"{OLD}/{path}": max(history.heads(path)) for path in history.paths() if history.heads(path)}
     for path in sorted(history.paths()):
         authors = _authors(history, path)
         kept = _present(history, path)
@@ -44,7 +47,7 @@ def lines_from_elsewhere(bucket: str, machine: str) -> list[Delivery]:
         for author, lines in sorted(by_machine.items()):
             when = max(str(meta["time"]) for meta in history.of(path) if meta["machine"] == author)
             found.append(Delivery(author, MIGRATED, when, path, lines, []))
-    return found
+    return found, covered
 
 
 def _authors(history: History, path: str) -> dict[str, str]:

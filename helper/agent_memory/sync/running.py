@@ -141,13 +141,14 @@ def sync(
 def _deliver_codex(ctx: Context, run: Run, machine: str, stamp: str | None) -> None:
     """Other machines' Codex memories into Codex's extension folder (the old layout moved over first, once); the
     caller holds this machine's Codex scope lock."""
-    migrate = None
+    migrate, covered = None, None
     if not codex_delivery.Record(ctx.bucket).migrated:
-        migrate = (
-            codex_migration.lines_from_elsewhere(ctx.bucket, machine) if codex_migration.pending(ctx.bucket) else []
-        )
+        migrate, covered = [], {}
+        if codex_migration.pending(ctx.bucket):
+            migrate, covered = codex_migration.lines_from_elsewhere(ctx.bucket, machine)
     try:
-        run.folders.append(codex_delivery.deliver(ctx.store, ctx.bucket, stamp=stamp, migrate_from=migrate))
+        done = codex_delivery.deliver(ctx.store, ctx.bucket, stamp=stamp, migrate_from=migrate, baseline=covered)
+        run.folders.append(done)
     except StoreError as exc:
         run.errors.append(f"{ctx.bucket}: {exc.detail}")
 
