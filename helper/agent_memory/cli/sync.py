@@ -27,7 +27,8 @@ if TYPE_CHECKING:
 def declare(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Sync the memory your agents keep themselves (Claude Code's auto memory, per project; Codex's memories, per "
-        "user) through the bucket: every change is a new version, nothing is overwritten or deleted there."
+        "machine, which reach the others through Codex's memory extension folder) through the bucket: every change "
+        "is a new version, nothing is overwritten or deleted there."
     )
     actions = subcommands(parser)
     for action, summary_line in (("enable", "sync this agent's memory from now on"), ("disable", "stop syncing it")):
