@@ -62,8 +62,12 @@ def render() -> str:
     lines.append("")
     with tempfile.TemporaryDirectory() as home:
         lines += ["## agent-memory", "", *_block(_help([], home))]
+        told: set[str] = set()
         for name, cmd in commands.TABLE.items():
             words = name.split()
+            if len(words) > 1 and words[0] in commands.FAMILIES and words[0] not in told:
+                told.add(words[0])  # the family's own help (`hook`), before its first command
+                lines += [f"## agent-memory {words[0]}", "", *_block(_help(words[:1], home))]
             lines += [f"## agent-memory {name}", "", *_block(_help(words, home))]
             for action in cmd.actions:
                 lines += [f"### agent-memory {name} {action}", "", *_block(_help([*words, action], home))]
