@@ -301,11 +301,13 @@ def test_parallel_syncs_deliver_once_and_a_damaged_record_loses_nothing(machine,
     write(b, {"MEMORY.md": MEMORY_B})
     sync_now(a)
     before = snapshot(memories(b))
+    assert not list(b.state.rglob("*machine-id*"))  # made by the first of them: all must agree on it
     procs = [b.popen("sync", "now", "--json") for _ in range(3)]
     for proc in procs:
         out, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, err.decode()
     assert len(resources(b)) == 2 and snapshot(memories(b)) == before
+    assert [p.name for p in b.state.rglob("*machine-id*")] == ["machine-id"]
 
     record = next(p for p in b.state.rglob("delivered.json"))
     record.write_bytes(record.read_bytes()[:40])  # cut short, as by a full disk

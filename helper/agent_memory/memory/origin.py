@@ -22,7 +22,16 @@ def machine_id() -> str:
         return read_own(file, MACHINE_ID_MAX).decode("utf-8", errors="replace").strip()
     except FileNotFoundError:
         pass
-    write_atomic(file, os.urandom(16).hex().encode())
+    # made beside it, then linked into place only if no other process made it first: processes started at once
+    # (two hooks, parallel syncs) all read the one id that won, which names this machine's scope of the bucket
+    made = file.with_name(f".machine-id.{os.urandom(6).hex()}")
+    write_atomic(made, os.urandom(16).hex().encode())
+    try:
+        os.link(made, file)
+    except FileExistsError:
+        pass
+    finally:
+        os.unlink(made)
     return read_own(file, MACHINE_ID_MAX).decode("utf-8", errors="replace").strip()
 
 
