@@ -326,41 +326,38 @@ class SyncHistory(TypedDict):
 # -- what waits on this machine -------------------------------------------------------------------------------
 
 
-class PendingNote(TypedDict):
+class Progress(TypedDict):
+    """Where an upload that waits goes, and how its attempts went: every kind lists these."""
+
+    bucket: str
+    queued: str | None
+    attempts: int
+    last_error: LastError | None
+
+
+class PendingNote(Progress):
     """A note waiting for upload, as `pending` and `status` list it."""
 
     id: str
     path: str
     project: str | None
-    bucket: str
-    queued: str | None
-    attempts: int
-    last_error: LastError | None
 
 
-class PendingPublication(TypedDict):
+class PendingPublication(Progress):
     """A skill revision waiting for upload."""
 
     name: str | None
     revision: str
     files: list[str]
-    bucket: str
-    queued: str | None
-    attempts: int
-    last_error: LastError | None
 
 
-class PendingSync(TypedDict):
+class PendingSync(Progress):
     """Versions of the runtimes' memory files waiting for upload (one upload per sync)."""
 
     id: str
     agent: str | None
     scope: str | None
     files: list[str]
-    bucket: str
-    queued: str | None
-    attempts: int
-    last_error: LastError | None
 
 
 class Pending(TypedDict):
@@ -372,10 +369,14 @@ class Pending(TypedDict):
     damaged: list[Damage]
 
 
+Delivered = NoteUpload | Publication | SyncUpload  # what one upload's delivery gives its command, by kind
+Waiting = PendingNote | PendingPublication | PendingSync  # how one upload that waits is listed, by kind
+
+
 class Retries(TypedDict):
     """`pending retry` (every upload): each one's result, and the damaged ones (never uploaded)."""
 
-    results: list[NoteUpload | Publication]
+    results: list[Delivered]
     damaged: list[Damage]
 
 
@@ -408,7 +409,7 @@ class SessionStart(TypedDict):
 class Waited(TypedDict):
     """What the hooks' retry did: each upload's result, the damaged ones, and the seconds left of their wait."""
 
-    results: list[NoteUpload | Publication]
+    results: list[Delivered]
     damaged: list[Damage]
     waiting: int
 
@@ -418,7 +419,7 @@ class Stop(TypedDict):
 
     event: str
     agent: str
-    results: list[NoteUpload | Publication]
+    results: list[Delivered]
     damaged: list[Damage]
     waiting: int
 
@@ -426,11 +427,16 @@ class Stop(TypedDict):
 # -- this machine -------------------------------------------------------------------------------------------------
 
 
-class Mapping(TypedDict):
-    """The project of a folder: the mapped folder (`root`), and how it was found (`mapped`, `worktree`, `origin`)."""
+class Place(TypedDict):
+    """A folder mapped to a project (`project map|unmap`, and what a mapped ancestor resolves to)."""
 
     project: str
     root: str
+
+
+class Mapping(Place):
+    """The project of a folder: the mapped folder (`root`), and how it was found (`mapped`, `worktree`, `origin`)."""
+
     found: str
     via: str | None
 

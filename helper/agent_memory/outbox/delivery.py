@@ -19,7 +19,8 @@ from .kinds import Kind, Outcome, damaged_error, not_waiting
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
-    from ..contract import NoteUpload, Publication, Retries
+    from ..contract import Damage, Delivered, Retries
+    from .shape import Plan
 
 _MIN_SECONDS = 0.5  # less than this left of a budget is not enough to start an upload
 
@@ -45,9 +46,7 @@ def deliver(kind: Kind, key: str, ctx: Context, *, check_first: bool = True) -> 
     return outcome
 
 
-def retry(
-    kinds: Sequence[Kind], ctx: Context, key: str | None = None, *, by_user: bool = True
-) -> Retries | NoteUpload | Publication:
+def retry(kinds: Sequence[Kind], ctx: Context, key: str | None = None, *, by_user: bool = True) -> Retries | Delivered:
     """Retry the uploads of `kinds`, within the command's one budget; asked `by_user`, it tries even during an
     outage (`store.outage`) and ends the hooks' wait (`backoff`), whatever comes of it, so that the next turn tries
     again too.
@@ -62,7 +61,8 @@ def retry(
     writing.tidy()
     if key is not None:
         return _retry_one(kinds, ctx, key)
-    results, damaged = [], []
+    results: list[Delivered] = []
+    damaged: list[Damage] = []
     by_name = {kind.name: kind for kind in kinds}
     for op in plans.operations():
         name, found_key = plans.split(op)
@@ -80,14 +80,14 @@ def retry(
             continue
         except AgentMemoryError as exc:  # its store refused to open (a folder store opened to others): the rest go on
             plan = peek(op)
-            outcome = Outcome(plan, done=False, reason="auth", detail=exc.message.rstrip("."), fix=exc.next_step)
-            outcome = outcome if plan else None
+            detail, fix = exc.message.rstrip("."), exc.next_step
+            outcome = Outcome(plan, done=False, reason="auth", detail=detail, fix=fix) if plan else None
         if outcome is not None:
             results.append(kind.result(outcome))
     return {"results": results, "damaged": damaged}
 
 
-def _retry_one(kinds: Sequence[Kind], ctx: Context, key: str) -> NoteUpload | Publication:
+def _retry_one(kinds: Sequence[Kind], ctx: Context, key: str) -> Delivered:
     op = plans.find(key, {kind.name for kind in kinds})
     if op is not None:
         kind = next(kind for kind in kinds if kind.name == plans.split(op)[0])
@@ -104,7 +104,7 @@ def _retry_one(kinds: Sequence[Kind], ctx: Context, key: str) -> NoteUpload | Pu
 
 
 def _execute(
-    kind: Kind, op: str, plan: dict[str, object], objects: list[tuple[str, bytes]], ctx: Context, check_first: bool
+    kind: Kind, op: str, plan: Plan, objects: list[tuple[str, bytes]], ctx: Context, check_first: bool
 ) -> Outcome:
     store = ctx.store_for(plan["bucket"])  # where it was planned to go, whatever the configuration says now
     last_path, last_data = objects[-1]
@@ -123,7 +123,7 @@ def _execute(
     return Outcome(plan, done=True)
 
 
-def peek(op: str) -> dict[str, object] | None:
+def peek(op: str) -> Plan | None:
     """The plan of `op` read without claiming it (for messages only), None if absent or unreadable."""
     try:
         return plans.load(op)
