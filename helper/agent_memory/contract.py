@@ -11,7 +11,7 @@ literal annotated with it; `tests/test_import_paths.py` holds that no command lo
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import TypedDict, final
 
 # -- what several results share -------------------------------------------------------------------------------
 
@@ -130,6 +130,7 @@ class NoteRead(TypedDict):
     source: str
 
 
+@final  # (final: `"revision" in result` tells a publication from a note or a sync)
 class NoteUpload(TypedDict):
     """`save`, or the retry of one note: `status` saved or pending, with the `message` that says so and, while
     pending, `next`: what shares it (what fixes the failure first, then the retry)."""
@@ -153,6 +154,7 @@ class _PublicationFields(TypedDict):
     files: list[str]
 
 
+@final
 class Publication(_PublicationFields, total=False):
     """`publish-skill`, or the retry of one publication: `status` published or pending (with its `message`, and
     `next`: what publishes it)."""
@@ -233,6 +235,7 @@ class SyncFolder(TypedDict):
     in_step: int
 
 
+@final
 class SyncUpload(TypedDict):
     """One upload of synced versions: `saved`, or `pending` in the outbox (retried as notes are), with `next` then."""
 
@@ -360,6 +363,17 @@ class PendingSync(Progress):
     files: list[str]
 
 
+class NoteWaiting(TypedDict):
+    """A note waiting for upload, as `status` lists it: how many seconds ago it was queued (None: no time stamp)."""
+
+    id: str
+    bucket: str
+    path: str
+    age_seconds: int | None
+    attempts: int
+    last_error: LastError | None
+
+
 class Pending(TypedDict):
     """`pending`: every upload that waits here, by kind, and the damaged ones."""
 
@@ -468,6 +482,34 @@ class Outage(TypedDict):
     next: str
 
 
+class PublicationWaiting(TypedDict):
+    """A skill revision waiting for upload, as `status` lists it."""
+
+    name: str | None
+    revision: str
+    bucket: str
+    attempts: int
+    last_error: LastError | None
+
+
+class DamagedNote(TypedDict):
+    """A cached note whose fields cannot be used (searched as text, its fields never shown), and why."""
+
+    id: str
+    problem: str
+
+
+class InstalledSkill(TypedDict):
+    """A skill folder that agent-memory installed, for one agent: the name and revision its install marker records
+    (as the marker holds them), and whether it was edited since."""
+
+    agent: str
+    name: object
+    revision: object
+    path: str
+    modified: bool
+
+
 class Status(TypedDict):
     """`status`: configuration, project, pending uploads, damaged notes, installed skills, hooks, Codex's sandbox."""
 
@@ -478,17 +520,17 @@ class Status(TypedDict):
     project: Mapping | None
     project_error: str | None
     last_refresh: str | None
-    pending: list[dict[str, object]]
-    pending_skills: list[dict[str, object]]
+    pending: list[NoteWaiting]
+    pending_skills: list[PublicationWaiting]
     damaged: list[Damage]
-    damaged_notes: list[dict[str, str]]
+    damaged_notes: list[DamagedNote]
     damaged_state: list[StateDamage]
     outage: Outage | None
     skipped: list[Skipped]
     gone: list[Gone]
-    skills: list[dict[str, object]]
-    hooks: list[dict[str, object]]
-    codex_sandbox: dict[str, object]
+    skills: list[InstalledSkill]
+    hooks: list[HookFile]
+    codex_sandbox: Consent
     usage: UsageTotals
     sync: SyncSummary
 
@@ -628,13 +670,46 @@ class InstructionsRemoved(TypedDict):
     backups: list[str]
 
 
+class ImportSource(TypedDict):
+    """Where `import` looked for memories: the tool's folder, whether it exists, and how many files it holds."""
+
+    tool: str
+    path: str
+    found: bool
+    files: int
+
+
+class SecretFinding(TypedDict):
+    """A credential found in a file (never its value): the line, and the rule that matched."""
+
+    line: int
+    rule: str
+    label: str
+
+
+class ImportRow(TypedDict):
+    """One file of `import`: what became of it (`action`: new, correction, unchanged, refused, empty), the note it
+    became or matches (`id`), and why a refused one was refused."""
+
+    path: str
+    source: str
+    tool: str
+    title: str
+    action: str
+    id: str | None
+    corrects: str | None
+    status: str | None
+    reason: str | None
+    findings: list[SecretFinding]
+
+
 class Import(TypedDict):
     """`import`: where memories were looked for, one row per file (what became of it), the counts, and `freshness`."""
 
     project: str
     dry_run: bool
-    sources: list[dict[str, object]]
-    files: list[dict[str, object]]
+    sources: list[ImportSource]
+    files: list[ImportRow]
     counts: dict[str, int]
     freshness: CacheFreshness
 

@@ -48,6 +48,16 @@ from ..store.base import StoreError
 from . import checksums, pack
 from .checksums import Checksum
 
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import TypeVar
+
+    from ..contract import Skipped
+    from .shape import CacheReport
+
+    Consumed = TypeVar("Consumed")  # what a search of the pack gives back
+
 TAIL = 4 << 20  # more than the longest record (a 1 MiB note, lowercased)
 SMALL_RECORD = 64 << 10  # bytes of refresh.json and stands.json read at most: they hold a few lines
 NOTE_FILE_MAX = 4 << 20  # bytes of a cached note read at most: more than any note (1 MiB and its frontmatter)
@@ -110,7 +120,7 @@ class ProjectCache:
         """What each verified note must be: `{id: (size, crc32, remote hash or None)}`."""
         return checksums.read(self.checksum_file)
 
-    def verified_checksums_of(self, note_ids: list[str] | set[str] | dict[str, object]) -> dict[str, Checksum]:
+    def verified_checksums_of(self, note_ids: list[str] | set[str] | Mapping[str, object]) -> dict[str, Checksum]:
         """`verified_checksums` of these notes only (for a few, cheaper than parsing every line)."""
         return checksums.read(self.checksum_file, note_ids)
 
@@ -142,16 +152,16 @@ class ProjectCache:
             return None
         return data if expected is not None and (len(data), crc32(data)) == expected[:2] else None
 
-    def search_pack(self, needle: bytes, consume: Callable[[Iterator[bytes]], object]) -> object:
+    def search_pack(self, needle: bytes, consume: Callable[[Iterator[bytes]], Consumed]) -> Consumed:
         """`consume(headers)` of the pack records whose text contains `needle` (see `pack.scan`)."""
         return self.search_hits((needle,) if needle else (), lambda hits: consume(hit.header for hit in hits))
 
     def search_hits(
         self,
         needles: tuple[bytes, ...],
-        consume: Callable[[Iterator[pack.Hit]], object],
+        consume: Callable[[Iterator[pack.Hit]], Consumed],
         corrections: dict[str, tuple[str, str]] | None = None,
-    ) -> object:
+    ) -> Consumed:
         """`consume(hits)` of the pack records whose text contains one of `needles` (all records if there is
         none), filling `corrections` (see `pack.hits`).
 
@@ -181,7 +191,7 @@ class ProjectCache:
             for note_id, source in notes.items():
                 adding.put(note_id, source, remote.get(note_id))
 
-    def adding(self, note_ids: list[str] | dict[str, object]) -> Adding:
+    def adding(self, note_ids: list[str] | Mapping[str, object]) -> Adding:
         """Notes of `note_ids` to put (`Adding.put`) in a block that holds the lock (`with cache.adding(ids) as
         adding`); what was put is recorded when the block ends, also when it fails."""
         return Adding(self, note_ids)
@@ -323,11 +333,12 @@ class ProjectCache:
     def last_refresh(self) -> str | None:
         """When the cache last matched the bucket, or None."""
         try:
-            return (read_json(self.dir / "refresh.json", SMALL_RECORD, {}) or {}).get("last_success")
+            found = read_json(self.dir / "refresh.json", SMALL_RECORD, {}) or {}
+            return found.get("last_success")  # type: ignore[attr-defined]  # unchecked: not an object raises
         except (ValueError, OSError):
             return None
 
-    def record_report(self, skipped: list[dict[str, str]], gone: list[str], when: str) -> None:
+    def record_report(self, skipped: list[Skipped], gone: list[str], when: str) -> None:
         """Keep what a listing skipped (replacing what the last one skipped) and the notes it found gone (added
         to those found before, with `when`, a `clock.utc_now()` stamp), for `status`."""
         before = self.report()
@@ -335,12 +346,12 @@ class ProjectCache:
         if skipped or kept or before["skipped"]:
             write_json_atomic(self.dir / REPORT, {"skipped": skipped, "gone": kept[:GONE_KEPT]})
 
-    def report(self) -> dict[str, list[dict[str, str]]]:
+    def report(self) -> CacheReport:
         """`{"skipped": [{"path", "reason", "detail", "next"}], "gone": [{"path", "at"}]}` as the last listings left
         them (empty when unreadable: the next listing writes it again)."""
         try:
             found = read_json(self.dir / REPORT, REPORT_MAX, {}) or {}
-            skipped, gone = found.get("skipped"), found.get("gone")
+            skipped, gone = found.get("skipped"), found.get("gone")  # type: ignore[attr-defined]  # unchecked: not an object raises
             if isinstance(skipped, list) and isinstance(gone, list):
                 fields = ({"path", "reason", "detail", "next"}, {"path", "at"})
                 return {
@@ -414,7 +425,7 @@ class Adding:
     line before its file is whole, nor a record without its line. A first fill makes the whole pack by appends.
     """
 
-    def __init__(self, cache: ProjectCache, note_ids: list[str] | dict[str, object]) -> None:
+    def __init__(self, cache: ProjectCache, note_ids: list[str] | Mapping[str, object]) -> None:
         self.cache = cache
         self.note_ids = note_ids
         self.lock = cache.lock()
@@ -436,7 +447,7 @@ class Adding:
         finally:
             self.lock.__exit__(None, None, None)
 
-    def _begin(self, cache: ProjectCache, note_ids: list[str] | dict[str, object]) -> None:
+    def _begin(self, cache: ProjectCache, note_ids: list[str] | Mapping[str, object]) -> None:
         # whether `checksums` and the pack agree as found: as this cache's last Adding left them, or both empty
         found = cache.files_signature()
         own = found == cache.agreed  # the pack ends with a whole record: the last one appended here

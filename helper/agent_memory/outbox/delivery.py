@@ -46,21 +46,12 @@ def deliver(kind: Kind, key: str, ctx: Context, *, check_first: bool = True) -> 
     return outcome
 
 
-def retry(kinds: Sequence[Kind], ctx: Context, key: str | None = None, *, by_user: bool = True) -> Retries | Delivered:
-    """Retry the uploads of `kinds`, within the command's one budget; asked `by_user`, it tries even during an
-    outage (`store.outage`) and ends the hooks' wait (`backoff`), whatever comes of it, so that the next turn tries
-    again too.
-
-    With `key`, that one upload: its result (an error saying how to list them if it is not there, unless the
-    bucket has it already, which is then reported as done). Without, every one: `{"results", "damaged"}`, what
-    the budget does not reach staying pending, reported as such.
+def retry(kinds: Sequence[Kind], ctx: Context, *, by_user: bool = True) -> Retries:
+    """Retry every upload of `kinds`, within the command's one budget: `{"results", "damaged"}`, what the budget does
+    not reach staying pending, reported as such. Asked `by_user`, it tries even during an outage (`store.outage`) and
+    ends the hooks' wait (`backoff`), whatever comes of it, so that the next turn tries again too.
     """
-    if by_user:
-        backoff.reset()
-        ctx.go_online()  # an explicit retry always tries, whatever outage was recorded
-    writing.tidy()
-    if key is not None:
-        return _retry_one(kinds, ctx, key)
+    _start(ctx, by_user)
     results: list[Delivered] = []
     damaged: list[Damage] = []
     by_name = {kind.name: kind for kind in kinds}
@@ -87,7 +78,10 @@ def retry(kinds: Sequence[Kind], ctx: Context, key: str | None = None, *, by_use
     return {"results": results, "damaged": damaged}
 
 
-def _retry_one(kinds: Sequence[Kind], ctx: Context, key: str) -> Delivered:
+def retry_one(kinds: Sequence[Kind], ctx: Context, key: str, *, by_user: bool = True) -> Delivered:
+    """Retry the upload `key` of `kinds` as `retry` does: its result (an error saying how to list them if it is not
+    there, unless the bucket has it already, which is then reported as done)."""
+    _start(ctx, by_user)
     op = plans.find(key, {kind.name for kind in kinds})
     if op is not None:
         kind = next(kind for kind in kinds if kind.name == plans.split(op)[0])
@@ -101,6 +95,13 @@ def _retry_one(kinds: Sequence[Kind], ctx: Context, key: str) -> Delivered:
         if (shared := kind.shared_already(key, ctx)) is not None:
             return shared
     raise kinds[0].not_waiting(key) if len(kinds) == 1 else not_waiting(key)
+
+
+def _start(ctx: Context, by_user: bool) -> None:
+    if by_user:
+        backoff.reset()
+        ctx.go_online()  # an explicit retry always tries, whatever outage was recorded
+    writing.tidy()
 
 
 def _execute(

@@ -32,7 +32,7 @@ class Display(TypedDict, total=False):
     kind: str
     created: str
     agent: str
-    machine: str
+    machine: str | None
     name: str | None
     scope: str
     files: list[str]

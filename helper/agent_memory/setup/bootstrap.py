@@ -24,7 +24,7 @@ from ..memory.origin import machine_id
 from ..memory.refresh import refresh
 from ..memory.search import SETUP, search_project
 from ..names import MalformedBucket, folder_path
-from ..outbox.delivery import retry
+from ..outbox.delivery import retry_one
 from ..outbox.plans import Damaged
 from ..skills.install_read import local_changes, read_marker, skill_roots
 from ..skills.install_write import holds_revision, install_files, install_revision
@@ -410,7 +410,7 @@ def _verify(ctx: Context) -> tuple[dict[str, str], str | None]:
     note_id = verification_id(ctx.bucket, ctx.project)
     try:
         if pending.pending_copy(note_id) is not None:
-            saved = retry([pending.NOTES], ctx, note_id)
+            saved = retry_one([pending.NOTES], ctx, note_id)
         else:
             shared, problem = _searched(ctx, note_id)  # from an earlier run: the id is the same every time
             if problem:

@@ -149,7 +149,7 @@ def _state(
     }
 
 
-def in_words(consent: dict[str, object] | None) -> list[str]:
+def in_words(consent: Consent | None) -> list[str]:
     """The consent (`status()`, or what `allow` returned) in words: bootstrap, status and codex-sandbox tell it
     alike."""
     if not consent:
