@@ -11,14 +11,15 @@ TEXTS = [f"# Memory\n- fact {n}\n" for n in range(5)]  # a few texts: each is ke
 EVERY = 100  # a divergence, merged back, every this many versions
 
 
-def chain(count: int, path: str = "MEMORY.md", first: Version | None = None) -> list[Version]:
-    """`count` versions of `path` (after `first`, if given), oldest first; the last one is the single head."""
+def chain(count: int, path: str = "MEMORY.md", first: Version | None = None, start_ns: int = START_NS) -> list[Version]:
+    """`count` versions of `path` (after `first`, if given), oldest first, their ids from `start_ns` on; the last
+    one is the single head."""
     made: list[Version] = []
     tip = first.id if first else None
 
     def version(bases: list[str]) -> Version:
         n = len(made)
-        one = Version(new_id(START_NS + n * 1000), path, bases, TEXTS[n % len(TEXTS)], f"m{n % 3}", "2026-01-01")
+        one = Version(new_id(start_ns + n * 1000), path, bases, TEXTS[n % len(TEXTS)], f"m{n % 3}", "2026-01-01")
         made.append(one)
         return one
 
