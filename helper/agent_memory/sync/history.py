@@ -187,14 +187,7 @@ class History:
 
     def ancestors(self, version_id: str) -> set[str]:
         """`version_id` and every version it is based on, as far as this machine knows them."""
-        seen, todo = set(), [version_id]
-        while todo:
-            current = todo.pop()
-            if current in seen or current not in self.versions:
-                continue
-            seen.add(current)
-            todo.extend(self.versions[current]["bases"])
-        return seen
+        return self._reach([version_id])
 
     def common_base(self, one: str, other: str) -> str | None:
         """The nearest version both descend from (None: they share none); the newest id where several are as near
@@ -202,15 +195,20 @@ class History:
         common = self.ancestors(one) & self.ancestors(other)
         # the nearest: those no other common version descends from. Everything below a common version is common
         # too, so one walk down from the bases of all of them marks every one that is not nearest.
-        below: set[str] = set()
-        todo = [base for version in common for base in self.versions[version]["bases"]]
+        below = self._reach([base for version in common for base in self.versions[version]["bases"]])
+        return max(common - below, default=None)
+
+    def _reach(self, starts: list[str]) -> set[str]:
+        """`starts` and every version they are based on, each walked once (no recursion: chains are long)."""
+        seen: set[str] = set()
+        todo = list(starts)
         while todo:
             current = todo.pop()
-            if current in below or current not in self.versions:
+            if current in seen or current not in self.versions:
                 continue
-            below.add(current)
+            seen.add(current)
             todo.extend(self.versions[current]["bases"])
-        return max(common - below, default=None)
+        return seen
 
     def _child_map(self) -> dict[str, set[str]]:
         if self._children is None:
