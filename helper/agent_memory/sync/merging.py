@@ -46,14 +46,17 @@ def merge_file(base: str, ours: str, theirs: str) -> str | None:
     """git's three-way merge of three texts: the merged text, or None where git reports a conflict."""
     import pygit2  # only a merge needs it: every other command starts without it
 
-    with tempfile.TemporaryDirectory(prefix="agent-memory-merge-") as folder:
-        repo = pygit2.init_repository(folder, bare=True)  # libgit2 merges blobs of a repository: a throwaway one
+    try:
+        with tempfile.TemporaryDirectory(prefix="agent-memory-merge-") as folder:
+            repo = pygit2.init_repository(folder, bare=True)  # libgit2 merges blobs of a repository: a throwaway one
 
-        def entry(text: str) -> pygit2.IndexEntry:
-            return pygit2.IndexEntry("file", repo.create_blob(text.encode("utf-8")), pygit2.enums.FileMode.BLOB)
+            def entry(text: str) -> pygit2.IndexEntry:
+                return pygit2.IndexEntry("file", repo.create_blob(text.encode("utf-8")), pygit2.enums.FileMode.BLOB)
 
-        result = repo.merge_file_from_index(entry(base), entry(ours), entry(theirs), use_deprecated=False)
-        return result.contents if result.automergeable else None
+            result = repo.merge_file_from_index(entry(base), entry(ours), entry(theirs), use_deprecated=False)
+            return result.contents if result.automergeable else None
+    except (OSError, pygit2.GitError):
+        return None  # no scratch folder to merge in (a full disk, a read-only temp folder): a conflict loses nothing
 
 
 def appended(base: str, side: str) -> str | None:
