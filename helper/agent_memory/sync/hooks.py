@@ -17,7 +17,7 @@ from . import folders
 from .history import History
 from .index import FolderIndex
 from .running import changed_here, scopes, sync
-from .summary import folder_states
+from .summary import blocked_line, folder_states, held_lines, unnamed_line
 from .versions import Refused
 
 # Measured in Claude Code 2.1.328 and Codex 0.169: each reads its index file (its MEMORY_INDEX) before the
@@ -65,7 +65,11 @@ def pull(ctx: Context, event: dict[str, object], agent: str, helper: str, budget
             f"agent-memory sync: the memory file {item['path']} was changed here and on another machine; it keeps this "
             f"machine's text until the user decides. Show both: {helper} {item['show'].removeprefix('agent-memory ')}"
         )
-    return lines
+    # folders not synced and deletions held: what the user is to decide, with the command (the helper's own path)
+    told = [blocked_line(item) for state in states for item in state["blocked"]][:MAX_NAMED]
+    told += held_lines(item for state in states for item in state["held"])
+    told += [unnamed_line(agent, place, scope.sources.get(place, "")) for scope in chosen for place in scope.unnamed]
+    return lines + [f"agent-memory sync: {line.replace('agent-memory sync ', f'{helper} sync ')}" for line in told]
 
 
 def push(ctx: Context, event: dict[str, object], agent: str, budget: float) -> str | None:
@@ -86,6 +90,9 @@ def push(ctx: Context, event: dict[str, object], agent: str, budget: float) -> s
         parts.append(f"{plural(kept, 'file')} kept pending on this machine (the next turn's Stop hook retries)")
     if refused:
         parts.append(f"not synced: {', '.join(refused)}")
+    held = [path for done in run.folders for path in done.held]
+    if held:
+        parts.append(f"deletions held until confirmed ({', '.join(held)}): agent-memory sync now --allow-deletes")
     return f"synced {agent}'s memory: " + ", ".join(parts)
 
 
