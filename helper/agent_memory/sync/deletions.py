@@ -29,7 +29,7 @@ def refill(runtime: str, index: FolderIndex) -> None:
     for where in list(index.blocked):
         probe = f"{where}/x" if where else "x"
         if folders.missing_folder(index.folder, probe) is None:
-            for path in [path for path in index.files if folders.under(path, [where])]:
+            for path in [path for path in index.files if folders.under(path, [where]) is not None]:
                 del index.files[path]
             del index.blocked[where]
 
@@ -40,8 +40,6 @@ def held(
     local: dict[str, Local],
     skipped: dict[str, str],
     blocked: dict[str, str],
-    *,
-    push: bool,
 ) -> dict[str, str]:
     """The deletions of this pass to hold (`{path: HERE or ELSEWHERE}`), by the bound of `too_many`; a folder with
     a part that could not be read records no deletion at all (its vanished files are held too)."""
@@ -49,7 +47,7 @@ def held(
     recorded = {
         path: entry
         for path, entry in index.files.items()
-        if entry.get("hash") is not None and not folders.ignored(runtime, path) and not folders.under(path, blocked)
+        if entry.get("hash") is not None and not folders.ignored(runtime, path) and folders.under(path, blocked) is None
     }
     gone_here = [path for path in recorded if path not in local and path not in skipped]
     gone_there = []
@@ -64,7 +62,7 @@ def held(
             gone_there.append(path)
     found: dict[str, str] = {}
     unread = any(why not in (GONE, LINK, NOT_FOLDER) for why in blocked.values())
-    if push and gone_here and (unread or too_many(len(gone_here), len(recorded))):
+    if gone_here and (unread or too_many(len(gone_here), len(recorded))):  # a pull tells them held too
         found.update(dict.fromkeys(gone_here, HERE))
     if gone_there and too_many(len(gone_there), len(recorded)):
         found.update(dict.fromkeys(gone_there, ELSEWHERE))

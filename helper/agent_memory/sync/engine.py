@@ -74,7 +74,7 @@ def sync_folder(
     for path, why in skipped.items():
         if path in index.files or path in history.paths():
             done.refused.append({"path": path, "why": why})
-    held = {} if allow_deletes else deletions.held(history, index, local, skipped, blocked, push=push)
+    held = {} if allow_deletes else deletions.held(history, index, local, skipped, blocked)
     candidates = set(local) | set(index.files) | history.paths()
     for path in sorted(candidates if only is None else candidates & only):
         if path in skipped or folders.ignored(runtime, path) or folders.under(path, blocked) is not None:

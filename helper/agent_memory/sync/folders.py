@@ -156,6 +156,9 @@ def scan(
             continue
         if (found := missing_folder(folder, path)) is not None:
             blocked.setdefault(*found)
+    for where, why in blocked.items():
+        if why == NOT_FOLDER:  # the file in a folder's place is told with it, not synced as a file of its own
+            files.pop(where, None)
     return files, skipped, blocked
 
 
@@ -289,9 +292,10 @@ def _hash_at(fd: int, name: str) -> str | None:
         if exc.errno in (errno.ELOOP, errno.ENXIO):
             raise Refused(f"{name} in the memory folder is a link or not a regular file") from None
         raise
+    if not stat.S_ISREG(os.fstat(handle_fd).st_mode):  # a folder in the file's place: never written over
+        os.close(handle_fd)
+        raise Refused(f"{name} in the memory folder is a folder or not a regular file")
     with open(handle_fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            raise Refused(f"{name} in the memory folder is not a regular file")
         data = handle.read(versions.MAX_TEXT + 1)
     try:
         return versions.text_hash(data.decode("utf-8"))
