@@ -24,10 +24,11 @@ def folder_states(bucket: str, watched: Iterable[tuple[str, str, Path, str, bool
     found = _recorded(paths.state_dir() / "sync" / paths.bucket_key(bucket))
     by_place = {(state["agent"], state["scope"], state["folder"]): state for state in found}
     for runtime, scope, folder, source, synced in watched:
-        if (runtime, scope, str(folder)) in by_place:
-            by_place[(runtime, scope, str(folder))].update(source=source, synced=synced)
+        known = by_place.get((runtime, scope, str(folder)))
+        if known is not None:
+            known["source"], known["synced"] = source, synced
             continue
-        by_place[(runtime, scope, str(folder))] = state = {
+        state: SyncFolderState = {
             "agent": runtime,
             "scope": scope,
             "folder": str(folder),
@@ -42,6 +43,7 @@ def folder_states(bucket: str, watched: Iterable[tuple[str, str, Path, str, bool
             "held": [],
             "last_sync": None,
         }
+        by_place[(runtime, scope, str(folder))] = state
         found.append(state)
     return found
 
