@@ -1,7 +1,7 @@
 """The runtimes' memory folders on this machine, read and written with care: only the runtime's own memory files,
 never through a link, never outside the folder, and never over a write the runtime made meanwhile.
 
-Claude Code keeps its auto memory per project (`memory.claude_memory`: one folder per checkout, shared by its
+Claude Code keeps its auto memory per project (`config.claude_memory_folder`: one folder per checkout, shared by its
 worktrees), so a project's files go to the folder of every checkout mapped to it here. Codex keeps one set per user.
 """
 
@@ -15,9 +15,8 @@ import stat
 from pathlib import Path
 
 from ..agents import claude, codex
-from ..config import projects
-from ..memory import claude_memory
-from ..memory.import_sources import CODEX_WORKING_FILES
+from ..config import claude_memory_folder, projects
+from ..importing.sources import CODEX_WORKING_FILES
 from . import settings, versions
 from .index import GONE, LINK, NOT_FOLDER
 from .versions import Refused
@@ -52,14 +51,14 @@ def claude_places(config: dict[str, object], project: str) -> list[tuple[Path, s
     found: dict[Path, str] = {}
     for root, name in sorted(config.get("projects", {}).items()):
         if name == project:
-            folder, source = claude_memory.memory_folder(Path(root))
+            folder, source = claude_memory_folder.memory_folder(Path(root))
             found.setdefault(folder, source)
     return list(found.items())
 
 
 def claude_place_of(directory: str | os.PathLike[str]) -> tuple[Path, str]:
     """Claude Code's memory folder for the checkout that holds `directory`, and where its place came from."""
-    return claude_memory.memory_folder(projects.canonical(directory))
+    return claude_memory_folder.memory_folder(projects.canonical(directory))
 
 
 def own_folder(runtime: str) -> Path:
