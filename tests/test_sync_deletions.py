@@ -98,12 +98,17 @@ def test_a_gone_checkout_folder_deletes_nothing_anywhere(machine, machine_b, buc
     assert files_of(gone) == kept["a"] and a.run("status", "--json").json["sync"]["blocked"] == []
 
 
-def test_a_folder_replaced_by_a_file_deletes_nothing(machine, machine_b, bucket):
+def synced_with_topics(machine: Machine, machine_b: Machine, bucket: str) -> tuple[Machine, Machine, dict]:
+    """Two machines in step on a memory folder with a subfolder `topics/`; machine B's files."""
     a, b = two_machines(machine, machine_b, bucket)
     fill(claude_folder(a), {**MEMORY, "topics/one.md": "One.\n", "topics/two.md": "Two.\n"})
     sync_now(a)
     sync_now(b)
-    before = files_of(claude_folder(b))
+    return a, b, files_of(claude_folder(b))
+
+
+def test_a_folder_replaced_by_a_file_deletes_nothing(machine, machine_b, bucket):
+    a, b, before = synced_with_topics(machine, machine_b, bucket)
     shutil.rmtree(claude_folder(a) / "topics")
     (claude_folder(a) / "topics").write_text("a file where the folder was\n")
     done = a.run("sync", "now", "--json")
@@ -169,11 +174,7 @@ def bucket(request, tmp_path, base_env) -> Iterator[str]:
 @pytest.mark.skipif(shutil.which("setpriv") is None or os.geteuid() != 0, reason="gives a machine to another user")
 def test_an_unreadable_folder_deletes_nothing(machine, machine_b, bucket):
     """A subfolder this user may not read (chmod 000; tried as an unprivileged user, whom the permission stops)."""
-    a, b = two_machines(machine, machine_b, bucket)
-    fill(claude_folder(a), {**MEMORY, "topics/one.md": "One.\n", "topics/two.md": "Two.\n"})
-    sync_now(a)
-    sync_now(b)
-    before = files_of(claude_folder(b))
+    a, b, before = synced_with_topics(machine, machine_b, bucket)
     owned = [a.root, *([Path(bucket.removeprefix("file://")).parent] if "://" in bucket else [])]
     topics = claude_folder(a) / "topics"
     try:
