@@ -291,6 +291,18 @@ def test_a_repository_settings_file_points_sync_at_no_folder_unasked(machine, ma
     assert files_of(documents) == {**private, "MEMORY.md": b"- from B\n"}
     sync_now(b)
     assert files_of(claude_folder(b))["taxes/2026.md"] == b"Income: private\n"  # named: synced as asked
+    shown = a.run("sync", "status", "--json").json
+    claude = next(agent for agent in shown["agents"] if agent["agent"] == "claude")
+    (state,) = [f for f in claude["folders"] if f["folder"] == str(documents)]
+    assert (state["source"], state["synced"]) == (f"autoMemoryDirectory in {settings}", True)
+
+    unnamed = a.run("sync", "disable", "--agent", "claude", "--folder", str(documents), "--json")
+    tools.exited(unnamed)
+    assert unnamed.json["folders"] == {"claude": []} and unnamed.json["enabled"] == ["claude"]
+    fill(claude_folder(b), {"later.md": "After the name was taken back.\n"})
+    sync_now(b)
+    sync_now(a)
+    assert "later.md" not in files_of(documents) and said in a.run("sync", "status").out
 
 
 def test_claude_code_team_folder_is_never_read_or_written(machine, machine_b, bucket):
