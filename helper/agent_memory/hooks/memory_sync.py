@@ -9,7 +9,7 @@ import os
 import time
 from pathlib import Path
 
-from .. import agents
+from .. import agents, commands
 from ..config.context import Context
 from ..display import plural
 from ..errors import AgentMemoryError
@@ -92,7 +92,8 @@ def push(ctx: Context, event: dict[str, object], agent: str, budget: float) -> s
         parts.append(f"not synced: {', '.join(refused)}")
     held = [path for done in run.folders for path in done.held]
     if held:
-        parts.append(f"deletions held until confirmed ({', '.join(held)}): agent-memory sync now --allow-deletes")
+        confirm = commands.line("sync", "now", "--allow-deletes")
+        parts.append(f"deletions held until confirmed ({', '.join(held)}): {confirm}")
     return f"synced {agent}'s memory: " + ", ".join(parts)
 
 
