@@ -22,7 +22,7 @@ def too_many(count: int, total: int) -> bool:
     return count > MAX_DELETES or 2 * count > total
 
 
-def refill(runtime: str, index: FolderIndex) -> None:
+def refill(index: FolderIndex) -> None:
     """A folder recorded as not synced (gone, a link, a file) that is a real folder again (the runtime made it
     again, or the user did): what its files were is forgotten, so that each file there is matched with the
     versions again, the bucket's files come back into it, and nothing counts as deleted."""

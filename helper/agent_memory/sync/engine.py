@@ -68,7 +68,7 @@ def sync_folder(
     held is not deleted anywhere; many deletions at once wait for `allow_deletes` (see `deletions`)."""
     runtime, scope, folder = history.runtime, history.scope, index.folder
     done = FolderSync(runtime, scope, folder)
-    deletions.refill(runtime, index)
+    deletions.refill(index)
     local, skipped, blocked = folders.scan(runtime, folder, index.files)
     done.blocked = index.blocked = blocked
     for path, why in skipped.items():
