@@ -1,5 +1,5 @@
 """Sync in the agents' hooks, one call each: the SessionStart hook pulls what other machines changed (before the
-runtime reads its memory, see README "Sync your agents' own memory"), and the Stop and SessionEnd hooks push what
+runtime reads its memory, see docs/sync.md#when), and the Stop and SessionEnd hooks push what
 changed here. With nothing changed here, a push costs one stat per file and no network; with nothing changed in
 the bucket, a pull costs one question to it (a folder store: one listing of the scope's folder)."""
 
