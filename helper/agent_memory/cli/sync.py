@@ -39,7 +39,12 @@ def declare(parser: argparse.ArgumentParser) -> None:
         p.add_argument(
             "--folder",
             metavar="PATH",
-            help="a memory folder outside the agent's own folder (one a setting points to): synced only once named",
+            help=(
+                "name a memory folder outside the agent's own folder (one a setting points to): it is synced only "
+                "once named"
+                if action == "enable"
+                else "take back the name of such a folder (it is no longer synced; nothing is deleted)"
+            ),
         )
         p.set_defaults(handler=switch)
     p = with_json(actions.add_parser("now", help="push and pull once, both directions"))
