@@ -93,7 +93,8 @@ def push(ctx: Context, event: dict[str, object], agent: str, budget: float) -> s
     held = [path for done in run.folders for path in done.held]
     if held:
         confirm = commands.line("sync", "now", "--allow-deletes")
-        parts.append(f"deletions held until confirmed ({', '.join(held)}): {confirm}")
+        shown = ", ".join(held[:MAX_NAMED]) + (f" and {len(held) - MAX_NAMED} more" if len(held) > MAX_NAMED else "")
+        parts.append(f"deletions held until confirmed ({shown}): {confirm}")
     return f"synced {agent}'s memory: " + ", ".join(parts)
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from .. import agents, commands, paths
 from .index import ELSEWHERE, GONE, HERE, LINK, NOT_FOLDER, FolderIndex
 
+MAX_NAMED = 10  # files named in a line of deletions held; the rest are counted (`sync status --json` lists all)
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
     from ..contract import SyncBlocked, SyncConflict, SyncFolderState, SyncHeld
@@ -142,8 +143,10 @@ def held_lines(items: Iterable[SyncHeld]) -> list[str]:
     lines = []
     for (runtime, scope, folder, why), files in groups.items():
         kept = "elsewhere" if why == HERE else "here" if why == ELSEWHERE else "anywhere"
+        rest = f" and {len(files) - MAX_NAMED} more" if len(files) > MAX_NAMED else ""
+        named = ", ".join(sorted(files)[:MAX_NAMED]) + rest
         lines.append(
-            f"Held: {len(files)} {'file' if len(files) == 1 else 'files'} {why} ({', '.join(sorted(files))}) in "
+            f"Held: {len(files)} {'file' if len(files) == 1 else 'files'} {why} ({named}) in "
             f"{folder} ({runtime} {scope}): not deleted {kept} until you confirm. Next: "
             f"{commands.line('sync', 'now', '--allow-deletes')}"
         )
