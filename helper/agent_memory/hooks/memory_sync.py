@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .. import agents, commands
 from ..config.context import Context
-from ..display import plural
+from ..display import plural, some
 from ..errors import AgentMemoryError
 from ..sync import folders
 from ..sync.history import History
@@ -48,12 +48,9 @@ def pull(ctx: Context, event: dict[str, object], agent: str, helper: str, budget
                 pulled += [path for path in recent.get("pulled", []) if isinstance(path, str)]
                 lines += _index_lines(agent, place, recent)
     if pulled:
-        named = ", ".join(pulled[:MAX_NAMED]) + (
-            f" and {len(pulled) - MAX_NAMED} more" if len(pulled) > MAX_NAMED else ""
-        )
         lines.append(
             f"agent-memory sync: changed on another machine and updated here: {plural(len(pulled), 'memory file')} "
-            f"({named})."
+            f"({some(pulled, MAX_NAMED)})."
         )
     if run.errors:
         lines.append("agent-memory sync: the bucket could not be reached; this machine's memory files may be behind.")
@@ -93,8 +90,7 @@ def push(ctx: Context, event: dict[str, object], agent: str, budget: float) -> s
     held = [path for done in run.folders for path in done.held]
     if held:
         confirm = commands.line("sync", "now", "--allow-deletes")
-        shown = ", ".join(held[:MAX_NAMED]) + (f" and {len(held) - MAX_NAMED} more" if len(held) > MAX_NAMED else "")
-        parts.append(f"deletions held until confirmed ({shown}): {confirm}")
+        parts.append(f"deletions held until confirmed ({some(held, MAX_NAMED)}): {confirm}")
     return f"synced {agent}'s memory: " + ", ".join(parts)
 
 

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from .. import agents, commands, paths
+from ..display import some
 from .index import ELSEWHERE, GONE, HERE, LINK, NOT_FOLDER, FolderIndex
 
 MAX_NAMED = 10  # files named in a line of deletions held; the rest are counted (`sync status --json` lists all)
@@ -143,8 +144,7 @@ def held_lines(items: Iterable[SyncHeld]) -> list[str]:
     lines = []
     for (runtime, scope, folder, why), files in groups.items():
         kept = "elsewhere" if why == HERE else "here" if why == ELSEWHERE else "anywhere"
-        rest = f" and {len(files) - MAX_NAMED} more" if len(files) > MAX_NAMED else ""
-        named = ", ".join(sorted(files)[:MAX_NAMED]) + rest
+        named = some(sorted(files), MAX_NAMED)
         lines.append(
             f"Held: {len(files)} {'file' if len(files) == 1 else 'files'} {why} ({named}) in "
             f"{folder} ({runtime} {scope}): not deleted {kept} until you confirm. Next: "
