@@ -39,6 +39,7 @@ import recall  # noqa: E402
 import remote  # noqa: E402
 import report  # noqa: E402
 import space_page  # noqa: E402
+import sync_history  # noqa: E402
 import sync_hooks  # noqa: E402
 
 CASES = (
@@ -53,6 +54,7 @@ CASES = (
     space_page.page,
     recall.recall,
     sync_hooks.sync,
+    sync_history.history,
     ci.ci,
 )  # in the order of their tables' numbers (docs/benchmarks.md and its summary list them so)
 # cases that prepare their own notes, or none
@@ -64,6 +66,7 @@ NO_CORPUS = {
     importing.importing,
     outage.outage,
     sync_hooks.sync,
+    sync_history.history,
     local.folder_store,
 }
 

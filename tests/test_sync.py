@@ -19,7 +19,6 @@ import tools
 from agent_memory.contents import sha256
 from agent_memory.sync import folders
 from agent_memory.sync.folders import Moved
-from agent_memory.sync.merging import Conflicting, merge
 from agent_memory.sync.versions import path_key
 from conftest import BUCKET, Machine
 
@@ -134,6 +133,30 @@ def test_a_clean_concurrent_edit_merges(machine, machine_b, bucket):
     expected = "".join(["line 1 (edited on A)\n", *lines[1:-1], "line 8 (edited on B)\n", "line 9 (B)\n"])
     assert (claude_folder(a) / "MEMORY.md").read_text() == expected
     assert (claude_folder(b) / "MEMORY.md").read_text() == expected
+
+
+def test_two_machines_appending_to_memory_glue_and_drop_no_line(machine, machine_b, folder_store):
+    """Both machines append to MEMORY.md, A without a final newline, and each adds a code fence: the merge keeps
+    every line of both, B's (the merging machine's) first, none glued, both fences whole, on both machines."""
+    a, b = two_machines(machine, machine_b, folder_store)
+    base = "# Memory\n- old\n"
+    claude_folder(a).mkdir(parents=True)
+    (claude_folder(a) / "MEMORY.md").write_text(base)
+    sync_now(a)
+    sync_now(b)
+    on_a = "Test with:\n```sh\nmake test\n```\n- learned on A"
+    on_b = "Deploy with:\n```sh\nmake deploy\n```\n- learned on B\n"
+    (claude_folder(a) / "MEMORY.md").write_text(base + on_a)
+    (claude_folder(b) / "MEMORY.md").write_text(base + on_b)
+    sync_now(a)
+    merged = sync_now(b)["folders"][0]
+    assert merged["merged"] == ["MEMORY.md"] and not merged["conflicts"]
+    sync_now(a)
+    expected = base + on_b + on_a
+    for one in (a, b):
+        text = (claude_folder(one) / "MEMORY.md").read_text()
+        assert text == expected
+        assert "- learned on B- learned on A" not in text and text.count("```sh\n") == 2 and text.count("```\n") == 2
 
 
 def test_a_conflicting_edit_keeps_both_texts_and_is_reported(machine, machine_b, bucket):
@@ -561,34 +584,6 @@ def test_restoring_a_version_decides_a_conflict(machine, machine_b, folder_store
     assert (claude_folder(a) / "MEMORY.md").read_text() == "- release: Wednesday\n"
     history = b.run("sync", "history", "MEMORY.md", "--json").json
     assert [v["head"] for v in history["versions"]].count(True) == 1 and history["kept"] == []
-
-
-@pytest.mark.parametrize(
-    ("base", "ours", "theirs", "merged"),
-    [
-        ("a\nb\nc\nd\n", "A\nb\nc\nd\n", "a\nb\nc\nD\n", "A\nb\nc\nD\n"),  # different lines
-        ("a\n", "a\nmine\n", "a\ntheirs\n", "a\nmine\ntheirs\n"),  # both appended: both kept, this machine's first
-        ("a\n", "a\nsame\n", "a\nsame\n", "a\nsame\n"),  # the same change counts once
-        ("a\n", None, "a\n", None),  # deleted here, untouched there: deleted
-        ("a\nb\n", "A\nb\n", "a\nb", "A\nb\n"),  # a dropped final newline is no change of that line
-    ],
-)
-def test_merges(base, ours, theirs, merged):
-    assert merge(base, ours, theirs) == merged
-
-
-@pytest.mark.parametrize(
-    ("base", "ours", "theirs"),
-    [
-        ("a\nb\n", "A\nb\n", "X\nb\n"),  # the same line
-        ("a\nb\nc\n", "A\nb\nc\n", "a\nB\nc\n"),  # lines that touch
-        ("a\n", None, "a changed\n"),  # deleted here, changed there
-        (None, "made here\n", "made there\n"),  # no common version
-    ],
-)
-def test_conflicts(base, ours, theirs):
-    with pytest.raises(Conflicting):
-        merge(base, ours, theirs)
 
 
 @pytest.mark.parametrize(

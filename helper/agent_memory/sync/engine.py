@@ -6,10 +6,10 @@ For each file, the record (`index`) says which version the folder last matched. 
   refuses its text, which then stays here only; after a conflict, the change here is the decision, and the new
   version is based on every head the conflict named;
 - the bucket moved on from that version along one line: its head is written here;
-- the heads diverged (changed on two machines): merged line by line against their common version, written here and
-  pushed as a version based on all of them; where the changes touch the same lines, the file here keeps its text
-  and each other head's text is kept beside it, outside the runtime's folder (`conflicts_folder`), until a change
-  here (or `sync restore`) decides.
+- the heads diverged (changed on two machines): merged against their nearest common version (`merging`: git's
+  three-way merge), written here and pushed as a version based on all of them; where git finds a conflict, the file
+  here keeps its text and each other head's text is kept beside it, outside the runtime's folder
+  (`conflicts_folder`), until a change here (or `sync restore`) decides.
 Without `push` (the SessionStart hook) only the second case runs: a file changed here waits for the next push.
 A `source` folder (Codex's memories, which Codex itself regenerates) is only read: what changed here is pushed as a
 version based on every head of the file, and nothing is ever written into it (other machines' Codex memories reach
