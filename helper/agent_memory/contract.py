@@ -198,8 +198,9 @@ class Installed(TypedDict):
 
 
 class SyncConflict(TypedDict):
-    """A synced file changed here and elsewhere on the same lines: the file here keeps its text, the other texts
-    are kept in `kept` (outside the runtime's folder), `show` lists its versions."""
+    """A synced file changed here and elsewhere on the same lines (or `deleted_here` and changed elsewhere): the
+    file here keeps its text, the other texts are kept in `kept` (outside the runtime's folder), `show` lists its
+    versions."""
 
     agent: str
     scope: str
@@ -207,6 +208,7 @@ class SyncConflict(TypedDict):
     path: str
     heads: list[str]
     kept: list[str]
+    deleted_here: bool
     show: str
 
 

@@ -135,8 +135,8 @@ def _folder(done: FolderSync) -> SyncFolder:
 def _conflict_line(item: dict[str, object]) -> str:
     kept = ", ".join(item["kept"])
     return (
-        f"Conflict: {item['path']} ({item['agent']}) was changed here and elsewhere on the same lines; the file keeps "
-        f"this machine's text, the other is kept in {kept}. Decide by editing the file (or: "
+        f"Conflict: {item['path']} ({item['agent']}) {reports.what_happened(item)}; {reports.keeps(item)}, the "
+        f"other is kept in {kept}. Decide by editing the file (or: "
         f"{commands.line('sync', 'restore', item['path'], '--version', 'ID')}); see both: {item['show']}"
     )
 

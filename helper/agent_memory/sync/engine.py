@@ -26,6 +26,7 @@ from .folders import Local, Moved
 from .history import History
 from .index import FolderIndex
 from .merging import Conflicting, merge
+from .summary import DELETED_THERE
 from .versions import Refused, Version
 
 
@@ -88,7 +89,7 @@ def _sync_file(
     changed = (here.hash if here else None) != (record.get("hash") if record else None)
     conflict = index.conflicts.get(path)
     if changed:
-        if not push:
+        if not push:  # a change here is pushed (and merged) by the next push, never decided by a pull
             done.waiting.append(path)
             return
         if here is not None and here.text is None:
@@ -118,23 +119,25 @@ def _sync_file(
         if _write(history, index, done, path, heads[0], here):
             done.pulled.append(path)
         return
-    if not push:
-        done.waiting.append(path)
-        return
     if conflict and sorted(conflict["heads"]) == heads:
         done.conflicts.append({"path": path, **conflict})  # still undecided: nothing new to try
         return
+    if not push and base not in heads:
+        done.waiting.append(path)  # diverged without this machine's version: the next push merges
+        return
     start = base if base in heads else max(heads)
     try:
-        text = history.text(start)
-        for other in (head for head in heads if head != start):
-            common = history.common_base(start, other)
-            text = merge(history.text(common) if common else None, text, history.text(other))
+        text = _merged(history, heads, start)
     except Conflicting:
-        _keep_beside(history, index, done, path, heads, base)
+        # this machine's version is one of the heads: told now, by a pull too (the first machine to push a
+        # conflicting edit learns it at its next session start, not at its next edit of the file)
+        _keep_beside(history, index, done, path, heads, base, deleted_here=here is None)
         return
     except Refused as exc:
         done.refused.append({"path": path, "why": str(exc)})
+        return
+    if not push:  # a clean merge is a new version: made by the next push, which can upload it
+        done.waiting.append(path)
         return
     version = Version(new_id(), path, heads, text, machine, utc_now())
     written = _write_text(done, path, text, here)
@@ -142,6 +145,15 @@ def _sync_file(
         return
     _record(history, index, done, version, written)
     done.merged.append(path)
+
+
+def _merged(history: History, heads: list[str], start: str) -> str | None:
+    """The text of every head merged into head `start`; Conflicting where they touch the same lines."""
+    text = history.text(start)
+    for other in (head for head in heads if head != start):
+        common = history.common_base(start, other)
+        text = merge(history.text(common) if common else None, text, history.text(other))
+    return text
 
 
 def _write(history: History, index: FolderIndex, done: FolderSync, path: str, head: str, here: Local | None) -> bool:
@@ -194,9 +206,17 @@ def _mark(index: FolderIndex, path: str, here: Local | None, text: str | None, v
 
 
 def _keep_beside(
-    history: History, index: FolderIndex, done: FolderSync, path: str, heads: list[str], base: str | None
+    history: History,
+    index: FolderIndex,
+    done: FolderSync,
+    path: str,
+    heads: list[str],
+    base: str | None,
+    *,
+    deleted_here: bool,
 ) -> None:
-    """A conflict: the file here keeps its text, and every other head's text is kept outside the runtime's folder."""
+    """A conflict: the file here keeps its text (or stays deleted), and every other head's text is kept outside
+    the runtime's folder."""
     kept = []
     for head in heads:
         if head == base:
@@ -204,8 +224,8 @@ def _keep_beside(
         text = history.text(head)
         target = conflicts_folder(history.runtime, history.scope) / head / path
         write_atomic(target, b"" if text is None else text.encode("utf-8"))
-        kept.append(str(target) + (" (deleted there)" if text is None else ""))
-    index.conflicts[path] = {"heads": heads, "kept": kept, "at": utc_now()}
+        kept.append(str(target) + (DELETED_THERE if text is None else ""))
+    index.conflicts[path] = {"heads": heads, "kept": kept, "at": utc_now(), "deleted_here": deleted_here}
     done.conflicts.append({"path": path, **index.conflicts[path]})
 
 

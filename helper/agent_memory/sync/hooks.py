@@ -17,7 +17,7 @@ from . import folders
 from .history import History
 from .index import FolderIndex
 from .running import changed_here, scopes, sync
-from .summary import folder_states
+from .summary import folder_states, keeps, what_happened
 from .versions import Refused
 
 # Measured in Claude Code 2.1.328 and Codex 0.169: each reads its index file (its MEMORY_INDEX) before the
@@ -62,8 +62,8 @@ def pull(ctx: Context, event: dict[str, object], agent: str, helper: str, budget
     conflicts = [item for state in states for item in state["conflicts"]]
     for item in conflicts[:MAX_NAMED]:
         lines.append(
-            f"agent-memory sync: the memory file {item['path']} was changed here and on another machine; it keeps this "
-            f"machine's text until the user decides. Show both: {helper} {item['show'].removeprefix('agent-memory ')}"
+            f"agent-memory sync: the memory file {item['path']} {what_happened(item)}; {keeps(item)} until the user "
+            f"decides. Show both: {helper} {item['show'].removeprefix('agent-memory ')}"
         )
     return lines
 

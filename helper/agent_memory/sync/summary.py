@@ -11,6 +11,8 @@ from pathlib import Path
 from .. import commands, paths
 from .index import FolderIndex
 
+DELETED_THERE = " (deleted there)"  # said after a kept text whose version is a deletion
+
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
     from ..contract import SyncConflict, SyncFolderState
@@ -85,5 +87,20 @@ def conflict(runtime: str, scope: str, folder: object, path: str, entry: dict[st
         "path": path,
         "heads": list(entry.get("heads", [])),
         "kept": [str(kept) for kept in entry.get("kept", [])],
+        "deleted_here": entry.get("deleted_here") is True,
         "show": commands.line("sync", "history", path, "--agent", runtime),
     }
+
+
+def what_happened(item: SyncConflict) -> str:
+    """What each side did to a file in conflict, in words (the side that deleted it is told so)."""
+    if item["deleted_here"]:
+        return "was deleted here and changed on another machine"
+    if any(kept.endswith(DELETED_THERE) for kept in item["kept"]):
+        return "was changed here and deleted on another machine"
+    return "was changed here and on another machine on the same lines"
+
+
+def keeps(item: SyncConflict) -> str:
+    """What the file here holds until the user decides."""
+    return "it stays deleted here" if item["deleted_here"] else "the file keeps this machine's text"

@@ -1,0 +1,73 @@
+"""`agent-memory sync` tells each side what happened: a conflict reaches the first machine to push at its next pull,
+the side that deleted a file is told so, names that hold a token stay here, lines from elsewhere say whose they
+are, and `sync history` shows texts and differences."""
+
+from __future__ import annotations
+
+import pytest
+import test_sync
+from test_sync import claude_folder, reminder, sync_now, two_machines
+
+import tools
+
+bucket = test_sync.bucket  # the fixture of the two stores, the folder store and the Hub emulator
+
+pytestmark = pytest.mark.outside_tmp
+
+
+def _diverge(a, b, mine: str | None, theirs: str) -> None:
+    """MEMORY.md in step on both, then changed on A (`mine`; None: deleted) and pushed, then changed on B and
+    pushed: B meets the conflict."""
+    claude_folder(a).mkdir(parents=True)
+    (claude_folder(a) / "MEMORY.md").write_text("# Index\n- release: Tuesday\n")
+    sync_now(a)
+    sync_now(b)
+    if mine is None:
+        (claude_folder(a) / "MEMORY.md").unlink()
+    else:
+        (claude_folder(a) / "MEMORY.md").write_text(mine)
+    (claude_folder(b) / "MEMORY.md").write_text(theirs)
+    sync_now(a)
+    assert sync_now(b)["folders"][0]["conflicts"]
+
+
+def test_the_first_machine_to_push_is_told_at_its_next_session_start(machine, machine_b, bucket):
+    a, b = two_machines(machine, machine_b, bucket)
+    _diverge(a, b, "# Index\n- release: Wednesday\n", "# Index\n- release: Friday\n")
+    assert a.run("status", "--json").json["sync"]["conflicts"] == []  # nothing pulled yet: nothing known
+
+    context = reminder(a)  # one pull
+    assert "MEMORY.md was changed here and on another machine on the same lines" in context
+    assert "sync history MEMORY.md" in context
+    assert (claude_folder(a) / "MEMORY.md").read_text() == "# Index\n- release: Wednesday\n"  # its text, untouched
+    (conflict,) = a.run("status", "--json").json["sync"]["conflicts"]
+    assert conflict["path"] == "MEMORY.md" and not conflict["deleted_here"]
+    status = tools.exited(a.run("sync", "status"))
+    assert "1 conflicts" in status.out and "Conflict: MEMORY.md (claude) was changed here and" in status.out
+    with open(conflict["kept"][0]) as kept:
+        assert kept.read() == "# Index\n- release: Friday\n"
+
+    # settled as any conflict: an edit here decides, everywhere
+    (claude_folder(a) / "MEMORY.md").write_text("# Index\n- release: Wednesday or Friday (ask)\n")
+    assert not sync_now(a)["folders"][0]["conflicts"]
+    assert sync_now(b)["folders"][0]["pulled"] == ["MEMORY.md"]
+    assert (claude_folder(b) / "MEMORY.md").read_text() == "# Index\n- release: Wednesday or Friday (ask)\n"
+    for one in (a, b):
+        assert one.run("status", "--json").json["sync"]["conflicts"] == []
+    assert "MEMORY.md" not in reminder(a)
+
+
+def test_the_side_that_deleted_a_file_is_told_it_deleted_it(machine, machine_b, bucket):
+    a, b = two_machines(machine, machine_b, bucket)
+    _diverge(a, b, None, "# Index\n- release: Friday\n")
+    told = tools.exited(b.run("sync", "now"))
+    assert "MEMORY.md (claude) was changed here and deleted on another machine" in told.err
+
+    context = reminder(a)
+    assert "MEMORY.md was deleted here and changed on another machine; it stays deleted here" in context
+    assert not (claude_folder(a) / "MEMORY.md").exists()
+    done = a.run("sync", "now", "--json")
+    tools.exited(done)
+    assert done.json["folders"][0]["conflicts"][0]["deleted_here"] is True
+    assert "MEMORY.md (claude) was deleted here and changed on another machine; it stays deleted here" in done.err
+    assert "same lines" not in done.err
