@@ -4,11 +4,16 @@ are, and `sync history` shows texts and differences."""
 
 from __future__ import annotations
 
+import json
+import os
+
 import pytest
 import test_sync
 from test_sync import claude_folder, reminder, sync_now, two_machines
 
 import tools
+from agent_memory.contents import sha256
+from agent_memory.sync.versions import path_key
 
 bucket = test_sync.bucket  # the fixture of the two stores, the folder store and the Hub emulator
 
@@ -71,3 +76,40 @@ def test_the_side_that_deleted_a_file_is_told_it_deleted_it(machine, machine_b, 
     assert done.json["folders"][0]["conflicts"][0]["deleted_here"] is True
     assert "MEMORY.md (claude) was deleted here and changed on another machine; it stays deleted here" in done.err
     assert "same lines" not in done.err
+
+
+def test_a_token_in_a_name_keeps_the_file_here_and_is_never_printed(machine, machine_b, folder_store, tmp_path):
+    a, b = two_machines(machine, machine_b, folder_store)
+    token = "ghp_" + "Ab3" * 12
+    mine = claude_folder(a)
+    (mine / f"keys-{token}").mkdir(parents=True)
+    (mine / f"deploy-{token}.md").write_text("How to deploy.\n")
+    (mine / f"keys-{token}" / "notes.md").write_text("Where the keys are.\n")
+    (mine / "MEMORY.md").write_text("- deploy notes\n")
+    done = a.run("sync", "now", "--json")
+    tools.exited(done)
+    folder = done.json["folders"][0]
+    assert folder["pushed"] == ["MEMORY.md"]
+    assert sorted(item["path"] for item in folder["refused"]) == ["deploy-[redacted].md", "keys-[redacted]/notes.md"]
+    assert all("its name looks like it holds a secret (GitHub token)" in item["why"] for item in folder["refused"])
+    assert "Not synced: deploy-[redacted].md" in done.err
+    assert token not in done.out + done.err
+    assert not any(b"ghp_" in data for data in test_sync.store_objects(tmp_path / "store").values())
+
+    stopped = test_sync.hook(a, "Stop")  # held: unchanged, the hook has nothing to do
+    tools.exited(stopped)
+    assert token not in stopped.out + stopped.err and "pushed" not in stopped.err
+
+    # a version with such a name in the bucket (an older helper pushed it) is never written here
+    store = tmp_path / "store"
+    good = next(iter(test_sync.store_objects(store)))
+    planted = json.loads((store / good).read_text())
+    path = f"other-{token}.md"
+    planted.update(id="20300101-000000-000000-0000000001", path=path, bases=[], text="planted\n")
+    planted["hash"] = sha256(b"planted\n")
+    (store / "sync" / "claude" / "demo" / path_key(path)).mkdir(mode=0o700)
+    (store / "sync" / "claude" / "demo" / path_key(path) / f"{planted['id']}.json").write_text(json.dumps(planted))
+    pulled = b.run("sync", "now", "--json")
+    tools.exited(pulled)
+    assert sorted(os.listdir(claude_folder(b))) == ["MEMORY.md"]
+    assert token not in pulled.out + pulled.err and "other-[redacted].md" in pulled.err

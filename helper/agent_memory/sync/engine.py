@@ -63,10 +63,13 @@ def sync_folder(
     local, skipped = folders.scan(runtime, folder, index.files) if folder.is_dir() else ({}, {})
     for path, why in skipped.items():
         if path in index.files or path in history.paths():
-            done.refused.append({"path": path, "why": why})
+            _refuse(done, path, why)
     candidates = set(local) | set(index.files) | history.paths()
     for path in sorted(candidates if only is None else candidates & only):
         if path in skipped or folders.ignored(runtime, path):
+            continue
+        if found := guard.scan(path):  # a token in a file's or folder's name: neither pushed nor written here
+            _hold_name(index, done, path, local.get(path), found)
             continue
         _sync_file(history, index, done, path, local.get(path), push=push, machine=machine)
     index.pushed += len(done.pushed)
@@ -99,7 +102,7 @@ def _sync_file(
                 done.waiting.append(path)
                 return
         if here is not None and (found := guard.scan(here.text)):
-            done.refused.append({"path": path, "why": _guard_reason(found)})
+            _refuse(done, path, _guard_reason(found))
             index.held[path] = {"size": here.size, "mtime_ns": here.mtime_ns, "hash": here.hash}
             return
         if here is None and base is None:
@@ -134,7 +137,7 @@ def _sync_file(
         _keep_beside(history, index, done, path, heads, base, deleted_here=here is None)
         return
     except Refused as exc:
-        done.refused.append({"path": path, "why": str(exc)})
+        _refuse(done, path, str(exc))
         return
     if not push:  # a clean merge is a new version: made by the next push, which can upload it
         done.waiting.append(path)
@@ -162,7 +165,7 @@ def _write(history: History, index: FolderIndex, done: FolderSync, path: str, he
     try:
         text = history.text(head)
     except Refused as exc:
-        done.refused.append({"path": path, "why": str(exc)})
+        _refuse(done, path, str(exc))
         return False
     if here is not None and here.text is None:
         try:
@@ -185,7 +188,7 @@ def _write_text(done: FolderSync, path: str, text: str | None, here: Local | Non
     except Moved:
         done.waiting.append(path)
     except Refused as exc:
-        done.refused.append({"path": path, "why": str(exc)})
+        _refuse(done, path, str(exc))
     return False
 
 
@@ -227,6 +230,19 @@ def _keep_beside(
         kept.append(str(target) + (DELETED_THERE if text is None else ""))
     index.conflicts[path] = {"heads": heads, "kept": kept, "at": utc_now(), "deleted_here": deleted_here}
     done.conflicts.append({"path": path, **index.conflicts[path]})
+
+
+def _refuse(done: FolderSync, path: str, why: str) -> None:
+    """Report `path` as not synced, and why; its name is told with any credential in it masked."""
+    done.refused.append({"path": guard.redact(path), "why": why})
+
+
+def _hold_name(index: FolderIndex, done: FolderSync, path: str, here: Local | None, found: list[guard.Finding]) -> None:
+    """A file whose name holds a credential stays on this machine, held as a file whose text holds one is (an
+    unchanged one then costs the hooks nothing); a version of it from the bucket is never written here."""
+    _refuse(done, path, f"its name looks like it holds a secret ({found[0].label}); it stays on this machine only")
+    if here is not None and here.hash is not None:
+        index.held[path] = {"size": here.size, "mtime_ns": here.mtime_ns, "hash": here.hash}
 
 
 def _guard_reason(found: list[guard.Finding]) -> str:
