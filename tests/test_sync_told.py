@@ -113,3 +113,58 @@ def test_a_token_in_a_name_keeps_the_file_here_and_is_never_printed(machine, mac
     tools.exited(pulled)
     assert sorted(os.listdir(claude_folder(b))) == ["MEMORY.md"]
     assert token not in pulled.out + pulled.err and "other-[redacted].md" in pulled.err
+
+
+def test_a_pull_and_a_push_count_the_files_in_step_alike(machine, machine_b, folder_store):
+    a, b = two_machines(machine, machine_b, folder_store)
+    claude_folder(a).mkdir(parents=True)
+    (claude_folder(a) / "MEMORY.md").write_text("- one\n")
+    (claude_folder(a) / "topic.md").write_text("two\n")
+    pushed = tools.exited(a.run("sync", "now"))
+    assert pushed.out.endswith(": 2 pushed, 2 in step\n")
+    pulled = tools.exited(b.run("sync", "now"))
+    assert pulled.out.endswith(": 2 pulled, 2 in step\n")
+    assert tools.exited(b.run("sync", "now")).out.endswith(": 2 in step\n")
+
+
+def test_restore_over_a_link_says_what_to_do(machine, machine_b, folder_store, tmp_path):
+    a, b = two_machines(machine, machine_b, folder_store)
+    claude_folder(a).mkdir(parents=True)
+    (claude_folder(a) / "MEMORY.md").write_text("- one\n")
+    sync_now(a)
+    (version,) = a.run("sync", "history", "MEMORY.md", "--json").json["versions"]
+    elsewhere = tmp_path / "elsewhere.md"
+    elsewhere.write_text("the user's own file\n")
+    (claude_folder(a) / "MEMORY.md").unlink()
+    os.symlink(elsewhere, claude_folder(a) / "MEMORY.md")
+    refused = tools.exited(a.run("sync", "restore", "MEMORY.md", "--version", version["id"]), 1)
+    place = claude_folder(a) / "MEMORY.md"
+    assert refused.err.startswith("Error: MEMORY.md was not restored: it is a link (in ")
+    assert "Unexpected" not in refused.err and "Traceback" not in refused.err
+    assert refused.err.endswith(
+        f"\nNext: rm -- {place} && agent-memory sync restore MEMORY.md --version {version['id']} --agent claude\n"
+    )
+    assert elsewhere.read_text() == "the user's own file\n" and place.is_symlink()
+    shown = a.run("sync", "history", "MEMORY.md", "--json").json
+    assert shown["not_synced"] == "it is a link or not a regular file: sync never follows a link"
+
+
+def test_history_of_a_file_sync_leaves_out_says_why(machine, machine_b, folder_store):
+    a, _b = two_machines(machine, machine_b, folder_store, "codex")
+    memories = test_sync.codex_folder(a)
+    memories.mkdir(parents=True)
+    (memories / "phase2_workspace_diff.md").write_text("Codex's own working file\n")
+    (memories / "deploy.md").write_text(f"# Deploy\n\n{test_sync.TOKEN_LINE}\n")
+    (memories / "big.md").write_text("x" * 300 * 1024)
+    sync_now(a)
+    for name, why in (
+        ("phase2_workspace_diff.md", "it is one of Codex's own working files, not a memory"),
+        ("deploy.md", "it looks like it holds a secret: it stays on this machine only"),
+        ("big.md", "it is larger than 262144 bytes"),
+    ):
+        shown = a.run("sync", "history", name, "--agent", "codex")
+        tools.exited(shown, about=name)
+        assert f"  not synced: {why}\n" in shown.out and "pushed by the next sync" not in shown.out, name
+        assert a.run("sync", "history", name, "--agent", "codex", "--json").json["not_synced"] == why
+    (memories / "new.md").write_text("new\n")
+    assert "  no version yet: it is pushed by the next sync" in a.run("sync", "history", "new.md").out

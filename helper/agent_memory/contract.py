@@ -313,7 +313,8 @@ class SyncVersion(TypedDict):
 
 
 class SyncHistory(TypedDict):
-    """`sync history FILE`: its versions, the one the file here matches, and the kept texts of a conflict."""
+    """`sync history FILE`: its versions, the one the file here matches, the kept texts of a conflict, and why sync
+    leaves the file out (`not_synced`: None when it syncs it)."""
 
     agent: str
     scope: str
@@ -322,6 +323,7 @@ class SyncHistory(TypedDict):
     versions: list[SyncVersion]
     here: str | None
     kept: list[str]
+    not_synced: str | None
 
 
 # -- what waits on this machine -------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from ..agents import RUNTIMES
 from ..config.context import Context
 from ..display import plural, safe_tree
 from ..errors import OK, PENDING, UsageError
+from ..guard import redact
 from ..outbox.listing import summary
 from ..sync import restoring, settings
 from ..sync import summary as reports
@@ -199,15 +200,17 @@ def _runtimes(args: argparse.Namespace, ctx: Context) -> list[str]:
 def history(args: argparse.Namespace, ctx: Context) -> Rendered:
     found = restoring.find(ctx, args.file, _runtimes(args, ctx), ask_bucket=True)
     listed, here, kept = restoring.versions_of(ctx, found)
+    left_out = restoring.not_synced(ctx, found)
     result: SyncHistory = safe_tree(
         {
             "agent": found.scope.runtime,
             "scope": found.scope.scope,
             "folder": str(found.folder),
-            "path": found.path,
+            "path": redact(found.path),  # a name holding a token is never shown whole
             "versions": listed,
             "here": here,
             "kept": kept,
+            "not_synced": left_out,
         }
     )
     lines = [f"{result['path']} in {result['folder']} ({result['agent']} {result['scope']}):"]
@@ -222,6 +225,8 @@ def history(args: argparse.Namespace, ctx: Context) -> Rendered:
         off = f"the sync of {agents.own_memory(found.scope.runtime)} is off on this machine"
         told = f"  {off}: these are the versions other machines synced" if listed else f"  no version: {off}"
         lines.append(f"{told} (turn it on: {commands.line('sync', 'enable', '--agent', found.scope.runtime)})")
+    elif result["not_synced"]:
+        lines.append(f"  not synced: {result['not_synced']}")
     elif not listed:
         lines.append("  no version yet: it is pushed by the next sync")
     return result, "\n".join(lines), OK

@@ -49,7 +49,7 @@ class FolderSync:
         self.before: dict[str, str | None] = {}  # the text a pulled file had here before (None: no file)
         self.conflicts: list[dict[str, object]] = []
         self.refused: list[dict[str, str]] = []
-        self.in_step = 0
+        self.in_step = 0  # files in step with the bucket after the pass: pushed, pulled, merged or untouched
         self.new: list[Version] = []
 
 
@@ -121,6 +121,7 @@ def _sync_file(
     if len(heads) == 1 and (base in history.ancestors(heads[0]) or (base is None and here is None)):
         if _write(history, index, done, path, heads[0], here):
             done.pulled.append(path)
+            done.in_step += 1
         return
     if conflict and sorted(conflict["heads"]) == heads:
         done.conflicts.append({"path": path, **conflict})  # still undecided: nothing new to try
@@ -148,6 +149,7 @@ def _sync_file(
         return
     _record(history, index, done, version, written)
     done.merged.append(path)
+    done.in_step += 1
 
 
 def _merged(history: History, heads: list[str], start: str) -> str | None:

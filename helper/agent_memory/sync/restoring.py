@@ -5,14 +5,16 @@ chosen text here and pushes it as a new version (nothing is ever removed from th
 from __future__ import annotations
 
 import os
+import shlex
 from pathlib import Path
 
-from .. import agents, commands, names
+from .. import agents, commands, guard, names
 from ..config.context import Context
 from ..errors import AgentMemoryError, UsageError
 from ..fsutil import locked
 from ..store.base import StoreError
 from . import folders, settings, versions
+from .folders import Moved
 from .history import History
 from .index import FolderIndex
 from .running import Run, Scope, scopes, sync
@@ -135,6 +137,29 @@ def versions_of(ctx: Context, found: Found) -> tuple[list[SyncVersion], str | No
     return listed, here, kept
 
 
+def not_synced(ctx: Context, found: Found) -> str | None:
+    """Why sync leaves the file out (a runtime's working file, a secret in its name or text, a link, too large,
+    not text), None if it does not."""
+    runtime, path = found.scope.runtime, found.path
+    if folders.ignored(runtime, path):
+        return f"it is one of {agents.runtime(runtime).LABEL}'s own working files, not a memory"
+    if guard.scan(path):
+        return "its name looks like it holds a secret: it stays on this machine only"
+    index = FolderIndex(History.folder_of(ctx.bucket, runtime, found.scope.scope), found.folder)
+    if path in index.held:
+        return "it looks like it holds a secret: it stays on this machine only"
+    place = found.folder / path
+    if place.is_symlink() or (os.path.lexists(place) and not place.is_file()):
+        return "it is a link or not a regular file: sync never follows a link"
+    try:
+        folders.read(found.folder, path)
+    except Refused as exc:
+        return str(exc)
+    except OSError:  # no file here (yet): nothing keeps it from the next sync
+        return None
+    return None
+
+
 def restore(ctx: Context, found: Found, version_id: str) -> Run:
     """Write version `version_id` of the file here and push it as a new version; what was here and not pushed is
     pushed first, so no byte of it is lost. UsageError if the version is not one of the file's."""
@@ -150,8 +175,32 @@ def restore(ctx: Context, found: Found, version_id: str) -> Run:
             next_step=commands.line("sync", "history", found.path),
         )
     text = history.text(version_id)
-    current = folders.read(found.folder, found.path).hash if (found.folder / found.path).is_file() else None
-    folders.write(found.folder, found.path, text, current)
+    _put(found, version_id, text)
     second = sync(ctx, chosen, push=True, only={found.path})
     second.errors = first.errors + second.errors
     return second
+
+
+def _put(found: Found, version_id: str, text: str | None) -> None:
+    """Write the restored text over the file here, never through a link nor over what is not a regular file (an
+    error then says what stands there, and how to restore once it is moved aside)."""
+    place = found.folder / found.path
+    again = commands.line("sync", "restore", found.path, "--version", version_id, "--agent", found.scope.runtime)
+    try:
+        current = folders.read(found.folder, found.path).hash if place.is_file() else None
+        folders.write(found.folder, found.path, text, current)
+    except Refused as exc:
+        if place.is_symlink():  # removing the link keeps what it points to
+            fix = f"{shlex.join(['rm', '--', str(place)])} && {again}"
+        else:
+            fix = f"move aside what stands at {place}, then: {again}"
+        raise AgentMemoryError(
+            f"{found.path} was not restored: {exc} (in {found.folder}): sync never writes through a link or over "
+            "what is not a regular file.",
+            next_step=fix,
+        ) from None
+    except Moved:
+        raise AgentMemoryError(
+            f"{found.path} was not restored: the agent changed it while it was being restored (its text is kept).",
+            next_step=again,
+        ) from None
