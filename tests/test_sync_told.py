@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 import pytest
 import test_sync
@@ -168,3 +169,27 @@ def test_history_of_a_file_sync_leaves_out_says_why(machine, machine_b, folder_s
         assert a.run("sync", "history", name, "--agent", "codex", "--json").json["not_synced"] == why
     (memories / "new.md").write_text("new\n")
     assert "  no version yet: it is pushed by the next sync" in a.run("sync", "history", "new.md").out
+
+
+def test_two_homes_on_one_host_get_distinct_machine_names(machine, machine_b, folder_store):
+    a, b = two_machines(machine, machine_b, folder_store)
+    claude_folder(a).mkdir(parents=True)
+    (claude_folder(a) / "MEMORY.md").write_text("- one\n")
+    sync_now(a)
+    sync_now(b)
+    (claude_folder(b) / "MEMORY.md").write_text("- one\n- two\n")
+    sync_now(b)
+    first, second = (v["machine"] for v in b.run("sync", "history", "MEMORY.md", "--json").json["versions"])
+    assert first != second
+    for name, one in ((first, a), (second, b)):
+        suffix = (one.state / "state" / "machine-suffix").read_text()
+        assert re.fullmatch(r"[0-9a-f]{4}", suffix) and name.endswith(f"-{suffix}")
+    (b.state / "state" / "machine-suffix").write_text("garbage\n")  # a damaged record: a name all the same
+    saved = b.save("# A note\n\nbody").json
+    assert re.search(r"\nmachine: [A-Za-z0-9_-]+-[0-9a-f]{4}\n", b.run("read", saved["id"]).out)
+
+    # the override still wins
+    b.own_env["AGENT_MEMORY_MACHINE"] = "laptop"
+    (claude_folder(b) / "MEMORY.md").write_text("- one\n- two\n- three\n")
+    sync_now(b)
+    assert b.run("sync", "history", "MEMORY.md", "--json").json["versions"][-1]["machine"] == "laptop"

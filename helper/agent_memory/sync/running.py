@@ -171,6 +171,6 @@ def _deliver(ctx: Context, key: str) -> SyncUpload:
 
 def _machine() -> str:
     try:
-        return machine_name() or "unknown"
+        return machine_name(keep=True) or "unknown"
     except AgentMemoryError:
         return "unknown"
