@@ -95,7 +95,8 @@ def test_a_token_in_a_name_keeps_the_file_here_and_is_never_printed(machine, mac
     assert all("its name looks like it holds a secret (GitHub token)" in item["why"] for item in folder["refused"])
     assert "Not synced: deploy-[redacted].md" in done.err
     assert token not in done.out + done.err
-    assert not any(b"ghp_" in data for data in test_sync.store_objects(tmp_path / "store").values())
+    objects = test_sync.store_objects(tmp_path / "store")
+    assert objects and not any(b"ghp_" in data for data in objects.values())
 
     stopped = test_sync.hook(a, "Stop")  # held: unchanged, the hook has nothing to do
     tools.exited(stopped)
@@ -193,3 +194,68 @@ def test_two_homes_on_one_host_get_distinct_machine_names(machine, machine_b, fo
     (claude_folder(b) / "MEMORY.md").write_text("- one\n- two\n- three\n")
     sync_now(b)
     assert b.run("sync", "history", "MEMORY.md", "--json").json["versions"][-1]["machine"] == "laptop"
+
+
+def _claude_folders(one) -> list[dict]:
+    return next(agent for agent in one.run("sync", "status", "--json").json["agents"] if agent["agent"] == "claude")[
+        "folders"
+    ]
+
+
+def test_lines_from_elsewhere_say_whose_and_when(machine, machine_b, folder_store):
+    a, b = two_machines(machine, machine_b, folder_store)
+    a.own_env["AGENT_MEMORY_MACHINE"] = "desk"
+    claude_folder(a).mkdir(parents=True)
+    (claude_folder(a) / "MEMORY.md").write_text("- [Parser](parser.md): lookahead 2\n")
+    sync_now(a)
+    context = reminder(b)
+    day = r"\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC"
+    assert re.search(
+        rf"lines another machine added to MEMORY.md after this session loaded it \(from desk, {day}\):", context
+    )
+    (state,) = _claude_folders(b)
+    assert [(item["path"], item["machines"]) for item in state["arrived"]] == [("MEMORY.md", ["desk"])]
+    assert re.search(
+        rf"arrived since this machine's last session: MEMORY.md \(from desk, {day}\)", b.run("sync", "status").out
+    )
+
+    reminder(b)  # a new session with nothing new: what arrived before it is no longer listed
+    assert _claude_folders(b)[0]["arrived"] == []
+    (claude_folder(a) / "parser.md").write_text("The parser uses a lookahead of 2.\n")
+    sync_now(a)
+    sync_now(b)
+    (state,) = _claude_folders(b)
+    assert [(item["path"], item["machines"]) for item in state["arrived"]] == [("parser.md", ["desk"])]
+
+
+def test_a_pulled_version_the_guard_refuses_is_never_written(machine, machine_b, folder_store, tmp_path):
+    a, b = two_machines(machine, machine_b, folder_store)
+    claude_folder(a).mkdir(parents=True)
+    (claude_folder(a) / "MEMORY.md").write_text("- fine\n")
+    sync_now(a)
+    sync_now(b)
+    store = tmp_path / "store"
+    ((name, data),) = test_sync.store_objects(store).items()
+    head = json.loads(data)
+    text = f"- fine\n- {test_sync.TOKEN_LINE}\n"  # planted by a machine whose guard did not look (or by hand)
+    planted = {**head, "id": "20300101-000000-000000-0000000002", "bases": [head["id"]], "text": text}
+    planted["hash"] = sha256(text.encode())
+    (store / name).parent.joinpath(f"{planted['id']}.json").write_text(json.dumps(planted))
+
+    context = reminder(b)
+    assert "not written here: MEMORY.md: the version from another machine looks like it holds a secret" in context
+    assert "line 2: GitHub token" in context and "ghp_" not in context
+    assert (claude_folder(b) / "MEMORY.md").read_text() == "- fine\n"
+    done = b.run("sync", "now", "--json")
+    tools.exited(done)
+    assert [item["path"] for item in done.json["folders"][0]["refused"]] == ["MEMORY.md"]
+    assert (claude_folder(b) / "MEMORY.md").read_text() == "- fine\n"
+
+    # an edit here merges with it: the merged text holds the other side's secret, so nothing is written or pushed
+    (claude_folder(b) / "MEMORY.md").write_text("- fine\n- and more\n")
+    done = b.run("sync", "now", "--json")
+    tools.exited(done)
+    assert "not written here" in done.json["folders"][0]["refused"][0]["why"]
+    assert (claude_folder(b) / "MEMORY.md").read_text() == "- fine\n- and more\n"
+    holding = [key for key, data in test_sync.store_objects(store).items() if b"ghp_" in data]
+    assert holding == [name.replace(head["id"], planted["id"])]  # the planted version alone

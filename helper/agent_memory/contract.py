@@ -256,6 +256,15 @@ class SyncRun(TypedDict):
     refused: list[SyncRefused]
 
 
+class SyncArrival(TypedDict):
+    """A file that versions made on other machines reached since this machine's last session: whose, and when
+    the newest was made."""
+
+    path: str
+    machines: list[str]
+    time: str
+
+
 class SyncFolderState(TypedDict):
     """A synced memory folder as this machine's record has it (none yet: never synced), and whether it `exists`
     (a runtime creates it with its first memory)."""
@@ -269,6 +278,7 @@ class SyncFolderState(TypedDict):
     pulled: int
     conflicts: list[SyncConflict]
     last_sync: str | None
+    arrived: list[SyncArrival]
 
 
 class SyncAgent(TypedDict):

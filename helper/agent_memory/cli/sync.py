@@ -188,6 +188,9 @@ def status(args: argparse.Namespace, ctx: Context) -> Rendered:
                     f"{commands.line('sync', 'history', 'FILE', '--agent', state['agent'])})"
                 )
             lines += [f"  {_conflict_line(item)}" for item in state["conflicts"]]
+            if state["arrived"]:
+                came = "; ".join(f"{item['path']} ({reports.from_where(item)})" for item in state["arrived"])
+                lines.append(f"  arrived since this machine's last session: {came}")
     if result["pending"]:
         lines.append(f"uploads waiting: {result['pending']} (retry: {commands.line('pending', 'retry')})")
     return result, "\n".join(lines), OK

@@ -47,6 +47,7 @@ class FolderSync:
         self.merged: list[str] = []
         self.waiting: list[str] = []  # changed here, to be pushed by the next push
         self.before: dict[str, str | None] = {}  # the text a pulled file had here before (None: no file)
+        self.arrived: dict[str, dict[str, object]] = {}  # a pulled or merged file: whose versions, made when
         self.conflicts: list[dict[str, object]] = []
         self.refused: list[dict[str, str]] = []
         self.in_step = 0  # files in step with the bucket after the pass: pushed, pulled, merged or untouched
@@ -122,6 +123,7 @@ def _sync_file(
         if _write(history, index, done, path, heads[0], here):
             done.pulled.append(path)
             done.in_step += 1
+            _arrived(history, done, path, heads, base)
         return
     if conflict and sorted(conflict["heads"]) == heads:
         done.conflicts.append({"path": path, **conflict})  # still undecided: nothing new to try
@@ -143,6 +145,9 @@ def _sync_file(
     if not push:  # a clean merge is a new version: made by the next push, which can upload it
         done.waiting.append(path)
         return
+    if text is not None and (found := guard.scan(text)):  # what this machine wrote passed: the other side's
+        _refuse(done, path, _refused_from_elsewhere(found))
+        return
     version = Version(new_id(), path, heads, text, machine, utc_now())
     written = _write_text(done, path, text, here)
     if written is False:
@@ -150,6 +155,7 @@ def _sync_file(
     _record(history, index, done, version, written)
     done.merged.append(path)
     done.in_step += 1
+    _arrived(history, done, path, [head for head in heads if head != start], start)
 
 
 def _merged(history: History, heads: list[str], start: str) -> str | None:
@@ -168,6 +174,9 @@ def _write(history: History, index: FolderIndex, done: FolderSync, path: str, he
         text = history.text(head)
     except Refused as exc:
         _refuse(done, path, str(exc))
+        return False
+    if text is not None and (found := guard.scan(text)):  # held in the bucket's history, never obeyed here
+        _refuse(done, path, _refused_from_elsewhere(found))
         return False
     if here is not None and here.text is None:
         try:
@@ -245,6 +254,25 @@ def _hold_name(index: FolderIndex, done: FolderSync, path: str, here: Local | No
     _refuse(done, path, f"its name looks like it holds a secret ({found[0].label}); it stays on this machine only")
     if here is not None and here.hash is not None:
         index.held[path] = {"size": here.size, "mtime_ns": here.mtime_ns, "hash": here.hash}
+
+
+def _refused_from_elsewhere(found: list[guard.Finding]) -> str:
+    first = found[0]
+    return (
+        f"the version from another machine looks like it holds a secret (line {first.line}: {first.label}); it "
+        "was not written here"
+    )
+
+
+def _arrived(history: History, done: FolderSync, path: str, heads: list[str], base: str | None) -> None:
+    """Record which machines made the versions that just reached this file (those of `heads` not already in
+    `base`), and when the newest was made: what the reminder and `sync status` tell of lines from elsewhere."""
+    known = history.ancestors(base) if base else set()
+    new = set().union(*(history.ancestors(head) for head in heads)) - known
+    metas = [history.versions[version] for version in new]
+    if metas:
+        machines = sorted({str(meta["machine"]) for meta in metas})
+        done.arrived[path] = {"machines": machines, "time": max(str(meta["time"]) for meta in metas)}
 
 
 def _guard_reason(found: list[guard.Finding]) -> str:

@@ -17,7 +17,7 @@ from . import folders
 from .history import History
 from .index import FolderIndex
 from .running import changed_here, scopes, sync
-from .summary import folder_states, keeps, what_happened
+from .summary import folder_states, from_where, keeps, what_happened
 from .versions import Refused
 
 # Measured in Claude Code 2.1.328 and Codex 0.169: each reads its index file (its MEMORY_INDEX) before the
@@ -37,7 +37,7 @@ def pull(ctx: Context, event: dict[str, object], agent: str, helper: str, budget
     ctx.budget.reset(budget)
     try:
         chosen = scopes(ctx, agent, directory)
-        run = sync(ctx, chosen, push=False, wait=budget / 2)
+        run = sync(ctx, chosen, push=False, wait=budget / 2, session=started)
     except (AgentMemoryError, OSError) as exc:
         return [f"agent-memory sync: this machine's copy of {agent}'s memory was not updated ({exc})."]
     lines, pulled = [], []
@@ -55,6 +55,9 @@ def pull(ctx: Context, event: dict[str, object], agent: str, helper: str, budget
             f"agent-memory sync: changed on another machine and updated here: {plural(len(pulled), 'memory file')} "
             f"({named})."
         )
+    refused = [item for done in run.folders for item in done.refused]
+    for item in refused[:MAX_NAMED]:  # a version the guard refused, a link where a file goes: not written here
+        lines.append(f"agent-memory sync: not written here: {item['path']}: {item['why']}.")
     if run.errors:
         lines.append("agent-memory sync: the bucket could not be reached; this machine's memory files may be behind.")
     mine = {scope.scope for scope in chosen}
@@ -110,5 +113,7 @@ def _index_lines(agent: str, folder: Path, recent: dict[str, object]) -> list[st
             break
         shown.append(line)
     rest = "" if len(shown) == len(added) else f" ({len(added) - len(shown)} more lines: read {folder / name})"
-    head = f"agent-memory sync: lines another machine added to {name} after this session loaded it{rest}:"
+    came = recent.get("from") if isinstance(recent.get("from"), dict) else {}
+    whose = f" ({from_where(came[name])})" if isinstance(came.get(name), dict) else ""
+    head = f"agent-memory sync: lines another machine added to {name} after this session loaded it{whose}{rest}:"
     return [head, *shown]

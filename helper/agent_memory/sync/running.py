@@ -90,10 +90,17 @@ def changed_here(ctx: Context, scope: Scope) -> bool:
 
 
 def sync(
-    ctx: Context, chosen: list[Scope], *, push: bool, wait: float | None = None, only: set[str] | None = None
+    ctx: Context,
+    chosen: list[Scope],
+    *,
+    push: bool,
+    wait: float | None = None,
+    only: set[str] | None = None,
+    session: float | None = None,
 ) -> Run:
     """Sync each scope (see the module's docstring); with `wait` seconds (a hook), a scope that another process
-    keeps syncing longer than that is left to it."""
+    keeps syncing longer than that is left to it; `session`: when a session started (POSIX time: its SessionStart pull),
+    from which `sync status` counts what arrived."""
     run = Run()
     machine = _machine()
     for scope in chosen:
@@ -121,10 +128,15 @@ def sync(
             key = _plan(ctx, scope, new) if new else None  # kept in the outbox before anything records it as sent
             history.save()
             for done, index in passes:
+                if session is not None:
+                    index.session_at = session
+                for path, found in done.arrived.items():
+                    index.arrive(path, found)
                 if done.pulled:
                     name = agents.runtime(scope.runtime).MEMORY_INDEX
                     before = {name: done.before[name]} if name in done.before else {}
-                    index.recent = {"at": time.time(), "pulled": done.pulled, "before": before}
+                    came = {name: done.arrived[name]} if name in done.arrived else {}
+                    index.recent = {"at": time.time(), "pulled": done.pulled, "before": before, "from": came}
                 index.save(synced=reached)
                 run.folders.append(done)
         if key is not None:

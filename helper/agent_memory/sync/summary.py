@@ -12,10 +12,12 @@ from .. import commands, paths
 from .index import FolderIndex
 
 DELETED_THERE = " (deleted there)"  # said after a kept text whose version is a deletion
+MAX_ARRIVALS = 10  # files `sync status` lists as arrived since the last session, per folder
+MAX_MACHINES = 3  # machines named for one file
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
-    from ..contract import SyncConflict, SyncFolderState
+    from ..contract import SyncArrival, SyncConflict, SyncFolderState
 
 
 def folder_states(bucket: str, watched: Iterable[tuple[str, str, Path]] = ()) -> list[SyncFolderState]:
@@ -37,6 +39,7 @@ def folder_states(bucket: str, watched: Iterable[tuple[str, str, Path]] = ()) ->
                     "pulled": 0,
                     "conflicts": [],
                     "last_sync": None,
+                    "arrived": [],
                 }
             )
     return found
@@ -73,9 +76,28 @@ def _recorded(root: Path) -> list[SyncFolderState]:
                     "pulled": index.pulled,
                     "conflicts": conflicts,
                     "last_sync": index.last_sync,
+                    "arrived": [arrival(entry) for entry in index.since_session()[-MAX_ARRIVALS:]],
                 }
             )
     return found
+
+
+def arrival(entry: dict[str, object]) -> SyncArrival:
+    """A file that versions from other machines reached (the record is ours, but read as anyone's: bounded)."""
+    machines = entry.get("machines") if isinstance(entry.get("machines"), list) else []
+    return {
+        "path": str(entry.get("path"))[:300],
+        "machines": [str(name)[:100] for name in machines[:MAX_MACHINES]],
+        "time": str(entry.get("time"))[:40],
+    }
+
+
+def from_where(found: SyncArrival | dict[str, object]) -> str:
+    """`from vm-b, 2026-12-05 03:40 UTC`: whose versions reached a file, and when the newest was made."""
+    machines = [str(name) for name in found.get("machines", [])] or ["another machine"]
+    stamp = str(found.get("time", ""))
+    shown = f"{stamp[:10]} {stamp[11:16]} UTC" if len(stamp) >= 16 and stamp[10] == "T" else stamp
+    return f"from {', '.join(machines)}, {shown}"
 
 
 def conflict(runtime: str, scope: str, folder: object, path: str, entry: dict[str, object]) -> SyncConflict:
