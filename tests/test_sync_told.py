@@ -246,6 +246,8 @@ def test_a_pulled_version_the_guard_refuses_is_never_written(machine, machine_b,
     assert "not written here: MEMORY.md: the version from another machine looks like it holds a secret" in context
     assert "line 2: GitHub token" in context and "ghp_" not in context
     assert (claude_folder(b) / "MEMORY.md").read_text() == "- fine\n"
+    history = tools.exited(b.run("sync", "history", "MEMORY.md", "--diff")).out
+    assert "+- The deploy token is [redacted] for now." in history and "ghp_" not in history
     done = b.run("sync", "now", "--json")
     tools.exited(done)
     assert [item["path"] for item in done.json["folders"][0]["refused"]] == ["MEMORY.md"]
@@ -259,3 +261,56 @@ def test_a_pulled_version_the_guard_refuses_is_never_written(machine, machine_b,
     assert (claude_folder(b) / "MEMORY.md").read_text() == "- fine\n- and more\n"
     holding = [key for key, data in test_sync.store_objects(store).items() if b"ghp_" in data]
     assert holding == [name.replace(head["id"], planted["id"])]  # the planted version alone
+
+
+def test_history_shows_each_text_and_the_differences(machine, machine_b, folder_store):
+    a, _b = two_machines(machine, machine_b, folder_store)
+    memory = claude_folder(a) / "MEMORY.md"
+    claude_folder(a).mkdir(parents=True)
+    for text in (
+        "- one\n",
+        "- one\n- two \x1b[2K\n",
+        "- one (edited)\n- two \x1b[2K\n" + "".join(f"{n}\n" for n in range(60)),
+    ):
+        memory.write_text(text)
+        sync_now(a)
+    shown = a.run("sync", "history", "MEMORY.md", "--json").json
+    first, second, third = shown["versions"]
+    assert first["text"] == ["- one"] and first["more_lines"] == 0
+    assert second["text"] == ["- one", "- two \\u001b[2K"]  # control characters never printed raw
+    assert len(third["text"]) == 40 and third["more_lines"] == 22 and shown["diffs"] == []
+    out = tools.exited(a.run("sync", "history", "MEMORY.md")).out
+    assert f"  {first['id']} " in out and "\n      - one\n" in out and "      (22 more lines)\n" in out
+
+    diffs = a.run("sync", "history", "MEMORY.md", "--diff", "--json").json["diffs"]
+    assert [(d["older"], d["newer"]) for d in diffs] == [
+        (None, first["id"]),
+        (first["id"], second["id"]),
+        (second["id"], third["id"]),
+    ]
+    assert diffs[1]["lines"] == [
+        f"--- MEMORY.md {first['id']}",
+        f"+++ MEMORY.md {second['id']}",
+        "@@ -1 +1,2 @@",
+        " - one",
+        "+- two \\u001b[2K",
+    ]
+    (chosen,) = a.run("sync", "history", "MEMORY.md", "--diff", third["id"], first["id"], "--json").json["diffs"]
+    assert (chosen["older"], chosen["newer"]) == (third["id"], first["id"]) and "+- one" in chosen["lines"]
+    text = tools.exited(a.run("sync", "history", "MEMORY.md", "--diff", first["id"], second["id"])).out
+    assert f"  changes from {first['id']} to {second['id']}:\n" in text and "      +- two \\u001b[2K\n" in text
+    assert "\x1b" not in text
+
+    for args, fragment in (
+        (
+            ("--diff", first["id"]),
+            "--diff takes no version id (each version against the one before it) or two ids, not 1.",
+        ),
+        (
+            ("--diff", first["id"], "20200101-000000-000000-0000000000"),
+            "20200101-000000-000000-0000000000 is not a version of MEMORY.md.",
+        ),
+    ):
+        refused = tools.exited(a.run("sync", "history", "MEMORY.md", *args), 2, about=args)
+        assert refused.err.startswith(f"Error: {fragment}\nNext: agent-memory sync history MEMORY.md")
+    assert "--diff [ID ...]" in a.run("sync", "history", "--help").out

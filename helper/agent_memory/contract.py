@@ -320,6 +320,17 @@ class SyncVersion(TypedDict):
     time: str
     deleted: bool
     head: bool
+    text: list[str] | None  # its first lines, credentials masked (None: a deletion)
+    more_lines: int  # lines of the text not shown
+
+
+class SyncDiff(TypedDict):
+    """`sync history FILE --diff`: the unified diff from version `older` (None: no file) to version `newer`."""
+
+    older: str | None
+    newer: str
+    lines: list[str]
+    more_lines: int
 
 
 class SyncHistory(TypedDict):
@@ -334,6 +345,7 @@ class SyncHistory(TypedDict):
     here: str | None
     kept: list[str]
     not_synced: str | None
+    diffs: list[SyncDiff]
 
 
 # -- what waits on this machine -------------------------------------------------------------------------------

@@ -41,9 +41,16 @@ def declare(parser: argparse.ArgumentParser) -> None:
     with_json(actions.add_parser("status", help="what is synced, where, and what needs a decision")).set_defaults(
         handler=status
     )
-    p = with_json(actions.add_parser("history", help="every version of a synced file"))
+    p = with_json(actions.add_parser("history", help="every version of a synced file, with its text"))
     p.add_argument("file", metavar="FILE", help="its path in the agent's memory folder (such as MEMORY.md)")
     p.add_argument("--agent", choices=RUNTIMES, help="whose memory (default: the one that has FILE)")
+    p.add_argument(
+        "--diff",
+        nargs="*",
+        metavar="ID",
+        help="show what changed in place of the texts: alone, each version against the one it was based on; "
+        "with two version ids (--diff OLDER NEWER), between those two",
+    )
     p.set_defaults(handler=history)
     p = with_json(actions.add_parser("restore", help="bring back a version of a file (pushed as a new version)"))
     p.add_argument("file", metavar="FILE", help="its path in the agent's memory folder")
@@ -204,6 +211,7 @@ def history(args: argparse.Namespace, ctx: Context) -> Rendered:
     found = restoring.find(ctx, args.file, _runtimes(args, ctx), ask_bucket=True)
     listed, here, kept = restoring.versions_of(ctx, found)
     left_out = restoring.not_synced(ctx, found)
+    diffs = restoring.differences(ctx, found, args.diff) if args.diff is not None else []
     result: SyncHistory = safe_tree(
         {
             "agent": found.scope.runtime,
@@ -214,6 +222,7 @@ def history(args: argparse.Namespace, ctx: Context) -> Rendered:
             "here": here,
             "kept": kept,
             "not_synced": left_out,
+            "diffs": diffs,
         }
     )
     lines = [f"{result['path']} in {result['folder']} ({result['agent']} {result['scope']}):"]
@@ -223,6 +232,11 @@ def history(args: argparse.Namespace, ctx: Context) -> Rendered:
         based = ", ".join(version["bases"]) or "first"
         shown = f" [{', '.join(marks)}]" if marks else ""
         lines.append(f"  {version['id']} {version['time']} {version['machine']} {state}, based on {based}{shown}")
+        if args.diff is None:
+            lines += _indented(version["text"] or [], version["more_lines"])
+    for change in result["diffs"]:
+        lines.append(f"  changes from {change['older'] or 'no file'} to {change['newer']}:")
+        lines += _indented(change["lines"], change["more_lines"]) if change["lines"] else ["      (the same text)"]
     lines += [f"  other text kept (conflict): {path}" for path in kept]
     if found.scope.runtime not in settings.enabled(ctx.config):  # what the bucket holds, from other machines
         off = f"the sync of {agents.own_memory(found.scope.runtime)} is off on this machine"
@@ -233,6 +247,10 @@ def history(args: argparse.Namespace, ctx: Context) -> Rendered:
     elif not listed:
         lines.append("  no version yet: it is pushed by the next sync")
     return result, "\n".join(lines), OK
+
+
+def _indented(lines: list[str], more: int) -> list[str]:
+    return [f"      {line}" for line in lines] + ([f"      ({plural(more, 'more line')})"] if more else [])
 
 
 def restore(args: argparse.Namespace, ctx: Context) -> Rendered:

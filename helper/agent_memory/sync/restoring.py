@@ -13,7 +13,7 @@ from ..config.context import Context
 from ..errors import AgentMemoryError, UsageError
 from ..fsutil import locked
 from ..store.base import StoreError
-from . import folders, settings, versions
+from . import folders, settings, showing, versions
 from .folders import Moved
 from .history import History
 from .index import FolderIndex
@@ -22,7 +22,7 @@ from .versions import Refused
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
-    from ..contract import SyncVersion
+    from ..contract import SyncDiff, SyncVersion
 
 
 class Found:
@@ -121,20 +121,35 @@ def versions_of(ctx: Context, found: Found) -> tuple[list[SyncVersion], str | No
     history = History(ctx.bucket, found.scope.runtime, found.scope.scope)
     heads = set(history.heads(found.path))
     index = FolderIndex(history.folder, found.folder)
-    listed: list[SyncVersion] = [
-        {
-            "id": meta["id"],
-            "bases": meta["bases"],
-            "machine": meta["machine"],
-            "time": meta["time"],
-            "deleted": meta["hash"] is None,
-            "head": meta["id"] in heads,
-        }
-        for meta in history.of(found.path)
-    ]
+    listed: list[SyncVersion] = []
+    for meta in history.of(found.path):
+        text = showing.text_of(history, meta["id"])
+        listed.append(
+            {
+                "id": meta["id"],
+                "bases": meta["bases"],
+                "machine": meta["machine"],
+                "time": meta["time"],
+                "deleted": meta["hash"] is None,
+                "head": meta["id"] in heads,
+                "text": None if text is None else text.lines,
+                "more_lines": 0 if text is None else text.more,
+            }
+        )
     here = (index.files.get(found.path) or {}).get("version")
     kept = (index.conflicts.get(found.path) or {}).get("kept", [])
     return listed, here, kept
+
+
+def differences(ctx: Context, found: Found, chosen: list[str]) -> list[SyncDiff]:
+    """The unified diffs between versions of the file: the two `chosen`, or with none each version against the one
+    it was based on (see `showing.pairs`); UsageError for ids that are not the file's."""
+    history = History(ctx.bucket, found.scope.runtime, found.scope.scope)
+    found_diffs: list[SyncDiff] = []
+    for older, newer in showing.pairs(history, found.path, chosen):
+        shown = showing.diff(history, found.path, older, newer)
+        found_diffs.append({"older": older, "newer": newer, "lines": shown.lines, "more_lines": shown.more})
+    return found_diffs
 
 
 def not_synced(ctx: Context, found: Found) -> str | None:
