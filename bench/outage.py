@@ -117,7 +117,7 @@ def _timed(machine: Machine, args: list[str], status: str) -> float:
     started = time.perf_counter()
     proc = machine.run(machine.argv(*args))
     elapsed = time.perf_counter() - started
-    found = json.loads(proc.stdout)["sync"]["status"]
+    found = json.loads(proc.stdout)["freshness"]["status"]
     if found != status:
         raise RuntimeError(f"agent-memory {' '.join(args)} was {found}, expected {status}: {proc.stderr.decode()}")
     return elapsed

@@ -78,7 +78,7 @@ def searchers(machine: Machine, notes: Path) -> dict[str, Callable[[str], list[s
 
     def agent_memory(query: str) -> list[str]:
         result = json.loads(machine.agent_memory("search", "--json", "--limit", str(DEPTH), "--", query).stdout)
-        if result["sync"]["status"] != "fresh":
+        if result["freshness"]["status"] != "fresh":
             raise RuntimeError(f"search {query!r} did not read the store: {result['sync']}")
         return [found["id"] for found in result["results"]]
 

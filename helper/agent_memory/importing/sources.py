@@ -10,8 +10,8 @@ from pathlib import Path
 
 from .. import commands
 from ..agents import codex
+from ..config import claude_memory_folder
 from ..errors import UsageError
-from . import claude_memory
 
 LABELS = {"claude": "Claude Code's auto memory", "codex": "Codex's memories", "cline": "Cline's memory bank"}
 TOOLS = tuple(LABELS)
@@ -31,8 +31,8 @@ class Source:
 
 
 def claude_source(folder: Path) -> Source:
-    """Claude Code's auto memory for the checkout that holds `folder` (see `claude_memory`)."""
-    memory, why = claude_memory.memory_folder(folder)
+    """Claude Code's auto memory for the checkout that holds `folder` (see `config.claude_memory_folder`)."""
+    memory, why = claude_memory_folder.memory_folder(folder)
     return _source("claude", memory, why)
 
 

@@ -16,7 +16,7 @@ import unicodedata
 from pathlib import Path
 
 from ..agents import claude
-from ..config import repository
+from . import repository
 
 SETTINGS_MAX = 1024 * 1024  # a settings.json larger than this is not read for autoMemoryDirectory
 GIT_FILE_MAX = 4096  # a worktree's `gitdir` file holds one path

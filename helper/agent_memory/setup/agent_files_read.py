@@ -1,7 +1,9 @@
-"""The agents' own files that setup reads and edits (instruction files, hook settings, Codex's config.toml), as
+"""The reading half of the agent files pair (`agent_files_write` edits; `status` loads only this half).
+
+The agents' own files that setup reads and edits (instruction files, hook settings, Codex's config.toml), as
 text: read as UTF-8 (a file that is not is refused, nothing changed), split into lines as their formats count
 them, and the marked blocks that agent-memory keeps in some of them. This is their format; changing them safely
-(the lock, the backup, the atomic write) is `agent_files`'s.
+(the lock, the backup, the atomic write) is `agent_files_write`'s.
 """
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
-"""The user's consent for agent-memory inside Codex's `workspace-write` sandbox.
+"""The reading half of the sandbox consent pair (`sandbox_consent_write` edits; `status` loads only this half).
+
+The user's consent for agent-memory inside Codex's `workspace-write` sandbox.
 
 That sandbox lets the model's commands write only in the working folder and the temporary folders, and open no
 socket (X7), so a save can neither keep its pending copy nor upload. Codex's own settings lift exactly that:
@@ -13,7 +15,8 @@ table whatever tables follow, and the block comes out again byte for byte. A mar
 own at the top level: the same text inside a multi-line string or array is the user's. A config.toml that does not
 parse, or that sets `sandbox_workspace_write` itself, is left alone: we say what to add instead.
 
-Here the consent is read and told; `sandbox_consent` gives and takes it back (only those commands load the editing).
+Here the consent is read and told; `sandbox_consent_write` gives and takes it back (only those commands load the
+editing).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from ..agents import codex
 from ..config import settings
 from ..errors import AgentMemoryError
 from ..names import folder_path
-from . import agent_text
+from . import agent_files_read
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
@@ -47,7 +50,7 @@ def hooks_turned_off() -> str | None:
     which `status` reports on its own)."""
     path = codex.config_file()
     try:
-        text = split_bom(agent_text.read_text(path) or "")[1]
+        text = split_bom(agent_files_read.read_text(path) or "")[1]
         if "hooks" not in text and "\\u" not in text and "\\U" not in text:  # only an escape could spell it otherwise
             return None  # neither key is in it: not parsed (tomllib, with typing, costs status most of its start-up)
         features = parse(text, path).get("features", {})
@@ -113,7 +116,7 @@ def status(bucket: str | None = None) -> Consent:
     "unreadable"; `next` is the command that fixes it (None when allowed)."""
     path = codex.config_file()
     try:
-        text = split_bom(agent_text.read_text(path) or "")[1]
+        text = split_bom(agent_files_read.read_text(path) or "")[1]
     except AgentMemoryError as exc:
         return _state(path, "unreadable", [], False, [], exc.next_step)
     needed = writable_roots(bucket) if BEGIN in text else None  # no block without its first marker
@@ -191,7 +194,7 @@ def warning(bucket: str | None = None) -> str | None:
 def _block(text: str, path: Path, ours: str | None = None) -> str | None:
     """Our block's text, markers included; None if there is none (`ours`: see `marker_lines`)."""
     marks = marker_lines(text, path, ours)
-    return "".join(agent_text.lines_of(text)[marks[0] : marks[1] + 1]) if marks else None
+    return "".join(agent_files_read.lines_of(text)[marks[0] : marks[1] + 1]) if marks else None
 
 
 def marker_lines(text: str, path: Path, ours: str | None = None) -> tuple[int, int] | None:
@@ -200,9 +203,9 @@ def marker_lines(text: str, path: Path, ours: str | None = None) -> tuple[int, i
     exactly `ours` (a `render_block` text) holds only our settings: it is not parsed."""
     if BEGIN not in text and END not in text:
         return None  # no line can be a marker: the file is not scanned (most users' config.toml, or none at all)
-    lines = agent_text.lines_of(text)
+    lines = agent_files_read.lines_of(text)
     eligible = [i for i in _top_level_lines(text) if i < len(lines)]
-    blocks = agent_text.marked_blocks(lines, eligible, BEGIN, END, lambda why: _malformed(path, why))
+    blocks = agent_files_read.marked_blocks(lines, eligible, BEGIN, END, lambda why: _malformed(path, why))
     if not blocks:
         return None
     if len(blocks) > 1:

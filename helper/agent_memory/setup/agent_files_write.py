@@ -1,6 +1,8 @@
-"""The agents' own files that setup edits (instruction files, hook settings, Codex's config.toml): changed under one
+"""The writing half of the agent files pair (they are read as text by `agent_files_read`).
+
+The agents' own files that setup edits (instruction files, hook settings, Codex's config.toml): changed under one
 lock, backed up first, written back atomically through symlinks with their mode kept (less any group or other
-write). They are read as text by `agent_text`.
+write). They are read as text by `agent_files_read`.
 
 One way for all of them, because they belong to the user: a file we could not write back unchanged is refused
 before anything changes, and a backup never sits beside the original, where the agent could read it as
@@ -18,7 +20,7 @@ from .. import paths
 from ..clock import new_id
 from ..errors import AgentMemoryError
 from ..fsutil import locked, write_atomic
-from .agent_text import read_text
+from .agent_files_read import read_text
 
 
 def write_text(path: Path, text: str) -> None:

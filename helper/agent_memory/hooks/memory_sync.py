@@ -13,12 +13,12 @@ from .. import agents
 from ..config.context import Context
 from ..display import plural
 from ..errors import AgentMemoryError
-from . import folders
-from .history import History
-from .index import FolderIndex
-from .running import changed_here, scopes, sync
-from .summary import folder_states, from_where, keeps, what_happened
-from .versions import Refused
+from ..sync import folders
+from ..sync.history import History
+from ..sync.index import FolderIndex
+from ..sync.running import changed_here, scopes, sync
+from ..sync.summary import folder_states, from_where, keeps, what_happened
+from ..sync.versions import Refused
 
 # Measured in Claude Code 2.1.328 and Codex 0.169: each reads its index file (its MEMORY_INDEX) before the
 # SessionStart hook's changes land (a session's first request has the text the file had when it started), so what

@@ -7,10 +7,10 @@ a note waiting, with its age.
 
 from __future__ import annotations
 
-from ..clock import age_seconds
-from ..memory.pending import NOTES
-from ..skills.pending import SKILLS
-from ..sync.uploads import SYNC
+from .clock import age_seconds
+from .memory.pending import NOTES
+from .skills.pending import SKILLS
+from .sync.uploads import SYNC
 
 KINDS = (NOTES, SKILLS, SYNC)
 

@@ -1,10 +1,12 @@
-"""agent-memory's hooks in each runtime's own hook file: install and remove, as byte-exact edits of the user's file
-(what our entries look like, which are ours and their state: `hook_entries`).
+"""The writing half of the hook configuration pair (what is installed, and its state: `hook_config_read`).
+
+agent-memory's hooks in each runtime's own hook file: install and remove, as byte-exact edits of the user's file
+(what our entries look like, which are ours and their state: `hook_config_read`).
 
 The file belongs to the user: the edit changes only the bytes it must (key order, indentation and everything else
 stay as they were), a file with nothing to change is not written at all, and a backup outside the agent's folders
 comes first. A file that does not parse is refused and left as it is. Install writes our one shape of group
-(`hook_entries`), and remove takes out only groups of that shape; a group of ours whose helper moved is updated in
+(`hook_config_read`), and remove takes out only groups of that shape; a group of ours whose helper moved is updated in
 place rather than installed twice.
 
 Our groups are appended after the user's, never inserted before them, because Codex keys its trust by a group's
@@ -24,8 +26,8 @@ from pathlib import Path
 from types import ModuleType
 
 from .. import agents
-from . import agent_files
-from . import hook_entries as entries
+from . import agent_files_write
+from . import hook_config_read as entries
 from .command import helper_command
 from .json_edits import Document
 
@@ -72,7 +74,7 @@ def _edit(runtime: str, change: Callable[[str, Document], None]) -> dict[str, ob
             raise entries.refused(path, "agent-memory could not edit it without changing something else")
         return document.text if document.value else None  # nothing but our hooks was ever in it: no empty file
 
-    result = agent_files.edit(path, runtime, edited)
+    result = agent_files_write.edit(path, runtime, edited)
     return {**entries.report(runtime, after[-1].value, helper_command()), **result}
 
 
@@ -134,7 +136,7 @@ def _take_out(document: Document, module: ModuleType, event: str, index: int) ->
 
 
 def _document(path: Path, text: str | None) -> Document:
-    """The file's `text` (None: there is none) to edit; refused (AgentMemoryError) as `hook_entries.parse` refuses
+    """The file's `text` (None: there is none) to edit; refused (AgentMemoryError) as `hook_config_read.parse` refuses
     it."""
     entries.parse(path, text)
     return Document(text or "")

@@ -13,7 +13,7 @@ from ..display import plural
 from ..outbox import backoff
 from ..outbox.delivery import retry as retry_uploads
 from ..outbox.listing import summary
-from .uploads import KINDS
+from ..uploads import KINDS
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:

@@ -13,19 +13,20 @@ from ..config.context import Context
 from ..display import safe_tree
 from ..errors import AccessError, NotSetUp
 from ..fsutil import damage
+from ..hooks import reminded
 from ..memory import checksums, pack
 from ..memory.cache import SMALL_RECORD, STANDS, ProjectCache
 from ..names import folder_path
 from ..outbox import backoff, plans
 from ..outbox.listing import entries
-from ..setup import codex_sandbox, hook_entries
+from ..setup import hook_config_read, sandbox_consent_read
 from ..skills import catalog
-from ..skills.inventory import installed_skills
+from ..skills.install_read import installed_skills
 from ..store import outage
 from ..store.base import FolderMissing
 from ..store.bucket import check_private
 from ..sync.settings import enabled
-from . import reminded, usage
+from . import usage
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
@@ -65,8 +66,8 @@ def status(ctx: Context) -> Status:
         "skipped": report["skipped"],  # what the last listing left out (oversized, unsafe), and why
         "gone": report["gone"],  # notes found gone from the bucket, newest first
         "skills": installed_skills(),
-        "hooks": hook_entries.status(),
-        "codex_sandbox": codex_sandbox.status(bucket),
+        "hooks": hook_config_read.status(),
+        "codex_sandbox": sandbox_consent_read.status(bucket),
         "usage": usage.totals(USAGE_DAYS),
         "sync": _sync(ctx, bucket, len(waiting["sync"])),
     }
@@ -76,12 +77,12 @@ def status(ctx: Context) -> Status:
 def _waiting() -> Pending:
     """Every upload in the outbox, by its kind's group (notes as status lists them), and the damaged ones.
 
-    The kinds of upload (`machine.uploads`, with each domain's own, and the age of a note waiting) are loaded here,
+    The kinds of upload (`uploads`, with each domain's own, and the age of a note waiting) are loaded here,
     where the outbox is found to hold something: most of the time it holds nothing, and status then loads none of
     them."""
     if not plans.operations():
         return {"notes": [], "skills": [], "sync": [], "damaged": []}
-    from .uploads import KINDS, note_summary
+    from ..uploads import KINDS, note_summary
 
     found = entries(KINDS)
     return {**found, "notes": [note_summary(entry) for entry in found["notes"]]}

@@ -196,13 +196,13 @@ def _can_retry_here(ctx: Context, agent: str) -> bool:
 
 
 def _codex_consent_state(bucket: str | None) -> str:
-    """The state of the user's consent for Codex's sandbox (`setup.codex_sandbox.status`), loaded only when
-    something is pending: the module edits Codex's files (`agent_files`, `json_edits`) and reading its config.toml
+    """The state of the user's consent for Codex's sandbox (`setup.sandbox_consent_read.status`), loaded only when
+    something is pending: the module edits Codex's files (`agent_files_write`, `json_edits`) and reading its config.toml
     brings tomllib, none of which a session start with nothing pending needs."""
-    from ..setup import codex_sandbox
+    from ..setup import sandbox_consent_read
 
     try:
-        return codex_sandbox.status(bucket)["state"]
+        return sandbox_consent_read.status(bucket)["state"]
     except AgentMemoryError:  # a config.toml that cannot be read: `status` says so; here, no command is offered
         return "unreadable"
 

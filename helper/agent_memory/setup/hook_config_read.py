@@ -1,5 +1,8 @@
-"""The entries of agent-memory in a runtime's hook file: the one shape install writes, which entries are ours,
-and what state our hooks are in there (`status` reports it). Editing the file byte for byte is `hook_files`'s.
+"""The reading half of the hook configuration pair (`hook_config_write` edits; `status` loads only this half).
+
+The entries of agent-memory in a runtime's hook file: the one shape install writes, which entries are ours,
+and what state our hooks are in there (`status` reports it). Editing the file byte for byte is
+`hook_config_write`'s.
 
 Codex reads `$CODEX_HOME/hooks.json`, Claude Code `$CLAUDE_CONFIG_DIR/settings.json`; both hold
 `{"hooks": {EVENT: [{"hooks": [{"type": "command", "command": ..., "timeout": ...}]}]}}`. A file that does not
@@ -20,7 +23,7 @@ from types import ModuleType
 from .. import agents, commands
 from ..errors import AgentMemoryError
 from ..fsutil import open_own
-from . import agent_text, codex_sandbox
+from . import agent_files_read, sandbox_consent_read
 from .command import guarded, helper_command
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
@@ -184,7 +187,7 @@ def _turned_off(runtime: str, settings: dict[str, object]) -> str | None:
             if _project_settings(path).get("disableAllHooks") is True:
                 return f'"disableAllHooks": true in {path}'
         return None
-    return codex_sandbox.hooks_turned_off()
+    return sandbox_consent_read.hooks_turned_off()
 
 
 def _project_settings(path: Path) -> dict[str, object]:
@@ -208,7 +211,7 @@ def _own_note(events: list[str]) -> str:
 
 def read(path: Path) -> dict[str, object]:
     """The file's JSON object (`{}` if it does not exist); refuses anything we could not merge into safely."""
-    return parse(path, agent_text.read_text(path))
+    return parse(path, agent_files_read.read_text(path))
 
 
 def parse(path: Path, text: str | None) -> dict[str, object]:

@@ -1,7 +1,10 @@
-"""Installing skills into the agents' user skill folders: validated, copied (Codex skips symlinked skills),
+"""The writing half of the install pair (what is installed is read by `install_read`).
+
+Installing skills into the agents' user skill folders: validated, copied (Codex skips symlinked skills),
 swapped in atomically, never over an existing folder without consent, with a backup of what is replaced.
 
-What is installed is read back from our install markers (`inventory`). Backups live under the helper's state folder,
+What is installed is read back from our install markers (`install_read`). Backups live under the helper's state
+folder,
 outside every skill folder: a copy inside `~/.agents/skills` or `~/.claude/skills` would show up as a second skill.
 Downloaded files are written, never executed.
 """
@@ -28,7 +31,7 @@ from ..fsutil import (
 )
 from ..store.base import OversizedObject, Store, StoreError, UnsafeObject
 from . import layout
-from .inventory import folder_files, local_changes, read_marker, skill_roots
+from .install_read import folder_files, local_changes, read_marker, skill_roots
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:

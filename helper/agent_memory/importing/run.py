@@ -20,13 +20,13 @@ from ..contents import sha256
 from ..display import safe
 from ..errors import ContentRefused, UsageError
 from ..fsutil import locked
+from ..memory import notes, pack, saving
+from ..memory.cache import ProjectCache
+from ..memory.pending import NOTES, pending_copy
+from ..memory.refresh import refresh
 from ..outbox import plans
-from . import notes, pack, saving
-from .cache import ProjectCache
-from .import_files import File, find_files, read
-from .import_sources import TOOLS, Source, claude_source, cline_memory_bank, codex_memories, folder_source
-from .pending import NOTES, pending_copy
-from .refresh import refresh
+from .files import File, find_files, read
+from .sources import TOOLS, Source, claude_source, cline_memory_bank, codex_memories, folder_source
 
 TAG = "imported"
 Progress = Callable[[int, int, File], None]

@@ -1,6 +1,8 @@
-"""Giving and taking back the user's consent for agent-memory in Codex's config.toml (`agent-memory codex-sandbox
-allow|remove`, bootstrap, uninstall): the marked block that `codex_sandbox` reads and reports, written at the top of
-the file and taken out again byte for byte. What the consent covers, and its state, are `codex_sandbox`'s.
+"""The writing half of the sandbox consent pair (what the consent covers, and its state: `sandbox_consent_read`).
+
+Giving and taking back the user's consent for agent-memory in Codex's config.toml (`agent-memory codex-sandbox
+allow|remove`, bootstrap, uninstall): the marked block that `sandbox_consent_read` reads and reports, written at the
+top of the file and taken out again byte for byte. What the consent covers, and its state, are `sandbox_consent_read`'s.
 """
 
 from __future__ import annotations
@@ -13,8 +15,8 @@ from ..agents import codex
 from ..errors import AgentMemoryError
 from ..fsutil import make_dirs, write_atomic
 from ..names import folder_path
-from . import agent_files, agent_text
-from . import codex_sandbox as sandbox
+from . import agent_files_read, agent_files_write
+from . import sandbox_consent_read as sandbox
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
@@ -24,7 +26,7 @@ if TYPE_CHECKING:
 def check(bucket: str | None = None) -> None:
     """AgentMemoryError (nothing changed) if the consent block could not be added to Codex's config.toml."""
     path = codex.config_file()
-    _addable(sandbox.split_bom(agent_text.read_text(path) or "")[1], path, bucket)
+    _addable(sandbox.split_bom(agent_files_read.read_text(path) or "")[1], path, bucket)
 
 
 def _addable(text: str, path: Path, bucket: str | None = None) -> str:
@@ -59,7 +61,7 @@ def allow(bucket: str | None = None) -> Consent:
     for root in roots:  # Codex can only bind folders that exist
         if root != store:  # a folder store is made where it is configured (a missing one may be an unmounted drive)
             make_dirs(root, mode=0o700)  # parents too: mkdir(parents=True) would leave them as the umask says
-    edited = agent_files.edit(path, "codex", with_block)
+    edited = agent_files_write.edit(path, "codex", with_block)
     return {**sandbox.status(bucket), **edited}
 
 
@@ -76,7 +78,7 @@ def remove() -> Consent:
         rest = bom + _without_block(body, path)
         return None if rest == "" and rest != text and not _was_empty().exists() else rest
 
-    edited = agent_files.edit(path, "codex", without_block)
+    edited = agent_files_write.edit(path, "codex", without_block)
     _was_empty().unlink(missing_ok=True)
     return {**sandbox.status(), **edited}
 
@@ -89,7 +91,7 @@ def _was_empty() -> Path:
 
 def _without_block(text: str, path: Path) -> str:
     """`text` without our block (lines BEGIN to END)."""
-    lines = agent_text.lines_of(text)
+    lines = agent_files_read.lines_of(text)
     marks = sandbox.marker_lines(text, path)
     if not marks:
         return text

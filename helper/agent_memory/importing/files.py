@@ -22,9 +22,9 @@ from pathlib import Path
 from .. import commands
 from ..display import safe
 from ..errors import UsageError
+from ..memory import notes
 from ..store.local_tree import Folder, Untrusted, open_root
-from . import notes
-from .import_sources import Source
+from .sources import Source
 
 FILES_MAX = 2000
 ENTRIES_MAX = 20000
