@@ -21,13 +21,18 @@ bucket = test_sync.bucket  # the fixture of the two stores, the folder store and
 pytestmark = pytest.mark.outside_tmp
 
 
+def _on_both(a, b, text: str) -> None:
+    """MEMORY.md made on A with `text`, and in step on A and B."""
+    claude_folder(a).mkdir(parents=True, exist_ok=True)
+    (claude_folder(a) / "MEMORY.md").write_text(text)
+    sync_now(a)
+    sync_now(b)
+
+
 def _diverge(a, b, mine: str | None, theirs: str) -> None:
     """MEMORY.md in step on both, then changed on A (`mine`; None: deleted) and pushed, then changed on B and
     pushed: B meets the conflict."""
-    claude_folder(a).mkdir(parents=True)
-    (claude_folder(a) / "MEMORY.md").write_text("# Index\n- release: Tuesday\n")
-    sync_now(a)
-    sync_now(b)
+    _on_both(a, b, "# Index\n- release: Tuesday\n")
     if mine is None:
         (claude_folder(a) / "MEMORY.md").unlink()
     else:
@@ -174,10 +179,7 @@ def test_history_of_a_file_sync_leaves_out_says_why(machine, machine_b, folder_s
 
 def test_two_homes_on_one_host_get_distinct_machine_names(machine, machine_b, folder_store):
     a, b = two_machines(machine, machine_b, folder_store)
-    claude_folder(a).mkdir(parents=True)
-    (claude_folder(a) / "MEMORY.md").write_text("- one\n")
-    sync_now(a)
-    sync_now(b)
+    _on_both(a, b, "- one\n")
     (claude_folder(b) / "MEMORY.md").write_text("- one\n- two\n")
     sync_now(b)
     first, second = (v["machine"] for v in b.run("sync", "history", "MEMORY.md", "--json").json["versions"])
@@ -230,10 +232,7 @@ def test_lines_from_elsewhere_say_whose_and_when(machine, machine_b, folder_stor
 
 def test_a_pulled_version_the_guard_refuses_is_never_written(machine, machine_b, folder_store, tmp_path):
     a, b = two_machines(machine, machine_b, folder_store)
-    claude_folder(a).mkdir(parents=True)
-    (claude_folder(a) / "MEMORY.md").write_text("- fine\n")
-    sync_now(a)
-    sync_now(b)
+    _on_both(a, b, "- fine\n")
     store = tmp_path / "store"
     ((name, data),) = test_sync.store_objects(store).items()
     head = json.loads(data)
