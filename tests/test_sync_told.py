@@ -313,3 +313,14 @@ def test_history_shows_each_text_and_the_differences(machine, machine_b, folder_
         refused = tools.exited(a.run("sync", "history", "MEMORY.md", *args), 2, about=args)
         assert refused.err.startswith(f"Error: {fragment}\nNext: agent-memory sync history MEMORY.md")
     assert "--diff [ID ...]" in a.run("sync", "history", "--help").out
+
+
+def test_history_of_a_hidden_file_says_it_is_not_synced(machine, machine_b, folder_store):
+    a, _b = two_machines(machine, machine_b, folder_store)
+    claude_folder(a).mkdir(parents=True)
+    (claude_folder(a) / ".draft.md").write_text("a draft\n")
+    refused = tools.exited(a.run("sync", "history", ".draft.md"), 2)
+    assert refused.err == (
+        "Error: .draft.md is not synced: its path leaves the folder, is absolute, hidden or too deep.\n"
+        "Next: agent-memory sync status (lists the synced folders)\n"
+    )

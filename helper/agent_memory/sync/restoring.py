@@ -61,7 +61,28 @@ def find(ctx: Context, file: str, runtimes: list[str], *, ask_bucket: bool = Fal
             for scope in scopes(ctx, runtime, ctx.folder):
                 if scope.places and _learn(ctx, scope, file, failures):
                     return Found(scope, scope.places[0], file)
-    raise _unknown(ctx, file, runtimes, failures)
+    raise _left_out(ctx, file, runtimes) or _unknown(ctx, file, runtimes, failures)
+
+
+def _left_out(ctx: Context, file: str, runtimes: list[str]) -> UsageError | None:
+    """The refusal of a file that is in a runtime's memory folder but whose path sync never takes (hidden, too
+    deep, too long), saying so; None if no folder has it."""
+    given = Path(file).expanduser()
+    for runtime in runtimes:
+        for scope in scopes(ctx, runtime, ctx.folder):
+            for folder in scope.places:
+                place = given if given.is_absolute() else folder / given
+                relative = os.path.relpath(os.path.abspath(place), folder)
+                if relative.startswith("..") or not os.path.lexists(place):
+                    continue
+                try:
+                    versions.check_path(Path(relative).as_posix())
+                except Refused as exc:
+                    return UsageError(
+                        f"{guard.redact(file)} is not synced: {exc}.",
+                        next_step=f"{commands.line('sync', 'status')} (lists the synced folders)",
+                    )
+    return None
 
 
 def _learn(ctx: Context, scope: Scope, path: str, failures: list[str]) -> bool:
