@@ -215,6 +215,7 @@ def test_lines_from_elsewhere_say_whose_and_when(machine, machine_b, folder_stor
     assert re.search(
         rf"lines another machine added to MEMORY.md after this session loaded it \(from desk, {day}\):", context
     )
+    assert re.search(rf"updated here: 1 memory file \(MEMORY.md, from desk, {day}\)\.", context)
     (state,) = _claude_folders(b)
     assert [(item["path"], item["machines"]) for item in state["arrived"]] == [("MEMORY.md", ["desk"])]
     assert re.search(

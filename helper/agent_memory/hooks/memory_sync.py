@@ -40,20 +40,22 @@ def pull(ctx: Context, event: dict[str, object], agent: str, helper: str, budget
         run = sync(ctx, chosen, push=False, wait=budget / 2, session=started)
     except (AgentMemoryError, OSError) as exc:
         return [f"agent-memory sync: this machine's copy of {agent}'s memory was not updated ({exc})."]
-    lines, pulled = [], []
+    lines, pulled, came = [], [], []
     for scope in chosen:
         for place in scope.places:
             recent = FolderIndex(History.folder_of(ctx.bucket, agent, scope.scope), place).recent
             if isinstance(recent.get("at"), (int, float)) and recent["at"] >= started:  # pulled after it read them
                 pulled += [path for path in recent.get("pulled", []) if isinstance(path, str)]
                 lines += _index_lines(agent, place, recent)
+                came += [found for found in _came(recent).values() if isinstance(found, dict)]
     if pulled:
         named = ", ".join(pulled[:MAX_NAMED]) + (
             f" and {len(pulled) - MAX_NAMED} more" if len(pulled) > MAX_NAMED else ""
         )
+        whose = f", {from_where(_together(came))}" if came else ""
         lines.append(
             f"agent-memory sync: changed on another machine and updated here: {plural(len(pulled), 'memory file')} "
-            f"({named})."
+            f"({named}{whose})."
         )
     refused = [item for done in run.folders for item in done.refused]
     for item in refused[:MAX_NAMED]:  # a version the guard refused, a link where a file goes: not written here
@@ -113,7 +115,23 @@ def _index_lines(agent: str, folder: Path, recent: dict[str, object]) -> list[st
             break
         shown.append(line)
     rest = "" if len(shown) == len(added) else f" ({len(added) - len(shown)} more lines: read {folder / name})"
-    came = recent.get("from") if isinstance(recent.get("from"), dict) else {}
+    came = _came(recent)
     whose = f" ({from_where(came[name])})" if isinstance(came.get(name), dict) else ""
     head = f"agent-memory sync: lines another machine added to {name} after this session loaded it{whose}{rest}:"
     return [head, *shown]
+
+
+def _came(recent: dict[str, object]) -> dict[str, object]:
+    """Whose versions reached each pulled file, and when (`index.recent`, a record read as anyone's)."""
+    came = recent.get("from")
+    return came if isinstance(came, dict) else {}
+
+
+def _together(came: list[dict[str, object]]) -> dict[str, object]:
+    """The machines of several files' arrivals (a few), and the newest time among them."""
+    machines = sorted({str(name) for found in came for name in _listed(found.get("machines"))})
+    return {"machines": machines[:MAX_NAMED], "time": max(str(found.get("time", "")) for found in came)}
+
+
+def _listed(value: object) -> list[object]:
+    return value if isinstance(value, list) else []

@@ -135,7 +135,7 @@ def sync(
                 if done.pulled:
                     name = agents.runtime(scope.runtime).MEMORY_INDEX
                     before = {name: done.before[name]} if name in done.before else {}
-                    came = {name: done.arrived[name]} if name in done.arrived else {}
+                    came = {path: done.arrived[path] for path in done.pulled if path in done.arrived}
                     index.recent = {"at": time.time(), "pulled": done.pulled, "before": before, "from": came}
                 index.save(synced=reached)
                 run.folders.append(done)

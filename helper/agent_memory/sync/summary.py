@@ -94,7 +94,9 @@ def arrival(entry: dict[str, object]) -> SyncArrival:
 
 def from_where(found: SyncArrival | dict[str, object]) -> str:
     """`from vm-b, 2026-12-05 03:40 UTC`: whose versions reached a file, and when the newest was made."""
-    machines = [str(name) for name in found.get("machines", [])] or ["another machine"]
+    names = found.get("machines")
+    machines = [str(name)[:100] for name in names[:MAX_MACHINES]] if isinstance(names, list) else []
+    machines = machines or ["another machine"]
     stamp = str(found.get("time", ""))
     shown = f"{stamp[:10]} {stamp[11:16]} UTC" if len(stamp) >= 16 and stamp[10] == "T" else stamp
     return f"from {', '.join(machines)}, {shown}"
