@@ -325,3 +325,15 @@ def test_history_of_a_hidden_file_says_it_is_not_synced(machine, machine_b, fold
         "Error: .draft.md is not synced: its path leaves the folder, is absolute, hidden or too deep.\n"
         "Next: agent-memory sync status (lists the synced folders)\n"
     )
+
+
+def test_a_damaged_record_of_arrivals_is_read_as_anyones(machine, machine_b, folder_store):
+    a, b = two_machines(machine, machine_b, folder_store)
+    _on_both(a, b, "- one\n")
+    (record,) = (b.state / "state" / "sync").rglob("folders/*.json")
+    value = json.loads(record.read_text())
+    value.update(arrived=[{"path": 5, "machines": "desk", "time": None}, "junk"], session_at="soon")
+    record.write_text(json.dumps(value))
+    (state,) = _claude_folders(b)
+    assert state["arrived"] == [{"path": "5", "machines": [], "time": "None"}]
+    assert "5 (from another machine, None)" in tools.exited(b.run("sync", "status")).out
