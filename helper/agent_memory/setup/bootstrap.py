@@ -18,9 +18,9 @@ from ..config import settings as config_file
 from ..config.context import Context
 from ..contents import sha256
 from ..errors import AgentMemoryError, ContentRefused, NotSetUp, UsageError
-from ..fsutil import read_own, write_atomic
 from ..memory import notes, pack, pending, reading, saving
 from ..memory.cache import ProjectCache
+from ..memory.origin import machine_id
 from ..memory.refresh import refresh
 from ..memory.search import SETUP, search_project
 from ..names import MalformedBucket, folder_path
@@ -393,18 +393,6 @@ def _install_shared_skill(
 
 
 # -- verification -------------------------------------------------------------------------------------------
-
-
-MACHINE_ID_MAX = 256  # bytes of the machine's id read at most (32 hex digits are written)
-
-
-def machine_id() -> str:
-    """A random id for this machine's agent-memory state, created once (never derived from the hardware)."""
-    file = paths.state_dir() / "machine-id"
-    with contextlib.suppress(FileNotFoundError):  # a FIFO or link planted there: refused with its fix, never waited on
-        return read_own(file, MACHINE_ID_MAX).decode("utf-8", errors="replace").strip()
-    write_atomic(file, os.urandom(16).hex().encode())
-    return read_own(file, MACHINE_ID_MAX).decode("utf-8", errors="replace").strip()
 
 
 def verification_id(bucket: str, project: str) -> str:

@@ -25,7 +25,7 @@ FILE_MAX = 5 * 1024 * 1024
 TOTAL_MAX = 50 * 1024 * 1024
 FILES_MAX = 1000
 
-_SEGMENT = r"[^/\\\x00-\x1f\x7f]+"  # compiled on first use (re keeps it)
+_SEGMENT = re.compile(r"[^/\\\x00-\x1f\x7f]+")
 
 
 def skill_files(folder: Path) -> dict[str, os.stat_result]:
@@ -57,7 +57,7 @@ def safe_relative_path(path: str, next_step: str) -> str:
         or path.startswith("/")
         or "\\" in path
         or re.match(r"[A-Za-z]:", path)
-        or any(part in ("", ".", "..") or not re.fullmatch(_SEGMENT, part) for part in parts)
+        or any(part in ("", ".", "..") or not _SEGMENT.fullmatch(part) for part in parts)
     ):
         raise ContentRefused(f"Unsafe path {path!r} in the skill: it could escape its folder.", next_step=next_step)
     return path
