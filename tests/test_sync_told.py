@@ -16,8 +16,6 @@ import tools
 from agent_memory.contents import sha256
 from agent_memory.sync.versions import path_key
 
-bucket = test_sync.bucket  # the fixture of the two stores, the folder store and the Hub emulator
-
 pytestmark = pytest.mark.outside_tmp
 
 
