@@ -10,9 +10,11 @@ import re
 
 import pytest
 import test_sync
+from test_contract import keys
 from test_sync import claude_folder, reminder, sync_now, two_machines
 
 import tools
+from agent_memory import contract
 from agent_memory.contents import sha256
 from agent_memory.sync.versions import path_key
 
@@ -216,6 +218,7 @@ def test_lines_from_elsewhere_say_whose_and_when(machine, machine_b, folder_stor
     assert re.search(rf"updated here: 1 memory file \(MEMORY.md, from desk, {day}\)\.", context)
     (state,) = _claude_folders(b)
     assert [(item["path"], item["machines"]) for item in state["arrived"]] == [("MEMORY.md", ["desk"])]
+    assert set(state["arrived"][0]) == keys(contract.SyncArrival)
     assert re.search(
         rf"arrived since this machine's last session: MEMORY.md \(from desk, {day}\)", b.run("sync", "status").out
     )
@@ -286,6 +289,7 @@ def test_history_shows_each_text_and_the_differences(machine, machine_b, folder_
         (first["id"], second["id"]),
         (second["id"], third["id"]),
     ]
+    assert all(set(change) == keys(contract.SyncDiff) for change in diffs)
     assert diffs[1]["lines"] == [
         f"--- MEMORY.md {first['id']}",
         f"+++ MEMORY.md {second['id']}",
