@@ -177,6 +177,7 @@ def test_a_deletion_propagates_and_is_restorable(machine, machine_b, bucket):
     a, b = two_machines(machine, machine_b, bucket)
     claude_folder(a).mkdir(parents=True)
     (claude_folder(a) / "old.md").write_text("An old memory.\n")
+    (claude_folder(a) / "MEMORY.md").write_text("- [Old](old.md)\n")  # one deletion of two files: not held
     sync_now(a)
     sync_now(b)
     assert (claude_folder(b) / "old.md").is_file()
@@ -310,7 +311,9 @@ def test_hostile_versions_are_refused(machine, machine_b, folder_store, tmp_path
     assert "text of at most 262144 bytes" in whys and "does not match its folder" in whys
     assert "symbolic link" in whys or "link" in whys
     folder_refused = done.json["folders"][0]["refused"]
-    assert sorted(item["path"] for item in folder_refused) == ["MEMORY.md", "linked/inside.md"]
+    assert [item["path"] for item in folder_refused] == ["MEMORY.md"]
+    linked = done.json["folders"][0]["blocked"]  # a linked folder is not synced, said once for the folder
+    assert [(item["folder"], item["why"]) for item in linked] == [(str(claude_folder(b) / "linked"), "it is a link")]
     assert list(outside.iterdir()) == []  # nothing written through either link
     assert sorted(p.name for p in claude_folder(b).iterdir()) == ["MEMORY.md", "linked"]
     assert not (b.root / "escape.md").exists() and not (claude_folder(b).parent / "escape.md").exists()
@@ -468,6 +471,10 @@ def test_sync_status_says_where_it_looks_before_there_is_anything_to_sync(machin
         "pushed": 0,
         "pulled": 0,
         "conflicts": [],
+        "blocked": [],
+        "held": [],
+        "source": f"Claude Code's folder for {machine.work}",
+        "synced": True,
         "last_sync": None,
         "arrived": [],
     }
@@ -492,13 +499,20 @@ def test_sync_status_says_where_it_looks_before_there_is_anything_to_sync(machin
     (line,) = [line for line in text.splitlines() if line.startswith(f"  demo -> {claude}: ")]
     assert line.startswith(f"  demo -> {claude}: 1 file in step, 1 pushed, 0 pulled, 0 conflicts, last sync 20")
 
-    shutil.rmtree(claude)  # a folder that had files is not "nothing to sync": its files would go as deleted
-    agents, text = shown()
-    (watched,) = agents["claude"]["folders"]
-    assert (watched["exists"], watched["files"]) == (False, 1)
-    said = "  the folder is gone: the next sync records its 1 file as deleted, on every machine (each version stays"
-    assert said in text and "agent-memory sync history FILE --agent claude" in text
-    assert f"  demo -> {claude}: nothing here to sync yet" not in text
+    shutil.rmtree(claude)  # a folder that had files is not "nothing to sync": it is gone, and deletes nothing
+    for synced in (False, True):
+        agents, text = shown()
+        (watched,) = agents["claude"]["folders"]
+        assert (watched["exists"], watched["files"]) == (False, 1)
+        said = f"  Not synced: {claude} (claude demo): it is gone; nothing in it is deleted, here or elsewhere. Next: "
+        fix = f"mkdir -p {claude} && agent-memory sync now (its files come back from the bucket)"
+        assert f"{said}{fix}\n" in text
+        gone = {"agent": "claude", "scope": "demo", "folder": str(claude), "why": "it is gone", "next": fix}
+        assert watched["blocked"] == [gone]
+        assert f"  demo -> {claude}: nothing here to sync yet" not in text
+        if not synced:
+            sync_now(machine)
+    assert not claude.exists()  # nothing written there either
 
 
 def test_sync_status_says_when_no_project_is_mapped_for_claude_code(machine, folder_store):

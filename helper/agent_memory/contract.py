@@ -220,6 +220,29 @@ class SyncRefused(TypedDict):
     why: str
 
 
+class SyncBlocked(TypedDict):
+    """A memory folder, or a subfolder of one, that is not synced now (`why`: gone, a link, a file, unreadable):
+    what it held is deleted nowhere; `next` says what to do."""
+
+    agent: str
+    scope: str
+    folder: str
+    why: str
+    next: str
+
+
+class SyncHeld(TypedDict):
+    """A deletion held until the user confirms it (`next`): many files deleted at once, here or on another
+    machine (`why`), are deleted nowhere else until then."""
+
+    agent: str
+    scope: str
+    folder: str
+    path: str
+    why: str
+    next: str
+
+
 class SyncFolder(TypedDict):
     """What one sync did in one memory folder."""
 
@@ -232,6 +255,8 @@ class SyncFolder(TypedDict):
     waiting: list[str]
     conflicts: list[SyncConflict]
     refused: list[SyncRefused]
+    blocked: list[SyncBlocked]
+    held: list[SyncHeld]
     in_step: int
 
 
@@ -267,17 +292,23 @@ class SyncArrival(TypedDict):
 
 
 class SyncFolderState(TypedDict):
-    """A synced memory folder as this machine's record has it (none yet: never synced), and whether it `exists`
-    (a runtime creates it with its first memory)."""
+    """A synced memory folder as this machine's record has it (none yet: never synced), whether it `exists` (a
+    runtime creates it with its first memory), where its place came from (`source`: the runtime's own folder, a
+    setting and its file; "" for a record of a folder no longer watched), and whether it is synced (`synced`: a
+    folder outside the runtime's configuration folder only once the user named it)."""
 
     agent: str
     scope: str
     folder: str
+    source: str
+    synced: bool
     exists: bool
     files: int
     pushed: int
     pulled: int
     conflicts: list[SyncConflict]
+    blocked: list[SyncBlocked]
+    held: list[SyncHeld]
     last_sync: str | None
     arrived: list[SyncArrival]
 
@@ -298,18 +329,22 @@ class SyncStatus(TypedDict):
 
 
 class SyncSummary(TypedDict):
-    """The `sync` part of `status`: the runtimes synced, uploads waiting, files that need a decision."""
+    """The `sync` part of `status`: the runtimes synced, uploads waiting, files and folders that need a decision."""
 
     enabled: list[str]
     pending: int
     conflicts: list[SyncConflict]
+    blocked: list[SyncBlocked]
+    held: list[SyncHeld]
 
 
 class SyncSwitched(TypedDict):
-    """`sync enable|disable`: the runtimes now on, and what each was before."""
+    """`sync enable|disable`: the runtimes now on, and what each was before; `folders`: the memory folders outside
+    a runtime's configuration folder that the user named for sync (`--folder`), per runtime."""
 
     enabled: list[str]
     changed: dict[str, bool]
+    folders: dict[str, list[str]]
 
 
 class SyncVersion(TypedDict):

@@ -9,15 +9,15 @@ import os
 import time
 from pathlib import Path
 
-from .. import agents
+from .. import agents, commands
 from ..config.context import Context
-from ..display import plural
+from ..display import plural, some
 from ..errors import AgentMemoryError
 from ..sync import codex_delivery, folders
 from ..sync.history import History
 from ..sync.index import FolderIndex
 from ..sync.running import changed_here, scopes, sync
-from ..sync.summary import folder_states, from_where, keeps, what_happened
+from ..sync.summary import blocked_line, folder_states, from_where, held_lines, keeps, unnamed_line, what_happened
 from ..sync.versions import Refused
 
 # Measured in Claude Code 2.1.328 and Codex 0.169: each reads its index file (its MEMORY_INDEX) before the
@@ -51,13 +51,10 @@ def pull(ctx: Context, event: dict[str, object], agent: str, helper: str, budget
                 lines += _index_lines(agent, place, recent)
                 came += [found for found in _came(recent).values() if isinstance(found, dict)]
     if pulled:
-        named = ", ".join(pulled[:MAX_NAMED]) + (
-            f" and {len(pulled) - MAX_NAMED} more" if len(pulled) > MAX_NAMED else ""
-        )
         whose = f", {from_where(_together(came))}" if came else ""
         lines.append(
             f"agent-memory sync: changed on another machine and updated here: {plural(len(pulled), 'memory file')} "
-            f"({named}{whose})."
+            f"({some(pulled, MAX_NAMED)}{whose})."
         )
     refused = [item for done in run.folders for item in done.refused]
     for item in refused[:MAX_NAMED]:  # a version the guard refused, a link where a file goes: not written here
@@ -72,7 +69,11 @@ def pull(ctx: Context, event: dict[str, object], agent: str, helper: str, budget
             f"agent-memory sync: the memory file {item['path']} {what_happened(item)}; {keeps(item)} until the user "
             f"decides. Show both: {helper} {item['show'].removeprefix('agent-memory ')}"
         )
-    return lines
+    # folders not synced and deletions held: what the user is to decide, with the command (the helper's own path)
+    told = [blocked_line(item) for state in states for item in state["blocked"]][:MAX_NAMED]
+    told += held_lines(item for state in states for item in state["held"])
+    told += [unnamed_line(agent, place, scope.sources.get(place, "")) for scope in chosen for place in scope.unnamed]
+    return lines + [f"agent-memory sync: {line.replace('agent-memory sync ', f'{helper} sync ')}" for line in told]
 
 
 def push(ctx: Context, event: dict[str, object], agent: str, budget: float) -> str | None:
@@ -93,6 +94,10 @@ def push(ctx: Context, event: dict[str, object], agent: str, budget: float) -> s
         parts.append(f"{plural(kept, 'file')} kept pending on this machine (the next turn's Stop hook retries)")
     if refused:
         parts.append(f"not synced: {', '.join(refused)}")
+    held = [path for done in run.folders for path in done.held]
+    if held:
+        confirm = commands.line("sync", "now", "--allow-deletes")
+        parts.append(f"deletions held until confirmed ({some(held, MAX_NAMED)}): {confirm}")
     return f"synced {agent}'s memory: " + ", ".join(parts)
 
 

@@ -30,7 +30,7 @@ from . import usage
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
-    from ..contract import Outage, Pending, StateDamage, Status, StoreCheck, SyncConflict, SyncSummary
+    from ..contract import Outage, Pending, StateDamage, Status, StoreCheck, SyncFolderState, SyncSummary
 
 USAGE_DAYS = 30  # the period of status's line on the use of memory (`usage --days N` shows others)
 
@@ -89,13 +89,20 @@ def _waiting() -> Pending:
 
 
 def _sync(ctx: Context, bucket: str | None, pending: int) -> SyncSummary:
-    """The runtimes whose own memory is synced, uploads of theirs waiting, and the files that need a decision."""
-    conflicts = _conflicts(bucket) if bucket else []
-    return {"enabled": enabled(ctx.config), "pending": pending, "conflicts": conflicts}
+    """The runtimes whose own memory is synced, uploads of theirs waiting, and the files and folders that need a
+    decision (conflicts, folders not synced now, deletions held)."""
+    states = _states(bucket) if bucket else []
+    return {
+        "enabled": enabled(ctx.config),
+        "pending": pending,
+        "conflicts": [item for state in states for item in state["conflicts"]],
+        "blocked": [item for state in states for item in state["blocked"]],
+        "held": [item for state in states for item in state["held"]],
+    }
 
 
-def _conflicts(bucket: str) -> list[SyncConflict]:
-    """The files in conflict in the memory folders that this machine synced with `bucket`, from its sync records.
+def _states(bucket: str) -> list[SyncFolderState]:
+    """The memory folders that this machine synced with `bucket`, from its sync records.
 
     The records' reader (`sync.summary`) is loaded here, where a machine that has records of the bucket is found:
     most never sync their runtimes' own memory, and their status reads none of it (the records' folder is the one
@@ -104,7 +111,7 @@ def _conflicts(bucket: str) -> list[SyncConflict]:
         return []
     from ..sync.summary import folder_states
 
-    return [item for state in folder_states(bucket) for item in state["conflicts"]]
+    return folder_states(bucket)
 
 
 def store_check(bucket: str | None) -> StoreCheck:

@@ -24,7 +24,7 @@ from pathlib import Path
 from .. import guard, paths
 from ..clock import new_id, utc_now
 from ..fsutil import write_atomic
-from . import folders
+from . import deletions, folders
 from .folders import Local, Moved
 from .history import History
 from .index import FolderIndex
@@ -55,6 +55,8 @@ class FolderSync:
         self.refused: list[dict[str, str]] = []
         self.in_step = 0  # files in step with the bucket after the pass: pushed, pulled, merged or untouched
         self.new: list[Version] = []
+        self.blocked: dict[str, str] = {}  # folders not synced now ("": the memory folder itself), and why
+        self.held: dict[str, str] = {}  # deletions held until the user confirms them (`deletions`)
 
 
 def sync_folder(
@@ -65,23 +67,36 @@ def sync_folder(
     machine: str,
     only: set[str] | None = None,
     source: bool = False,
+    allow_deletes: bool = False,
 ) -> FolderSync:
     """Bring `index.folder` and `history` in step (see the module's docstring); new versions in `.new`, to upload.
-    `only`: these files alone; `source`: the folder is only read, never written."""
+    `only`: these files alone; `source`: the folder is only read, never written. A folder that is gone, a link, a
+    file or unreadable is left as it is, and what it held is not deleted anywhere; many deletions at once wait for
+    `allow_deletes` (see `deletions`)."""
     runtime, scope, folder = history.runtime, history.scope, index.folder
     done = FolderSync(runtime, scope, folder)
-    local, skipped = folders.scan(runtime, folder, index.files) if folder.is_dir() else ({}, {})
+    deletions.refill(index)
+    local, skipped, blocked = folders.scan(runtime, folder, index.files)
+    done.blocked = index.blocked = blocked
     for path, why in skipped.items():
         if path in index.files or path in history.paths():
             _refuse(done, path, why)
+    held = {} if allow_deletes else deletions.held(history, index, local, skipped, blocked)
     candidates = set(local) | set(index.files) | history.paths()
     for path in sorted(candidates if only is None else candidates & only):
-        if path in skipped or folders.ignored(runtime, path):
+        if path in skipped or folders.ignored(runtime, path) or folders.under(path, blocked) is not None:
             continue
         if found := guard.scan(path):  # a token in a file's or folder's name: neither pushed nor written here
             _hold_name(index, done, path, local.get(path), found)
             continue
+        if path in held:
+            done.held[path] = held[path]
+            continue
         _sync_file(history, index, done, path, local.get(path), push=push, machine=machine, source=source)
+    if only is None:
+        index.holding = done.held
+    else:
+        index.holding = {path: why for path, why in index.holding.items() if path not in only} | done.held
     index.pushed += len(done.pushed)
     index.pulled += len(done.pulled)
     return done
@@ -126,6 +141,8 @@ def _sync_file(
         if here is None and base is None:
             index.files.pop(path, None)  # made and deleted here between two syncs: nothing to tell
             return
+        if here is None and folders.missing_folder(done.folder, path) is not None:
+            return  # its folder went away since the scan: that is no deletion (the next sync tells it)
         bases = [h for h in conflict["heads"] if h in history.versions] if conflict else [base] if base else []
         if source:  # the folder is the truth: its text supersedes every version the bucket has of the file
             bases = history.heads(path)

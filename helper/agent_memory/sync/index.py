@@ -1,6 +1,7 @@
 """This machine's record of one memory folder: for each file, the size, time and hash it had when it was last in
 step with the bucket and the version that was (so that a hook tells a change by one stat per file), the files in
-conflict and where the other texts are kept, and what the last syncs did.
+conflict and where the other texts are kept, the folders not synced now and the deletions held, and what the last
+syncs did.
 
 Kept beside the scope's versions (`history`), one file per folder: `folders/<hash of the folder's path>.json`.
 A record that is damaged (or not ours) is started again: every file then counts as new here, and is merged
@@ -21,6 +22,15 @@ from ..fsutil import read_own, write_json_atomic
 _RECORD_MAX = 16 * 1024 * 1024
 MAX_ARRIVED = 20  # arrivals kept per folder: `sync status` shows a short list
 
+# Why a folder (the memory folder itself, "", or one of its subfolders) is not synced now: what was in it is then
+# neither recorded as deleted nor written over, and the user is told (`blocked`).
+GONE = "it is gone"
+LINK = "it is a link"
+NOT_FOLDER = "it is a file, not a folder"
+# Why a deletion is held until the user confirms it (`holding`).
+HERE = "deleted here"
+ELSEWHERE = "deleted on another machine"
+
 
 class FolderIndex:
     """The record of one memory folder for one runtime and scope."""
@@ -36,6 +46,10 @@ class FolderIndex:
         # files the secret guard keeps here, as they were when refused: unchanged, they cost the hooks nothing
         held = record.get("held")
         self.held: dict[str, dict[str, object]] = held if isinstance(held, dict) else {}
+        # folders not synced now ("": the memory folder itself) and why, and deletions held until confirmed
+        blocked, holding = record.get("blocked"), record.get("holding")
+        self.blocked: dict[str, str] = _strings(blocked)
+        self.holding: dict[str, str] = _strings(holding)
         self.pushed: int = record.get("pushed", 0)
         self.pulled: int = record.get("pulled", 0)
         self.last_sync: str | None = record.get("last_sync")
@@ -79,6 +93,8 @@ class FolderIndex:
                 "files": self.files,
                 "conflicts": self.conflicts,
                 "held": self.held,
+                "blocked": self.blocked,
+                "holding": self.holding,
                 "pushed": self.pushed,
                 "pulled": self.pulled,
                 "last_sync": self.last_sync,
@@ -87,6 +103,13 @@ class FolderIndex:
                 "session_at": self.session_at,
             },
         )
+
+
+def _strings(value: object) -> dict[str, str]:
+    """A mapping of strings to strings from a record (anything else in its place: empty)."""
+    if not isinstance(value, dict):
+        return {}
+    return {key: item for key, item in value.items() if isinstance(key, str) and isinstance(item, str)}
 
 
 def _read(file: Path) -> dict[str, object]:
