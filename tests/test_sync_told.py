@@ -31,7 +31,10 @@ def _on_both(a, b, text: str) -> None:
 
 def _diverge(a, b, mine: str | None, theirs: str) -> None:
     """MEMORY.md in step on both, then changed on A (`mine`; None: deleted) and pushed, then changed on B and
-    pushed: B meets the conflict."""
+    pushed: B meets the conflict. Two other files stay beside it: one deletion is not many at once."""
+    claude_folder(a).mkdir(parents=True)
+    for name in ("topic-1.md", "topic-2.md"):
+        (claude_folder(a) / name).write_text(f"{name}\n")
     _on_both(a, b, "# Index\n- release: Tuesday\n")
     if mine is None:
         (claude_folder(a) / "MEMORY.md").unlink()
