@@ -298,8 +298,10 @@ def test_read_still_prints_the_exact_bytes(ready):
 
 
 def test_notes_record_their_machine_and_search_shows_where_each_came_from(ready):
-    host = re.sub(r"[^A-Za-z0-9_-]+", "-", socket.gethostname().split(".")[0]).strip("-")[:64]
     here = ready.save("# From here\n\norigin test", env={"AGENT_MEMORY_AGENT": "codex"}).json
+    # the host's name and this home's suffix, kept in its state (two homes on one host are told apart)
+    suffix = (ready.state / "state" / "machine-suffix").read_text()
+    host = re.sub(r"[^A-Za-z0-9_-]+", "-", socket.gethostname().split(".")[0]).strip("-")[:59] + f"-{suffix}"
     there = ready.save("# From there\n\norigin test", env={"AGENT_MEMORY_MACHINE": "alice-laptop"}).json
     assert f"machine: {host}\n" in ready.run("read", here["id"]).out
     assert "machine: alice-laptop\n" in ready.run("read", there["id"]).out

@@ -499,6 +499,7 @@ def test_sync_status_says_where_it_looks_before_there_is_anything_to_sync(machin
         "source": f"Claude Code's folder for {machine.work}",
         "synced": True,
         "last_sync": None,
+        "arrived": [],
     }
     assert [(f["folder"], f["exists"]) for f in agents["codex"]["folders"]] == [(str(codex), False)]
     assert "claude: on\n" in text and "codex: on\n" in text

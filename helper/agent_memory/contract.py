@@ -199,8 +199,9 @@ class Installed(TypedDict):
 
 
 class SyncConflict(TypedDict):
-    """A synced file changed here and elsewhere on the same lines: the file here keeps its text, the other texts
-    are kept in `kept` (outside the runtime's folder), `show` lists its versions."""
+    """A synced file changed here and elsewhere on the same lines (or `deleted_here` and changed elsewhere): the
+    file here keeps its text, the other texts are kept in `kept` (outside the runtime's folder), `show` lists its
+    versions."""
 
     agent: str
     scope: str
@@ -208,6 +209,7 @@ class SyncConflict(TypedDict):
     path: str
     heads: list[str]
     kept: list[str]
+    deleted_here: bool
     show: str
 
 
@@ -280,6 +282,15 @@ class SyncRun(TypedDict):
     refused: list[SyncRefused]
 
 
+class SyncArrival(TypedDict):
+    """A file that versions made on other machines reached since this machine's last session: whose, and when
+    the newest was made."""
+
+    path: str
+    machines: list[str]
+    time: str
+
+
 class SyncFolderState(TypedDict):
     """A synced memory folder as this machine's record has it (none yet: never synced), whether it `exists` (a
     runtime creates it with its first memory), where its place came from (`source`: the runtime's own folder, a
@@ -299,6 +310,7 @@ class SyncFolderState(TypedDict):
     blocked: list[SyncBlocked]
     held: list[SyncHeld]
     last_sync: str | None
+    arrived: list[SyncArrival]
 
 
 class SyncAgent(TypedDict):
@@ -344,10 +356,22 @@ class SyncVersion(TypedDict):
     time: str
     deleted: bool
     head: bool
+    text: list[str] | None  # its first lines, credentials masked (None: a deletion)
+    more_lines: int  # lines of the text not shown
+
+
+class SyncDiff(TypedDict):
+    """`sync history FILE --diff`: the unified diff from version `older` (None: no file) to version `newer`."""
+
+    older: str | None
+    newer: str
+    lines: list[str]
+    more_lines: int
 
 
 class SyncHistory(TypedDict):
-    """`sync history FILE`: its versions, the one the file here matches, and the kept texts of a conflict."""
+    """`sync history FILE`: its versions, the one the file here matches, the kept texts of a conflict, and why sync
+    leaves the file out (`not_synced`: None when it syncs it)."""
 
     agent: str
     scope: str
@@ -356,6 +380,8 @@ class SyncHistory(TypedDict):
     versions: list[SyncVersion]
     here: str | None
     kept: list[str]
+    not_synced: str | None
+    diffs: list[SyncDiff]
 
 
 # -- what waits on this machine -------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from ..agents import RUNTIMES
 from ..config.context import Context
 from ..display import plural, safe_tree
 from ..errors import OK, PENDING, UsageError
+from ..guard import redact
 from ..outbox.listing import summary
 from ..sync import codex_delivery, restoring, settings
 from ..sync import summary as reports
@@ -59,9 +60,16 @@ def declare(parser: argparse.ArgumentParser) -> None:
     with_json(actions.add_parser("status", help="what is synced, where, and what needs a decision")).set_defaults(
         handler=status
     )
-    p = with_json(actions.add_parser("history", help="every version of a synced file"))
+    p = with_json(actions.add_parser("history", help="every version of a synced file, with its text"))
     p.add_argument("file", metavar="FILE", help="its path in the agent's memory folder (such as MEMORY.md)")
     p.add_argument("--agent", choices=RUNTIMES, help="whose memory (default: the one that has FILE)")
+    p.add_argument(
+        "--diff",
+        nargs="*",
+        metavar="ID",
+        help="show what changed in place of the texts: alone, each version against the one it was based on; "
+        "with two version ids (--diff OLDER NEWER), between those two",
+    )
     p.set_defaults(handler=history)
     p = with_json(actions.add_parser("restore", help="bring back a version of a file (pushed as a new version)"))
     p.add_argument("file", metavar="FILE", help="its path in the agent's memory folder")
@@ -191,8 +199,8 @@ def _folder(done: FolderSync) -> SyncFolder:
 def _conflict_line(item: dict[str, object]) -> str:
     kept = ", ".join(item["kept"])
     return (
-        f"Conflict: {item['path']} ({item['agent']}) was changed here and elsewhere on the same lines; the file keeps "
-        f"this machine's text, the other is kept in {kept}. Decide by editing the file (or: "
+        f"Conflict: {item['path']} ({item['agent']}) {reports.what_happened(item)}; {reports.keeps(item)}, the "
+        f"other is kept in {kept}. Decide by editing the file (or: "
         f"{commands.line('sync', 'restore', item['path'], '--version', 'ID')}); see both: {item['show']}"
     )
 
@@ -255,7 +263,11 @@ def _state_lines(state: SyncFolderState) -> list[str]:
     ]
     lines += [reports.blocked_line(item) for item in state["blocked"]]
     lines += reports.held_lines(state["held"])
-    return lines + [_conflict_line(item) for item in state["conflicts"]]
+    lines += [_conflict_line(item) for item in state["conflicts"]]
+    if state["arrived"]:
+        came = "; ".join(f"{item['path']} ({reports.from_where(item)})" for item in state["arrived"])
+        lines.append(f"arrived since this machine's last session: {came}")
+    return lines
 
 
 def _runtimes(args: argparse.Namespace, ctx: Context) -> list[str]:
@@ -265,15 +277,19 @@ def _runtimes(args: argparse.Namespace, ctx: Context) -> list[str]:
 def history(args: argparse.Namespace, ctx: Context) -> Rendered:
     found = restoring.find(ctx, args.file, _runtimes(args, ctx), ask_bucket=True)
     listed, here, kept = restoring.versions_of(ctx, found)
+    left_out = restoring.not_synced(ctx, found)
+    diffs = restoring.differences(ctx, found, args.diff) if args.diff is not None else []
     result: SyncHistory = safe_tree(
         {
             "agent": found.scope.runtime,
             "scope": found.scope.scope,
             "folder": str(found.folder),
-            "path": found.path,
+            "path": redact(found.path),  # a name holding a token is never shown whole
             "versions": listed,
             "here": here,
             "kept": kept,
+            "not_synced": left_out,
+            "diffs": diffs,
         }
     )
     lines = [f"{result['path']} in {result['folder']} ({result['agent']} {result['scope']}):"]
@@ -283,14 +299,25 @@ def history(args: argparse.Namespace, ctx: Context) -> Rendered:
         based = ", ".join(version["bases"]) or "first"
         shown = f" [{', '.join(marks)}]" if marks else ""
         lines.append(f"  {version['id']} {version['time']} {version['machine']} {state}, based on {based}{shown}")
+        if args.diff is None:
+            lines += _indented(version["text"] or [], version["more_lines"])
+    for change in result["diffs"]:
+        lines.append(f"  changes from {change['older'] or 'no file'} to {change['newer']}:")
+        lines += _indented(change["lines"], change["more_lines"]) if change["lines"] else ["      (the same text)"]
     lines += [f"  other text kept (conflict): {path}" for path in kept]
     if found.scope.runtime not in settings.enabled(ctx.config):  # what the bucket holds, from other machines
         off = f"the sync of {agents.own_memory(found.scope.runtime)} is off on this machine"
         told = f"  {off}: these are the versions other machines synced" if listed else f"  no version: {off}"
         lines.append(f"{told} (turn it on: {commands.line('sync', 'enable', '--agent', found.scope.runtime)})")
+    elif result["not_synced"]:
+        lines.append(f"  not synced: {result['not_synced']}")
     elif not listed:
         lines.append("  no version yet: it is pushed by the next sync")
     return result, "\n".join(lines), OK
+
+
+def _indented(lines: list[str], more: int) -> list[str]:
+    return [f"      {line}" for line in lines] + ([f"      ({plural(more, 'more line')})"] if more else [])
 
 
 def restore(args: argparse.Namespace, ctx: Context) -> Rendered:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import time
 from pathlib import Path
 
 from ..clock import utc_now
@@ -19,6 +20,7 @@ from ..contents import sha256
 from ..fsutil import read_own, write_json_atomic
 
 _RECORD_MAX = 16 * 1024 * 1024
+MAX_ARRIVED = 20  # arrivals kept per folder: `sync status` shows a short list
 
 # Why a folder (the memory folder itself, "", or one of its subfolders) is not synced now: what was in it is then
 # neither recorded as deleted nor written over, and the user is told (`blocked`).
@@ -55,6 +57,13 @@ class FolderIndex:
         # before it, so that a session whose hook waited for that pass is told the same
         recent = record.get("recent")
         self.recent: dict[str, object] = recent if isinstance(recent, dict) else {}
+        # what reached the folder from other machines, newest last (`arrive`), and when this machine's last
+        # session started (its SessionStart pull): `sync status` shows what arrived since
+        arrived = record.get("arrived")
+        kept = [entry for entry in arrived if isinstance(entry, dict)] if isinstance(arrived, list) else []
+        self.arrived: list[dict[str, object]] = kept[-MAX_ARRIVED:]
+        session = record.get("session_at")
+        self.session_at: float | None = _number(session) if session is not None else None
 
     @classmethod
     def read(cls, file: str) -> FolderIndex | None:
@@ -63,6 +72,15 @@ class FolderIndex:
         if not isinstance(record.get("folder"), str):
             return None
         return cls(Path(file).parent.parent, Path(record["folder"]))
+
+    def arrive(self, path: str, found: dict[str, object]) -> None:
+        """Record that a version of `path` made on other machines (`found`: their names, when) was written here."""
+        self.arrived = [*self.arrived, {"path": path, **found, "at": time.time()}][-MAX_ARRIVED:]
+
+    def since_session(self) -> list[dict[str, object]]:
+        """What arrived since this machine's last session started (all that is kept, before any session)."""
+        since = self.session_at
+        return [entry for entry in self.arrived if since is None or _number(entry.get("at")) >= since]
 
     def save(self, *, synced: bool) -> None:
         """Write the record (the caller holds the scope's lock); `synced`: a sync with the bucket just ended."""
@@ -81,6 +99,8 @@ class FolderIndex:
                 "pulled": self.pulled,
                 "last_sync": self.last_sync,
                 "recent": self.recent,
+                "arrived": self.arrived,
+                "session_at": self.session_at,
             },
         )
 
@@ -111,3 +131,8 @@ def _well_formed(value: object) -> bool:
     return all(
         isinstance(entry, dict) and isinstance(entry.get("version"), (str, type(None))) for entry in files.values()
     ) and all(isinstance(entry, dict) and isinstance(entry.get("heads"), list) for entry in conflicts.values())
+
+
+def _number(value: object) -> float:
+    """A POSIX time from the record (anything else counts as long ago)."""
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0

@@ -128,9 +128,12 @@ def sync(
     wait: float | None = None,
     only: set[str] | None = None,
     allow_deletes: bool = False,
+    session: float | None = None,
 ) -> Run:
     """Sync each scope (see the module's docstring); with `wait` seconds (a hook), a scope that another process
-    keeps syncing longer than that is left to it; `allow_deletes`: the user confirmed many deletions at once."""
+    keeps syncing longer than that is left to it; `allow_deletes`: the user confirmed many deletions at once;
+    `session`: when a session started (POSIX time: its SessionStart pull), from which `sync status` counts what
+    arrived."""
     run = Run()
     machine = _machine()
     for scope in chosen:
@@ -167,10 +170,15 @@ def sync(
             key = _plan(ctx, scope, new) if new else None  # kept in the outbox before anything records it as sent
             history.save()
             for done, index in passes:
+                if session is not None:
+                    index.session_at = session
+                for path, found in done.arrived.items():
+                    index.arrive(path, found)
                 if done.pulled:
                     name = agents.runtime(scope.runtime).MEMORY_INDEX
                     before = {name: done.before[name]} if name in done.before else {}
-                    index.recent = {"at": time.time(), "pulled": done.pulled, "before": before}
+                    came = {path: done.arrived[path] for path in done.pulled if path in done.arrived}
+                    index.recent = {"at": time.time(), "pulled": done.pulled, "before": before, "from": came}
                 index.save(synced=reached)
                 run.folders.append(done)
             if scope.source and reached and only is None:
@@ -234,6 +242,6 @@ def _deliver(ctx: Context, key: str) -> SyncUpload:
 
 def _machine() -> str:
     try:
-        return machine_name() or "unknown"
+        return machine_name(keep=True) or "unknown"
     except AgentMemoryError:
         return "unknown"

@@ -13,10 +13,13 @@ from .. import agents, commands, paths
 from ..display import some
 from .index import ELSEWHERE, GONE, HERE, LINK, NOT_FOLDER, FolderIndex
 
+DELETED_THERE = " (deleted there)"  # said after a kept text whose version is a deletion
+MAX_ARRIVALS = 10  # files `sync status` lists as arrived since the last session, per folder
+MAX_MACHINES = 3  # machines named for one file
 MAX_NAMED = 10  # files named in a line of deletions held; the rest are counted (`sync status --json` lists all)
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
-    from ..contract import SyncBlocked, SyncConflict, SyncFolderState, SyncHeld
+    from ..contract import SyncArrival, SyncBlocked, SyncConflict, SyncFolderState, SyncHeld
 
 
 def folder_states(bucket: str, watched: Iterable[tuple[str, str, Path, str, bool]] = ()) -> list[SyncFolderState]:
@@ -44,6 +47,7 @@ def folder_states(bucket: str, watched: Iterable[tuple[str, str, Path, str, bool
             "blocked": [],
             "held": [],
             "last_sync": None,
+            "arrived": [],
         }
         by_place[(runtime, scope, str(folder))] = state
         found.append(state)
@@ -89,9 +93,30 @@ def _recorded(root: Path) -> list[SyncFolderState]:
                     "blocked": [blocked(runtime, scope, index.folder, *item) for item in index.blocked.items()],
                     "held": [held(runtime, scope, index.folder, path, why) for path, why in index.holding.items()],
                     "last_sync": index.last_sync,
+                    "arrived": [arrival(entry) for entry in index.since_session()[-MAX_ARRIVALS:]],
                 }
             )
     return found
+
+
+def arrival(entry: dict[str, object]) -> SyncArrival:
+    """A file that versions from other machines reached (the record is ours, but read as anyone's: bounded)."""
+    machines = entry.get("machines") if isinstance(entry.get("machines"), list) else []
+    return {
+        "path": str(entry.get("path"))[:300],
+        "machines": [str(name)[:100] for name in machines[:MAX_MACHINES]],
+        "time": str(entry.get("time"))[:40],
+    }
+
+
+def from_where(found: SyncArrival | dict[str, object]) -> str:
+    """`from vm-b, 2026-12-05 03:40 UTC`: whose versions reached a file, and when the newest was made."""
+    names = found.get("machines")
+    machines = [str(name)[:100] for name in names[:MAX_MACHINES]] if isinstance(names, list) else []
+    machines = machines or ["another machine"]
+    stamp = str(found.get("time", ""))
+    shown = f"{stamp[:10]} {stamp[11:16]} UTC" if len(stamp) >= 16 and stamp[10] == "T" else stamp
+    return f"from {', '.join(machines)}, {shown}"
 
 
 def conflict(runtime: str, scope: str, folder: object, path: str, entry: dict[str, object]) -> SyncConflict:
@@ -103,8 +128,23 @@ def conflict(runtime: str, scope: str, folder: object, path: str, entry: dict[st
         "path": path,
         "heads": list(entry.get("heads", [])),
         "kept": [str(kept) for kept in entry.get("kept", [])],
+        "deleted_here": entry.get("deleted_here") is True,
         "show": commands.line("sync", "history", path, "--agent", runtime),
     }
+
+
+def what_happened(item: SyncConflict) -> str:
+    """What each side did to a file in conflict, in words (the side that deleted it is told so)."""
+    if item["deleted_here"]:
+        return "was deleted here and changed on another machine"
+    if any(kept.endswith(DELETED_THERE) for kept in item["kept"]):
+        return "was changed here and deleted on another machine"
+    return "was changed here and on another machine on the same lines"
+
+
+def keeps(item: SyncConflict) -> str:
+    """What the file here holds until the user decides."""
+    return "it stays deleted here" if item["deleted_here"] else "the file keeps this machine's text"
 
 
 def blocked(runtime: str, scope: str, folder: Path, where: str, why: str) -> SyncBlocked:
