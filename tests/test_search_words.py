@@ -220,3 +220,20 @@ def test_a_pack_of_several_blocks_finds_every_note_and_correction(ready):
     order = [r["id"] for r in found]
     assert order.index(ids[5]) + 1 == order.index(ids[0])  # the correction right before the note it corrects
     assert ids[0] not in _ids(ready, "alpha beta", "--offline", "--current")
+
+
+def test_a_query_past_its_bounds_is_refused_with_the_limit(notes):
+    machine, ids = notes
+    bounds = ("at most 32", "at most 1,000")
+    many = " ".join(f"word{i}" for i in range(33))
+    refused = machine.run("search", "--json", many)
+    assert refused.code == 2, refused.err
+    assert "33 words and phrases" in refused.err and bounds[0] in refused.err
+    assert "Next: agent-memory search KEYWORDS" in refused.err and refused.json["exit_code"] == 2
+    long = "budget " + "x" * 994
+    refused = machine.run("search", "--offline", long)
+    assert refused.code == 2 and "1,001 characters" in refused.err and bounds[1] in refused.err
+    # a phrase counts once, repeated words once: 32 terms, and the most characters, are accepted
+    accepted = " ".join(f"w{i}" for i in range(30)) + ' "flaky retry" flaky "FLAKY RETRY"'
+    assert _search(machine, accepted)["results"][0]["partial"]
+    assert _ids(machine, "budget" + " " * 989 + "retry")[:1] == [ids["budget"]]

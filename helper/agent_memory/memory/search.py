@@ -39,6 +39,10 @@ MAX_MATCHES_PER_NOTE = 3
 MATCH_TEXT_MAX = 200
 SETUP = "setup"  # the kind that asks for setup verification notes
 PARTIAL = 4  # the tier of a note that lacks a term (the tiers: see `Query.rank`)
+# A query's bounds: each term costs a search of every candidate note, so an unbounded query (a pasted file) would
+# cost minutes; agents write a handful of words. Within them, no query costs more than twice a one-word search.
+MAX_TERMS = 32
+MAX_QUERY_CHARS = 1000
 
 Key = tuple[int, int, str, str, int]  # (terms found, -tier, created, id, order): the larger, the better
 
@@ -64,6 +68,15 @@ class Query:
             return 2, len(self.terms)
         found = sum(here or data.find(term, body, stop) != -1 for term, here in zip(self.terms, in_title, strict=True))
         return (3 if found == len(self.terms) else PARTIAL), found
+
+
+def query_problem(query: str) -> str | None:
+    """Why `query` is refused (longer than MAX_QUERY_CHARS, more than MAX_TERMS words and phrases), or None."""
+    if len(query) > MAX_QUERY_CHARS:
+        return f"The query is {len(query):,} characters long; a query has at most {MAX_QUERY_CHARS:,}."
+    if (count := len(terms(query))) > MAX_TERMS:
+        return f"The query has {count} words and phrases; a query has at most {MAX_TERMS}."
+    return None
 
 
 def terms(query: str) -> list[str]:
