@@ -29,6 +29,7 @@ except ImportError:  # run with the virtualenv's interpreter, which has the help
         os.execv(str(VENV_PYTHON), [str(VENV_PYTHON), *sys.argv])
     raise SystemExit("agent_memory is not installed: run with the agent-memory virtualenv's python") from None
 
+import bounds  # noqa: E402
 import ci  # noqa: E402
 import corpus  # noqa: E402
 import env  # noqa: E402
@@ -54,6 +55,8 @@ CASES = (
     recall.recall,
     sync_hooks.sync,
     ci.ci,
+    bounds.status_size,
+    bounds.query_bounds,
 )  # in the order of their tables' numbers (docs/benchmarks.md and its summary list them so)
 # cases that prepare their own notes, or none
 NO_CORPUS = {
@@ -65,6 +68,8 @@ NO_CORPUS = {
     outage.outage,
     sync_hooks.sync,
     local.folder_store,
+    bounds.status_size,
+    bounds.query_bounds,
 }
 
 INTRO = """
