@@ -486,7 +486,7 @@ def test_a_file_that_existed_empty_is_never_deleted(tmp_path):
     assert target.exists() and target.read_bytes() == b""
 
 
-def test_created_files_are_deleted_through_the_symlink_target(tmp_path):
+def test_a_created_file_reached_through_a_link_is_emptied_never_deleted(tmp_path):
     real = tmp_path / "dotfiles" / "AGENTS.md"
     real.parent.mkdir()
     link = tmp_path / "AGENTS.md"
@@ -494,7 +494,8 @@ def test_created_files_are_deleted_through_the_symlink_target(tmp_path):
     upsert(link, HELPER)
     assert real.is_file() and link.is_symlink()
     assert remove(link, created=True) is True
-    assert not real.exists() and link.is_symlink()  # back to how it was: the link is the user's
+    # the file the link leads to is the user's dotfiles manager's: it stays, empty, and so does the link
+    assert real.read_bytes() == b"" and link.is_symlink() and os.readlink(link) == str(real)
 
 
 # -- markers inside code are the user's text ------------------------------------------------------------------

@@ -33,8 +33,8 @@ from ..store.bucket import hub_user, parse_bucket
 from ..store.budget import Budget
 from ..store.failures import user_error
 from ..sync import settings as sync_settings
+from . import agent_files, hook_files, instructions, on_path, origins, sandbox_consent
 from . import codex_sandbox as sandbox
-from . import hook_files, instructions, on_path, origins, sandbox_consent
 from .buckets import no_parent
 from .command import helper_command
 
@@ -156,6 +156,7 @@ def bootstrap(
     if problem:
         warnings.append(f"Verification {verification['status']}: {problem}")
     mapping = "unchanged" if mapped_before == project else "mapped" if mapped_before is None else "remapped"
+    warnings += agent_files.left_alone()  # linked files whose targets cannot be written: told, not an error
     result = {
         "bucket": uri,
         "bucket_created": created,

@@ -25,7 +25,7 @@ from ..fsutil import locked
 from ..outbox.listing import summary
 from ..skills.installing import uninstall_all
 from ..sync import settings as sync_settings
-from . import codex_sandbox, hook_entries, hook_files, instructions, on_path, sandbox_consent
+from . import agent_files, codex_sandbox, hook_entries, hook_files, instructions, on_path, sandbox_consent
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
@@ -82,7 +82,7 @@ def _uninstall(discard_pending: bool) -> Uninstall:
     if "core_skill" in config_file.load():  # the record of the core skill that just went
         with config_file.editing() as config:
             config.pop("core_skill", None)
-    warnings = []
+    warnings = agent_files.left_alone()  # linked files whose targets cannot be written: told, not an error
     if link and link["state"] == "other":
         warnings.append(f"{link['path']} is not a link to this agent-memory, so it was left as it is.")
     if own := [h["file"] for h in found if {hook_entries.OWN, hook_entries.OWN_OUTDATED} & set(h["events"].values())]:
