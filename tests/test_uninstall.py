@@ -58,6 +58,7 @@ def test_uninstall_after_bootstrap_gives_back_the_agents_files_byte_for_byte(mac
     before = user_machine(machine)
     boot = bootstrap(machine, folder_store)
     installed = snapshot(machine)
+    assert b"If agent-memory is no longer installed, delete these lines" in installed[".codex/config.toml"]
     assert ".claude/CLAUDE.md" in installed and ".claude/skills/agent-memory/SKILL.md" in installed
     assert ".agents/skills/agent-memory/SKILL.md" in installed and installed != before
     machine.save("# Kept\n\nA note that outlives the install.")
@@ -180,6 +181,10 @@ def test_uninstall_help_and_bad_input(machine):
     help_text = machine.run("uninstall", "--help")
     tools.exited(help_text)
     assert "--discard-pending" in help_text.out and "Your notes stay" in help_text.out
+    # how to take the sandbox consent out when the command is gone (deleted without uninstall)
+    flat = " ".join(help_text.out.replace("-\n", "-").split())  # argparse wraps lines at hyphens
+    assert "If the agent-memory command is already gone" in flat and "~/.codex/config.toml" in flat
+    assert "'# agent-memory:begin codex-sandbox' to '# agent-memory:end codex-sandbox'" in flat
     assert "uninstall" in machine.run("--help").out
     for bad in (["--discard"], ["now"], ["--json", "--json=1"]):
         result = machine.run("uninstall", *bad)
