@@ -102,6 +102,7 @@ PATHS = {
     | USAGE
     | {"cli.hook_start", "clock", "machine", "machine.reminded", "machine.reminder", "setup", "setup.command"}
     | {"machine.checkpoint", "memory.origin", "memory.search", "guard"}  # after a compaction only: its checkpoint
+    | {"machine.forks"}  # a resume or compaction of a session not told: whether it is a fork
     | SYNC_SETTING,
     "hook stop": FIRST,
     # the whole Stop hook with nothing to do (here because its command line is not the hook files': --json)
