@@ -11,7 +11,7 @@ import pytest
 
 from agent_memory.agents import RUNTIMES, claude, codex
 from agent_memory.errors import AgentMemoryError
-from agent_memory.setup import agent_files, instructions
+from agent_memory.setup import agent_files_write, instructions
 from agent_memory.setup.instructions import BEGIN, END, render_block
 
 HELPER = "/usr/local/bin/agent-memory"
@@ -311,13 +311,13 @@ def test_writes_are_atomic_and_keep_the_permission_bits(tmp_path, monkeypatch):
     target.chmod(0o640)
     inode = target.stat().st_ino
     calls = []
-    real_write_atomic = agent_files.write_atomic
+    real_write_atomic = agent_files_write.write_atomic
 
     def recording(path, data, *, mode=None):
         calls.append((path, mode))
         real_write_atomic(path, data, mode=mode)
 
-    monkeypatch.setattr(agent_files, "write_atomic", recording)
+    monkeypatch.setattr(agent_files_write, "write_atomic", recording)
     upsert(target, HELPER)
     (backup, backup_mode), written = calls
     assert written == (target, 0o640) and backup_mode == 0o600 and backup.read_text() == "mine\n"

@@ -259,7 +259,7 @@ def test_a_damaged_or_planted_record_means_the_reminder_again(ready, tmp_path):
 
 
 def test_the_record_is_bounded_and_keeps_the_newest_sessions(ready):
-    from agent_memory.machine.reminded import KEEP
+    from agent_memory.hooks.reminded import KEEP
 
     ids = [f"session-{n:04d}" for n in range(KEEP + 20)]
     record(ready).parent.mkdir(parents=True, exist_ok=True)

@@ -10,7 +10,7 @@ from ..errors import ERROR, OK, PENDING
 from ..errors import render as error_lines
 from ..setup import on_path
 from ..setup.bootstrap import bootstrap as set_up
-from ..setup.codex_sandbox import in_words as sandbox_lines
+from ..setup.sandbox_consent_read import in_words as sandbox_lines
 from .hooks import hook_line
 from .parsing import Rendered, agent_option, with_json
 from .render import notice

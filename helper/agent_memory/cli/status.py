@@ -10,8 +10,8 @@ from ..config.projects import how_found
 from ..display import plural
 from ..errors import ACCESS, OK
 from ..errors import render as error_lines
-from ..machine.status import status
-from ..setup.codex_sandbox import in_words as sandbox_lines
+from ..report.status import status
+from ..setup.sandbox_consent_read import in_words as sandbox_lines
 from .parsing import Rendered, with_json
 from .render import notice
 

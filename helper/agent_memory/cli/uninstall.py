@@ -8,7 +8,7 @@ import os
 from .. import agents, commands
 from ..config.context import Context
 from ..errors import OK
-from ..setup.codex_sandbox import BEGIN, END
+from ..setup.sandbox_consent_read import BEGIN, END
 from ..setup.uninstall import uninstall as take_out
 from .parsing import Rendered, with_json
 

@@ -1,7 +1,7 @@
 """The runtimes' memory folders on this machine, read and written with care: only the runtime's own memory files,
 never through a link, never outside the folder, and never over a write the runtime made meanwhile.
 
-Claude Code keeps its auto memory per project (`memory.claude_memory`: one folder per checkout, shared by its
+Claude Code keeps its auto memory per project (`config.claude_memory_folder`: one folder per checkout, shared by its
 worktrees), so a project's files go to the folder of every checkout mapped to it here. Codex keeps one set per user.
 """
 
@@ -15,9 +15,8 @@ import stat
 from pathlib import Path
 
 from ..agents import codex
-from ..config import projects
-from ..memory import claude_memory
-from ..memory.import_sources import CODEX_WORKING_FILES
+from ..config import claude_memory_folder, projects
+from ..importing.sources import CODEX_WORKING_FILES
 from . import versions
 from .versions import Refused
 
@@ -50,7 +49,7 @@ def claude_folders(config: dict[str, object], project: str) -> list[Path]:
     found: list[Path] = []
     for root, name in sorted(config.get("projects", {}).items()):
         if name == project:
-            folder = claude_memory.memory_folder(Path(root))[0]
+            folder = claude_memory_folder.memory_folder(Path(root))[0]
             if folder not in found:
                 found.append(folder)
     return found
@@ -58,7 +57,7 @@ def claude_folders(config: dict[str, object], project: str) -> list[Path]:
 
 def claude_folder_of(directory: str | os.PathLike[str]) -> Path:
     """Claude Code's memory folder for the checkout that holds `directory`."""
-    return claude_memory.memory_folder(projects.canonical(directory))[0]
+    return claude_memory_folder.memory_folder(projects.canonical(directory))[0]
 
 
 def codex_folder() -> Path:
