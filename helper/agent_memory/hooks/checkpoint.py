@@ -79,7 +79,8 @@ def _older_own(cache: ProjectCache, ours: set[str], seen: set[str]) -> dict[str,
         ]
 
     try:
-        older = sorted(cache.search_pack(b"", checkpoints), reverse=True)
+        listed: list[tuple[str, str, str]] = cache.search_pack(b"", checkpoints)  # type: ignore[assignment]
+        older = sorted(listed, reverse=True)
     except OSError:  # a damaged pack that a read-only cache cannot rebuild: the newest were all there was to see
         return None
     for created, note_id, title in older:

@@ -72,8 +72,8 @@ def _runtime_s_own(payload: dict[str, object]) -> bool:
     """Whether the session runs in a runtime's own folder (`$CODEX_HOME`, `$CLAUDE_CONFIG_DIR`): Codex consolidates
     its memories in a session of its own there (`memories_v2`), which a reminder or setup advice would only
     disturb; no project of the user's lives there."""
-    directory = payload.get("cwd") if isinstance(payload.get("cwd"), str) else os.getcwd()
-    here = os.path.realpath(directory)
+    directory = payload.get("cwd")
+    here = os.path.realpath(directory if isinstance(directory, str) else os.getcwd())
     for home in (codex.home(), claude.config_dir()):
         root = os.path.realpath(home)
         if here == root or here.startswith(root.rstrip(os.sep) + os.sep):

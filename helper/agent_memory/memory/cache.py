@@ -185,7 +185,7 @@ class ProjectCache:
             found = (pack.fields(header) for header in headers)
             return [{"id": f["id"], "problem": f["problem"]} for f in found if f.get("problem")]
 
-        found = self.search_pack(b"", damaged)
+        found: list[dict[str, str]] = self.search_pack(b"", damaged)  # type: ignore[assignment]
         if before is not None and self._pack_signature() == before:  # nobody wrote the pack meanwhile
             try:
                 self._record_damaged(found, before)
