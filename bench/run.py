@@ -29,6 +29,7 @@ except ImportError:  # run with the virtualenv's interpreter, which has the help
         os.execv(str(VENV_PYTHON), [str(VENV_PYTHON), *sys.argv])
     raise SystemExit("agent_memory is not installed: run with the agent-memory virtualenv's python") from None
 
+import bounds  # noqa: E402
 import ci  # noqa: E402
 import corpus  # noqa: E402
 import env  # noqa: E402
@@ -56,6 +57,8 @@ CASES = (
     sync_hooks.sync,
     sync_history.history,
     ci.ci,
+    bounds.status_size,
+    bounds.query_bounds,
 )  # in the order of their tables' numbers (docs/benchmarks.md and its summary list them so)
 # cases that prepare their own notes, or none
 NO_CORPUS = {
@@ -68,6 +71,8 @@ NO_CORPUS = {
     sync_hooks.sync,
     sync_history.history,
     local.folder_store,
+    bounds.status_size,
+    bounds.query_bounds,
 }
 
 INTRO = """

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 from .. import __version__, commands, paths
@@ -14,8 +13,8 @@ from ..display import safe_tree
 from ..errors import AccessError, NotSetUp
 from ..fsutil import damage
 from ..hooks import reminded
-from ..memory import checksums, pack
-from ..memory.cache import SMALL_RECORD, STANDS, ProjectCache
+from ..memory import checksums
+from ..memory.cache import DAMAGED, DAMAGED_MAX, SMALL_RECORD, STANDS, ProjectCache
 from ..names import folder_path
 from ..outbox import backoff, plans
 from ..outbox.listing import entries
@@ -140,7 +139,7 @@ def damaged_state(bucket: str | None, cache: ProjectCache | None) -> list[StateD
     files += [(record, reminded.LIMIT) for record in reminded.records()]
     if cache is not None:
         files += [(cache.dir / STANDS, SMALL_RECORD), (cache.dir / "refresh.json", SMALL_RECORD)]
-        files.append((cache.checksum_file, checksums.MAX_FILE))
+        files += [(cache.checksum_file, checksums.MAX_FILE), (cache.dir / DAMAGED, DAMAGED_MAX)]
     if bucket:
         files.append((catalog.index_file(bucket), catalog.INDEX_MAX))
     found = []
@@ -164,13 +163,9 @@ def _outage(bucket: str | None) -> Outage | None:
 
 
 def _damaged_notes(cache: ProjectCache) -> list[dict[str, str]]:
-    """The cached notes of the project whose fields cannot be used, as `{"id", "problem"}` (see `notes.fields`)."""
-
-    def damaged(headers: Iterator[bytes]) -> list[dict[str, str]]:
-        found = (pack.fields(header) for header in headers)
-        return [{"id": f["id"], "problem": f["problem"]} for f in found if f.get("problem")]
-
+    """The cached notes of the project whose fields cannot be used, as `{"id", "problem"}` (see `notes.fields`):
+    recorded when the pack is written, so status costs the same whatever the size of the memory."""
     try:
-        return cache.search_pack(b"", damaged)
+        return cache.damaged_notes()
     except OSError:  # a damaged pack that a read-only cache (a sandbox) cannot rebuild: the next search will
         return []
