@@ -650,12 +650,22 @@ class BucketSet(TypedDict):
     unchanged: bool
 
 
+class OriginClaim(TypedDict, total=False):
+    """A claim of a repository's origin in the bucket, or its withdrawal: `state` "recorded", "unchanged",
+    "withdrawn", "failed" or "refused" (with `error`), and the other projects that claim the same origin."""
+
+    origin: str
+    state: str
+    others: list[str]
+    error: str
+
+
 class ProjectMapped(TypedDict):
     """`project map`: the folder mapped, and the claim of its repository's origin in the bucket (None: none)."""
 
     project: str
     root: str
-    origin: dict[str, object] | None
+    origin: OriginClaim | None
 
 
 class ProjectUnmapped(TypedDict):
@@ -664,7 +674,7 @@ class ProjectUnmapped(TypedDict):
 
     project: str
     root: str
-    origin: dict[str, object] | None
+    origin: OriginClaim | None
 
 
 class HookFile(TypedDict, total=False):
@@ -775,6 +785,40 @@ class Import(TypedDict):
     freshness: CacheFreshness
 
 
+class CommandLink(TypedDict):
+    """Where the command `agent-memory` of a login shell comes from (`state`: "on path", "linked", "replaced",
+    "unchanged", "other"), the link's target, the link it replaced, what a login shell finds, and a warning."""
+
+    path: str
+    target: str
+    was: str | None
+    warning: str | None
+    state: str
+    found: str | None
+
+
+class BootstrapMapping(TypedDict):
+    """How bootstrap mapped the folder (`state`: "mapped", "remapped", "unchanged"), and the project it `was`."""
+
+    state: str
+    was: str | None
+
+
+class BootstrapHooks(TypedDict):
+    """Whether bootstrap was asked to install the hooks, and each runtime's hooks then."""
+
+    requested: bool
+    installed: list[HookFile]
+
+
+class BootstrapSync(TypedDict):
+    """Whether bootstrap was asked to sync the runtimes' own memory, the runtimes synced, and whether it changed."""
+
+    requested: bool
+    enabled: list[str]
+    changed: bool
+
+
 class Bootstrap(TypedDict):
     """`bootstrap`: what each step found or changed, the warnings, and the verification (`status` decides the exit
     code)."""
@@ -784,18 +828,18 @@ class Bootstrap(TypedDict):
     bucket_was: str | None
     project: str
     root: str
-    mapping: dict[str, object]
+    mapping: BootstrapMapping
     found: dict[str, str | None]
-    origin: dict[str, object] | None
+    origin: OriginClaim | None
     agents: list[str]
     skill: dict[str, list[str]]
     skills: list[dict[str, str]]
     instructions: list[dict[str, str]]
     backups: list[str]
-    hooks: dict[str, object]
-    sync: dict[str, object]
+    hooks: BootstrapHooks
+    sync: BootstrapSync
     codex_sandbox: Consent | None
-    command: dict[str, object] | None
-    verification: dict[str, str]
+    command: CommandLink | None
+    verification: dict[str, str | None]
     warnings: list[str]
     changed: bool

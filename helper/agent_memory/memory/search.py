@@ -34,6 +34,7 @@ from .pending import NOTES, pending
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
     from ..contract import Found, Match, NoteHit
+    from .shape import WaitingNote
 
 MAX_MATCHES_PER_NOTE = 3
 MATCH_TEXT_MAX = 200
@@ -143,7 +144,7 @@ def search(
     *,
     limit: int,
     kind: str | None,
-    pending_notes: list[dict[str, object]],
+    pending_notes: list[WaitingNote],
     current: bool = False,
     everything: bool = False,
 ) -> list[NoteHit]:

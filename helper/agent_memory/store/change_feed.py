@@ -118,7 +118,8 @@ def _events(chunks: Iterator[bytes], deadline: float, budget: list[int]) -> Iter
     arrives (keep-alives included); the read timeout of the stream bounds the wait for one.
     """
     buffer = bytearray()
-    name, data, size = "", [], 0
+    name, size = "", 0
+    data: list[str] = []
     after_cr = False  # the last chunk ended with a CR: an LF starting this one is the rest of a CRLF
     for chunk in chunks:
         if time.monotonic() > deadline:
