@@ -31,3 +31,25 @@ class FoundNote(TypedDict):
     path: str
     content: bytes
     source: str
+
+
+class PendingCandidate(TypedDict):
+    """A pending note as the pack would hold it (`search`): its fields, its lowercased title line and body, and
+    where the body starts."""
+
+    fields: dict[str, str]
+    entry: WaitingNote
+    text: bytes
+    body: int
+
+
+class Candidate(TypedDict):
+    """A note that a search ranks: its fields, how many terms it holds (`found`) and which (`has`), and, pending,
+    the waiting note itself."""
+
+    id: str
+    fields: dict[str, str]
+    found: int
+    has: frozenset[bytes]
+    pending: bool
+    entry: WaitingNote | None

@@ -48,7 +48,7 @@ def name_folder(runtime: str, folder: str, on: bool) -> dict[str, list[str]]:
         return {name: list(items) for name, items in listed.items() if isinstance(items, list)}
 
 
-def folders_named(config: dict[str, object]) -> dict[str, list[str]]:
+def folders_named(config: Config) -> dict[str, list[str]]:
     """The folders named for sync, per runtime (`sync enable --folder`)."""
     found = config.get("sync")
     listed = found.get("folders") if isinstance(found, dict) else None
