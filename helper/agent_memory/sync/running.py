@@ -33,7 +33,7 @@ from .uploads import SYNC
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
     from ..config.shape import Config
-    from ..contract import SyncUpload
+    from ..contract import SyncRefused, SyncUpload
     from ..outbox.shape import Display, Plan
     from .codex_delivery import Delivery
 
@@ -70,7 +70,7 @@ class Run:
         self.uploads: list[SyncUpload] = []
         self.errors: list[str] = []
         self.busy: list[str] = []
-        self.refused: list[dict[str, str]] = []  # objects of the bucket refused now, and why
+        self.refused: list[SyncRefused] = []  # objects of the bucket refused now, and why
 
 
 def scopes(ctx: Context, runtime: str, directory: str | os.PathLike[str] | None = None) -> list[Scope]:
