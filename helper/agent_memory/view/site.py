@@ -25,14 +25,13 @@ from .markdown import to_html
 from .sync_diffs import sync_view
 
 CHUNK = 500  # notes per data file: the first page needs only the first file
-RENDER_SECONDS = 2.0  # Markdown rendered per run, newest first, unless `render_all`: the rest is shown as text
+RENDER_SECONDS = 1.5  # of Markdown rendering, newest first, unless `render_all`: the rest is shown as text
 HERE = Path(__file__).resolve().parent
 DAY = 86400
 
 
 def build(bucket: str, projects: list[str], out: Path, *, days: int, render_all: bool = False) -> dict[str, object]:
     """Write the site of `projects` into `out` (see `output`): what was written, for the command's result."""
-    started = time.monotonic()
     notes = [note for project in projects for note in sources.cached_notes(bucket, project)]
     held = {note.id for note in notes}
     waiting = [note for note in sources.pending_notes(bucket, set(projects)) if note.id not in held]
@@ -52,21 +51,24 @@ def build(bucket: str, projects: list[str], out: Path, *, days: int, render_all:
     ]
     staging = output.staged(out)
     try:
-        deadline = None if render_all else started + RENDER_SECONDS
+        texts = sources.NoteTexts(bucket)
+        budget = None if render_all else RENDER_SECONDS
         rendered = 0
         for number, start in enumerate(range(0, len(order), CHUNK)):
             batch = order[start : start + CHUNK]
-            texts = sources.note_bytes(bucket, batch)
             listed, shown = [], []
             for note in batch:
-                data = texts.get(note.id)
+                data = texts.of(note)
                 text = data.decode("utf-8", errors="replace") if data is not None else None
                 body = body_text(text) if text is not None else None
                 listed.append(_listed(note, body, correctors, chunk_of, used, since))
                 html = None
-                if body is not None and (deadline is None or time.monotonic() < deadline):
+                if body is not None and (budget is None or budget > 0):
+                    began = time.monotonic()
                     html = to_html(body)
                     rendered += 1
+                    if budget is not None:
+                        budget -= time.monotonic() - began
                 front = text[: len(text) - len(body)] if text is not None and body is not None else ""
                 shown.append({"h": html, "f": front, "s": "pending" if note.pending else "cache"})
             output.write(staging, f"data/list-{number}.js", _chunk("list", number, listed))

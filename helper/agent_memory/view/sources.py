@@ -101,18 +101,23 @@ def pending_notes(bucket: str, wanted: set[str]) -> list[Note]:
     return found
 
 
-def note_bytes(bucket: str, notes: list[Note]) -> dict[str, bytes | None]:
-    """The exact bytes of each note (None: its cached copy no longer matches what was verified)."""
-    found: dict[str, bytes | None] = {}
-    by_project: dict[str, list[str]] = {}
-    for note in notes:
+class NoteTexts:
+    """The exact bytes of notes, the cache's checked against what was verified when it was cached (the record of
+    each project's checksums read once, not once per batch)."""
+
+    def __init__(self, bucket: str) -> None:
+        self.bucket = bucket
+        self._caches: dict[str, tuple[ProjectCache, dict[str, object]]] = {}
+
+    def of(self, note: Note) -> bytes | None:
+        """A note's bytes; None if its cached copy no longer matches what was verified."""
         if note.pending:
-            found[note.id] = note.content
-        else:
-            by_project.setdefault(note.project, []).append(note.id)
-    for project, ids in by_project.items():
-        found.update(ProjectCache(bucket, project).verified(ids))
-    return found
+            return note.content
+        if note.project not in self._caches:
+            cache = ProjectCache(self.bucket, note.project)
+            self._caches[note.project] = (cache, cache.verified_checksums())
+        cache, known = self._caches[note.project]
+        return cache._matching(note.id, known.get(note.id))  # the check `verified` makes, one note at a time
 
 
 def note_path(note: Note) -> str:
