@@ -35,7 +35,8 @@ def charts(notes: Iterable[Note], searches: list[int]) -> list[dict[str, object]
             by_machine.append((week, note.fields.get("machine") or "unknown"))
     searched = [(week_of(datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%d")), "searches") for t in searches]
     counted = [(week, name) for week, name in searched if week is not None]
-    newest = max((week for week, _ in by_agent + counted), default=week_of(datetime.now(timezone.utc).strftime("%Y-%m-%d")))
+    today = week_of(datetime.now(timezone.utc).strftime("%Y-%m-%d"))
+    newest = max((week for week, _ in by_agent + counted), default=today)
     weeks = [newest - timedelta(weeks=back) for back in range(WEEKS - 1, -1, -1)] if newest else []
     return [
         _chart("Notes per week by agent", weeks, by_agent),

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import re
+from urllib.parse import unquote
 
 from markdown_it import MarkdownIt
 
@@ -18,7 +19,7 @@ _IGNORED = re.compile(r"[\x00-\x20\x7f-\x9f\u00ad\u200b-\u200f\u2028-\u202e\u206
 def safe_link(url: str) -> bool:
     """Whether a link may be kept: no scheme (a relative address), or one of ALLOWED_SCHEMES. Browsers ignore
     controls, spaces and invisible characters inside a scheme (`java\\tscript:`), so they are taken out first."""
-    plain = _IGNORED.sub("", url).lower()
+    plain = _IGNORED.sub("", unquote(url)).lower()  # markdown-it hands it over percent-encoded
     found = _SCHEME.match(plain)
     if found is None:
         return not plain.startswith(("//", "\\", "/\\"))  # another host's address, without a scheme
