@@ -175,6 +175,7 @@
     const key = JSON.stringify([query, chosen]);
     const plain = !query.trim() && !Object.entries(chosen).some(([name, value]) => value && name !== "current") && !chosen.current;
     if (key !== state.key) { state.key = key; state.page = 0; state.results = null; }
+    if (state.shown === key + "#" + state.page && $("results").childElementCount) return; // as it is: not redrawn
     let list, partial = false, words = [], total;
     if (plain) {
       // newest first as written: only the files that hold this page are loaded
@@ -190,6 +191,8 @@
       total = state.results.notes.length;
       list = state.results.notes.slice(state.page * PAGE, (state.page + 1) * PAGE);
     }
+    if (state.key !== key) return; // typed on meanwhile: the newer search draws
+    state.shown = key + "#" + state.page;
     const results = $("results");
     results.replaceChildren(...list.map((r) => item(r, partial, words)));
     const pages = Math.max(1, Math.ceil(total / PAGE));
@@ -278,7 +281,7 @@
   let typing = null;
   $("q").addEventListener("input", () => { clearTimeout(typing); typing = setTimeout(() => route(), 200); });
   $("filters").addEventListener("submit", (event) => { event.preventDefault(); route(); });
-  $("filters").addEventListener("change", () => route());
+  $("filters").addEventListener("change", (event) => { if (event.target.id !== "q") route(); }); // typing: "input"
   $("newer").addEventListener("click", () => { state.page -= 1; route(); });
   $("older").addEventListener("click", () => { state.page += 1; route(); });
   window.addEventListener("hashchange", route);

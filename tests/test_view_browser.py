@@ -1,0 +1,306 @@
+"""The view's page in headless Chromium (Debian's, through Playwright), opened from its `file://` address as a user
+would: the timeline, its filters and its search (the same notes, in the same order, as `search --json` on shared
+cases), a note's page with its correction chain, a sync conflict side by side with its diff, the health list, the
+picture, keyboard use and accessible names; and a corpus of XSS vectors in titles, bodies, tags, synced file names
+and texts that runs nothing and loads nothing.
+
+`VIEW_SCREENSHOT=docs/view.png` also saves the screenshot of the README (from the sync test's page)."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from space_browser import chromium_fixture  # noqa: F401
+from test_sync import claude_folder, sync_now
+
+import tools
+
+pytestmark = pytest.mark.slow
+
+
+class Watched:
+    """A page of the site, and everything it did that a page of notes must never do."""
+
+    def __init__(self, browser: Any, url: str) -> None:
+        self.out = url.rsplit("/", 1)[0] + "/"
+        self.context = browser.new_context(viewport={"width": 1100, "height": 900})
+        self.page = self.context.new_page()
+        self.dialogs: list[str] = []
+        self.errors: list[str] = []
+        self.requests: list[str] = []
+        self.page.on("dialog", lambda dialog: (self.dialogs.append(dialog.message), dialog.dismiss()))
+        self.page.on("console", lambda m: self.errors.append(m.text) if m.type in ("error", "warning") else None)
+        self.page.on("pageerror", lambda error: self.errors.append(str(error)))
+        self.page.on("request", lambda request: self.requests.append(request.url))
+        self.page.goto(url)
+        self.ready()
+
+    def ready(self) -> None:
+        self.page.wait_for_selector("body:not([data-state=loading])")
+        assert self.page.evaluate("document.body.dataset.state") == "ready", self.page.inner_text("#summary")
+
+    def go(self, hash_: str) -> None:
+        self.page.evaluate("h => { location.hash = h; }", hash_)
+        self.page.wait_for_timeout(50)
+        self.ready()
+
+    def search(self, query: str, **chosen: str) -> list[str]:
+        """The ids the timeline shows for `query` typed in the box, with the filters `chosen` (their labels)."""
+        self.go("#timeline")
+        for label, value in chosen.items():
+            self.page.get_by_label(label, exact=True).select_option(value)
+        box = self.page.get_by_role("searchbox", name="Search the notes")
+        box.fill(query)
+        wanted = "newest first" if not query.strip() and not any(chosen.values()) else "matching notes"
+        self.page.get_by_role("status").filter(has_text=wanted).wait_for()
+        self.page.wait_for_timeout(250)  # the box's own pause before it searches
+        self.page.get_by_role("status").filter(has_text=wanted).wait_for()
+        links = self.page.locator("#results h3 a")
+        return [href.split("/", 1)[1] for href in links.evaluate_all("links => links.map(a => a.hash)")]
+
+    def clean(self) -> None:
+        """Nothing ran, nothing was loaded but the site's own files, nothing complained."""
+        assert self.dialogs == [] and self.errors == []
+        assert [url for url in self.requests if not url.startswith(self.out)] == []
+        assert self.page.evaluate("typeof window.__xss") == "undefined"
+
+
+@pytest.fixture
+def watched(chromium) -> Iterator[Any]:
+    opened: list[Watched] = []
+
+    def open_site(url: str) -> Watched:
+        opened.append(Watched(chromium, url))
+        return opened[-1]
+
+    yield open_site
+    for page in opened:
+        page.context.close()
+
+
+def written(machine, out: Path, *args: str) -> str:
+    done = machine.run("view", "--json", "--out", str(out), *args)
+    tools.exited(done)
+    return done.json["url"]
+
+
+NOTES = [  # (body, agent, machine, extra save options)
+    ("# WAL mode\n\nEnable WAL before the first write to the database.", "codex", "laptop", ("--tag", "db")),
+    ("# Release process\n\nTag the release on Tuesday, then write the changelog.", "claude", "desktop", ("--kind", "checkpoint", "--tag", "release")),
+    ("# Database locks\n\nThe write lock is held during WAL checkpoints.", "codex", "desktop", ()),
+    ("# Straße names\n\nÉCOLE and straße are lowercased the same way.", "claude", "laptop", ()),
+    ("# Tagged only\n\nNothing else here.", "codex", "laptop", ("--tag", "zebra")),
+]
+SHARED_CASES = [
+    "",
+    "wal",
+    "WAL write",
+    "write wal",
+    '"first write"',
+    '"write first"',
+    "zebra",
+    "wal tuesday",
+    "école",
+    "STRAßE",
+    "lock",
+    "release tuesday changelog",
+    '"the write',
+    "nothing",
+]
+
+
+def save_as(machine, body: str, agent: str, host: str, *options: str) -> str:
+    saved = machine.save(body, "--agent", agent, *options, env={"AGENT_MEMORY_MACHINE": host})
+    tools.exited(saved)
+    return saved.json["id"]
+
+
+def test_timeline_filters_search_and_a_note_with_its_corrections(ready, watched, tmp_path):
+    ids = [save_as(ready, body, agent, host, *options) for body, agent, host, options in NOTES]
+    fix = save_as(ready, "# WAL is the default\n\nWAL is on by default since 3.2.", "claude", "desktop", "--corrects", ids[0])
+    site = watched(written(ready, tmp_path / "site"))
+
+    # the timeline: newest first, each correction right before the note it corrects
+    page = site.page
+    assert site.search("") == [fix, ids[0], ids[4], ids[3], ids[2], ids[1]]
+    first = page.locator("#results li").first
+    assert "WAL is the default" in first.inner_text() and "claude@desktop" in first.inner_text()
+    assert "corrected by " + fix in page.locator("#results li").nth(1).inner_text()
+
+    # the search box answers as the command does, on every shared case
+    for query in SHARED_CASES:
+        cli = ready.run("search", query, "--offline", "--limit", "1000", "--json").json["results"]
+        assert site.search(query) == [hit["id"] for hit in cli], query
+    site.search("wal tuesday")
+    assert "no note holds every term" in page.get_by_role("status").inner_text()
+    current = ready.run("search", "wal", "--current", "--offline", "--limit", "1000", "--json").json["results"]
+    page.get_by_label("Leave out corrected notes").check()
+    assert site.search("wal") == [hit["id"] for hit in current]
+    page.get_by_label("Leave out corrected notes").uncheck()
+    for kind in ("checkpoint", "note"):
+        cli = ready.run("search", "", "--kind", kind, "--offline", "--limit", "1000", "--json").json["results"]
+        assert site.search("", Kind=kind) == [hit["id"] for hit in cli]
+
+    # filters by agent, machine and tag
+    assert site.search("", Kind="", Agent="claude") == [fix, ids[3], ids[1]]
+    assert site.search("", Agent="", Machine="desktop") == [fix, ids[2], ids[1]]
+    assert site.search("", Machine="", Tag="db") == [ids[0]]
+    assert site.search("wal", Tag="") == [fix, ids[0], ids[2]]
+
+    # a note's page: its Markdown, its fields, the chain both ways, its use
+    site.go("#timeline")
+    page.get_by_role("searchbox", name="Search the notes").fill("")
+    page.get_by_role("status").filter(has_text="newest first").wait_for()
+    page.get_by_role("link", name="WAL mode", exact=True).click()
+    site.ready()
+    assert page.get_by_role("heading", level=2).filter(has_text="WAL mode").is_visible()
+    assert page.locator("#note-banner").inner_text().startswith(f"Corrected: {fix} corrects this note")
+    assert page.locator("#note-body.corrected h1").inner_text() == "WAL mode"  # the old text, marked as corrected
+    assert "tags:\n- db" in page.locator("#note-front").inner_text()
+    assert "Never recalled" in page.locator("#note-usage").inner_text()
+    page.locator("#note-chain").get_by_role("link", name=fix).click()
+    site.ready()
+    assert page.locator("#note-title").inner_text() == "WAL is the default"
+    assert page.locator("#note-chain").inner_text() == f"It corrects {ids[0]}"
+    assert page.locator("#note-banner").is_hidden() and "Never recalled" in page.locator("#note-usage").inner_text()
+
+    # the receipts of use: a search that returned it and a read are told on its page
+    ready.run("search", "WAL default", "--offline")
+    tools.exited(ready.run("read", fix))
+    again = watched(written(ready, tmp_path / "site"))
+    again.go(f"#note=0/{fix}")
+    usage = again.page.locator("#note-usage").inner_text()
+    assert "Last found by a search" in usage and "Last read" in usage and "Never recalled" not in usage
+    site.clean()
+    again.clean()
+
+
+def test_keyboard_alone_and_accessible_names(ready, watched, tmp_path):
+    ids = [save_as(ready, body, agent, host, *options) for body, agent, host, options in NOTES[:3]]
+    site = watched(written(ready, tmp_path / "site"))
+    page = site.page
+    for role, name in (
+        ("navigation", "Sections"),
+        ("searchbox", "Search the notes"),
+        ("combobox", "Kind"),
+        ("combobox", "Agent"),
+        ("combobox", "Machine"),
+        ("combobox", "Tag"),
+        ("checkbox", "Leave out corrected notes"),
+        ("list", "Notes"),
+        ("navigation", "Pages of the timeline"),
+        ("button", "Older"),
+        ("link", "Skip to the content"),
+    ):
+        assert page.get_by_role(role, name=name, exact=True).count() == 1, (role, name)
+    # Tab to the search box, type, Tab to the first result, Enter: the note's page, its title focused
+    focused = ""
+    for _ in range(12):
+        page.keyboard.press("Tab")
+        focused = page.evaluate("document.activeElement.id")
+        if focused == "q":
+            break
+    assert focused == "q"
+    page.keyboard.type("write")
+    page.get_by_role("status").filter(has_text="matching notes").wait_for()
+    page.wait_for_timeout(300)
+    for _ in range(12):
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.closest('#results') !== null"):
+            break
+    assert page.evaluate("document.activeElement.tagName") == "A"
+    page.keyboard.press("Enter")
+    site.ready()
+    assert page.evaluate("document.activeElement.id") == "note-title"
+    assert page.locator("#note-title").inner_text() in {"WAL mode", "Release process", "Database locks"}
+    # back with the keyboard: the link before the title
+    page.keyboard.press("Shift+Tab")
+    assert page.evaluate("document.activeElement.textContent") == "Back to the timeline"
+    page.keyboard.press("Enter")
+    site.ready()
+    assert page.locator("#timeline-view").is_visible()
+    # the charts are images with names that say what they show
+    site.go("#picture")
+    assert page.get_by_role("img", name=re.compile(r"^Notes per week by agent, .*codex 2, claude 1")).count() == 1
+    assert page.get_by_role("img", name=re.compile(r"^Notes per week by machine")).count() == 1
+    assert page.get_by_role("img", name=re.compile(r"^Searches per week")).count() == 1
+    assert len(ids) == 3
+    site.clean()
+
+
+@pytest.mark.outside_tmp
+def test_sync_conflict_side_by_side_the_health_list_and_the_picture(machine, machine_b, folder_store, watched):
+    a, b = machine, machine_b
+    b.work = b.root / "elsewhere" / "parser"
+    b.work.mkdir(parents=True)
+    for one in (a, b):
+        one.setup(folder_store)
+        tools.exited(one.run("sync", "enable", "--agent", "claude"))
+    claude_folder(a).mkdir(parents=True)
+    (claude_folder(a) / "MEMORY.md").write_text("# Index\n- release: Tuesday\n- owner: ana\n")
+    sync_now(a)
+    sync_now(b)
+    (claude_folder(a) / "MEMORY.md").write_text("# Index\n- release: Wednesday\n- owner: ana\n")
+    (claude_folder(b) / "MEMORY.md").write_text("# Index\n- release: Friday\n- owner: ana\n")
+    sync_now(a)
+    assert sync_now(b)["folders"][0]["conflicts"]
+    for body, agent, host, options in NOTES:
+        save_as(b, body, agent, host, *options)
+    store = Path(folder_store.removeprefix("file://"))
+    damaged = "20260101-000000-000000-0000000000"
+    (store / "projects" / "demo" / "notes" / f"{damaged}.md").write_text("no frontmatter at all\n")
+    tools.exited(b.run("search", "anything"))  # fetches it: cached, searched as text, its fields not shown
+    store.rename(store.with_name("unmounted"))
+    waiting = b.save("# Kept here\n\nSaved while the drive was away.")
+    tools.exited(waiting, 75)
+    store.with_name("unmounted").rename(store)
+
+    site = watched(written(b, b.root / "site"))
+    page = site.page
+    site.go("#sync")
+    file = page.get_by_role("article").filter(has_text="claude (")
+    assert "MEMORY.md" in file.get_by_role("heading", level=3).inner_text()
+    versions = file.get_by_role("table", name="Versions of MEMORY.md")
+    assert versions.locator("tbody tr").count() == 3
+    conflict = file.locator(".conflict")
+    assert conflict.get_by_role("heading").inner_text() == "Conflict: changed here and elsewhere"
+    rows = conflict.locator("tbody tr.changed")
+    assert rows.count() == 1
+    sides = {rows.locator("td.text").nth(0).inner_text(), rows.locator("td.text").nth(1).inner_text()}
+    assert sides == {"- release: Wednesday", "- release: Friday"}
+    assert conflict.locator("tbody tr.same").count() == 2
+    commands = conflict.locator("ul.commands code").all_inner_texts()
+    assert len(commands) == 2 and all(c.startswith("agent-memory sync restore MEMORY.md --version ") for c in commands)
+    # any two versions compared: the first with each of the others
+    compare = file.locator(".compare")
+    ids = compare.get_by_label("Compare version").locator("option").all_inner_texts()
+    assert len(ids) == 3
+    for other in (1, 2):
+        compare.get_by_label("with version").select_option(index=other)
+        shown = compare.locator(".pair:visible")
+        assert shown.count() == 1 and shown.locator("tr.changed").count() == 1
+        assert "- release: Tuesday" in shown.locator("tr.changed td.text").nth(0).inner_text()
+
+    site.go("#health")
+    health = page.locator("#health-view")
+    pending = health.locator("ul[data-kind=pending] li")
+    assert pending.count() == 1 and pending.locator("code").inner_text() == "agent-memory pending retry"
+    broken = health.locator("ul[data-kind=damaged] li")
+    assert broken.count() == 1 and damaged in broken.inner_text()
+    assert broken.locator("code").inner_text() == f"agent-memory read {damaged}"
+
+    site.go("#picture")
+    charts = page.locator("svg.chart")
+    assert charts.count() == 3 and charts.nth(0).locator("rect").count() >= 1
+    assert "codex 3, claude 2" in charts.nth(0).get_attribute("aria-label")
+
+    site.go("#timeline")
+    assert "pending: not shared yet" in page.locator("#results li").first.inner_text()
+    if os.environ.get("VIEW_SCREENSHOT"):
+        page.screenshot(path=os.environ["VIEW_SCREENSHOT"], full_page=False)
+    site.clean()
