@@ -91,7 +91,12 @@ def written(machine, out: Path, *args: str) -> str:
 
 NOTES = [  # (body, agent, machine, extra save options)
     ("# WAL mode\n\nEnable WAL before the first write to the database.", "codex", "laptop", ("--tag", "db")),
-    ("# Release process\n\nTag the release on Tuesday, then write the changelog.", "claude", "desktop", ("--kind", "checkpoint", "--tag", "release")),
+    (
+        "# Release process\n\nTag the release on Tuesday, then write the changelog.",
+        "claude",
+        "desktop",
+        ("--kind", "checkpoint", "--tag", "release"),
+    ),
     ("# Database locks\n\nThe write lock is held during WAL checkpoints.", "codex", "desktop", ()),
     ("# Straße names\n\nÉCOLE and straße are lowercased the same way.", "claude", "laptop", ()),
     ("# Tagged only\n\nNothing else here.", "codex", "laptop", ("--tag", "zebra")),
@@ -122,7 +127,9 @@ def save_as(machine, body: str, agent: str, host: str, *options: str) -> str:
 
 def test_timeline_filters_search_and_a_note_with_its_corrections(ready, watched, tmp_path):
     ids = [save_as(ready, body, agent, host, *options) for body, agent, host, options in NOTES]
-    fix = save_as(ready, "# WAL is the default\n\nWAL is on by default since 3.2.", "claude", "desktop", "--corrects", ids[0])
+    fix = save_as(
+        ready, "# WAL is the default\n\nWAL is on by default since 3.2.", "claude", "desktop", "--corrects", ids[0]
+    )
     site = watched(written(ready, tmp_path / "site"))
 
     # the timeline: newest first, each correction right before the note it corrects
@@ -303,4 +310,100 @@ def test_sync_conflict_side_by_side_the_health_list_and_the_picture(machine, mac
     assert "pending: not shared yet" in page.locator("#results li").first.inner_text()
     if os.environ.get("VIEW_SCREENSHOT"):
         page.screenshot(path=os.environ["VIEW_SCREENSHOT"], full_page=False)
+    site.clean()
+
+
+VECTORS = [
+    "<script>window.__xss=1;alert(1)</script>",
+    '<img src=x onerror="window.__xss=1;alert(1)">',
+    '<svg onload="window.__xss=1;alert(1)"><script>alert(2)</script></svg>',
+    "<math><mtext><table><mglyph><style><img src=x onerror=alert(3)></style></mglyph></table></mtext></math>",
+    '"><script>alert(4)</script>',
+    "'><img src=x onerror=alert(5)>",
+    "</script><script>alert(6)</script>",
+    "<scr<script>ipt>alert(7)</scr</script>ipt>",
+    '<iframe src="https://evil.example/frame"></iframe>',
+    "<link rel=stylesheet href=https://evil.example/x.css>",
+    "<style>body{background:url(https://evil.example/bg.png)}</style>",
+    '<a href="javascript:alert(8)">anchor</a>',
+    "<!--",
+    "<![CDATA[<script>alert(9)</script>]]>",
+    "{{ 7*7 }} ${alert(10)}",
+]
+MARKDOWN_VECTORS = [
+    "[click](javascript:alert(11))",
+    "[click](JaVaScRiPt:alert(12))",
+    "[data](data:text/html;base64,PHNjcmlwdD5hbGVydCgxMyk8L3NjcmlwdD4=)",
+    "[file](file:///etc/passwd)",
+    "<javascript:alert(14)>",
+    "![pixel](https://evil.example/pixel.png)",
+    "[ref][x]\n\n[x]: vbscript:msgbox(15)",
+    "<details open ontoggle=alert(16)>",
+]
+FILE_NAMES = ["<img src=x onerror=alert(17)>.md", "<svg onload=alert(18)>.md", "\"'><b onmouseover=alert(19)>.md"]
+
+
+@pytest.mark.outside_tmp
+def test_hostile_notes_and_synced_files_run_nothing_and_load_nothing(machine, folder_store, watched):
+    ready = machine.setup(folder_store)
+    tools.exited(ready.run("sync", "enable", "--agent", "claude"))
+    folder = claude_folder(ready)
+    folder.mkdir(parents=True)
+    for number, name in enumerate(FILE_NAMES):
+        (folder / name).write_text(f"# {name}\n\n{VECTORS[number]}\n{MARKDOWN_VECTORS[number]}\n")
+    (folder / "MEMORY.md").write_text("\n".join(VECTORS) + "\n")
+    sync_now(ready)
+    (folder / "MEMORY.md").write_text("\n".join(reversed(VECTORS)) + "\n")  # a second version: a diff of vectors
+    sync_now(ready)
+    body = "\n\n".join(VECTORS + MARKDOWN_VECTORS)
+    for number, vector in enumerate(VECTORS):
+        options = ["--title", f"{vector} title {number}", "--tag", vector[:64], "--source", vector]
+        host = {"AGENT_MEMORY_MACHINE": f"m{number}{vector}"[:64]}
+        saved = ready.save(f"{vector} body\n\n{body}", *options, env=host)
+        tools.exited(saved)
+    site = watched(written(ready, ready.root / "site"))
+    page = site.page
+    assert page.locator("#results li").count() == len(VECTORS)
+    assert page.locator("#results h3 a").all_inner_texts()[-1] == f"{VECTORS[0]} title 0"  # shown, as text
+    for query in ("script", "onerror alert", '"javascript:alert"', "<svg"):
+        assert site.search(query), query
+    for option in page.locator("select[data-facet] option").all():  # the facets hold the vectors too
+        assert option.get_attribute("value") is not None
+    site.search("")
+    hrefs = page.locator("#results h3 a").evaluate_all("links => links.map(a => a.hash)")
+    for href in hrefs:
+        site.go(href)
+        assert page.locator("#note-body").inner_text().strip()
+        assert "<script>window.__xss=1;alert(1)</script>" in page.locator("#note-body").inner_text()
+    site.go("#sync")
+    names = page.locator("#sync-view article h3").all_inner_texts()
+    assert all(any(name in heading for heading in names) for name in FILE_NAMES), names
+    for select in page.locator("#sync-view select").all():
+        select.select_option(index=0)
+    site.go("#health")
+    site.go("#picture")
+    site.go("#timeline")
+    found = page.evaluate(
+        """() => ({
+        handlers: [...document.querySelectorAll('*')].flatMap(e => [...e.attributes].map(a => a.name))
+            .filter(name => name.startsWith('on')),
+        links: [...document.querySelectorAll('[href]')].map(e => e.getAttribute('href')),
+        scripts: [...document.scripts].map(s => s.src || s.type || 'inline'),
+        elements: [...document.querySelectorAll('iframe, object, embed, img, link, math, video, audio, base, frame')]
+            .map(e => e.tagName),
+        styles: document.querySelectorAll('style').length,
+        svgs: [...document.querySelectorAll('svg')].filter(s => !s.classList.contains('chart')).length,
+    })"""
+    )
+    assert found["handlers"] == [] and found["elements"] == [] and found["styles"] == 1 and found["svgs"] == 0
+    assert sorted(src for src in found["scripts"] if src not in ("inline", "application/json")) == [
+        f"{site.out}data/{kind}-0.js" for kind in ("list", "note")
+    ]
+    for href in found["links"]:
+        assert href.startswith(("#", "https://", "http://", "mailto:")) or ":" not in href.split("/")[0], href
+    site.go(hrefs[0])
+    links = page.locator("#note-body a").evaluate_all("links => links.map(a => a.getAttribute('href'))")
+    # an image is a plain link (nothing loaded until someone clicks it); the others stay text
+    assert links == ["https://evil.example/pixel.png"]
+    assert "[click](javascript:alert(11))" in page.locator("#note-body").inner_text()
     site.clean()
