@@ -40,6 +40,7 @@ import remote  # noqa: E402
 import report  # noqa: E402
 import space_page  # noqa: E402
 import sync_hooks  # noqa: E402
+import view_page  # noqa: E402
 
 CASES = (
     local.search,
@@ -54,10 +55,12 @@ CASES = (
     recall.recall,
     sync_hooks.sync,
     ci.ci,
+    view_page.view,
 )  # in the order of their tables' numbers (docs/benchmarks.md and its summary list them so)
 # cases that prepare their own notes, or none
 NO_CORPUS = {
     ci.ci,
+    view_page.view,
     space_page.page,
     local.startup,
     recall.recall,

@@ -128,9 +128,11 @@
     return node;
   }
 
-  function firstLines(body) {
-    if (body === null) return "";
-    const lines = body.split("\n").map((l) => l.trim()).filter(Boolean).slice(0, 3).join("\n");
+  function firstLines(r) {
+    if (r.b === null) return "";
+    let lines = r.b.split("\n").map((l) => l.trim()).filter(Boolean);
+    if (lines.length && lines[0].replace(/^#+\s*/, "").replace(/\s*#*$/, "") === r.t) lines = lines.slice(1); // the title again
+    lines = lines.slice(0, 3).join("\n");
     return lines.length > 280 ? lines.slice(0, 279) + "…" : lines;
   }
 
@@ -165,7 +167,7 @@
       marks.forEach(([text, warn]) => p.appendChild(el("span", text, warn ? "flag warn" : "flag")));
       article.appendChild(p);
     }
-    article.appendChild(el("p", r.b === null ? "(its cached copy is damaged: the next search fetches it again)" : firstLines(r.b), "excerpt"));
+    article.appendChild(el("p", r.b === null ? "(its cached copy is damaged: the next search fetches it again)" : firstLines(r), "excerpt"));
     li.appendChild(article);
     return li;
   }
