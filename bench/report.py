@@ -147,8 +147,8 @@ def space_section(tables: list[Table], info: dict[str, str]) -> str:
     lines = [
         SPACE_SECTION,
         "",
-        f"Measured on {when} on the machine above ({info['Chromium']}, Node {info['Node']}); "
-        "`python bench/run.py --only page` measures it again and rewrites this section alone.",
+        f"Measured on {when} on the machine above ({info['Chromium']}, Node {info['Node']}).\n"
+        "`python bench/run.py --only page` measures it again, and rewrites this section alone.",
         "",
         *(table.markdown() for table in tables),
     ]
@@ -190,10 +190,10 @@ def recall_section(tables: list[Table], kept: list[str]) -> str:
     lines = [
         RECALL_SECTION,
         "",
-        "Whether a search finds the note an agent means, with queries as agents write them (`bench/recall.py`, "
-        "its corpus and expected notes in `bench/recall_corpus.py`). `python bench/run.py --only recall` "
-        "measures it again and replaces the table of the stage it names; the tables of earlier stages stay "
-        "as their record.",
+        "Whether a search finds the note an agent means, with queries as agents write them (`bench/recall.py`). "
+        "Its corpus and expected notes are in `bench/recall_corpus.py`.\n"
+        "`python bench/run.py --only recall` measures it again, and replaces the table of the stage it names. "
+        "The tables of earlier stages stay as their record.",
         "",
         *kept,
         *(table.markdown() for table in tables),

@@ -279,6 +279,15 @@ def hub(tmp_path: Path, base_env: dict[str, str]):
     emulator.stop()
 
 
+@pytest.fixture(params=["folder", "hub"])
+def bucket(request, tmp_path, base_env) -> str:
+    """The two stores: a folder store, and the Hub emulator's private bucket."""
+    if request.param == "folder":
+        return request.getfixturevalue("folder_store")
+    request.getfixturevalue("hub")
+    return BUCKET
+
+
 @pytest.fixture
 def alice(machine: Machine, hub) -> Machine:
     """Machine A set up on the emulated bucket alice/memory."""

@@ -23,7 +23,7 @@ def test_notes_and_their_uploads(ready):
     assert set(saved.json) == keys(declared.NoteUpload)
     found = ready.run("search", "wal", "--json").json
     assert set(found) == keys(declared.Search)
-    assert set(found["sync"]) == keys(declared.Sync)
+    assert set(found["freshness"]) == keys(declared.CacheFreshness)
     assert set(found["results"][0]) == keys(declared.NoteHit)
     assert set(found["results"][0]["matches"][0]) == keys(declared.Match)
     assert set(ready.run("read", saved.json["id"], "--json").json) == keys(declared.NoteRead)

@@ -41,8 +41,9 @@ class Gone(TypedDict):
     at: str
 
 
-class Sync(TypedDict):
-    """How fresh a search's answer is: `status` fresh or stale, the `reason` and `detail` of a stale one, `kind` of
+class CacheFreshness(TypedDict):
+    """How fresh a search's answer is (`freshness`, named apart from `sync`, which is the sync of the runtimes' own
+    memory): `status` fresh or stale, the `reason` and `detail` of a stale one, `kind` of
     a fresh refresh (`changes`, `listing`), what it skipped, and the paths of the cached notes it dropped because
     the bucket no longer holds them (`gone`)."""
 
@@ -116,7 +117,7 @@ class Search(TypedDict):
     project: str
     query: str
     results: list[NoteHit]
-    sync: Sync
+    freshness: CacheFreshness
     pending: int
 
 
@@ -638,14 +639,14 @@ class InstructionsRemoved(TypedDict):
 
 
 class Import(TypedDict):
-    """`import`: where memories were looked for, one row per file (what became of it), the counts, and `sync`."""
+    """`import`: where memories were looked for, one row per file (what became of it), the counts, and `freshness`."""
 
     project: str
     dry_run: bool
     sources: list[dict[str, object]]
     files: list[dict[str, object]]
     counts: dict[str, int]
-    sync: Sync
+    freshness: CacheFreshness
 
 
 class Bootstrap(TypedDict):

@@ -106,7 +106,8 @@ def local_error(failure: OSError, command: Sequence[str] = ()) -> AgentMemoryErr
     if where is None or not codex.sandboxed_write(failure):
         return AgentMemoryError(
             f"{undone}: cannot use a local file: {reason}" + (f" ({where})." if where else "."),
-            next_step="check that folder's permissions and free space (see the README, section Troubleshooting)",
+            next_step="check that folder's permissions and free space "
+            "(see docs/troubleshooting.md#a-state-folder-cannot-be-written)",
         )
     opened = next((root for root in (paths.state_dir(), paths.cache_dir()) if where.is_relative_to(root)), None)
     folder = opened or next((root for root in paths.roots() if where.is_relative_to(root)), where.parent)

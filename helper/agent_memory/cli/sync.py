@@ -11,7 +11,7 @@ from ..config.context import Context
 from ..display import plural, safe_tree
 from ..errors import OK, PENDING, UsageError
 from ..outbox.listing import summary
-from ..sync import restoring, settings
+from ..sync import codex_delivery, restoring, settings
 from ..sync import summary as reports
 from ..sync.engine import FolderSync
 from ..sync.running import Run, scopes, sync
@@ -27,7 +27,8 @@ if TYPE_CHECKING:
 def declare(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Sync the memory your agents keep themselves (Claude Code's auto memory, per project; Codex's memories, per "
-        "user) through the bucket: every change is a new version, nothing is overwritten or deleted there."
+        "machine, which reach the others through Codex's memory extension folder) through the bucket: every change "
+        "is a new version, nothing is overwritten or deleted there."
     )
     actions = subcommands(parser)
     for action, summary_line in (("enable", "sync this agent's memory from now on"), ("disable", "stop syncing it")):
@@ -187,6 +188,8 @@ def status(args: argparse.Namespace, ctx: Context) -> Rendered:
                     f"{commands.line('sync', 'history', 'FILE', '--agent', state['agent'])})"
                 )
             lines += [f"  {_conflict_line(item)}" for item in state["conflicts"]]
+        if agent["agent"] == "codex" and agent["enabled"]:
+            lines += codex_delivery.status_lines(bucket)
     if result["pending"]:
         lines.append(f"uploads waiting: {result['pending']} (retry: {commands.line('pending', 'retry')})")
     return result, "\n".join(lines), OK

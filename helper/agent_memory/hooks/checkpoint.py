@@ -65,11 +65,11 @@ def _session_of(cache: ProjectCache, hit: dict[str, object], pending_texts: dict
     if data is None:
         return None
     head = data[: data.find(b"\n---", 3) + 1] if data.startswith(b"---") else b""
-    found = re.search(_SESSION, head, re.MULTILINE)
+    found = _SESSION.search(head)
     return found.group(1).decode() if found else None
 
 
-_SESSION = rb"^session: ['\"]?([A-Za-z0-9][A-Za-z0-9._:-]{0,127})['\"]?$"  # compiled after a compaction only
+_SESSION = re.compile(rb"^session: ['\"]?([A-Za-z0-9][A-Za-z0-9._:-]{0,127})['\"]?$", re.MULTILINE)
 
 
 def _this_machine() -> str | None:

@@ -1,5 +1,5 @@
 """Sync in the agents' hooks, one call each: the SessionStart hook pulls what other machines changed (before the
-runtime reads its memory, see README "Sync your agents' own memory"), and the Stop and SessionEnd hooks push what
+runtime reads its memory, see docs/sync.md#when), and the Stop and SessionEnd hooks push what
 changed here. With nothing changed here, a push costs one stat per file and no network; with nothing changed in
 the bucket, a pull costs one question to it (a folder store: one listing of the scope's folder)."""
 
@@ -13,7 +13,7 @@ from .. import agents
 from ..config.context import Context
 from ..display import plural
 from ..errors import AgentMemoryError
-from ..sync import folders
+from ..sync import codex_delivery, folders
 from ..sync.history import History
 from ..sync.index import FolderIndex
 from ..sync.running import changed_here, scopes, sync
@@ -41,6 +41,8 @@ def pull(ctx: Context, event: dict[str, object], agent: str, helper: str, budget
     except (AgentMemoryError, OSError) as exc:
         return [f"agent-memory sync: this machine's copy of {agent}'s memory was not updated ({exc})."]
     lines, pulled = [], []
+    if agent == "codex":  # Codex's own folder is never written: other machines' memories reach its extension
+        lines += codex_delivery.reminder(ctx.bucket, started, MAX_INDEX_LINES)
     for scope in chosen:
         for place in scope.places:
             recent = FolderIndex(History.folder_of(ctx.bucket, agent, scope.scope), place).recent

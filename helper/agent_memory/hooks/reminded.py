@@ -27,13 +27,14 @@ KEEP = 200  # sessions (and folders) remembered: far more than anyone resumes, a
 ID_MAX = 128
 DIGEST = 16  # hex digits of what was told about pending uploads
 LIMIT = KEEP * (ID_MAX + DIGEST + 2)  # bytes: a record any larger is not ours, and is not read further
-# the digest of no lines, written out: most sessions start with nothing pending, and making a digest loads OpenSSL
-NOTHING_PENDING = "e3b0c44298fc1c14"  # sha256(b"")[:DIGEST]
 UNKNOWN = ""  # what a session was told, in a record written before that was kept: nothing more is said to it
-# patterns compiled on first use (re keeps them), not at import: `status` loads this module to check the records
-_ID = rb"[A-Za-z0-9][A-Za-z0-9._:-]{0,%d}" % (ID_MAX - 1)
-_SESSION_LINE = rb"(%s)(?: ([0-9a-f]{%d}))?" % (_ID, DIGEST)
-_FOLDER_LINE = rb"(\d{4}-\d\d-\d\d) ([0-9a-f]{%d})" % DIGEST
+# the digest of no lines, written out (tests/test_reminder.py computes it): most sessions start with nothing
+# pending, and hashing would load OpenSSL on every session start (tests/test_import_paths.py holds it off that path)
+NOTHING_PENDING = "e3b0c44298fc1c14"  # sha256(b"")[:DIGEST]
+_ID_FORM = rb"[A-Za-z0-9][A-Za-z0-9._:-]{0,%d}" % (ID_MAX - 1)
+_ID = re.compile(_ID_FORM)
+_SESSION_LINE = re.compile(rb"(%s)(?: ([0-9a-f]{%d}))?" % (_ID_FORM, DIGEST))
+_FOLDER_LINE = re.compile(rb"(\d{4}-\d\d-\d\d) ([0-9a-f]{%d})" % DIGEST)
 
 
 def _sessions() -> Path:
@@ -52,7 +53,7 @@ def records() -> list[Path]:
 def session_id(payload: dict[str, object]) -> str | None:
     """The event's `session_id`, if it has the shape of one (the runtimes send UUIDs)."""
     value = payload.get("session_id")
-    if isinstance(value, str) and re.fullmatch(_ID, value.encode("utf-8", errors="replace")):
+    if isinstance(value, str) and _ID.fullmatch(value.encode("utf-8", errors="replace")):
         return value
     return None
 
@@ -91,14 +92,14 @@ def _read_sessions() -> list[tuple[str, str]]:
     return [(session, was or UNKNOWN) for session, was in _read(_sessions(), _SESSION_LINE)]
 
 
-def _read(record: Path, line: bytes) -> list[tuple[str, str | None]]:
+def _read(record: Path, line: re.Pattern[bytes]) -> list[tuple[str, str | None]]:
     """The record's entries, oldest first; [] if it is missing, damaged or not ours."""
     try:
         data = read_own(record, LIMIT)
     except OSError:  # missing, a link, another user's, not a regular file, too large (UnsafeLocalFile)
         return []
     lines = data.split(b"\n")
-    found = [re.fullmatch(line, each) for each in lines[:-1]]
+    found = [line.fullmatch(each) for each in lines[:-1]]
     if lines[-1] != b"" or not all(found):
         return []
     return [(m.group(1).decode(), m.group(2).decode() if m.group(2) is not None else None) for m in found if m]

@@ -18,9 +18,9 @@ from ..config import settings as config_file
 from ..config.context import Context
 from ..contents import sha256
 from ..errors import AgentMemoryError, ContentRefused, NotSetUp, UsageError
-from ..fsutil import read_own, write_atomic
 from ..memory import notes, pack, pending, reading, saving
 from ..memory.cache import ProjectCache
+from ..memory.origin import machine_id
 from ..memory.refresh import refresh
 from ..memory.search import SETUP, search_project
 from ..names import MalformedBucket, folder_path
@@ -28,6 +28,7 @@ from ..outbox.delivery import retry
 from ..outbox.plans import Damaged
 from ..skills.install_read import local_changes, read_marker, skill_roots
 from ..skills.install_write import holds_revision, install_files, install_revision
+from ..skills.layout import skill_files
 from ..store.base import BucketMissing, Store, StoreError
 from ..store.bucket import hub_user, parse_bucket
 from ..store.budget import Budget
@@ -335,11 +336,7 @@ def _default_bucket(budget: Budget) -> str:
 
 def core_skill_files() -> dict[str, bytes]:
     """The core memory skill shipped in this package."""
-    return {
-        path.relative_to(CORE_SKILL_DIR).as_posix(): path.read_bytes()
-        for path in sorted(CORE_SKILL_DIR.rglob("*"))
-        if path.is_file()
-    }
+    return {relative: (CORE_SKILL_DIR / relative).read_bytes() for relative in skill_files(CORE_SKILL_DIR)}
 
 
 def _install_core_skill(roots: dict[str, Path], replace: bool, warnings: list[str]) -> dict[str, list[str]]:
@@ -396,18 +393,6 @@ def _install_shared_skill(
 
 
 # -- verification -------------------------------------------------------------------------------------------
-
-
-MACHINE_ID_MAX = 256  # bytes of the machine's id read at most (32 hex digits are written)
-
-
-def machine_id() -> str:
-    """A random id for this machine's agent-memory state, created once (never derived from the hardware)."""
-    file = paths.state_dir() / "machine-id"
-    with contextlib.suppress(FileNotFoundError):  # a FIFO or link planted there: refused with its fix, never waited on
-        return read_own(file, MACHINE_ID_MAX).decode("utf-8", errors="replace").strip()
-    write_atomic(file, os.urandom(16).hex().encode())
-    return read_own(file, MACHINE_ID_MAX).decode("utf-8", errors="replace").strip()
 
 
 def verification_id(bucket: str, project: str) -> str:

@@ -231,9 +231,8 @@ def _malformed(path: Path, why: str) -> AgentMemoryError:
 
 
 # Where a string or a bracket starts, a comment starts, or a line ends: all that decides what a line is in
-# compiled on first use (re keeps them), not at import: `status` loads this module
-_SIGNIFICANT = r"""[\n#"'\[\]{}]"""
-_BASIC_STRING_END = r'(?:[^"\\\n]|\\.)*"?'
+_SIGNIFICANT = re.compile(r"""[\n#"'\[\]{}]""")
+_BASIC_STRING_END = re.compile(r'(?:[^"\\\n]|\\.)*"?')
 
 
 def _top_level_lines(text: str) -> list[int]:
@@ -245,7 +244,7 @@ def _top_level_lines(text: str) -> list[int]:
     """
     found, line, depth, header = [0], 0, 0, False
     pos = 0
-    while match := re.compile(_SIGNIFICANT).search(text, pos):
+    while match := _SIGNIFICANT.search(text, pos):
         char, at = match.group(), match.start()
         pos = at + 1
         if char == "\n":
@@ -259,7 +258,7 @@ def _top_level_lines(text: str) -> list[int]:
             pos = _multiline_string_end(text, at + 3, char)
             line += text.count("\n", at, pos)
         elif char == '"':
-            pos = re.compile(_BASIC_STRING_END).match(text, pos).end()  # type: ignore[union-attr]  # matches the empty string
+            pos = _BASIC_STRING_END.match(text, pos).end()  # type: ignore[union-attr]  # matches the empty string
         elif char == "'":
             end = _line_end(text, at + 1, stop="'")
             pos = end + 1 if text.startswith("'", end) else end  # an unclosed one ends with its line

@@ -9,7 +9,6 @@ they replace or remove anything). Installing itself (copies, swaps, backups) is 
 from __future__ import annotations
 
 import json
-import os
 import stat
 from pathlib import Path
 
@@ -27,14 +26,11 @@ def skill_roots(agent: str) -> dict[str, Path]:
 
 
 def folder_files(folder: Path) -> dict[str, bytes | None]:
-    """Files of an installed folder (relative path -> bytes; None for anything that is not a regular file)."""
-    found: dict[str, bytes | None] = {}
-    for entry in sorted(folder.rglob("*")) if folder.is_dir() else []:
-        relative = entry.relative_to(folder).as_posix()
-        if relative == layout.MARKER or (entry.is_dir() and not entry.is_symlink()):
-            continue
-        found[relative] = _bounded(entry)
-    return found
+    """Files of an installed folder (`layout.skill_files`: relative path -> bytes; None for anything that is not a
+    regular file, a link included)."""
+    if not folder.is_dir() or folder.is_symlink():
+        return {}
+    return {relative: _bounded(folder / relative) for relative in layout.skill_files(folder)}
 
 
 def _bounded(file: Path) -> bytes | None:
@@ -92,30 +88,11 @@ def _untouched(folder: Path, marker: dict[str, object]) -> bool:
     listed = marker.get("files")
     try:
         since = (folder / layout.MARKER).lstat().st_ctime_ns
-        stats = _entries(folder)
+        files = layout.skill_files(folder)
     except OSError:
         return False
-    stats.pop(layout.MARKER, None)  # the marker itself (one of that name further down is a file like any other)
-    files = {path: found for path, found in stats.items() if not stat.S_ISDIR(found.st_mode)}
     return (
         isinstance(listed, dict)
         and set(files) == set(listed)
         and all(stat.S_ISREG(found.st_mode) and found.st_ctime_ns <= since for found in files.values())
     )
-
-
-def _entries(folder: Path) -> dict[str, os.stat_result]:
-    """Everything below `folder` (links not followed, a link to a folder not entered), by its path relative to it with
-    `/` between names, with its `lstat`: one `scandir` per folder, no path object per entry (status runs this on
-    every installed skill)."""
-    found: dict[str, os.stat_result] = {}
-    folders = [("", str(folder))]
-    while folders:
-        prefix, path = folders.pop()
-        with os.scandir(path) as listing:
-            for entry in listing:
-                relative = prefix + entry.name
-                found[relative] = entry.stat(follow_symlinks=False)
-                if stat.S_ISDIR(found[relative].st_mode):
-                    folders.append((relative + "/", entry.path))
-    return found

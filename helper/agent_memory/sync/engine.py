@@ -11,6 +11,9 @@ For each file, the record (`index`) says which version the folder last matched. 
   and each other head's text is kept beside it, outside the runtime's folder (`conflicts_folder`), until a change
   here (or `sync restore`) decides.
 Without `push` (the SessionStart hook) only the second case runs: a file changed here waits for the next push.
+A `source` folder (Codex's memories, which Codex itself regenerates) is only read: what changed here is pushed as a
+version based on every head of the file, and nothing is ever written into it (other machines' Codex memories reach
+it through Codex's memory extension folder, `codex_delivery`).
 Every write here compares the file with what it was read as, just before the rename (`folders.write`).
 """
 
@@ -53,10 +56,16 @@ class FolderSync:
 
 
 def sync_folder(
-    history: History, index: FolderIndex, *, push: bool, machine: str, only: set[str] | None = None
+    history: History,
+    index: FolderIndex,
+    *,
+    push: bool,
+    machine: str,
+    only: set[str] | None = None,
+    source: bool = False,
 ) -> FolderSync:
     """Bring `index.folder` and `history` in step (see the module's docstring); new versions in `.new`, to upload.
-    `only`: these files alone."""
+    `only`: these files alone; `source`: the folder is only read, never written."""
     runtime, scope, folder = history.runtime, history.scope, index.folder
     done = FolderSync(runtime, scope, folder)
     local, skipped = folders.scan(runtime, folder, index.files) if folder.is_dir() else ({}, {})
@@ -67,14 +76,22 @@ def sync_folder(
     for path in sorted(candidates if only is None else candidates & only):
         if path in skipped or folders.ignored(runtime, path):
             continue
-        _sync_file(history, index, done, path, local.get(path), push=push, machine=machine)
+        _sync_file(history, index, done, path, local.get(path), push=push, machine=machine, source=source)
     index.pushed += len(done.pushed)
     index.pulled += len(done.pulled)
     return done
 
 
 def _sync_file(
-    history: History, index: FolderIndex, done: FolderSync, path: str, here: Local | None, *, push: bool, machine: str
+    history: History,
+    index: FolderIndex,
+    done: FolderSync,
+    path: str,
+    here: Local | None,
+    *,
+    push: bool,
+    machine: str,
+    source: bool,
 ) -> None:
     record = index.files.get(path)
     if record is None and here is not None and here.hash is not None:
@@ -105,13 +122,15 @@ def _sync_file(
             index.files.pop(path, None)  # made and deleted here between two syncs: nothing to tell
             return
         bases = [h for h in conflict["heads"] if h in history.versions] if conflict else [base] if base else []
+        if source:  # the folder is the truth: its text supersedes every version the bucket has of the file
+            bases = history.heads(path)
         version = Version(new_id(), path, bases, here.text if here else None, machine, utc_now())
         _record(history, index, done, version, here)
         done.pushed.append(path)
         index.conflicts.pop(path, None)
         base = version.id
     heads = history.heads(path)
-    if not heads or heads == [base]:
+    if not heads or heads == [base] or source:  # a source is never written: it is in step once pushed
         done.in_step += 1
         return
     if len(heads) == 1 and (base in history.ancestors(heads[0]) or (base is None and here is None)):

@@ -90,6 +90,14 @@ class History:
         new = new[:MAX_NEW]  # bounded work per command: the next refresh goes on from there
         return self._download(store, new), len(new) < MAX_NEW
 
+    def learn_listed(self, store: Store, listing: list[ObjectInfo]) -> int:
+        """Download the versions of this scope in `listing` (a listing of a wider folder, already made) not seen
+        yet: how many were new. Bounded as a refresh is."""
+        new = [info for info in listing if info.path not in self.objects and info.path not in self.refused]
+        found = self._download(store, new[:MAX_NEW])
+        self.save()
+        return found
+
     def _download(self, store: Store, new: list[ObjectInfo]) -> int:
         small = []
         for info in new:

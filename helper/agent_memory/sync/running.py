@@ -24,7 +24,7 @@ from ..memory.origin import machine_name
 from ..outbox import delivery, plans, writing
 from ..outbox.kinds import Outcome, damaged_error
 from ..store.base import StoreError
-from . import folders, versions
+from . import codex_delivery, codex_migration, folders, versions
 from .engine import FolderSync, sync_folder
 from .history import History
 from .index import FolderIndex
@@ -36,12 +36,14 @@ if TYPE_CHECKING:
 
 
 class Scope:
-    """One runtime's files for one scope (a project, or Codex's `user`), and the folders they go to here."""
+    """One runtime's files for one scope (a project, or this machine's Codex memories), and the folders they go to
+    here; a `source` scope's folders are only read (Codex's, see `codex_delivery`)."""
 
-    def __init__(self, runtime: str, scope: str, places: list[Path]) -> None:
+    def __init__(self, runtime: str, scope: str, places: list[Path], *, source: bool = False) -> None:
         self.runtime = runtime
         self.scope = scope
         self.places = places
+        self.source = source
 
 
 class Run:
@@ -57,10 +59,11 @@ class Run:
 
 
 def scopes(ctx: Context, runtime: str, directory: str | os.PathLike[str] | None = None) -> list[Scope]:
-    """The scopes of `runtime` to sync: Codex's one set; Claude Code's project of `directory` (with every checkout
-    mapped to it here), or, without `directory`, every project mapped here."""
+    """The scopes of `runtime` to sync: this machine's Codex memories (pushed, never written: other machines' reach
+    Codex's extension folder); Claude Code's project of `directory` (with every checkout mapped to it here), or,
+    without `directory`, every project mapped here."""
     if runtime == "codex":
-        return [Scope("codex", versions.CODEX_SCOPE, [folders.codex_folder()])]
+        return [Scope("codex", codex_delivery.scope(), [folders.codex_folder()], source=True)]
     config = ctx.config
     if directory is not None:
         try:
@@ -116,7 +119,8 @@ def sync(
             passes = []
             for place in scope.places:
                 index = FolderIndex(history.folder, place)
-                passes.append((sync_folder(history, index, push=push, machine=machine, only=only), index))
+                done = sync_folder(history, index, push=push, machine=machine, only=only, source=scope.source)
+                passes.append((done, index))
             new = [version for done, _index in passes for version in done.new]
             key = _plan(ctx, scope, new) if new else None  # kept in the outbox before anything records it as sent
             history.save()
@@ -127,9 +131,26 @@ def sync(
                     index.recent = {"at": time.time(), "pulled": done.pulled, "before": before}
                 index.save(synced=reached)
                 run.folders.append(done)
+            if scope.source and reached and only is None:
+                _deliver_codex(ctx, run, machine, history.updated_at)
         if key is not None:
             run.uploads.append(_deliver(ctx, key))
     return run
+
+
+def _deliver_codex(ctx: Context, run: Run, machine: str, stamp: str | None) -> None:
+    """Other machines' Codex memories into Codex's extension folder (the old layout moved over first, once); the
+    caller holds this machine's Codex scope lock."""
+    migrate, covered = None, None
+    if not codex_delivery.Record(ctx.bucket).migrated:
+        migrate, covered = [], {}
+        if codex_migration.pending(ctx.bucket):
+            migrate, covered = codex_migration.lines_from_elsewhere(ctx.bucket, machine)
+    try:
+        done = codex_delivery.deliver(ctx.store, ctx.bucket, stamp=stamp, migrate_from=migrate, baseline=covered)
+        run.folders.append(done)
+    except StoreError as exc:
+        run.errors.append(f"{ctx.bucket}: {exc.detail}")
 
 
 @contextlib.contextmanager
