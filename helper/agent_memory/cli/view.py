@@ -51,7 +51,8 @@ def run(args: argparse.Namespace, ctx: Context) -> Rendered:
     from ..view import output, site, sources  # jinja2 and markdown-it-py come with them: loaded by this command only
 
     bucket = ctx.bucket
-    known = sources.projects(bucket, dict(ctx.config.get("projects") or {}))
+    mapped = ctx.config.get("projects")
+    known = sources.projects(bucket, dict(mapped) if isinstance(mapped, dict) else {})
     if args.all_projects:
         chosen = known
     else:

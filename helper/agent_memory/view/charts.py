@@ -62,7 +62,7 @@ def _chart(title: str, weeks: list[date], points: list[tuple[date, str]]) -> dic
     step = WIDTH / max(len(weeks), 1)
     bars = []
     for index, week in enumerate(weeks):
-        y = HEIGHT
+        y: float = HEIGHT
         for number, name in enumerate(series):
             count = counts[(week, name)]
             if not count:

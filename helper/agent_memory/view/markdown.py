@@ -30,7 +30,7 @@ def safe_link(url: str) -> bool:
 def _parser() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
     md.disable("image")  # an image is a request: `![x](url)` stays text, its link checked as any other
-    md.validateLink = safe_link
+    md.validateLink = safe_link  # type: ignore[method-assign]  # markdown-it-py's documented hook
 
     def link_open(self, tokens, idx, options, env):  # type: ignore[no-untyped-def]
         tokens[idx].attrSet("rel", "noopener noreferrer nofollow")

@@ -14,7 +14,7 @@ import base64
 import hashlib
 import json
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from ..memory.notes import body_text
@@ -30,7 +30,7 @@ HERE = Path(__file__).resolve().parent
 DAY = 86400
 
 
-def build(bucket: str, projects: list[str], out: Path, *, days: int, render_all: bool = False) -> dict[str, object]:
+def build(bucket: str, projects: list[str], out: Path, *, days: int, render_all: bool = False) -> dict[str, int]:
     """Write the site of `projects` into `out` (see `output`): what was written, for the command's result."""
     notes = [note for project in projects for note in sources.cached_notes(bucket, project)]
     held = {note.id for note in notes}
@@ -158,7 +158,7 @@ def _facets(notes: Iterable[sources.Note]) -> dict[str, list[str]]:
     return {key: sorted(value - {""}) for key, value in found.items()}
 
 
-def _chunk(kind: str, number: int, records: list[dict[str, object]]) -> bytes:
+def _chunk(kind: str, number: int, records: Sequence[Mapping[str, object]]) -> bytes:
     """A data file: one call of the page's `amChunk`, its data as JSON (a JSON text is a JavaScript expression)."""
     data = json.dumps(records, ensure_ascii=False, separators=(",", ":"))
     return f'amChunk("{kind}",{number},{data});\n'.encode()

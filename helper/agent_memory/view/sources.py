@@ -11,11 +11,13 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterator
+from typing import Any, cast
 
 from .. import commands, paths
 from ..errors import NotSetUp
 from ..memory import pack
 from ..memory.cache import ProjectCache
+from ..memory.checksums import Checksum
 from ..memory.notes import SETUP_ID_PREFIX, SETUP_TITLE, object_path
 from ..memory.pending import NOTES
 from ..memory.search import _pending_candidate  # a pending note's fields exactly as search takes them
@@ -60,7 +62,7 @@ def projects(bucket: str, mapped: dict[str, object]) -> list[str]:
     except OSError:
         pass
     for plan, _objects in waiting(NOTES):
-        project = (plan.get("display") or {}).get("project")
+        project = cast(dict[str, Any], plan.get("display") or {}).get("project")
         if plan.get("bucket") == bucket and isinstance(project, str) and is_project(project):
             found.add(project)
     return sorted(found)
@@ -83,7 +85,7 @@ def cached_notes(bucket: str, project: str) -> list[Note]:
         return [Note(project, pack.fields(header)) for header in found]
 
     try:
-        return cache.search_pack(b"", headers)
+        return cast(list[Note], cache.search_pack(b"", headers))
     except OSError:  # a damaged pack that a read-only cache cannot rebuild: the next search will
         return []
 
@@ -92,12 +94,13 @@ def pending_notes(bucket: str, wanted: set[str]) -> list[Note]:
     """The notes of `wanted` projects waiting in the outbox for `bucket`, with the fields `search` gives them."""
     found = []
     for plan, objects in waiting(NOTES):
-        display = plan.get("display") or {}
+        display = cast(dict[str, Any], plan.get("display") or {})
         if plan.get("bucket") != bucket or display.get("project") not in wanted:
             continue
         path, data = objects[-1]
         entry = {**display, "id": plan["id"], "path": path, "content": data.decode("utf-8", errors="replace")}
-        found.append(Note(str(display["project"]), _pending_candidate(entry)["fields"], data))
+        fields = cast(dict[str, str], _pending_candidate(entry)["fields"])
+        found.append(Note(str(display["project"]), fields, data))
     return found
 
 
@@ -107,7 +110,7 @@ class NoteTexts:
 
     def __init__(self, bucket: str) -> None:
         self.bucket = bucket
-        self._caches: dict[str, tuple[ProjectCache, dict[str, object]]] = {}
+        self._caches: dict[str, tuple[ProjectCache, dict[str, Checksum]]] = {}
 
     def of(self, note: Note) -> bytes | None:
         """A note's bytes; None if its cached copy no longer matches what was verified."""
@@ -148,7 +151,7 @@ def receipts() -> tuple[dict[str, list[int]], list[int]]:
 # -- the sync of the runtimes' own memory ---------------------------------------------------------------------
 
 
-def sync_files(bucket: str) -> list[dict[str, object]]:
+def sync_files(bucket: str) -> list[dict[str, Any]]:
     """Every synced file of each runtime this machine has records of: its versions (oldest id first, with their
     texts: None for a deletion, or why the kept text cannot be shown), its heads, and its conflict if it has one."""
     root = paths.state_dir() / "sync" / paths.bucket_key(bucket)
@@ -213,7 +216,7 @@ def health(bucket: str, projects: list[str], damaged_notes: list[dict[str, str]]
     waiting_now = entries(KINDS)
     items: dict[str, list[dict[str, str]]] = {
         "pending": [
-            {"what": f"{entry['id']} -> {entry['path']}", "detail": _attempts(note_summary(entry)), "next": RETRY}
+            {"what": f"{entry['id']} -> {entry['path']}", "detail": _attempts(note_summary(dict(entry))), "next": RETRY}
             for entry in waiting_now["notes"]
         ]
         + [
@@ -231,7 +234,7 @@ def health(bucket: str, projects: list[str], damaged_notes: list[dict[str, str]]
         "outage": [],
         "state": [
             {"what": item["file"], "detail": item["problem"], "next": item["next"]}
-            for project in projects[:1] or [None]
+            for project in [*projects[:1], None][:1]
             for item in damaged_state(bucket, ProjectCache(bucket, project) if project else None)
         ],
     }
@@ -250,7 +253,7 @@ def health(bucket: str, projects: list[str], damaged_notes: list[dict[str, str]]
     return items
 
 
-def _attempts(entry: dict[str, object]) -> str:
+def _attempts(entry: dict[str, Any]) -> str:
     error = entry.get("last_error") or {}
     told = f"{entry['attempts']} attempts"
     return f"{told}, last error: {error.get('reason')}: {error.get('detail')}" if error else told

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import difflib
 from itertools import combinations
+from typing import Any
 
 from .. import commands
 
@@ -12,7 +13,7 @@ PAIRS_ALL = 8  # versions of a file up to which every pair is compared; past it,
 ROWS = 2000  # rows of one comparison shown (then the command that shows it all)
 
 
-def sync_view(files: list[dict[str, object]]) -> list[dict[str, object]]:
+def sync_view(files: list[dict[str, Any]]) -> list[dict[str, object]]:
     """What the template shows of each synced file (see `sources.sync_files`)."""
     shown = []
     for number, file in enumerate(files):
@@ -67,7 +68,7 @@ def _some_pairs(ids: list[str], heads: set[str]) -> list[tuple[str, str]]:
     return list(dict.fromkeys(pairs))
 
 
-def _restore(file: dict[str, object], head: str) -> str:
+def _restore(file: dict[str, Any], head: str) -> str:
     return commands.line("sync", "restore", file["path"], "--version", head, "--agent", file["agent"])
 
 
