@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from space_browser import chromium_fixture  # noqa: F401
-from test_sync import claude_folder, sync_now
+from test_sync import claude_folder, sync_now, two_machines
 
 import tools
 
@@ -242,12 +242,7 @@ def test_keyboard_alone_and_accessible_names(ready, watched, tmp_path):
 
 @pytest.mark.outside_tmp
 def test_sync_conflict_side_by_side_the_health_list_and_the_picture(machine, machine_b, folder_store, watched):
-    a, b = machine, machine_b
-    b.work = b.root / "elsewhere" / "parser"
-    b.work.mkdir(parents=True)
-    for one in (a, b):
-        one.setup(folder_store)
-        tools.exited(one.run("sync", "enable", "--agent", "claude"))
+    a, b = two_machines(machine, machine_b, folder_store)
     claude_folder(a).mkdir(parents=True)
     (claude_folder(a) / "MEMORY.md").write_text("# Index\n- release: Tuesday\n- owner: ana\n")
     sync_now(a)
