@@ -8,8 +8,10 @@ and texts that runs nothing and loads nothing.
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -256,12 +258,20 @@ def test_sync_conflict_side_by_side_the_health_list_and_the_picture(machine, mac
     store = Path(folder_store.removeprefix("file://"))
     damaged = "20260101-000000-000000-0000000000"
     (store / "projects" / "demo" / "notes" / f"{damaged}.md").write_text("no frontmatter at all\n")
+    huge = "projects/demo/notes/20260101-000000-000000-0000000001.md"
+    (store / huge).write_bytes(b"x" * (5 << 20))  # larger than any note: never downloaded, reported
     tools.exited(b.run("search", "anything"))  # fetches it: cached, searched as text, its fields not shown
     store.rename(store.with_name("unmounted"))
     waiting = b.save("# Kept here\n\nSaved while the drive was away.")
     tools.exited(waiting, 75)
     store.with_name("unmounted").rename(store)
 
+    b.outage.write_text(  # the bucket did not answer a moment ago: the commands remember it
+        json.dumps(
+            {"bucket": folder_store, "since": time.time() - 60, "until": time.time() + 240, "failures": 2}
+            | {"reason": "offline", "detail": "the drive is away"}
+        )
+    )
     site = watched(written(b, b.root / "site"))
     page = site.page
     site.go("#sync")
@@ -295,6 +305,11 @@ def test_sync_conflict_side_by_side_the_health_list_and_the_picture(machine, mac
     broken = health.locator("ul[data-kind=damaged] li")
     assert broken.count() == 1 and damaged in broken.inner_text()
     assert broken.locator("code").inner_text() == f"agent-memory read {damaged}"
+    skipped = health.locator("ul[data-kind=skipped] li")
+    assert skipped.count() == 1 and huge in skipped.inner_text() and skipped.locator("code").inner_text()
+    outage = health.locator("ul[data-kind=outage] li")
+    assert "the drive is away" in outage.inner_text()
+    assert outage.locator("code").inner_text() == "agent-memory search --online"
 
     site.go("#picture")
     charts = page.locator("svg.chart")

@@ -36,6 +36,8 @@ class NotOurs(AgentMemoryError):
 
 def check(out: Path) -> None:
     """NotOurs unless `out` is missing, or a folder of this user that is empty or a site this command wrote."""
+    if out == default_folder():
+        make_dirs(out.parent, DIR_MODE)  # the state folder, on a machine that has none yet
     try:
         info = os.lstat(out)
     except FileNotFoundError:
@@ -56,8 +58,6 @@ def check(out: Path) -> None:
 
 def staged(out: Path) -> Path:
     """A fresh owner-only folder beside `out` to write the site into (then `publish`)."""
-    if out == default_folder():
-        make_dirs(out.parent, DIR_MODE)
     return new_folder(out.parent, f".{out.name}.staging-")
 
 
@@ -69,6 +69,13 @@ def write(folder: Path, name: str, data: bytes) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), FILE_MODE)
     with os.fdopen(fd, "wb") as handle:
         handle.write(data)
+
+
+def replace(folder: Path, name: str, data: bytes) -> None:
+    """Write a file of the site again, whole (under a fresh name in the staged folder, then renamed over it)."""
+    fresh = f"{name}.{os.urandom(6).hex()}.tmp"
+    write(folder, fresh, data)
+    os.replace(folder / fresh, folder / name)
 
 
 def publish(staging: Path, out: Path) -> None:

@@ -111,7 +111,6 @@
     for (const group of placed.values()) group.sort((a, b) => a[0] - b[0] || a[1] - b[1]).forEach((g) => ordered.push(g[2].r));
     return { notes: ordered, partial, words };
   }
-  window.amSearch = async function (query, filters) { return search(await loadAll(), query, filters || {}).notes.map((r) => r.i); };
 
   // -- the timeline -------------------------------------------------------------------------------------------
   function filters() {

@@ -25,13 +25,14 @@ from .markdown import to_html
 from .sync_diffs import sync_view
 
 CHUNK = 500  # notes per data file: the first page needs only the first file
-RENDER_SECONDS = 1.5  # of Markdown rendering, newest first, unless `render_all`: the rest is shown as text
+WRITE_SECONDS = 3.5  # Markdown is rendered until then (the newest CHUNK notes always), unless `render_all`
 HERE = Path(__file__).resolve().parent
 DAY = 86400
 
 
 def build(bucket: str, projects: list[str], out: Path, *, days: int, render_all: bool = False) -> dict[str, int]:
     """Write the site of `projects` into `out` (see `output`): what was written, for the command's result."""
+    started = time.monotonic()
     notes = [note for project in projects for note in sources.cached_notes(bucket, project)]
     held = {note.id for note in notes}
     waiting = [note for note in sources.pending_notes(bucket, set(projects)) if note.id not in held]
@@ -52,25 +53,12 @@ def build(bucket: str, projects: list[str], out: Path, *, days: int, render_all:
     staging = output.staged(out)
     try:
         texts = sources.NoteTexts(bucket)
-        budget = None if render_all else RENDER_SECONDS
-        rendered = 0
         for number, start in enumerate(range(0, len(order), CHUNK)):
-            batch = order[start : start + CHUNK]
             listed, shown = [], []
-            for note in batch:
-                data = texts.of(note)
-                text = data.decode("utf-8", errors="replace") if data is not None else None
-                body = body_text(text) if text is not None else None
+            for note in order[start : start + CHUNK]:
+                text, body = _text(texts, note)
                 listed.append(_listed(note, body, correctors, chunk_of, used, since))
-                html = None
-                if body is not None and (budget is None or budget > 0):
-                    began = time.monotonic()
-                    html = to_html(body)
-                    rendered += 1
-                    if budget is not None:
-                        budget -= time.monotonic() - began
-                front = text[: len(text) - len(body)] if text is not None and body is not None else ""
-                shown.append({"h": html, "f": front, "s": "pending" if note.pending else "cache"})
+                shown.append(_shown(note, text, body, None))
             output.write(staging, f"data/list-{number}.js", _chunk("list", number, listed))
             output.write(staging, f"data/note-{number}.js", _chunk("note", number, shown))
         files = sources.sync_files(bucket)
@@ -81,7 +69,6 @@ def build(bucket: str, projects: list[str], out: Path, *, days: int, render_all:
             "chunks": (len(order) + CHUNK - 1) // CHUNK,
             "facets": _facets(order),
             "days": days,
-            "plain": len(order) - rendered,
             "setup": sum(1 for note in order if note.setup),
         }
         page = _page(
@@ -92,6 +79,7 @@ def build(bucket: str, projects: list[str], out: Path, *, days: int, render_all:
             generated=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         )
         output.write(staging, "index.html", page)
+        rendered = _render(staging, order, texts, None if render_all else started + WRITE_SECONDS)
         output.publish(staging, out)
     except BaseException:
         output.discard(staging)
@@ -103,6 +91,40 @@ def build(bucket: str, projects: list[str], out: Path, *, days: int, render_all:
         "conflicts": sum(1 for file in files if file["conflict"]),
         "health": sum(len(items) for items in health.values()),
     }
+
+
+def _text(texts: sources.NoteTexts, note: sources.Note) -> tuple[str | None, str | None]:
+    """A note's text and its body (None, None: its cached copy no longer matches what was verified)."""
+    data = texts.of(note)
+    if data is None:
+        return None, None
+    text = data.decode("utf-8", errors="replace")
+    return text, body_text(text)
+
+
+def _shown(note: sources.Note, text: str | None, body: str | None, html: str | None) -> dict[str, object]:
+    """What a note's page needs beyond the timeline's fields: its rendered Markdown (None: shown as text) and its
+    frontmatter as written."""
+    front = text[: len(text) - len(body)] if text is not None and body is not None else ""
+    return {"h": html, "f": front, "s": "pending" if note.pending else "cache"}
+
+
+def _render(staging: Path, order: list[sources.Note], texts: sources.NoteTexts, deadline: float | None) -> int:
+    """Render the notes' Markdown, newest first: the first data file's whole, then more until `deadline` (None: every
+    note), each data file written again with it; how many were rendered."""
+    rendered = 0
+    for number, start in enumerate(range(0, len(order), CHUNK)):
+        if number and deadline is not None and time.monotonic() >= deadline:
+            break
+        shown = []
+        for note in order[start : start + CHUNK]:
+            text, body = _text(texts, note)
+            late = number and deadline is not None and time.monotonic() >= deadline
+            html = None if body is None or late else to_html(body)
+            rendered += html is not None
+            shown.append(_shown(note, text, body, html))
+        output.replace(staging, f"data/note-{number}.js", _chunk("note", number, shown))
+    return rendered
 
 
 def _ordered(notes: list[sources.Note]) -> list[sources.Note]:
