@@ -11,11 +11,13 @@ from .. import commands
 
 PAIRS_ALL = 8  # versions of a file up to which every pair is compared; past it, each with the one before and the heads
 ROWS = 2000  # rows of one comparison shown (then the command that shows it all)
+PAGE_ROWS = 100_000  # rows of every comparison together: past them, a file's versions are listed, not compared
 
 
 def sync_view(files: list[dict[str, Any]]) -> list[dict[str, object]]:
     """What the template shows of each synced file (see `sources.sync_files`)."""
     shown = []
+    budget = PAGE_ROWS
     for number, file in enumerate(files):
         versions = file["versions"]
         texts = {v["id"]: v["text"] for v in versions}
@@ -23,6 +25,11 @@ def sync_view(files: list[dict[str, Any]]) -> list[dict[str, object]]:
         heads = set(file["heads"])
         pairs = list(combinations(ids, 2)) if len(ids) <= PAIRS_ALL else _some_pairs(ids, heads)
         history = commands.line("sync", "history", file["path"], "--agent", file["agent"])
+        compared = []
+        for a, b in pairs if budget > 0 else []:
+            rows, cut = side_by_side(texts.get(a), texts.get(b))
+            budget -= len(rows)
+            compared.append({"from": a, "to": b, "rows": rows, "cut": cut})
         conflict = None
         if file["conflict"] and len(file["conflict"]["heads"]) >= 2:
             left, right = file["conflict"]["heads"][:2]
@@ -50,11 +57,7 @@ def sync_view(files: list[dict[str, Any]]) -> list[dict[str, object]]:
                     }
                     for v in versions
                 ],
-                "pairs": [
-                    {"from": a, "to": b, "rows": rows, "cut": cut}
-                    for a, b in pairs
-                    for rows, cut in [side_by_side(texts.get(a), texts.get(b))]
-                ],
+                "pairs": compared,
                 "history": history,
                 "conflict": conflict,
             }
