@@ -29,6 +29,7 @@ except ImportError:  # run with the virtualenv's interpreter, which has the help
         os.execv(str(VENV_PYTHON), [str(VENV_PYTHON), *sys.argv])
     raise SystemExit("agent_memory is not installed: run with the agent-memory virtualenv's python") from None
 
+import bounds  # noqa: E402
 import ci  # noqa: E402
 import corpus  # noqa: E402
 import env  # noqa: E402
@@ -39,6 +40,7 @@ import recall  # noqa: E402
 import remote  # noqa: E402
 import report  # noqa: E402
 import space_page  # noqa: E402
+import sync_history  # noqa: E402
 import sync_hooks  # noqa: E402
 import view_page  # noqa: E402
 
@@ -54,8 +56,14 @@ CASES = (
     space_page.page,
     recall.recall,
     sync_hooks.sync,
+    sync_history.history,
     ci.ci,
+<<<<<<< HEAD
     view_page.view,
+=======
+    bounds.status_size,
+    bounds.query_bounds,
+>>>>>>> main
 )  # in the order of their tables' numbers (docs/benchmarks.md and its summary list them so)
 # cases that prepare their own notes, or none
 NO_CORPUS = {
@@ -67,7 +75,10 @@ NO_CORPUS = {
     importing.importing,
     outage.outage,
     sync_hooks.sync,
+    sync_history.history,
     local.folder_store,
+    bounds.status_size,
+    bounds.query_bounds,
 }
 
 INTRO = """

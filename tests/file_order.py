@@ -41,14 +41,16 @@ class FileTimes:
         if exitstatus != 0 or not whole or not self.seen:
             return
         times = {name: round(seconds, 1) for name, seconds in sorted(self.seen.items(), key=lambda kv: -kv[1])}
-        if session.config.cache is not None:
-            session.config.cache.set(CACHE_KEY, times)
+        cache = getattr(session.config, "cache", None)  # None with `-p no:cacheprovider`
+        if cache is not None:
+            cache.set(CACHE_KEY, times)
         if session.config.getoption("record_durations"):
             RECORD.write_text(json.dumps(times, indent=1) + "\n")
 
 
 def _load(config: pytest.Config) -> dict[str, float]:
-    cached = config.cache.get(CACHE_KEY, None) if config.cache is not None else None
+    cache = getattr(config, "cache", None)  # None with `-p no:cacheprovider`
+    cached = cache.get(CACHE_KEY, None) if cache is not None else None
     if isinstance(cached, dict) and cached:
         return cached
     try:

@@ -106,6 +106,7 @@ PATHS = {
     | USAGE
     | {"cli.hook_start", "clock", "hooks", "hooks.reminded", "hooks.reminder", "setup", "setup.command"}
     | {"hooks.checkpoint", "memory.origin", "memory.search", "guard"}  # after a compaction only: its checkpoint
+    | {"hooks.forks"}  # a fork's start or a compaction: which sessions it came from
     | SYNC_SETTING,
     "hook stop": FIRST,
     # the whole Stop hook with nothing to do (here because its command line is not the hook files': --json)

@@ -120,7 +120,7 @@ def test_a_new_memory_line_reaches_the_first_request_on_another_machine(machine,
         f"{told(first)}\n{kept(machine_b, debug)}"
     )
     assert LINE in first, told(first)
-    assert "updated here: 2 memory files (MEMORY.md, parser.md)" in first
+    assert "updated here: 2 memory files (MEMORY.md, parser.md, from " in first
 
     # the usual case: machine B has the index already, machine A adds a line, B's next session has it at once
     second_line = "- [Release](release.md): releases are cut on Tuesdays"

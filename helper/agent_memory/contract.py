@@ -199,8 +199,9 @@ class Installed(TypedDict):
 
 
 class SyncConflict(TypedDict):
-    """A synced file changed here and elsewhere on the same lines: the file here keeps its text, the other texts
-    are kept in `kept` (outside the runtime's folder), `show` lists its versions."""
+    """A synced file changed here and elsewhere on the same lines (or `deleted_here` and changed elsewhere): the
+    file here keeps its text, the other texts are kept in `kept` (outside the runtime's folder), `show` lists its
+    versions."""
 
     agent: str
     scope: str
@@ -208,6 +209,7 @@ class SyncConflict(TypedDict):
     path: str
     heads: list[str]
     kept: list[str]
+    deleted_here: bool
     show: str
 
 
@@ -216,6 +218,29 @@ class SyncRefused(TypedDict):
 
     path: str
     why: str
+
+
+class SyncBlocked(TypedDict):
+    """A memory folder, or a subfolder of one, that is not synced now (`why`: gone, a link, a file, unreadable):
+    what it held is deleted nowhere; `next` says what to do."""
+
+    agent: str
+    scope: str
+    folder: str
+    why: str
+    next: str
+
+
+class SyncHeld(TypedDict):
+    """A deletion held until the user confirms it (`next`): many files deleted at once, here or on another
+    machine (`why`), are deleted nowhere else until then."""
+
+    agent: str
+    scope: str
+    folder: str
+    path: str
+    why: str
+    next: str
 
 
 class SyncFolder(TypedDict):
@@ -230,6 +255,8 @@ class SyncFolder(TypedDict):
     waiting: list[str]
     conflicts: list[SyncConflict]
     refused: list[SyncRefused]
+    blocked: list[SyncBlocked]
+    held: list[SyncHeld]
     in_step: int
 
 
@@ -255,19 +282,35 @@ class SyncRun(TypedDict):
     refused: list[SyncRefused]
 
 
+class SyncArrival(TypedDict):
+    """A file that versions made on other machines reached since this machine's last session: whose, and when
+    the newest was made."""
+
+    path: str
+    machines: list[str]
+    time: str
+
+
 class SyncFolderState(TypedDict):
-    """A synced memory folder as this machine's record has it (none yet: never synced), and whether it `exists`
-    (a runtime creates it with its first memory)."""
+    """A synced memory folder as this machine's record has it (none yet: never synced), whether it `exists` (a
+    runtime creates it with its first memory), where its place came from (`source`: the runtime's own folder, a
+    setting and its file; "" for a record of a folder no longer watched), and whether it is synced (`synced`: a
+    folder outside the runtime's configuration folder only once the user named it)."""
 
     agent: str
     scope: str
     folder: str
+    source: str
+    synced: bool
     exists: bool
     files: int
     pushed: int
     pulled: int
     conflicts: list[SyncConflict]
+    blocked: list[SyncBlocked]
+    held: list[SyncHeld]
     last_sync: str | None
+    arrived: list[SyncArrival]
 
 
 class SyncAgent(TypedDict):
@@ -286,18 +329,22 @@ class SyncStatus(TypedDict):
 
 
 class SyncSummary(TypedDict):
-    """The `sync` part of `status`: the runtimes synced, uploads waiting, files that need a decision."""
+    """The `sync` part of `status`: the runtimes synced, uploads waiting, files and folders that need a decision."""
 
     enabled: list[str]
     pending: int
     conflicts: list[SyncConflict]
+    blocked: list[SyncBlocked]
+    held: list[SyncHeld]
 
 
 class SyncSwitched(TypedDict):
-    """`sync enable|disable`: the runtimes now on, and what each was before."""
+    """`sync enable|disable`: the runtimes now on, and what each was before; `folders`: the memory folders outside
+    a runtime's configuration folder that the user named for sync (`--folder`), per runtime."""
 
     enabled: list[str]
     changed: dict[str, bool]
+    folders: dict[str, list[str]]
 
 
 class SyncVersion(TypedDict):
@@ -309,10 +356,22 @@ class SyncVersion(TypedDict):
     time: str
     deleted: bool
     head: bool
+    text: list[str] | None  # its first lines, credentials masked (None: a deletion)
+    more_lines: int  # lines of the text not shown
+
+
+class SyncDiff(TypedDict):
+    """`sync history FILE --diff`: the unified diff from version `older` (None: no file) to version `newer`."""
+
+    older: str | None
+    newer: str
+    lines: list[str]
+    more_lines: int
 
 
 class SyncHistory(TypedDict):
-    """`sync history FILE`: its versions, the one the file here matches, and the kept texts of a conflict."""
+    """`sync history FILE`: its versions, the one the file here matches, the kept texts of a conflict, and why sync
+    leaves the file out (`not_synced`: None when it syncs it)."""
 
     agent: str
     scope: str
@@ -321,6 +380,8 @@ class SyncHistory(TypedDict):
     versions: list[SyncVersion]
     here: str | None
     kept: list[str]
+    not_synced: str | None
+    diffs: list[SyncDiff]
 
 
 # -- what waits on this machine -------------------------------------------------------------------------------

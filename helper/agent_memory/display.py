@@ -46,6 +46,12 @@ def plural(count: int, word: str, many: str | None = None) -> str:
     return f"{count} {word if count == 1 else many or word + 's'}"
 
 
+def some(names: list[str], limit: int) -> str:
+    """`a, b and 3 more`: the first `limit` of `names`, and how many more there are."""
+    rest = f" and {len(names) - limit} more" if len(names) > limit else ""
+    return ", ".join(names[:limit]) + rest
+
+
 def shorten(text: str, limit: int) -> str:
     """`text` cut to at most `limit` characters, the cut marked with an ellipsis."""
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

@@ -135,6 +135,8 @@ def _bucket_line(result: dict[str, object]) -> str:
     line = f"bucket: {result['bucket']}"
     if result["bucket_created"]:
         line += " (created, private)" if result["bucket"].startswith("hf://") else " (created, owner-only)"
+    elif not result["bucket_was"]:  # there already, and already this machine's: a run again says so
+        line += " (unchanged)"
     if result["bucket_was"]:
         line += f" (was {result['bucket_was']}: every project mapped on this machine now uses this bucket)"
     return line

@@ -9,7 +9,7 @@ from .. import commands
 from ..config.context import Context
 from ..display import plural
 from ..errors import UsageError
-from ..memory.search import SETUP, search_project
+from ..memory.search import MAX_QUERY_CHARS, MAX_TERMS, SETUP, query_problem, search_project
 from ..outbox.kinds import RETRY
 from ..report import usage
 from .parsing import Rendered, with_json, with_online
@@ -48,6 +48,9 @@ def run(args: argparse.Namespace, ctx: Context) -> Rendered:
         raise UsageError(
             "The query cannot contain NUL characters.", next_step=f"{commands.line('search', 'TEXT')} (plain text)"
         )
+    if (problem := query_problem(args.query)) is not None:
+        limits = f"the few words that matter, at most {MAX_TERMS} words and phrases, {MAX_QUERY_CHARS:,} characters"
+        raise UsageError(problem, next_step=f"{commands.line('search', 'KEYWORDS')} ({limits})")
     if args.online:
         ctx.go_online()
     if args.skills:

@@ -85,12 +85,17 @@ def _usage_line(use: UsageTotals) -> str:
 
 
 def _sync_lines(found: dict[str, object]) -> list[str]:
-    if not found["enabled"] and not found["pending"] and not found["conflicts"]:
+    if not any(found[key] for key in ("enabled", "pending", "conflicts", "blocked", "held")):
         return []
     synced = ", ".join(found["enabled"]) or "off"
     lines = [f"sync of the agents' own memory: {synced}, {found['pending']} uploads waiting"]
     for item in found["conflicts"]:
         lines.append(f"  CONFLICT {item['agent']} {item['path']} needs a decision: {item['show']}")
+    if found["blocked"] or found["held"]:
+        from ..sync.summary import blocked_line, held_lines  # only where a folder or a deletion needs a decision
+
+        lines += [f"  {blocked_line(item)}" for item in found["blocked"]]
+        lines += [f"  {line}" for line in held_lines(found["held"])]
     return lines
 
 

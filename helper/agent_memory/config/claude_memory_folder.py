@@ -20,6 +20,7 @@ from . import repository
 
 SETTINGS_MAX = 1024 * 1024  # a settings.json larger than this is not read for autoMemoryDirectory
 GIT_FILE_MAX = 4096  # a worktree's `gitdir` file holds one path
+GLOBAL_CONFIG_MAX = 64 * 1024 * 1024  # ~/.claude.json keeps every project's state: it grows, but within this
 
 # The rules below are read from Claude Code 2.1.328's bundle (node_modules/@anthropic-ai/claude-code/bin/
 # claude.exe, a compiled binary whose JavaScript is searchable as text: around `autoMemoryDirectory`, the class
@@ -27,9 +28,11 @@ GIT_FILE_MAX = 4096  # a worktree's `gitdir` file holds one path
 # are minified, so they are named here by what they do):
 # - the config folder is `$CLAUDE_CONFIG_DIR` else `~/.claude` (NFC-normalised);
 # - `autoMemoryDirectory` is taken from the first of policy, --settings, local and project (trusted folders
-#   only), then user settings that sets it; `~/` means the home folder; a value that is not an absolute path
-#   of at least 3 characters (or holds NUL) is ignored. Its description says a checked-in
-#   `.claude/settings.json` is ignored "for security": so we never read that one;
+#   only: `projects[<folder or one above it, up to the git root>].hasTrustDialogAccepted` in `.claude.json`, in
+#   $CLAUDE_CONFIG_DIR or the home folder; a session without a terminal (`-p`) counts as trusted, which this
+#   helper cannot know, so it takes the untrusted side), then user settings that sets it; `~/` means the home
+#   folder; a value that is not an absolute path of at least 3 characters (or holds NUL) is ignored. Its
+#   description says a checked-in `.claude/settings.json` is ignored "for security": so we never read that one;
 # - otherwise the folder is `<config>/projects/<key>/memory/`, where the key is `CLAUDE_CODE_PROJECT_DIR_NAME`
 #   when CLAUDE_CONFIG_DIR is set and that name matches ^[A-Za-z0-9_-]{1,64}$ (not a reserved Windows name),
 #   else the sanitised path of the project: the canonical git root of the working folder (a linked worktree's
@@ -97,7 +100,8 @@ def _configured_memory_dir(folder: Path) -> tuple[Path | None, str]:
     )
     repo = repository.find(folder)
     user = claude.config_dir() / "settings.json"
-    candidates = [managed, *([repo.top / ".claude" / "settings.local.json"] if repo else []), user]
+    local = [repo.top / ".claude" / "settings.local.json"] if repo and trusted(folder, repo.top) else []
+    candidates = [managed, *local, user]
     for settings in candidates:
         value = _setting(settings, "autoMemoryDirectory")
         if value is None:
@@ -112,6 +116,34 @@ def _configured_memory_dir(folder: Path) -> tuple[Path | None, str]:
             continue  # Claude Code ignores it too, and uses its default folder
         return Path(path), str(settings)
     return None, ""
+
+
+def trusted(folder: Path, top: Path | None) -> bool:
+    """Whether the user trusted `folder` in Claude Code, as it tells before it applies a project's own settings:
+    `projects[<path>].hasTrustDialogAccepted` in its global configuration file, for the folder or one above it up
+    to the repository's top folder `top` (without a repository: up to the root)."""
+    try:
+        record = json.loads(_small_file(global_config_file(), GLOBAL_CONFIG_MAX))
+    except (OSError, ValueError, RecursionError):
+        return False
+    projects = record.get("projects") if isinstance(record, dict) else None
+    if not isinstance(projects, dict):
+        return False
+    place = Path(os.path.normpath(folder))
+    while True:
+        entry = projects.get(str(place))
+        if isinstance(entry, dict) and entry.get("hasTrustDialogAccepted") is True:
+            return True
+        if place == top or place.parent == place:
+            return False
+        place = place.parent
+
+
+def global_config_file() -> Path:
+    """Claude Code's global configuration file (trust, per project): `.claude.json` in `$CLAUDE_CONFIG_DIR`, else
+    in the home folder."""
+    value = os.environ.get("CLAUDE_CONFIG_DIR")
+    return (Path(value).expanduser() if value else Path.home()) / ".claude.json"
 
 
 def _setting(path: Path, key: str) -> str | None:

@@ -9,15 +9,15 @@ import os
 import time
 from pathlib import Path
 
-from .. import agents
+from .. import agents, commands
 from ..config.context import Context
-from ..display import plural
+from ..display import plural, some
 from ..errors import AgentMemoryError
 from ..sync import codex_delivery, folders
 from ..sync.history import History
 from ..sync.index import FolderIndex
 from ..sync.running import changed_here, scopes, sync
-from ..sync.summary import folder_states
+from ..sync.summary import blocked_line, folder_states, from_where, held_lines, keeps, unnamed_line, what_happened
 from ..sync.versions import Refused
 
 # Measured in Claude Code 2.1.328 and Codex 0.169: each reads its index file (its MEMORY_INDEX) before the
@@ -37,10 +37,10 @@ def pull(ctx: Context, event: dict[str, object], agent: str, helper: str, budget
     ctx.budget.reset(budget)
     try:
         chosen = scopes(ctx, agent, directory)
-        run = sync(ctx, chosen, push=False, wait=budget / 2)
+        run = sync(ctx, chosen, push=False, wait=budget / 2, session=started)
     except (AgentMemoryError, OSError) as exc:
         return [f"agent-memory sync: this machine's copy of {agent}'s memory was not updated ({exc})."]
-    lines, pulled = [], []
+    lines, pulled, came = [], [], []
     if agent == "codex":  # Codex's own folder is never written: other machines' memories reach its extension
         lines += codex_delivery.reminder(ctx.bucket, started, MAX_INDEX_LINES)
     for scope in chosen:
@@ -49,14 +49,16 @@ def pull(ctx: Context, event: dict[str, object], agent: str, helper: str, budget
             if isinstance(recent.get("at"), (int, float)) and recent["at"] >= started:  # pulled after it read them
                 pulled += [path for path in recent.get("pulled", []) if isinstance(path, str)]
                 lines += _index_lines(agent, place, recent)
+                came += [found for found in _came(recent).values() if isinstance(found, dict)]
     if pulled:
-        named = ", ".join(pulled[:MAX_NAMED]) + (
-            f" and {len(pulled) - MAX_NAMED} more" if len(pulled) > MAX_NAMED else ""
-        )
+        whose = f", {from_where(_together(came))}" if came else ""
         lines.append(
             f"agent-memory sync: changed on another machine and updated here: {plural(len(pulled), 'memory file')} "
-            f"({named})."
+            f"({some(pulled, MAX_NAMED)}{whose})."
         )
+    refused = [item for done in run.folders for item in done.refused]
+    for item in refused[:MAX_NAMED]:  # a version the guard refused, a link where a file goes: not written here
+        lines.append(f"agent-memory sync: not written here: {item['path']}: {item['why']}.")
     if run.errors:
         lines.append("agent-memory sync: the bucket could not be reached; this machine's memory files may be behind.")
     mine = {scope.scope for scope in chosen}
@@ -64,10 +66,14 @@ def pull(ctx: Context, event: dict[str, object], agent: str, helper: str, budget
     conflicts = [item for state in states for item in state["conflicts"]]
     for item in conflicts[:MAX_NAMED]:
         lines.append(
-            f"agent-memory sync: the memory file {item['path']} was changed here and on another machine; it keeps this "
-            f"machine's text until the user decides. Show both: {helper} {item['show'].removeprefix('agent-memory ')}"
+            f"agent-memory sync: the memory file {item['path']} {what_happened(item)}; {keeps(item)} until the user "
+            f"decides. Show both: {helper} {item['show'].removeprefix('agent-memory ')}"
         )
-    return lines
+    # folders not synced and deletions held: what the user is to decide, with the command (the helper's own path)
+    told = [blocked_line(item) for state in states for item in state["blocked"]][:MAX_NAMED]
+    told += held_lines(item for state in states for item in state["held"])
+    told += [unnamed_line(agent, place, scope.sources.get(place, "")) for scope in chosen for place in scope.unnamed]
+    return lines + [f"agent-memory sync: {line.replace('agent-memory sync ', f'{helper} sync ')}" for line in told]
 
 
 def push(ctx: Context, event: dict[str, object], agent: str, budget: float) -> str | None:
@@ -88,6 +94,10 @@ def push(ctx: Context, event: dict[str, object], agent: str, budget: float) -> s
         parts.append(f"{plural(kept, 'file')} kept pending on this machine (the next turn's Stop hook retries)")
     if refused:
         parts.append(f"not synced: {', '.join(refused)}")
+    held = [path for done in run.folders for path in done.held]
+    if held:
+        confirm = commands.line("sync", "now", "--allow-deletes")
+        parts.append(f"deletions held until confirmed ({some(held, MAX_NAMED)}): {confirm}")
     return f"synced {agent}'s memory: " + ", ".join(parts)
 
 
@@ -112,5 +122,23 @@ def _index_lines(agent: str, folder: Path, recent: dict[str, object]) -> list[st
             break
         shown.append(line)
     rest = "" if len(shown) == len(added) else f" ({len(added) - len(shown)} more lines: read {folder / name})"
-    head = f"agent-memory sync: lines another machine added to {name} after this session loaded it{rest}:"
+    came = _came(recent)
+    whose = f" ({from_where(came[name])})" if isinstance(came.get(name), dict) else ""
+    head = f"agent-memory sync: lines another machine added to {name} after this session loaded it{whose}{rest}:"
     return [head, *shown]
+
+
+def _came(recent: dict[str, object]) -> dict[str, object]:
+    """Whose versions reached each pulled file, and when (`index.recent`, a record read as anyone's)."""
+    came = recent.get("from")
+    return came if isinstance(came, dict) else {}
+
+
+def _together(came: list[dict[str, object]]) -> dict[str, object]:
+    """The machines of several files' arrivals (a few), and the newest time among them."""
+    machines = sorted({str(name) for found in came for name in _listed(found.get("machines"))})
+    return {"machines": machines[:MAX_NAMED], "time": max(str(found.get("time", "")) for found in came)}
+
+
+def _listed(value: object) -> list[object]:
+    return value if isinstance(value, list) else []

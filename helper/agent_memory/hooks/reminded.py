@@ -69,6 +69,12 @@ def told(session: str) -> str | None:
     return dict(_read_sessions()).get(session)
 
 
+def first_told(sessions: list[str]) -> str | None:
+    """`told` of the first of `sessions` that got the reminder (the record read once), None if none did."""
+    known = dict(_read_sessions())
+    return next((known[session] for session in sessions if session in known), None)
+
+
 def add(session: str, told_digest: str) -> None:
     """Remember that `session` got the reminder, told `told_digest` (the oldest beyond KEEP are forgotten)."""
     with locked(paths.state_dir() / "reminded-sessions.lock"):

@@ -19,6 +19,7 @@ import re
 import time
 
 from .. import clock
+from ..agents import claude, codex
 from ..config.context import Context
 from ..display import plural, safe
 from ..errors import AgentMemoryError, NotSetUp
@@ -29,28 +30,65 @@ from ..setup.command import helper_command
 from . import reminded
 
 MAX_CONTEXT = 2000  # bytes: far below both runtimes' caps (Codex spills at 2,500 tokens)
+FORK = "fork"  # the `source` of Claude Code's SessionStart in a session forked from another (`--fork-session`)
 SETUP_PREFIX = "setup-"  # bootstrap's verification notes (`bootstrap.verification_id`): setup, not memory
 
 
 def session_start(ctx: Context, payload: dict[str, object], agent: str) -> str | None:
     """The reminder for this session; for a resumed one that already has it (both runtimes keep it, see
     `reminded`), None, or one line when the uploads pending here changed since it was told."""
+    if _runtime_s_own(payload):
+        return None  # the runtime's own background work (Codex's memory consolidation): not the user's project
     session = reminded.session_id(payload)
     helper = helper_command()
-    if session and payload.get("source") == "resume" and (was := reminded.told(session)) is not None:
+    was = reminded.told(session) if session and payload.get("source") == "resume" else None
+    forked = session is not None and payload.get("source") == FORK
+    if forked and session:
+        was = _told_before_the_fork(payload, session)
+        forked = was is not None
+    if was is not None:
         pending_now = _pending_lines(ctx, helper, agent)
         if was == reminded.UNKNOWN or was == reminded.digest(pending_now):
+            if forked and session:  # its own resume later goes by its own id
+                _remember(session, was)
             return None  # nothing at all: what it was told still holds
         text = _fit([_changed(pending_now)])
     else:
         lines, pending_now = _reminder(ctx, payload, agent, helper)
         text = _fit(lines)
     if session and text:
-        try:
-            reminded.add(session, reminded.digest(pending_now))
-        except OSError:  # a state folder it cannot write: a resume then reminds once more
-            pass
+        _remember(session, reminded.digest(pending_now))
     return text or None  # nothing to tell (an unmapped folder told today): nothing at all
+
+
+def _remember(session: str, told_digest: str) -> None:
+    try:
+        reminded.add(session, told_digest)
+    except OSError:  # a state folder it cannot write: a resume then reminds once more
+        pass
+
+
+def _runtime_s_own(payload: dict[str, object]) -> bool:
+    """Whether the session runs in a runtime's own folder (`$CODEX_HOME`, `$CLAUDE_CONFIG_DIR`): Codex consolidates
+    its memories in a session of its own there (`memories_v2`), which a reminder or setup advice would only
+    disturb; no project of the user's lives there."""
+    directory = payload.get("cwd")
+    here = os.path.realpath(directory if isinstance(directory, str) else os.getcwd())
+    for home in (codex.home(), claude.config_dir()):
+        root = os.path.realpath(home)
+        if here == root or here.startswith(root.rstrip(os.sep) + os.sep):
+            return True
+    return False
+
+
+def _told_before_the_fork(payload: dict[str, object], session: str) -> str | None:
+    """What the session this one was forked from was told (`reminded.told`), None if none of the candidates got
+    the reminder: a fork holds a copy of that conversation, its reminder included, so it is told as a resumed
+    session is. The candidates (`forks.siblings`): the sessions of the same folder, the most recently written
+    first."""
+    from .forks import siblings
+
+    return reminded.first_told(siblings(payload, session))
 
 
 def reminder(ctx: Context, payload: dict[str, object], agent: str = "codex") -> str:
@@ -88,7 +126,7 @@ def _reminder(ctx: Context, payload: dict[str, object], agent: str, helper: str)
     pending_lines = _pending_lines(ctx, helper, agent)
     lines += pending_lines
     if project and payload.get("source") == "compact":  # a fresh session never gets a pointer to earlier work
-        lines += _checkpoint_line(helper, ctx, agent, reminded.session_id(payload))
+        lines += _checkpoint_line(helper, ctx, agent, reminded.session_id(payload), payload)
     return lines, pending_lines
 
 
@@ -207,13 +245,17 @@ def _codex_consent_state(bucket: str | None) -> str:
         return "unreadable"
 
 
-def _checkpoint_line(helper: str, ctx: Context, agent: str, session: str | None) -> list[str]:
+def _checkpoint_line(
+    helper: str, ctx: Context, agent: str, session: str | None, payload: dict[str, object]
+) -> list[str]:
     """The pointer to the newest checkpoint after a compaction (`checkpoint`), loaded only then: it searches the
     cache (`memory.search`, the pending notes) and reads the machine's name (`memory.origin`), which a session that
-    starts or resumes, every session of every agent, never needs."""
+    starts or resumes, every session of every agent, never needs. The sessions a fork came from (`forks`) are
+    this conversation's: their checkpoints are its own."""
     from . import checkpoint
+    from .forks import earlier_sessions
 
-    return checkpoint.line(helper, ctx, agent, session)
+    return checkpoint.line(helper, ctx, agent, session, earlier_sessions(payload, session))
 
 
 def _fit(lines: list[str]) -> str:

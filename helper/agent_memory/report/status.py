@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 from .. import __version__, commands, paths
@@ -14,8 +13,8 @@ from ..display import safe_tree
 from ..errors import AccessError, NotSetUp
 from ..fsutil import damage
 from ..hooks import reminded
-from ..memory import checksums, pack
-from ..memory.cache import SMALL_RECORD, STANDS, ProjectCache
+from ..memory import checksums
+from ..memory.cache import DAMAGED, DAMAGED_MAX, SMALL_RECORD, STANDS, ProjectCache
 from ..names import folder_path
 from ..outbox import backoff, plans
 from ..outbox.listing import entries
@@ -30,7 +29,7 @@ from . import usage
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
-    from ..contract import Outage, Pending, StateDamage, Status, StoreCheck, SyncConflict, SyncSummary
+    from ..contract import Outage, Pending, StateDamage, Status, StoreCheck, SyncFolderState, SyncSummary
 
 USAGE_DAYS = 30  # the period of status's line on the use of memory (`usage --days N` shows others)
 
@@ -89,13 +88,20 @@ def _waiting() -> Pending:
 
 
 def _sync(ctx: Context, bucket: str | None, pending: int) -> SyncSummary:
-    """The runtimes whose own memory is synced, uploads of theirs waiting, and the files that need a decision."""
-    conflicts = _conflicts(bucket) if bucket else []
-    return {"enabled": enabled(ctx.config), "pending": pending, "conflicts": conflicts}
+    """The runtimes whose own memory is synced, uploads of theirs waiting, and the files and folders that need a
+    decision (conflicts, folders not synced now, deletions held)."""
+    states = _states(bucket) if bucket else []
+    return {
+        "enabled": enabled(ctx.config),
+        "pending": pending,
+        "conflicts": [item for state in states for item in state["conflicts"]],
+        "blocked": [item for state in states for item in state["blocked"]],
+        "held": [item for state in states for item in state["held"]],
+    }
 
 
-def _conflicts(bucket: str) -> list[SyncConflict]:
-    """The files in conflict in the memory folders that this machine synced with `bucket`, from its sync records.
+def _states(bucket: str) -> list[SyncFolderState]:
+    """The memory folders that this machine synced with `bucket`, from its sync records.
 
     The records' reader (`sync.summary`) is loaded here, where a machine that has records of the bucket is found:
     most never sync their runtimes' own memory, and their status reads none of it (the records' folder is the one
@@ -104,7 +110,7 @@ def _conflicts(bucket: str) -> list[SyncConflict]:
         return []
     from ..sync.summary import folder_states
 
-    return [item for state in folder_states(bucket) for item in state["conflicts"]]
+    return folder_states(bucket)
 
 
 def store_check(bucket: str | None) -> StoreCheck:
@@ -133,7 +139,7 @@ def damaged_state(bucket: str | None, cache: ProjectCache | None) -> list[StateD
     files += [(record, reminded.LIMIT) for record in reminded.records()]
     if cache is not None:
         files += [(cache.dir / STANDS, SMALL_RECORD), (cache.dir / "refresh.json", SMALL_RECORD)]
-        files.append((cache.checksum_file, checksums.MAX_FILE))
+        files += [(cache.checksum_file, checksums.MAX_FILE), (cache.dir / DAMAGED, DAMAGED_MAX)]
     if bucket:
         files.append((catalog.index_file(bucket), catalog.INDEX_MAX))
     found = []
@@ -157,13 +163,9 @@ def _outage(bucket: str | None) -> Outage | None:
 
 
 def _damaged_notes(cache: ProjectCache) -> list[dict[str, str]]:
-    """The cached notes of the project whose fields cannot be used, as `{"id", "problem"}` (see `notes.fields`)."""
-
-    def damaged(headers: Iterator[bytes]) -> list[dict[str, str]]:
-        found = (pack.fields(header) for header in headers)
-        return [{"id": f["id"], "problem": f["problem"]} for f in found if f.get("problem")]
-
+    """The cached notes of the project whose fields cannot be used, as `{"id", "problem"}` (see `notes.fields`):
+    recorded when the pack is written, so status costs the same whatever the size of the memory."""
     try:
-        return cache.search_pack(b"", damaged)
+        return cache.damaged_notes()
     except OSError:  # a damaged pack that a read-only cache (a sandbox) cannot rebuild: the next search will
         return []

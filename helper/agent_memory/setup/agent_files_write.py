@@ -11,6 +11,7 @@ configuration.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Callable
@@ -53,23 +54,57 @@ def back_up(path: Path, runtime: str) -> str | None:
     return str(backup)
 
 
-def edit(path: Path, runtime: str, change: Callable[[str | None], str | None]) -> dict[str, object]:
+_left: list[str] = []  # this command's files reached through a link whose target cannot be written (`left_alone`)
+
+
+def left_alone() -> list[str]:
+    """Why each file that this command meant to change was left as it is, since the last call: a link into a
+    folder that cannot be written (home-manager links into its read-only store). A notice, not an error: the
+    file is the user's, and so is the way they manage it."""
+    found = list(_left)
+    _left.clear()
+    return found
+
+
+def edit(path: Path, runtime: str, change: Callable[[str | None], str | None], *, empty: str = "") -> dict[str, object]:
     """Change one of `runtime`'s files: `change` gets its text (None: there is no file) and gives the new text
     (None: no file). Under one lock for all the agents' files, so that two commands at once lose neither change;
     the previous file is backed up first, and a file with nothing to change is not written. `{"changed", "backup"}`.
+
+    Dotfiles managers (stow, chezmoi, home-manager) link these files into a folder of theirs: the file is edited
+    where the link leads and the link stays. A file reached through a link is never deleted: where `change` would
+    delete it, it is left holding `empty` (the format's empty document). A target that cannot be written (a
+    read-only store) is left as it is and told by `left_alone`.
     """
-    target = Path(os.path.realpath(path))  # dotfile repositories link these files: edit through the link
+    target = Path(os.path.realpath(path))
+    linked = target != Path(os.path.abspath(path))
     with locked(paths.state_dir() / "agent-files.lock"):
         before = read_text(target)
         after = change(before)
         if after == before:
             return {"changed": False, "backup": None}  # no write: the mtime stays
+        if after is None and linked:
+            after = empty  # the link, and the file it leads to, are the user's: emptied, never deleted
+            if after == before:
+                return {"changed": False, "backup": None}
         backup = back_up(target, runtime)
         if after is None:
-            _delete(target)  # through the link: a link of the user's stays, as it was before the file existed
-        else:
+            _delete(target)
+            return {"changed": True, "backup": backup}
+        try:
             write_text(target, after)
+        except AgentMemoryError as exc:
+            if not linked or not isinstance(exc.__cause__, OSError) or exc.__cause__.errno not in _READ_ONLY:
+                raise
+            _left.append(
+                f"{path} links to {target}, which cannot be written ({exc.__cause__.strerror}), so it was left as "
+                "it is: change it where your dotfiles are managed (for example home-manager's configuration)."
+            )
+            return {"changed": False, "backup": None}
     return {"changed": True, "backup": backup}
+
+
+_READ_ONLY = (errno.EROFS, errno.EACCES, errno.EPERM)
 
 
 def _delete(path: Path) -> None:

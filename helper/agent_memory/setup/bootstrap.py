@@ -34,7 +34,7 @@ from ..store.bucket import hub_user, parse_bucket
 from ..store.budget import Budget
 from ..store.failures import user_error
 from ..sync import settings as sync_settings
-from . import hook_config_write, instructions, on_path, origins, sandbox_consent_write
+from . import agent_files_write, hook_config_write, instructions, on_path, origins, sandbox_consent_write
 from . import sandbox_consent_read as sandbox
 from .buckets import no_parent
 from .command import helper_command
@@ -157,6 +157,7 @@ def bootstrap(
     if problem:
         warnings.append(f"Verification {verification['status']}: {problem}")
     mapping = "unchanged" if mapped_before == project else "mapped" if mapped_before is None else "remapped"
+    warnings += agent_files_write.left_alone()  # linked files whose targets cannot be written: told, not an error
     result = {
         "bucket": uri,
         "bucket_created": created,

@@ -74,7 +74,7 @@ def _edit(runtime: str, change: Callable[[str, Document], None]) -> dict[str, ob
             raise entries.refused(path, "agent-memory could not edit it without changing something else")
         return document.text if document.value else None  # nothing but our hooks was ever in it: no empty file
 
-    result = agent_files_write.edit(path, runtime, edited)
+    result = agent_files_write.edit(path, runtime, edited, empty="{}\n")
     return {**entries.report(runtime, after[-1].value, helper_command()), **result}
 
 

@@ -53,6 +53,8 @@ def render_block(helper: str) -> str:
             f"`{helper} save --kind checkpoint --title TITLE`.",
             f"- If a save reports `pending`, do not save again: run `{helper} pending retry ID`, and tell the user "
             "which notes are only local and which are shared.",
+            f"- If `{helper}` is not found (exit 127), memory is not installed on this machine: tell the user so "
+            "once, then go on without memory (no other memory command this session).",
             END,
         )
     )

@@ -103,6 +103,7 @@ def render_block(roots: list[Path]) -> str:
         f"{BEGIN}\n"
         "# Lets agent-memory save from Codex's workspace-write sandbox: these folders become writable, and commands\n"
         "# may use the network. Added with your consent; `agent-memory codex-sandbox remove` takes it out again.\n"
+        "# If agent-memory is no longer installed, delete these lines, from the begin line to the end line.\n"
         f"{KEY}.writable_roots = [{listed}]\n"
         f"{KEY}.network_access = true\n"
         f"{END}\n"

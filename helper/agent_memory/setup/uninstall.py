@@ -25,7 +25,15 @@ from ..fsutil import locked
 from ..outbox.listing import summary
 from ..skills.install_write import uninstall_all
 from ..sync import settings as sync_settings
-from . import hook_config_read, hook_config_write, instructions, on_path, sandbox_consent_read, sandbox_consent_write
+from . import (
+    agent_files_write,
+    hook_config_read,
+    hook_config_write,
+    instructions,
+    on_path,
+    sandbox_consent_read,
+    sandbox_consent_write,
+)
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
@@ -82,7 +90,7 @@ def _uninstall(discard_pending: bool) -> Uninstall:
     if "core_skill" in config_file.load():  # the record of the core skill that just went
         with config_file.editing() as config:
             config.pop("core_skill", None)
-    warnings = []
+    warnings = agent_files_write.left_alone()  # linked files whose targets cannot be written: told, not an error
     if link and link["state"] == "other":
         warnings.append(f"{link['path']} is not a link to this agent-memory, so it was left as it is.")
     if own := [

@@ -27,7 +27,7 @@ from ..store.base import StoreError
 from . import codex_delivery, codex_migration, folders, versions
 from .engine import FolderSync, sync_folder
 from .history import History
-from .index import FolderIndex
+from .index import HERE, FolderIndex
 from .uploads import SYNC
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
@@ -36,13 +36,25 @@ if TYPE_CHECKING:
 
 
 class Scope:
-    """One runtime's files for one scope (a project, or this machine's Codex memories), and the folders they go to
-    here; a `source` scope's folders are only read (Codex's, see `codex_delivery`)."""
+    """One runtime's files for one scope (a project, or this machine's Codex memories), the folders they go to here
+    (`places`), where each folder's place came from (`sources`), and the folders the runtime uses that are not synced
+    until the user names them (`unnamed`: outside the runtime's own folder); a `source` scope's folders are only
+    read (Codex's, see `codex_delivery`)."""
 
-    def __init__(self, runtime: str, scope: str, places: list[Path], *, source: bool = False) -> None:
+    def __init__(
+        self,
+        runtime: str,
+        scope: str,
+        places: list[Path],
+        sources: dict[Path, str] | None = None,
+        *,
+        source: bool = False,
+    ) -> None:
         self.runtime = runtime
         self.scope = scope
         self.places = places
+        self.sources = sources or {}
+        self.unnamed: list[Path] = []
         self.source = source
 
 
@@ -63,18 +75,29 @@ def scopes(ctx: Context, runtime: str, directory: str | os.PathLike[str] | None 
     Codex's extension folder); Claude Code's project of `directory` (with every checkout mapped to it here), or,
     without `directory`, every project mapped here."""
     if runtime == "codex":
-        return [Scope("codex", codex_delivery.scope(), [folders.codex_folder()], source=True)]
+        folder = folders.codex_folder()
+        return [_scope(ctx.config, "codex", codex_delivery.scope(), [(folder, "Codex's folder (CODEX_HOME)")], True)]
     config = ctx.config
     if directory is not None:
         try:
             project = projects.resolve(directory, config=config)["project"]
         except NotSetUp:
             return []
-        places = folders.claude_folders(config, project)
-        here = folders.claude_folder_of(directory)  # a worktree or clone found by its origin, not mapped itself
-        return [Scope("claude", project, places + ([here] if here not in places else []))]
+        places = folders.claude_places(config, project)
+        here = folders.claude_place_of(directory)  # a worktree or clone found by its origin, not mapped itself
+        return [_scope(config, "claude", project, places + ([here] if here[0] not in dict(places) else []))]
     names = sorted(set(config.get("projects", {}).values()))
-    return [Scope("claude", name, folders.claude_folders(config, name)) for name in names]
+    return [_scope(config, "claude", name, folders.claude_places(config, name)) for name in names]
+
+
+def _scope(
+    config: dict[str, object], runtime: str, name: str, places: list[tuple[Path, str]], source: bool = False
+) -> Scope:
+    """A scope whose folders outside the runtime's own folder are left out until the user names them."""
+    scope = Scope(runtime, name, [], dict(places), source=source)
+    for folder, _source in places:
+        (scope.places if folders.allowed(config, runtime, folder) else scope.unnamed).append(folder)
+    return scope
 
 
 def changed_here(ctx: Context, scope: Scope) -> bool:
@@ -84,8 +107,13 @@ def changed_here(ctx: Context, scope: Scope) -> bool:
         index = FolderIndex(history_folder, place)
         known = {path: entry for path, entry in index.files.items() if entry.get("hash") is not None}
         known.update(index.held)  # a file the guard keeps here is unchanged while it stays as it was
-        local, skipped = folders.scan(scope.runtime, place, known) if place.is_dir() else ({}, {})
-        if set(local) != set(known) - set(skipped):
+        local, skipped, blocked = folders.scan(scope.runtime, place, known)
+        if blocked != index.blocked:
+            return True  # a folder went away or came back: told by a sync, which deletes nothing for it
+        # a file whose deletion is held is unchanged while it stays away: the hooks do not ask again each turn
+        away = {path for path, why in index.holding.items() if why == HERE}
+        expected = {path for path in known if folders.under(path, blocked) is None} - set(skipped) - away
+        if set(local) != expected:
             return True
         if any(local[path].hash != known[path].get("hash") for path in local):
             return True
@@ -93,10 +121,19 @@ def changed_here(ctx: Context, scope: Scope) -> bool:
 
 
 def sync(
-    ctx: Context, chosen: list[Scope], *, push: bool, wait: float | None = None, only: set[str] | None = None
+    ctx: Context,
+    chosen: list[Scope],
+    *,
+    push: bool,
+    wait: float | None = None,
+    only: set[str] | None = None,
+    allow_deletes: bool = False,
+    session: float | None = None,
 ) -> Run:
     """Sync each scope (see the module's docstring); with `wait` seconds (a hook), a scope that another process
-    keeps syncing longer than that is left to it."""
+    keeps syncing longer than that is left to it; `allow_deletes`: the user confirmed many deletions at once;
+    `session`: when a session started (POSIX time: its SessionStart pull), from which `sync status` counts what
+    arrived."""
     run = Run()
     machine = _machine()
     for scope in chosen:
@@ -119,16 +156,29 @@ def sync(
             passes = []
             for place in scope.places:
                 index = FolderIndex(history.folder, place)
-                done = sync_folder(history, index, push=push, machine=machine, only=only, source=scope.source)
+                done = sync_folder(
+                    history,
+                    index,
+                    push=push,
+                    machine=machine,
+                    only=only,
+                    source=scope.source,
+                    allow_deletes=allow_deletes,
+                )
                 passes.append((done, index))
             new = [version for done, _index in passes for version in done.new]
             key = _plan(ctx, scope, new) if new else None  # kept in the outbox before anything records it as sent
             history.save()
             for done, index in passes:
+                if session is not None:
+                    index.session_at = session
+                for path, found in done.arrived.items():
+                    index.arrive(path, found)
                 if done.pulled:
                     name = agents.runtime(scope.runtime).MEMORY_INDEX
                     before = {name: done.before[name]} if name in done.before else {}
-                    index.recent = {"at": time.time(), "pulled": done.pulled, "before": before}
+                    came = {path: done.arrived[path] for path in done.pulled if path in done.arrived}
+                    index.recent = {"at": time.time(), "pulled": done.pulled, "before": before, "from": came}
                 index.save(synced=reached)
                 run.folders.append(done)
             if scope.source and reached and only is None:
@@ -192,6 +242,6 @@ def _deliver(ctx: Context, key: str) -> SyncUpload:
 
 def _machine() -> str:
     try:
-        return machine_name() or "unknown"
+        return machine_name(keep=True) or "unknown"
     except AgentMemoryError:
         return "unknown"
