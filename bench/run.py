@@ -58,12 +58,9 @@ CASES = (
     sync_hooks.sync,
     sync_history.history,
     ci.ci,
-<<<<<<< HEAD
-    view_page.view,
-=======
     bounds.status_size,
     bounds.query_bounds,
->>>>>>> main
+    view_page.view,
 )  # in the order of their tables' numbers (docs/benchmarks.md and its summary list them so)
 # cases that prepare their own notes, or none
 NO_CORPUS = {

@@ -1,4 +1,4 @@
-"""13. The view's page: how long `agent-memory view` takes to write the site of 1,000 / 10,000 / 50,000 notes (its
+"""15. The view's page: how long `agent-memory view` takes to write the site of 1,000 / 10,000 / 50,000 notes (its
 peak memory too), and how soon its first page is usable in headless Chromium, opened from its `file://` address in a
 new browser context (navigation to the timeline drawn, `data-state=ready`); and a search of every note typed in the
 page's box (all the data files loaded, then searched).
@@ -29,7 +29,7 @@ SEARCH = '"stale lockfile"'
 
 
 def view(ctx: Context) -> list[Table]:
-    """13. The view's site: write time, peak memory, first page and a whole search in Chromium."""
+    """15. The view's site: write time, peak memory, first page and a whole search in Chromium."""
     from space_browser import launch  # tests/ is on sys.path (env)
 
     runs = 1 if ctx.quick else ctx.runs
@@ -71,7 +71,7 @@ def view(ctx: Context) -> list[Table]:
             )
     return [
         Table(
-            title="13. The view's page (`agent-memory view`)",
+            title="15. The view's page (`agent-memory view`)",
             columns=[
                 "notes",
                 "site written",
