@@ -417,3 +417,31 @@ def test_hostile_notes_and_synced_files_run_nothing_and_load_nothing(machine, fo
     assert links == ["https://evil.example/pixel.png"]
     assert "[click](javascript:alert(11))" in page.locator("#note-body").inner_text()
     site.clean()
+
+
+def test_a_timeline_of_many_data_files_loads_what_each_page_needs(ready, watched, tmp_path, monkeypatch):
+    from agent_memory.view import site as written_site
+
+    ids = [save_as(ready, f"# Note {n}\n\nBody {n} of many.", "codex", "laptop") for n in range(56)]
+    monkeypatch.setattr(written_site, "CHUNK", 10)  # the command runs in this process: 6 data files
+    site = watched(written(ready, tmp_path / "site"))
+    page = site.page
+    loaded = sorted({url.rsplit("/", 1)[1] for url in site.requests if "/data/list-" in url})
+    assert loaded == [f"list-{n}.js" for n in range(5)]  # the first page's 50 notes: 5 files, not the sixth
+    expected = [hit["id"] for hit in ready.run("search", "", "--offline", "--limit", "1000", "--json").json["results"]]
+    assert expected[:50] == site.search("") == list(reversed(ids))[:50]
+    assert (
+        page.locator("#page-number").inner_text() == "Page 1 of 2"
+        and page.get_by_role("button", name="Newer").is_disabled()
+    )
+    page.get_by_role("button", name="Older").click()
+    page.get_by_text("Page 2 of 2").wait_for()
+    shown = page.locator("#results h3 a").evaluate_all("links => links.map(a => a.hash.split('/')[1])")
+    assert shown == expected[50:] and page.get_by_role("button", name="Older").is_disabled()
+    assert any("/data/list-5.js" in url for url in site.requests)
+    assert site.search("many 3") == [
+        hit["id"] for hit in ready.run("search", "many 3", "--offline", "--limit", "1000", "--json").json["results"]
+    ]
+    site.go(f"#note=5/{ids[0]}")  # the oldest note, in the last file: its page
+    assert page.locator("#note-title").inner_text() == "Note 0"
+    site.clean()
