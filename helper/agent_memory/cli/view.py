@@ -61,8 +61,6 @@ def run(args: argparse.Namespace, ctx: Context) -> Rendered:
             raise sources.unknown_project(project, known)
         chosen = [project]
     out = Path(os.path.abspath(os.path.expanduser(args.out))) if args.out else output.default_folder()
-    if "\x00" in str(out):
-        raise UsageError("--out cannot contain NUL characters.", next_step=commands.line("view", "--out", "DIR"))
     output.check(out)
     written = site.build(bucket, chosen, out, days=args.days, render_all=args.render_all)
     url = (out / "index.html").as_uri()

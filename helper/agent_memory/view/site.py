@@ -17,6 +17,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from .. import commands
 from ..memory.notes import body_text
 from ..memory.search import _in_chains  # the order `search` shows: the same code, not a copy
 from . import output, sources
@@ -187,8 +188,6 @@ def _chunk(kind: str, number: int, records: Sequence[Mapping[str, object]]) -> b
 
 
 def _read_line(note_id: str) -> str:
-    from .. import commands
-
     return commands.line("read", note_id)
 
 

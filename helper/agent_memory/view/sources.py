@@ -241,8 +241,7 @@ def health(bucket: str, projects: list[str], damaged_notes: list[dict[str, str]]
         "outage": [],
         "state": [
             {"what": item["file"], "detail": item["problem"], "next": item["next"]}
-            for project in [*projects[:1], None][:1]
-            for item in damaged_state(bucket, ProjectCache(bucket, project) if project else None)
+            for item in damaged_state(bucket, ProjectCache(bucket, projects[0]) if projects else None)
         ],
     }
     for project in projects:
