@@ -184,3 +184,13 @@ def test_a_memory_larger_than_one_data_file_is_paged(ready, folder_store, tmp_pa
     expected = ready.run("search", "--offline", "--limit", "100", "--json").json["results"]
     assert order == [hit["id"] for hit in expected]
     assert order.index(fix) + 1 == order.index(ids[1])  # the correction right before the note it corrects
+
+
+def test_a_machine_with_no_notes_and_no_state_folder_yet(ready):
+    assert not (ready.state / "state").exists()
+    done = view(ready)
+    tools.exited(done)
+    assert done.json["notes"] == 0 and done.json["health"] == 0
+    assert stat.S_IMODE((ready.state / "state").stat().st_mode) == 0o700
+    assert not (Path(done.json["out"]) / "data").exists()  # no notes: no data files, the page alone
+    assert (Path(done.json["out"]) / "index.html").is_file()
