@@ -33,8 +33,12 @@ from .pending import NOTES, pending
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
+    from typing import TypeVar
+
     from ..contract import Found, Match, NoteHit
-    from .shape import Candidate, PendingCandidate, WaitingNote
+    from .shape import Candidate, HasId, PendingCandidate, WaitingNote
+
+    Chained = TypeVar("Chained", bound=HasId)  # a search's candidates, or anything else with an id
 
 MAX_MATCHES_PER_NOTE = 3
 MATCH_TEXT_MAX = 200
@@ -308,7 +312,7 @@ def _corrected_by(corrections: dict[str, tuple[str, str]]) -> dict[str, str]:
     return {target: note_id for target, (_created, note_id) in newest.items()}
 
 
-def _in_chains(ranked: list[Candidate], corrections: dict[str, tuple[str, str]]) -> list[Candidate]:
+def _in_chains(ranked: list[Chained], corrections: dict[str, tuple[str, str]]) -> list[Chained]:
     """`ranked` with each chain of corrections together, where its best-ranked note is: the latest correction
     first, the note it corrects right after it, and so on to the first note of the chain."""
 
@@ -319,7 +323,7 @@ def _in_chains(ranked: list[Candidate], corrections: dict[str, tuple[str, str]])
             root, depth = target, depth + 1
         return root, depth
 
-    placed: dict[str, list[tuple[int, int, Candidate]]] = {}
+    placed: dict[str, list[tuple[int, int, Chained]]] = {}
     for order, found in enumerate(ranked):
         root, depth = chain(found["id"])
         placed.setdefault(root, []).append((-depth, order, found))

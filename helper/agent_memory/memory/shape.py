@@ -53,3 +53,9 @@ class Candidate(TypedDict):
     has: frozenset[bytes]
     pending: bool
     entry: WaitingNote | None
+
+
+class HasId(TypedDict):
+    """Anything listed by note id (`search._in_chains` puts chains of corrections together in any such list)."""
+
+    id: str
