@@ -45,7 +45,7 @@ def sources(ctx: Context, path: str | None, tool: str | None) -> list[Source]:
     if path is not None:
         return [folder_source(path, tool, checkout)]
     here = ctx.folder
-    finders = {
+    finders: dict[str, Callable[[], Source]] = {
         "claude": lambda: _claude(here, checkout),
         "codex": codex_memories,
         "cline": lambda: cline_memory_bank(here, checkout),

@@ -80,7 +80,7 @@ class Stand:
 
     __slots__ = ("cursor", "updated_at", "listed", "files")
 
-    def __init__(self, cursor: str | None, updated_at: str | None, listed: str, files: list | None) -> None:
+    def __init__(self, cursor: str | None, updated_at: str | None, listed: str, files: list[object] | None) -> None:
         self.cursor = cursor
         self.updated_at = updated_at
         self.listed = listed
@@ -386,7 +386,8 @@ class ProjectCache:
         """When the cache last matched the bucket, or None."""
         try:
             found = read_json(self.dir / "refresh.json", SMALL_RECORD, {}) or {}
-            return found.get("last_success")  # type: ignore[attr-defined]  # unchecked: not an object raises
+            last: str | None = found.get("last_success")  # type: ignore[attr-defined]  # unchecked: not an object raises
+            return last
         except (ValueError, OSError):
             return None
 

@@ -131,7 +131,8 @@ def _plain(value: str) -> str | None:
 
 @functools.lru_cache(maxsize=4096)  # keys and the usual values (kinds, agents, tags) recur in every note of a fill
 def _resolved_as_string(value: str) -> bool:
-    return _RESOLVER.resolve(yaml.ScalarNode, value, (True, False)) == _STR
+    tag: str = _RESOLVER.resolve(yaml.ScalarNode, value, (True, False))  # type: ignore[no-untyped-call]  # PyYAML's stubs leave it untyped
+    return tag == _STR
 
 
 def _invalid(exc: Exception) -> ValueError:

@@ -273,6 +273,7 @@ def _frontmatter() -> ModuleType:
 def _created(value: object) -> str:
     """`created` as `YYYY-MM-DDTHH:MM:SSZ` (UTC); Malformed if it is no time with its offset, or is in the future."""
     try:
-        return _frontmatter().created(value, FUTURE_SLACK)
+        created: str = _frontmatter().created(value, FUTURE_SLACK)  # (the module is loaded here: typed as it is)
+        return created
     except ValueError as exc:
         raise Malformed(str(exc)) from None

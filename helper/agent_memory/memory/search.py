@@ -334,7 +334,8 @@ def _refreshed(ctx: Context, cache: ProjectCache) -> Freshness:
     """Refresh the cache; where it cannot be written (Codex's sandbox without the consent, a read-only home),
     answer from it as it is, stale, as `--offline` would: a search must not fail for want of a write."""
     try:
-        return _refresh().refresh(ctx.store, cache)
+        fresh: Freshness = _refresh().refresh(ctx.store, cache)  # (the module is loaded here: typed as it is)
+        return fresh
     except OSError as exc:
         if (reason := cache_not_written(exc)) is None:
             raise  # a store's folder, a full disk: not this case

@@ -46,7 +46,8 @@ PROJECT_SETTINGS_MAX = 1 << 20  # bytes: a settings file any larger is not read
 
 def hooks_file(runtime: str) -> Path:
     """The file that holds `runtime`'s user-level hooks."""
-    return agents.runtime(runtime).hooks_file()
+    file: Path = agents.runtime(runtime).hooks_file()  # (the runtime's module: typed as it is)
+    return file
 
 
 def status(agent: str = "both") -> list[HookFile]:

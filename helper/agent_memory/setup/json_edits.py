@@ -57,7 +57,7 @@ class Document:
     def consistent(self) -> bool:
         """Whether the text still parses to the value (an edit that could not be made exactly shows here)."""
         try:
-            return json.loads(self.text, parse_constant=_not_json) == self.value
+            return bool(json.loads(self.text, parse_constant=_not_json) == self.value)
         except (ValueError, RecursionError):
             return False
 

@@ -309,7 +309,8 @@ def parse(text: str, path: Path) -> dict[str, object]:
         import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]  # installed on Python 3.10 only
 
     try:
-        return tomllib.loads(text)
+        settings: dict[str, object] = tomllib.loads(text)
+        return settings
     except tomllib.TOMLDecodeError as exc:
         raise AgentMemoryError(
             f"{path} is not valid TOML ({exc}); nothing was changed.",

@@ -196,7 +196,7 @@ def oversized(store: Store, path: str, size: int, limit: int) -> OversizedObject
     return OversizedObject(path, size, limit, what, store.removal(path))
 
 
-class Listing(list):
+class Listing(list[ObjectInfo]):
     """What `Store.list` returns: the objects, and in `skipped` those left out because they cannot be trusted
     (UnsafeObject: a folder store's links), so that one bad object never stops the others from being read."""
 

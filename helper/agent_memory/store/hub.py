@@ -276,7 +276,7 @@ class HubStore(Store):
         if info.ref is not None:
             return info.ref
         if info.hash is not None:
-            return huggingface_hub.BucketFile(type="file", path=info.path, size=info.size, xetHash=info.hash)
+            return huggingface_hub.BucketFile(type="file", path=info.path, size=info.size, xetHash=info.hash)  # type: ignore[no-untyped-call]  # a dataclass the SDK declares without types
         return info.path
 
     def changes(self, cursor: str | None, prefix: str) -> change_feed.Replay:
@@ -471,7 +471,8 @@ def whoami(budget: Budget) -> str:
     """The user name behind the local credentials; StoreError `auth` if there are none or they are refused."""
     store = HubStore("", budget=budget)
     try:
-        return store._call(lambda: store.api.whoami())["name"]
+        name: str = store._call(lambda: store.api.whoami())["name"]
+        return name
     except StoreError as exc:
         if exc.reason == "auth":
             raise NoCredentials(exc.detail) from exc
@@ -497,7 +498,8 @@ def _xet_hash(data: bytes) -> str:
     with tempfile.NamedTemporaryFile(prefix="agent-memory-hash-") as handle:
         handle.write(data)
         handle.flush()
-        return hf_xet.hash_files([handle.name])[0].hash
+        found: str = hf_xet.hash_files([handle.name])[0].hash  # (hf_xet ships no types)
+        return found
 
 
 def _first_line(exc: BaseException) -> str:

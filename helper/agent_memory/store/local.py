@@ -82,7 +82,7 @@ class FolderStore(Store):
         return UnsafeObject(failure.where, failure.why, str(self.root.joinpath(*failure.where.split("/"))))
 
     @contextlib.contextmanager
-    def _folder(self, parts: list[str], *, create: bool = False):
+    def _folder(self, parts: list[str], *, create: bool = False) -> Iterator[Folder]:
         """The folder at `parts` below the root (made if `create`), open for the block. The root itself is
         trusted as configured: only the names below it are the store's."""
         folder = open_root(str(self.root))
@@ -357,7 +357,7 @@ def _copy(source: int, target: Path) -> None:
 
 
 @contextlib.contextmanager
-def _as_store_error():
+def _as_store_error() -> Iterator[None]:
     try:
         yield
     except (StoreError, AgentMemoryError):  # ours already, as is a link planted in the cache it fetches into

@@ -218,7 +218,7 @@ def _waiting(lock: Path, seconds: float) -> Iterator[bool]:
         time.sleep(0.1)
 
 
-def _plan(ctx: Context, scope: Scope, new: list) -> str:
+def _plan(ctx: Context, scope: Scope, new: list[versions.Version]) -> str:
     runtime, name = scope.runtime, scope.scope
     objects = [(versions.object_path(runtime, name, v), versions.encode(runtime, name, v)) for v in new]
     display: Display = {"agent": scope.runtime, "scope": scope.scope, "files": sorted({v.path for v in new})}
