@@ -774,12 +774,10 @@ class SecretFinding(TypedDict):
     label: str
 
 
-class ImportRow(TypedDict):
-    """One file of `import`: what became of it (`action`: new, correction, unchanged, refused, empty), the note it
+class ImportOutcome(TypedDict):
+    """What became of one file of `import` (`action`: new, correction, unchanged, refused, empty), the note it
     became or matches (`id`), and why a refused one was refused."""
 
-    path: str
-    source: str
     tool: str
     title: str
     action: str
@@ -788,6 +786,13 @@ class ImportRow(TypedDict):
     status: str | None
     reason: str | None
     findings: list[SecretFinding]
+
+
+class ImportRow(ImportOutcome):
+    """One file of `import`, where it is, and what became of it."""
+
+    path: str
+    source: str
 
 
 class Import(TypedDict):

@@ -13,7 +13,7 @@ from ..errors import UsageError
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
-    from typing import Any, TypeVar
+    from typing import Any, NoReturn, TypeVar
 
     Options = TypeVar("Options", bound=argparse._ActionsContainer)  # a parser, or a group of its options
 
@@ -46,10 +46,10 @@ class Parser(argparse.ArgumentParser):
         # its ACTION words, if it has some (`subcommands`)
         self.action_words: argparse._SubParsersAction[argparse.ArgumentParser] | None = None
 
-    def error(self, message: str) -> None:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message}.", next_step=f"{self.prog} --help")
 
-    def parse_known_args(  # type: ignore[override]
+    def parse_known_args(  # type: ignore[override]  # typeshed's overloads by the namespace's type: ours is one
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
     ) -> tuple[argparse.Namespace, list[str]]:
         """What argparse parses, and an error for anything left: raised by the parser of the action it was given to

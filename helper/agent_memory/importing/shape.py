@@ -5,23 +5,15 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-from ..contract import ImportRow, ImportSource, SecretFinding
+from ..contract import ImportOutcome, ImportRow, ImportSource
 from ..store.base import Freshness
 from .files import File
 
 
-class Row(TypedDict):
+class Row(ImportOutcome):
     """One file as the import plans and saves it (`_shown` makes the contract's `ImportRow` of it)."""
 
     file: File
-    tool: str
-    action: str
-    id: str | None
-    corrects: str | None
-    status: str | None
-    reason: str | None
-    findings: list[SecretFinding]
-    title: str
 
 
 class ImportedNote(TypedDict):

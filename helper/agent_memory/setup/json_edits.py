@@ -87,7 +87,7 @@ def _value_end(text: str, pos: int) -> int:
     if first == '"':
         return _STRING.match(text, pos).end()  # type: ignore[union-attr]  # the text has parsed
     if first not in "[{":
-        return _SCALAR.match(text, pos).end()  # type: ignore[union-attr]
+        return _SCALAR.match(text, pos).end()  # type: ignore[union-attr]  # the text has parsed
     depth = 0
     for token in _BRACKET_OR_STRING.finditer(text, pos):
         mark = token.group()

@@ -264,16 +264,15 @@ class HubStore(Store):
 
     def fetch(self, objects: builtins.list[ObjectInfo], dest: Path) -> None:
         if objects:
+            files: builtins.list[tuple[str | huggingface_hub.BucketFile, str | Path]]
             files = [(self._remote(info), dest / info.path) for info in objects]
-            self._call(
-                lambda: self.api.download_bucket_files(self.bucket_id, files, raise_on_missing_files=True)  # type: ignore[arg-type]
-            )
+            self._call(lambda: self.api.download_bucket_files(self.bucket_id, files, raise_on_missing_files=True))
 
     @staticmethod
-    def _remote(info: ObjectInfo) -> object:
+    def _remote(info: ObjectInfo) -> huggingface_hub.BucketFile | str:
         """What the SDK downloads: the listing's entry; for a change told by the feed, an entry made from its size
         and hash (which saves the SDK a lookup); else the path, which it looks up."""
-        if info.ref is not None:
+        if isinstance(info.ref, huggingface_hub.BucketFile):  # (the only entries this store lists)
             return info.ref
         if info.hash is not None:
             return huggingface_hub.BucketFile(type="file", path=info.path, size=info.size, xetHash=info.hash)  # type: ignore[no-untyped-call]  # a dataclass the SDK declares without types

@@ -132,7 +132,7 @@ class NoteTexts:
         if expected is None:
             return None
         try:  # the check `ProjectCache.verified` makes, with a plain path: 50,000 `Path` objects cost a second
-            data = read_own(f"{folder}/{note.id}.md", NOTE_FILE_MAX)  # type: ignore[arg-type]
+            data = read_own(f"{folder}/{note.id}.md", NOTE_FILE_MAX)  # type: ignore[arg-type]  # a str opens as well: no Path per note
         except (FileNotFoundError, UnsafeLocalFile):
             return None
         return data if (len(data), crc32(data)) == expected[:2] else None
