@@ -342,3 +342,17 @@ def test_a_damaged_record_of_arrivals_is_read_as_anyones(machine, machine_b, fol
     (state,) = _claude_folders(b)
     assert state["arrived"] == [{"path": "5", "machines": [], "time": "None"}]
     assert "5 (from another machine, None)" in tools.exited(b.run("sync", "status")).out
+
+
+def test_deleted_files_are_not_counted_in_step(machine, machine_b, folder_store):
+    a, b = two_machines(machine, machine_b, folder_store)
+    claude_folder(a).mkdir(parents=True)
+    for name in ("MEMORY.md", "one.md", "two.md"):
+        (claude_folder(a) / name).write_text(f"{name}\n")
+    sync_now(a)
+    sync_now(b)
+    (claude_folder(a) / "one.md").unlink()
+    assert tools.exited(a.run("sync", "now")).out.endswith(": 1 pushed, 2 in step\n")
+    assert tools.exited(b.run("sync", "now")).out.endswith(": 1 pulled, 2 in step\n")
+    for one in (a, b):  # and every later pass: a file deleted everywhere is no file in step
+        assert tools.exited(one.run("sync", "now")).out.endswith(": 2 in step\n")
