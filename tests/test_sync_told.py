@@ -356,3 +356,29 @@ def test_deleted_files_are_not_counted_in_step(machine, machine_b, folder_store)
     assert tools.exited(b.run("sync", "now")).out.endswith(": 1 pulled, 2 in step\n")
     for one in (a, b):  # and every later pass: a file deleted everywhere is no file in step
         assert tools.exited(one.run("sync", "now")).out.endswith(": 2 in step\n")
+
+
+def test_restore_of_a_file_both_agents_have_takes_the_agent_its_version_is_of(machine, machine_b, folder_store):
+    """MEMORY.md is in Claude Code's and in Codex's memory: a version id of Claude Code's MEMORY.md restores that
+    file, without --agent; an id of neither says which agent's history to look at, as a command that works."""
+    a, b = two_machines(machine, machine_b, folder_store, "both")
+    claude_folder(a).mkdir(parents=True)
+    test_sync.codex_folder(a).mkdir(parents=True)
+    (claude_folder(a) / "MEMORY.md").write_text("- first\n")
+    (test_sync.codex_folder(a) / "MEMORY.md").write_text("- codex's\n")
+    sync_now(a)
+    (first,) = a.run("sync", "history", "MEMORY.md", "--agent", "claude", "--json").json["versions"]
+    (claude_folder(a) / "MEMORY.md").write_text("- second\n")
+    sync_now(a)
+
+    tools.exited(a.run("sync", "restore", "MEMORY.md", "--version", first["id"]))
+    assert (claude_folder(a) / "MEMORY.md").read_text() == "- first\n"
+    assert (test_sync.codex_folder(a) / "MEMORY.md").read_text() == "- codex's\n"
+
+    unknown = "20300101-000000-000000-0000000001"
+    refused = tools.exited(a.run("sync", "restore", "MEMORY.md", "--version", unknown), 2)
+    agent = re.search(r"--agent (\w+)\n$", refused.err)
+    assert agent, refused.err
+    shown = a.run("sync", "history", "MEMORY.md", "--agent", agent[1], "--json")
+    assert tools.exited(shown).json["agent"] == agent[1]
+    assert (claude_folder(a) / "MEMORY.md").read_text() == "- first\n"

@@ -321,5 +321,5 @@ def _indented(lines: list[str], more: int) -> list[str]:
 
 
 def restore(args: argparse.Namespace, ctx: Context) -> Rendered:
-    found = restoring.find(ctx, args.file, _runtimes(args, ctx))
+    found = restoring.whose(ctx, args.file, _runtimes(args, ctx), args.version)
     return told_run(restoring.restore(ctx, found, args.version))
