@@ -382,3 +382,18 @@ def test_restore_of_a_file_both_agents_have_takes_the_agent_its_version_is_of(ma
     shown = a.run("sync", "history", "MEMORY.md", "--agent", agent[1], "--json")
     assert tools.exited(shown).json["agent"] == agent[1]
     assert (claude_folder(a) / "MEMORY.md").read_text() == "- first\n"
+
+
+def test_a_file_that_arrived_twice_is_listed_once(machine, machine_b, folder_store):
+    a, b = two_machines(machine, machine_b, folder_store)
+    claude_folder(b).mkdir(parents=True)
+    for text in ("- one\n", "- one\n- two\n", "- one\n- two\n- three\n"):
+        (claude_folder(b) / "MEMORY.md").write_text(text)
+        sync_now(b)
+        sync_now(a)
+    (claude,) = [agent for agent in a.run("sync", "status", "--json").json["agents"] if agent["agent"] == "claude"]
+    (folder,) = claude["folders"]
+    (arrived,) = folder["arrived"]
+    assert arrived["path"] == "MEMORY.md" and len(arrived["machines"]) == 1
+    shown = tools.exited(a.run("sync", "status")).out
+    assert shown.count("MEMORY.md (from ") == 1
