@@ -397,3 +397,26 @@ def test_a_file_that_arrived_twice_is_listed_once(machine, machine_b, folder_sto
     assert arrived["path"] == "MEMORY.md" and len(arrived["machines"]) == 1
     shown = tools.exited(a.run("sync", "status")).out
     assert shown.count("MEMORY.md (from ") == 1
+
+
+def test_a_conflict_in_two_checkouts_of_one_project_is_told_once(machine, machine_b, folder_store):
+    a, b = two_machines(machine, machine_b, folder_store)
+    other = a.root / "work" / "second-clone"
+    other.mkdir(parents=True)
+    tools.exited(a.run("project", "map", "demo", cwd=other))
+    claude_folder(a).mkdir(parents=True)
+    (claude_folder(a) / "MEMORY.md").write_text("- release: Tuesday\n")
+    for one in (a, a, b):
+        sync_now(one)
+    assert (claude_folder(a, other) / "MEMORY.md").read_text() == "- release: Tuesday\n"
+    (claude_folder(a) / "MEMORY.md").write_text("- release: Wednesday\n")
+    (claude_folder(b) / "MEMORY.md").write_text("- release: Friday\n")
+    sync_now(a)
+    sync_now(b)
+
+    context = reminder(a)
+    assert context.count("MEMORY.md was changed here and on another machine on the same lines") == 1, context
+    status = tools.exited(a.run("status")).out
+    assert status.count("CONFLICT claude MEMORY.md needs a decision") == 1, status
+    for folder in (claude_folder(a), claude_folder(a, other)):  # each checkout keeps this machine's text
+        assert (folder / "MEMORY.md").read_text() == "- release: Wednesday\n"
