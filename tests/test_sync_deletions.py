@@ -411,3 +411,19 @@ def test_an_old_checkout_unmapped_and_gone_is_told_no_more(machine, machine_b, f
     assert not claude_folder(a, old).exists()  # not made again
     for one in (a, b):
         assert {path: data.decode() for path, data in files_of(claude_folder(one)).items()} == MEMORY
+
+
+def test_folder_names_for_both_agents_or_never_named_say_what_to_do(machine, folder_store, tmp_path):
+    machine.setup(folder_store)
+    tools.exited(machine.run("sync", "enable", "--agent", "claude"))
+    documents = tmp_path / "Documents"
+    before = machine.run("sync", "status", "--json").json
+    both = tools.exited(machine.run("sync", "enable", "--agent", "both", "--folder", str(documents)), 2)
+    fix = f"agent-memory sync enable --agent claude --folder {documents}"
+    assert both.err.endswith(f"\nNext: {fix}\n")
+    assert machine.run("sync", "status", "--json").json == before  # nothing changed
+    never = tools.exited(machine.run("sync", "disable", "--agent", "claude", "--folder", str(documents)))
+    assert never.out == f"{documents} was not named for Claude Code's own memory: nothing changed.\n"
+    tools.exited(machine.run(*fix.split()[1:]))  # the Next line works as written
+    taken = tools.exited(machine.run("sync", "disable", "--agent", "claude", "--folder", str(documents)))
+    assert taken.out.startswith(f"{documents} is no longer synced.")
