@@ -42,6 +42,7 @@ import report  # noqa: E402
 import space_page  # noqa: E402
 import sync_history  # noqa: E402
 import sync_hooks  # noqa: E402
+import view_page  # noqa: E402
 
 CASES = (
     local.search,
@@ -59,10 +60,12 @@ CASES = (
     ci.ci,
     bounds.status_size,
     bounds.query_bounds,
+    view_page.view,
 )  # in the order of their tables' numbers (docs/benchmarks.md and its summary list them so)
 # cases that prepare their own notes, or none
 NO_CORPUS = {
     ci.ci,
+    view_page.view,
     space_page.page,
     local.startup,
     recall.recall,

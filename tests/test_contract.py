@@ -58,6 +58,8 @@ def test_what_waits_and_the_hooks(ready, folder_store, tmp_path):
     used = ready.run("usage", "--json").json
     assert set(used) == keys(declared.UsageReport) and set(used["projects"][0]) == keys(declared.UsageProject)
     assert set(used["projects"][0]["agents"][0]) == keys(declared.AgentUse)
+    viewed = ready.run("view", "--json", "--out", str(tmp_path / "site")).json
+    assert set(viewed) == keys(declared.View)
 
 
 def test_skills_and_setup(ready, tmp_path):

@@ -31,6 +31,10 @@ FORBIDDEN = {
     "agent_memory.store.local",
     "agent_memory.cli.failures",
     "agent_memory.contract",  # the results' declarations, for the type checker and the tests (it loads typing)
+    "jinja2",  # the page of `view` and its Markdown: that command's alone
+    "markdown_it",
+    "markupsafe",
+    "mdurl",
 }
 
 # what the first module answers alone, with os-level calls: a bare --version, and the Stop hook after a turn that
@@ -286,3 +290,13 @@ def test_the_read_path_loads_no_costly_standard_module(ready, tmp_path, command)
     modules = loaded(ready, tmp_path, *args, stdin=json.dumps(event))
     assert not COSTLY_STDLIB & modules, command
     assert command in SKILLS_LAYOUT or "unicodedata" not in modules, command
+
+
+def test_only_the_view_loads_its_page_libraries(ready, tmp_path):
+    """`view` renders with jinja2 and markdown-it-py (FORBIDDEN to every hot command above); it reads the local records
+    only: none of the write path, the store SDK or PyYAML."""
+    ready.save("# The page\n\nSomething worth seeing.")
+    modules = loaded(ready, tmp_path, "view", "--out", str(tmp_path / "site"))
+    assert "cli.view" in own(modules) and {"jinja2", "markdown_it"} <= modules
+    page = {"jinja2", "markdown_it", "markupsafe", "mdurl"}
+    assert not {m for m in modules if m.split(".")[0] in FORBIDDEN - page or m in FORBIDDEN - page}

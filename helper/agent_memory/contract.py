@@ -593,6 +593,22 @@ class UsageReport(TypedDict):
     projects: list[UsageProject]
 
 
+class View(TypedDict):
+    """`view`: the page written (`url`, its folder `out`), the projects in it, how many notes (of them `pending`
+    upload, and how many had their Markdown `rendered`; the rest are shown as text), the sync conflicts and the
+    items of its health list, and whether a browser was `opened`."""
+
+    url: str
+    out: str
+    projects: list[str]
+    notes: int
+    pending: int
+    rendered: int
+    conflicts: int
+    health: int
+    opened: bool
+
+
 class BucketSet(TypedDict):
     """`config set bucket`: the bucket now configured, whether it was created, and the one it replaced."""
 
