@@ -420,3 +420,27 @@ def test_a_conflict_in_two_checkouts_of_one_project_is_told_once(machine, machin
     assert status.count("CONFLICT claude MEMORY.md needs a decision") == 1, status
     for folder in (claude_folder(a), claude_folder(a, other)):  # each checkout keeps this machine's text
         assert (folder / "MEMORY.md").read_text() == "- release: Wednesday\n"
+
+
+def test_history_of_a_file_both_agents_keep_asks_which(machine, machine_b, folder_store):
+    """Claude Code and Codex both keep a MEMORY.md: `sync history MEMORY.md` without --agent names both and the
+    command for each, rather than showing one of them in silence; with --agent, that one's."""
+    a, _b = two_machines(machine, machine_b, folder_store)
+    tools.exited(a.run("sync", "enable", "--agent", "codex"))
+    claude_folder(a).mkdir(parents=True)
+    (claude_folder(a) / "MEMORY.md").write_text("- from Claude Code\n")
+    codex = test_sync.codex_folder(a)
+    codex.mkdir(parents=True)
+    (codex / "MEMORY.md").write_text("- from Codex\n")
+    sync_now(a)
+
+    asked = a.run("sync", "history", "MEMORY.md")
+    tools.exited(asked, 2)
+    assert "Error: Both Codex's own memory and Claude Code's own memory have MEMORY.md." in asked.err
+    assert (
+        "Next: agent-memory sync history MEMORY.md --agent codex or "
+        "agent-memory sync history MEMORY.md --agent claude" in asked.err
+    )
+    for agent, line in (("claude", "- from Claude Code"), ("codex", "- from Codex")):
+        shown = tools.exited(a.run("sync", "history", "MEMORY.md", "--agent", agent, "--json")).json
+        assert shown["agent"] == agent and shown["versions"][-1]["text"] == [line]

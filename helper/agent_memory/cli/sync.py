@@ -274,12 +274,32 @@ def _state_lines(state: SyncFolderState) -> list[str]:
     return lines
 
 
+def _one_agent_has(ctx: Context, file: str, runtimes: list[str]) -> None:
+    """UsageError when more than one agent's memory has `file` (both keep a `MEMORY.md`): the history shown must be
+    the one the user means, never one picked in silence."""
+    having = []
+    for runtime in runtimes:
+        try:
+            restoring.find(ctx, file, [runtime])
+        except UsageError:
+            continue
+        having.append(runtime)
+    if len(having) > 1:
+        raise UsageError(
+            f"Both {' and '.join(agents.own_memory(name) for name in having)} have {file}.",
+            next_step=" or ".join(commands.line("sync", "history", file, "--agent", name) for name in having),
+        )
+
+
 def _runtimes(args: argparse.Namespace, ctx: Context) -> list[str]:
     return [args.agent] if args.agent else (settings.enabled(ctx.config) or list(RUNTIMES))
 
 
 def history(args: argparse.Namespace, ctx: Context) -> Rendered:
-    found = restoring.find(ctx, args.file, _runtimes(args, ctx), ask_bucket=True)
+    runtimes = _runtimes(args, ctx)
+    if args.agent is None and len(runtimes) > 1:
+        _one_agent_has(ctx, args.file, runtimes)
+    found = restoring.find(ctx, args.file, runtimes, ask_bucket=True)
     listed, here, kept = restoring.versions_of(ctx, found)
     left_out = restoring.not_synced(ctx, found)
     diffs = restoring.differences(ctx, found, args.diff) if args.diff is not None else []
