@@ -117,6 +117,18 @@ def test_another_machines_codex_memories_reach_the_extension_folder(machine, mac
     assert "- learned: the parser uses a lookahead of 2" in removed
 
 
+def test_the_reminder_counts_one_line_as_one_line(machine, machine_b, folder_store):
+    a, b = set_up(machine, folder_store, "laptop"), set_up(machine_b, folder_store, "desktop")
+    write(a, {"MEMORY.md": MEMORY_A})
+    sync_now(a)
+    reminder(b, "codex")
+    write(a, {"MEMORY.md": MEMORY_A + "- learned: one more thing\n"})
+    sync_now(a)
+    context = reminder(b, "codex")
+    assert ": 1 line added, 0 removed (all of it: " in context, context
+    assert "  - learned: one more thing" in context
+
+
 def test_a_pruned_resource_is_not_delivered_again(machine, machine_b, bucket):
     a, b = set_up(machine, bucket, "laptop"), set_up(machine_b, bucket, "desktop")
     write(a, {"MEMORY.md": MEMORY_A})

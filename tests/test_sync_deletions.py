@@ -387,3 +387,43 @@ def test_a_folder_removed_while_a_sync_runs_deletes_nothing(machine, machine_b, 
     sync_now(b)
     assert tombstones(a) == tombstones(b) == []
     assert files_of(claude_folder(b))["topics/x.md"] == b"Kept.\n"
+
+
+def test_an_old_checkout_unmapped_and_gone_is_told_no_more(machine, machine_b, folder_store):
+    """The old clone's memory folder removed and its checkout unmapped: after one `sync now`, no session is told
+    again that the folder is gone, and nothing was deleted anywhere."""
+    a, b = two_machines(machine, machine_b, folder_store)
+    old = a.root / "work" / "old-clone"
+    old.mkdir(parents=True)
+    tools.exited(a.run("project", "map", "demo", cwd=old))
+    fill(claude_folder(a, old), MEMORY)
+    for one in (a, a, b):
+        sync_now(one)
+    shutil.rmtree(claude_folder(a, old))
+    sync_now(a)
+    assert "it is gone" in tools.exited(a.run("status")).out  # told while the checkout is mapped
+    tools.exited(a.run("project", "unmap", str(old)))
+
+    sync_now(a)
+    assert "it is gone" not in tools.exited(a.run("status")).out
+    assert "it is gone" not in tools.exited(a.run("sync", "status")).out
+    assert "it is gone" not in reminder(a)
+    assert not claude_folder(a, old).exists()  # not made again
+    for one in (a, b):
+        assert {path: data.decode() for path, data in files_of(claude_folder(one)).items()} == MEMORY
+
+
+def test_folder_names_for_both_agents_or_never_named_say_what_to_do(machine, folder_store, tmp_path):
+    machine.setup(folder_store)
+    tools.exited(machine.run("sync", "enable", "--agent", "claude"))
+    documents = tmp_path / "Documents"
+    before = machine.run("sync", "status", "--json").json
+    both = tools.exited(machine.run("sync", "enable", "--agent", "both", "--folder", str(documents)), 2)
+    fix = f"agent-memory sync enable --agent claude --folder {documents}"
+    assert both.err.endswith(f"\nNext: {fix}\n")
+    assert machine.run("sync", "status", "--json").json == before  # nothing changed
+    never = tools.exited(machine.run("sync", "disable", "--agent", "claude", "--folder", str(documents)))
+    assert never.out == f"{documents} was not named for Claude Code's own memory: nothing changed.\n"
+    tools.exited(machine.run(*fix.split()[1:]))  # the Next line works as written
+    taken = tools.exited(machine.run("sync", "disable", "--agent", "claude", "--folder", str(documents)))
+    assert taken.out.startswith(f"{documents} is no longer synced.")

@@ -342,3 +342,105 @@ def test_a_damaged_record_of_arrivals_is_read_as_anyones(machine, machine_b, fol
     (state,) = _claude_folders(b)
     assert state["arrived"] == [{"path": "5", "machines": [], "time": "None"}]
     assert "5 (from another machine, None)" in tools.exited(b.run("sync", "status")).out
+
+
+def test_deleted_files_are_not_counted_in_step(machine, machine_b, folder_store):
+    a, b = two_machines(machine, machine_b, folder_store)
+    claude_folder(a).mkdir(parents=True)
+    for name in ("MEMORY.md", "one.md", "two.md"):
+        (claude_folder(a) / name).write_text(f"{name}\n")
+    sync_now(a)
+    sync_now(b)
+    (claude_folder(a) / "one.md").unlink()
+    assert tools.exited(a.run("sync", "now")).out.endswith(": 1 pushed, 2 in step\n")
+    assert tools.exited(b.run("sync", "now")).out.endswith(": 1 pulled, 2 in step\n")
+    for one in (a, b):  # and every later pass: a file deleted everywhere is no file in step
+        assert tools.exited(one.run("sync", "now")).out.endswith(": 2 in step\n")
+
+
+def test_restore_of_a_file_both_agents_have_takes_the_agent_its_version_is_of(machine, machine_b, folder_store):
+    """MEMORY.md is in Claude Code's and in Codex's memory: a version id of Claude Code's MEMORY.md restores that
+    file, without --agent; an id of neither says which agent's history to look at, as a command that works."""
+    a, b = two_machines(machine, machine_b, folder_store, "both")
+    claude_folder(a).mkdir(parents=True)
+    test_sync.codex_folder(a).mkdir(parents=True)
+    (claude_folder(a) / "MEMORY.md").write_text("- first\n")
+    (test_sync.codex_folder(a) / "MEMORY.md").write_text("- codex's\n")
+    sync_now(a)
+    (first,) = a.run("sync", "history", "MEMORY.md", "--agent", "claude", "--json").json["versions"]
+    (claude_folder(a) / "MEMORY.md").write_text("- second\n")
+    sync_now(a)
+
+    tools.exited(a.run("sync", "restore", "MEMORY.md", "--version", first["id"]))
+    assert (claude_folder(a) / "MEMORY.md").read_text() == "- first\n"
+    assert (test_sync.codex_folder(a) / "MEMORY.md").read_text() == "- codex's\n"
+
+    unknown = "20300101-000000-000000-0000000001"
+    refused = tools.exited(a.run("sync", "restore", "MEMORY.md", "--version", unknown), 2)
+    agent = re.search(r"--agent (\w+)\n$", refused.err)
+    assert agent, refused.err
+    shown = a.run("sync", "history", "MEMORY.md", "--agent", agent[1], "--json")
+    assert tools.exited(shown).json["agent"] == agent[1]
+    assert (claude_folder(a) / "MEMORY.md").read_text() == "- first\n"
+
+
+def test_a_file_that_arrived_twice_is_listed_once(machine, machine_b, folder_store):
+    a, b = two_machines(machine, machine_b, folder_store)
+    claude_folder(b).mkdir(parents=True)
+    for text in ("- one\n", "- one\n- two\n", "- one\n- two\n- three\n"):
+        (claude_folder(b) / "MEMORY.md").write_text(text)
+        sync_now(b)
+        sync_now(a)
+    (claude,) = [agent for agent in a.run("sync", "status", "--json").json["agents"] if agent["agent"] == "claude"]
+    (folder,) = claude["folders"]
+    (arrived,) = folder["arrived"]
+    assert arrived["path"] == "MEMORY.md" and len(arrived["machines"]) == 1
+    shown = tools.exited(a.run("sync", "status")).out
+    assert shown.count("MEMORY.md (from ") == 1
+
+
+def test_a_conflict_in_two_checkouts_of_one_project_is_told_once(machine, machine_b, folder_store):
+    a, b = two_machines(machine, machine_b, folder_store)
+    other = a.root / "work" / "second-clone"
+    other.mkdir(parents=True)
+    tools.exited(a.run("project", "map", "demo", cwd=other))
+    claude_folder(a).mkdir(parents=True)
+    (claude_folder(a) / "MEMORY.md").write_text("- release: Tuesday\n")
+    for one in (a, a, b):
+        sync_now(one)
+    assert (claude_folder(a, other) / "MEMORY.md").read_text() == "- release: Tuesday\n"
+    (claude_folder(a) / "MEMORY.md").write_text("- release: Wednesday\n")
+    (claude_folder(b) / "MEMORY.md").write_text("- release: Friday\n")
+    sync_now(a)
+    sync_now(b)
+
+    context = reminder(a)
+    assert context.count("MEMORY.md was changed here and on another machine on the same lines") == 1, context
+    status = tools.exited(a.run("status")).out
+    assert status.count("CONFLICT claude MEMORY.md needs a decision") == 1, status
+    for folder in (claude_folder(a), claude_folder(a, other)):  # each checkout keeps this machine's text
+        assert (folder / "MEMORY.md").read_text() == "- release: Wednesday\n"
+
+
+def test_history_of_a_file_both_agents_keep_asks_which(machine, machine_b, folder_store):
+    """Claude Code and Codex both keep a MEMORY.md: `sync history MEMORY.md` without --agent names both and the
+    command for each, rather than showing one of them in silence; with --agent, that one's."""
+    a, _b = two_machines(machine, machine_b, folder_store)
+    tools.exited(a.run("sync", "enable", "--agent", "codex"))
+    claude_folder(a).mkdir(parents=True)
+    (claude_folder(a) / "MEMORY.md").write_text("- from Claude Code\n")
+    codex = test_sync.codex_folder(a)
+    codex.mkdir(parents=True)
+    (codex / "MEMORY.md").write_text("- from Codex\n")
+    sync_now(a)
+
+    asked = a.run("sync", "history", "MEMORY.md")
+    tools.exited(asked, 2)
+    assert "Error: Both Codex's own memory and Claude Code's own memory have MEMORY.md." in asked.err
+    assert (
+        "Next: agent-memory sync history MEMORY.md --agent codex or "
+        "agent-memory sync history MEMORY.md --agent claude" in asked.err
+    )
+    for agent, line in (("claude", "- from Claude Code"), ("codex", "- from Codex")):
+        shown = tools.exited(a.run("sync", "history", "MEMORY.md", "--agent", agent, "--json")).json
+        assert shown["agent"] == agent and shown["versions"][-1]["text"] == [line]

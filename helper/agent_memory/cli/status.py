@@ -89,8 +89,9 @@ def _sync_lines(found: SyncSummary) -> list[str]:
         return []
     synced = ", ".join(found["enabled"]) or "off"
     lines = [f"sync of the agents' own memory: {synced}, {found['pending']} uploads waiting"]
-    for item in found["conflicts"]:
-        lines.append(f"  CONFLICT {item['agent']} {item['path']} needs a decision: {item['show']}")
+    for item in found["conflicts"]:  # the same file in two checkouts of a project: one line
+        line = f"  CONFLICT {item['agent']} {item['path']} needs a decision: {item['show']}"
+        lines += [] if line in lines else [line]
     if found["blocked"] or found["held"]:
         from ..sync.summary import blocked_line, held_lines  # only where a folder or a deletion needs a decision
 

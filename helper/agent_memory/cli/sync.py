@@ -106,9 +106,11 @@ def switch(args: argparse.Namespace, ctx: Context) -> Rendered:
 def _name_folder(args: argparse.Namespace, ctx: Context, chosen: tuple[str, ...], on: bool) -> Rendered:
     """`sync enable|disable --agent A --folder PATH`: name a memory folder outside the agent's own folder for
     sync, or take the name back (sync of the agent itself is left as it is)."""
-    if len(chosen) != 1:
-        raise UsageError("--folder names the folder of one agent.", next_step=commands.line("sync", "status"))
     folder = os.path.normpath(os.path.abspath(os.path.expanduser(args.folder)))
+    if len(chosen) != 1:  # a folder a setting points to is Claude Code's (autoMemoryDirectory)
+        action = "enable" if on else "disable"
+        again = commands.line("sync", action, "--agent", "claude", "--folder", folder)
+        raise UsageError("--folder names the folder of one agent.", next_step=again)
     before = folder in settings.folders_named(ctx.config).get(chosen[0], [])
     named = settings.name_folder(chosen[0], folder, on)
     ctx.reload()
@@ -119,6 +121,8 @@ def _name_folder(args: argparse.Namespace, ctx: Context, chosen: tuple[str, ...]
         text = f"{folder} is synced as {whose} wherever the agent uses it"
         if chosen[0] not in enabled:
             text += f" (once sync is on: {commands.line('sync', 'enable', '--agent', chosen[0])})"
+    elif not before:
+        text = f"{folder} was not named for {whose}: nothing changed"
     else:
         text = f"{folder} is no longer synced. Nothing was deleted, here or in the bucket"
     return result, text + ".", OK
@@ -268,12 +272,32 @@ def _state_lines(state: SyncFolderState) -> list[str]:
     return lines
 
 
+def _one_agent_has(ctx: Context, file: str, runtimes: list[str]) -> None:
+    """UsageError when more than one agent's memory has `file` (both keep a `MEMORY.md`): the history shown must be
+    the one the user means, never one picked in silence."""
+    having = []
+    for runtime in runtimes:
+        try:
+            restoring.find(ctx, file, [runtime])
+        except UsageError:
+            continue
+        having.append(runtime)
+    if len(having) > 1:
+        raise UsageError(
+            f"Both {' and '.join(agents.own_memory(name) for name in having)} have {file}.",
+            next_step=" or ".join(commands.line("sync", "history", file, "--agent", name) for name in having),
+        )
+
+
 def _runtimes(args: argparse.Namespace, ctx: Context) -> list[str]:
     return [args.agent] if args.agent else (settings.enabled(ctx.config) or list(RUNTIMES))
 
 
 def history(args: argparse.Namespace, ctx: Context) -> Rendered:
-    found = restoring.find(ctx, args.file, _runtimes(args, ctx), ask_bucket=True)
+    runtimes = _runtimes(args, ctx)
+    if args.agent is None and len(runtimes) > 1:
+        _one_agent_has(ctx, args.file, runtimes)
+    found = restoring.find(ctx, args.file, runtimes, ask_bucket=True)
     listed, here, kept = restoring.versions_of(ctx, found)
     left_out = restoring.not_synced(ctx, found)
     diffs = restoring.differences(ctx, found, args.diff) if args.diff is not None else []
@@ -318,5 +342,5 @@ def _indented(lines: list[str], more: int) -> list[str]:
 
 
 def restore(args: argparse.Namespace, ctx: Context) -> Rendered:
-    found = restoring.find(ctx, args.file, _runtimes(args, ctx))
+    found = restoring.whose(ctx, args.file, _runtimes(args, ctx), args.version)
     return told_run(restoring.restore(ctx, found, args.version))

@@ -74,7 +74,9 @@ def pull(ctx: Context, event: dict[str, object], agent: str, helper: str, budget
     told = [blocked_line(item) for state in states for item in state["blocked"]][:MAX_NAMED]
     told += held_lines(item for state in states for item in state["held"])
     told += [unnamed_line(agent, place, scope.sources.get(place, "")) for scope in chosen for place in scope.unnamed]
-    return lines + [f"agent-memory sync: {line.replace('agent-memory sync ', f'{helper} sync ')}" for line in told]
+    told_lines = [f"agent-memory sync: {line.replace('agent-memory sync ', f'{helper} sync ')}" for line in told]
+    # two checkouts of one project on this machine have the same conflict, told in the same words: once
+    return list(dict.fromkeys(lines + told_lines))
 
 
 def push(ctx: Context, event: dict[str, object], agent: str, budget: float) -> str | None:

@@ -29,6 +29,7 @@ from pathlib import Path
 from .. import guard
 from ..clock import utc_now
 from ..contents import sha256
+from ..display import plural
 from ..fsutil import read_own, write_json_atomic
 from ..memory.origin import machine_id
 from ..store.base import Store
@@ -371,8 +372,8 @@ def reminder(bucket: str, since: float, limit: int) -> list[str]:
         more = more if isinstance(more, int) else 0
         removed = removed if isinstance(removed, int) else 0
         lines.append(
-            f"- from {item.get('machine')}, {item.get('path')} as of {item.get('time')}: {len(added) + more} lines "
-            f"added, {removed} removed (all of it: {item.get('resource')})"
+            f"- from {item.get('machine')}, {item.get('path')} as of {item.get('time')}: "
+            f"{plural(len(added) + more, 'line')} added, {removed} removed (all of it: {item.get('resource')})"
         )
         for line in added:
             size += len(line.encode()) + 1

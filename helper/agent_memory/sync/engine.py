@@ -59,7 +59,7 @@ class FolderSync:
         self.arrived: dict[str, dict[str, object]] = {}  # a pulled or merged file: whose versions, made when
         self.conflicts: list[dict[str, object]] = []
         self.refused: list[SyncRefused] = []
-        self.in_step = 0  # files in step with the bucket after the pass: pushed, pulled, merged or untouched
+        self.in_step = 0  # files here in step with the bucket after the pass (a deletion in step is no file here)
         self.new: list[Version] = []
         self.blocked: dict[str, str] = {}  # folders not synced now ("": the memory folder itself), and why
         self.held: dict[str, str] = {}  # deletions held until the user confirms them (`deletions`)
@@ -159,12 +159,12 @@ def _sync_file(
         base = version.id
     heads = history.heads(path)
     if not heads or heads == [base] or source:  # a source is never written: it is in step once pushed
-        done.in_step += 1
+        done.in_step += here is not None
         return
     if len(heads) == 1 and (base in history.ancestors(heads[0]) or (base is None and here is None)):
         if _write(history, index, done, path, heads[0], here):
             done.pulled.append(path)
-            done.in_step += 1
+            done.in_step += history.versions[heads[0]]["hash"] is not None  # a deletion pulled: no file here
             _arrived(history, done, path, heads, base)
         return
     if conflict and sorted(conflict["heads"]) == heads:  # type: ignore[call-overload]  # a list (index._well_formed)
@@ -196,7 +196,7 @@ def _sync_file(
         return
     _record(history, index, done, version, written)
     done.merged.append(path)
-    done.in_step += 1
+    done.in_step += text is not None
     _arrived(history, done, path, [head for head in heads if head != start], start)
 
 

@@ -84,7 +84,18 @@ class FolderIndex:
     def since_session(self) -> list[dict[str, object]]:
         """What arrived since this machine's last session started (all that is kept, before any session)."""
         since = self.session_at
-        return [entry for entry in self.arrived if since is None or _number(entry.get("at")) >= since]
+        by_path: dict[str, dict[str, object]] = {}  # a file reached twice is one file: every machine, the newest time
+        for entry in self.arrived:
+            if since is not None and _number(entry.get("at")) < since:
+                continue
+            path = str(entry.get("path"))
+            before = by_path.pop(path, None)  # listed where it last arrived
+            if before is not None:
+                machines = [*_names(before.get("machines")), *_names(entry.get("machines"))]
+                times = [str(before.get("time", "")), str(entry.get("time", ""))]
+                entry = {**entry, "machines": sorted(set(machines)), "time": max(times)}
+            by_path[path] = entry
+        return list(by_path.values())
 
     def save(self, *, synced: bool) -> None:
         """Write the record (the caller holds the scope's lock); `synced`: a sync with the bucket just ended."""
@@ -135,6 +146,11 @@ def _well_formed(value: object) -> bool:
     return all(
         isinstance(entry, dict) and isinstance(entry.get("version"), (str, type(None))) for entry in files.values()
     ) and all(isinstance(entry, dict) and isinstance(entry.get("heads"), list) for entry in conflicts.values())
+
+
+def _names(value: object) -> list[str]:
+    """The machine names of an arrival (the record is ours, but read as anyone's)."""
+    return [str(name) for name in value] if isinstance(value, list) else []
 
 
 def _number(value: object) -> float:

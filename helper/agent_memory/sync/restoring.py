@@ -196,19 +196,36 @@ def not_synced(ctx: Context, found: Found) -> str | None:
     return None
 
 
+def whose(ctx: Context, file: str, runtimes: list[str], version_id: str) -> Found:
+    """The synced file `file` of the runtime whose versions of it include `version_id`: a file both runtimes have
+    (`MEMORY.md`) is restored from the memory its version id comes from. The first runtime's if none knows it."""
+    first: Found | None = None
+    for runtime in runtimes:
+        try:
+            found = find(ctx, file, [runtime])
+        except UsageError:
+            continue
+        meta = History(ctx.bucket, found.scope.runtime, found.scope.scope).versions.get(version_id)
+        if meta is not None and meta["path"] == found.path:
+            return found
+        first = first or found
+    return first or find(ctx, file, runtimes)
+
+
 def restore(ctx: Context, found: Found, version_id: str) -> Run:
     """Write version `version_id` of the file here and push it as a new version; what was here and not pushed is
     pushed first, so no byte of it is lost. UsageError if the version is not one of the file's."""
     if not names.is_id(version_id):  # refused before anything is synced
-        raise UsageError(f"{version_id!r} is not a version id.", next_step=commands.line("sync", "history", found.path))
+        again = commands.line("sync", "history", found.path, "--agent", found.scope.runtime)
+        raise UsageError(f"{version_id!r} is not a version id.", next_step=again)
     chosen = [found.scope]
     first = sync(ctx, chosen, push=True, only={found.path})  # learns the bucket's versions, pushes what is here
     history = History(ctx.bucket, found.scope.runtime, found.scope.scope)
     meta = history.versions.get(version_id)
     if meta is None or meta["path"] != found.path:
         raise UsageError(
-            f"{version_id} is not a version of {found.path}.",
-            next_step=commands.line("sync", "history", found.path),
+            f"{version_id} is not a version of {found.path} in {agents.own_memory(found.scope.runtime)}.",
+            next_step=commands.line("sync", "history", found.path, "--agent", found.scope.runtime),
         )
     text = history.text(version_id)
     _put(found, version_id, text)

@@ -101,6 +101,26 @@ def _scope(config: Config, runtime: str, name: str, places: list[tuple[Path, str
     return scope
 
 
+def _forget_gone(scope_folder: Path, places: list[Path]) -> None:
+    """Forget the record of a Claude Code memory folder this scope no longer syncs (its checkout was unmapped)
+    once the folder is gone too: it holds nothing to sync or lose, and its record would tell every session that it
+    is gone. A record with a conflict is kept, to be told; a record without one is made again if the folder comes
+    back (the first sync of a folder with no record loses nothing)."""
+    kept = {str(FolderIndex(scope_folder, place).file) for place in places}
+    try:
+        entries = list(os.scandir(scope_folder / "folders"))
+    except OSError:
+        return
+    for entry in entries:
+        if not entry.name.endswith(".json") or entry.path in kept:
+            continue
+        index = FolderIndex.read(entry.path)
+        if index is None or index.conflicts or os.path.lexists(index.folder):
+            continue
+        with contextlib.suppress(OSError):
+            os.unlink(entry.path)
+
+
 def changed_here(ctx: Context, scope: Scope) -> bool:
     """Whether any file of the scope's folders differs from its record (one stat per file; no network)."""
     history_folder = History.folder_of(ctx.bucket, scope.runtime, scope.scope)
@@ -184,6 +204,8 @@ def sync(
                 run.folders.append(done)
             if scope.source and reached and only is None:
                 _deliver_codex(ctx, run, machine, history.updated_at)
+            if scope.runtime == "claude" and only is None and wait is None:  # `sync now`, which looks at them all
+                _forget_gone(history.folder, scope.places + scope.unnamed)
         if key is not None:
             run.uploads.append(_deliver(ctx, key))
     return run

@@ -51,11 +51,11 @@ def pairs(history: History, path: str, chosen: list[str]) -> list[tuple[str | No
     was based on (a merge: against its first base), the first version against no file. UsageError for an id
     that is not a version of `path`, or a count other than none or two."""
     known = {str(meta["id"]): meta for meta in history.of(path)}
-    again = commands.line("sync", "history", path)
+    again = commands.line("sync", "history", path, "--agent", history.runtime)  # the agent whose versions these are
     if len(chosen) not in (0, 2):
         raise UsageError(
             f"--diff takes no version id (each version against the one before it) or two ids, not {len(chosen)}.",
-            next_step=commands.line("sync", "history", path, "--diff", "ID", "ID"),
+            next_step=commands.line("sync", "history", path, "--agent", history.runtime, "--diff", "ID", "ID"),
         )
     for version_id in chosen:
         if version_id not in known:
