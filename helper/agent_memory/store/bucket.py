@@ -83,15 +83,18 @@ def open_store(uri: str, *, budget: Budget, online: bool = False) -> Store:
     """
     if (folder := folder_path(uri)) is not None:
         check_private(uri)
-        return _backend("local").FolderStore(folder)
+        folder_store: Store = _backend("local").FolderStore(folder)  # (a module loaded here: typed as it is)
+        return folder_store
     if not online and (found := outage.current(uri)) is not None:
         return outage.OutageStore(uri, found)
-    return _backend("hub").HubStore(hub_id(uri) or "", budget=budget)
+    hub_store: Store = _backend("hub").HubStore(hub_id(uri) or "", budget=budget)
+    return hub_store
 
 
 def hub_user(budget: Budget) -> str:
     """The Hub user behind this machine's credentials (NoCredentials if there are none or they are refused)."""
-    return _backend("hub").whoami(budget)
+    user: str = _backend("hub").whoami(budget)
+    return user
 
 
 def _backend(name: str) -> ModuleType:

@@ -101,7 +101,7 @@ def _recorded(root: Path) -> list[SyncFolderState]:
 
 def arrival(entry: dict[str, object]) -> SyncArrival:
     """A file that versions from other machines reached (the record is ours, but read as anyone's: bounded)."""
-    machines = entry.get("machines") if isinstance(entry.get("machines"), list) else []
+    machines = listed if isinstance(listed := entry.get("machines"), list) else []
     return {
         "path": str(entry.get("path"))[:300],
         "machines": [str(name)[:100] for name in machines[:MAX_MACHINES]],
@@ -126,8 +126,8 @@ def conflict(runtime: str, scope: str, folder: object, path: str, entry: dict[st
         "scope": scope,
         "folder": str(folder),
         "path": path,
-        "heads": list(entry.get("heads", [])),
-        "kept": [str(kept) for kept in entry.get("kept", [])],
+        "heads": list(entry.get("heads", [])),  # type: ignore[call-overload]  # unchecked: this machine's own index
+        "kept": [str(kept) for kept in entry.get("kept", [])],  # type: ignore[attr-defined]  # the same
         "deleted_here": entry.get("deleted_here") is True,
         "show": commands.line("sync", "history", path, "--agent", runtime),
     }
