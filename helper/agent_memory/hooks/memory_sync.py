@@ -47,8 +47,7 @@ def pull(ctx: Context, event: dict[str, object], agent: str, helper: str, budget
         for place in scope.places:
             recent = FolderIndex(History.folder_of(ctx.bucket, agent, scope.scope), place).recent
             if isinstance(at := recent.get("at"), (int, float)) and at >= started:  # pulled after it read them
-                listed = recent.get("pulled", [])
-                pulled += [path for path in listed if isinstance(path, str)]  # type: ignore[attr-defined]  # unchecked: a value that is no collection raises
+                pulled += _pulled(recent)
                 lines += _index_lines(agent, place, recent)
                 came += [found for found in _came(recent).values() if isinstance(found, dict)]
     if pulled:
@@ -104,13 +103,19 @@ def push(ctx: Context, event: dict[str, object], agent: str, budget: float) -> s
     return f"synced {agent}'s memory: " + ", ".join(parts)
 
 
+def _pulled(recent: dict[str, object]) -> list[str]:
+    """The files a recorded pull brought (the record is ours, but anyone's shell can write it: checked)."""
+    listed = recent.get("pulled")
+    return [path for path in listed if isinstance(path, str)] if isinstance(listed, list) else []
+
+
 def _index_lines(agent: str, folder: Path, recent: dict[str, object]) -> list[str]:
     """The lines a pull added to the runtime's index file, for the reminder (bounded; the rest: read the file)."""
     name = agents.runtime(agent).MEMORY_INDEX
-    if name not in recent.get("pulled", []):  # type: ignore[operator]  # unchecked: a value that is no collection raises
+    if name not in _pulled(recent):
         return []
     try:
-        new = folders.read(folder, name).text.splitlines()  # type: ignore[union-attr]  # unchecked: no text raises
+        new = (folders.read(folder, name).text or "").splitlines()
     except (OSError, Refused):
         return [f"agent-memory sync: {name} changed on another machine after this session loaded it: read it again."]
     before = found if isinstance(found := recent.get("before"), dict) else {}

@@ -385,9 +385,9 @@ class ProjectCache:
     def last_refresh(self) -> str | None:
         """When the cache last matched the bucket, or None."""
         try:
-            found = read_json(self.dir / "refresh.json", SMALL_RECORD, {}) or {}
-            last: str | None = found.get("last_success")  # type: ignore[attr-defined]  # unchecked: not an object raises
-            return last
+            found = read_json(self.dir / "refresh.json", SMALL_RECORD, {})
+            last = found.get("last_success") if isinstance(found, dict) else None
+            return last if isinstance(last, str) else None
         except (ValueError, OSError):
             return None
 
@@ -403,8 +403,9 @@ class ProjectCache:
         """`{"skipped": [{"path", "reason", "detail", "next"}], "gone": [{"path", "at"}]}` as the last listings left
         them (empty when unreadable: the next listing writes it again)."""
         try:
-            found = read_json(self.dir / REPORT, REPORT_MAX, {}) or {}
-            skipped, gone = found.get("skipped"), found.get("gone")  # type: ignore[attr-defined]  # unchecked: not an object raises
+            found = read_json(self.dir / REPORT, REPORT_MAX, {})
+            found = found if isinstance(found, dict) else {}  # anything else is damaged: read as nothing kept
+            skipped, gone = found.get("skipped"), found.get("gone")
             if isinstance(skipped, list) and isinstance(gone, list):
                 fields = ({"path", "reason", "detail", "next"}, {"path", "at"})
                 return {

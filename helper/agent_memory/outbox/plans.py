@@ -95,6 +95,14 @@ def _shape_problem(plan: object, op: str) -> str | None:
     for item in objects:
         if not (isinstance(item, dict) and isinstance(item.get("path"), str) and isinstance(item.get("sha256"), str)):
             return "an object has no path or checksum"
+    # what a retry updates and `pending` shows: a plan edited by hand must be told as damaged, never crash them
+    attempts = plan.get("attempts", 0)
+    if not isinstance(attempts, int) or isinstance(attempts, bool) or attempts < 0:
+        return "its count of attempts is not a whole number"
+    if not isinstance(plan.get("last_error"), (dict, type(None))) or not isinstance(
+        plan.get("display"), (dict, type(None))
+    ):
+        return "its last error or its display is not an object"
     return None
 
 
