@@ -162,7 +162,7 @@ def told_run(run: Run) -> Rendered:
         for conflict_found in done["conflicts"]:
             notice(_conflict_line(conflict_found))
         for refused in done["refused"]:
-            notice(f"Not synced: {refused['path']}: {refused['why']}.")
+            notice(reports.refused_line(refused["path"], refused["why"], done["folder"]))
         for blocked in done["blocked"]:
             notice(reports.blocked_line(blocked))
         for line in reports.held_lines(done["held"]):

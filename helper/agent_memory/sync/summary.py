@@ -168,6 +168,24 @@ def held(runtime: str, scope: str, folder: Path, path: str, why: str) -> SyncHel
     return {"agent": runtime, "scope": scope, "folder": str(folder), "path": path, "why": why, "next": fix}
 
 
+def refused_line(path: str, why: str, folder: str) -> str:
+    """How a file that was not synced is told (`sync now`), with what makes it sync: the reasons are this package's
+    own words (`engine`, `folders`, `versions`), so the fix is chosen by them."""
+    where = os.path.join(folder, path)
+    again = commands.line("sync", "now")
+    if "secret" in why and "another machine" in why:
+        fix = f"take the credential out of {path} on the machine that changed it, then run {again} there"
+    elif "secret" in why:
+        fix = f"take the credential out of {where} (or out of its name), then {again}"
+    elif "link" in why or "regular file" in why:
+        fix = f"put a regular file in place of {where} (sync never follows a link), then {again}"
+    elif "larger than" in why or "more than" in why:
+        fix = f"make {where} smaller, or move it out of the memory folder, then {again}"
+    else:
+        fix = f"{commands.line('sync', 'history', path)} (its versions), then fix or move {where}"
+    return f"Not synced: {path}: {why}.\nNext: {fix}"
+
+
 def blocked_line(item: SyncBlocked) -> str:
     """How a folder that is not synced is told (`sync now`, `sync status`, `status`, the SessionStart reminder)."""
     return (
