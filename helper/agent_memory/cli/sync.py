@@ -260,7 +260,8 @@ def _state_lines(state: SyncFolderState) -> list[str]:
             f"what other machines pushed), {last}"
         ]
     lines = [
-        f"{state['scope']} -> {state['folder']}: {plural(state['files'], 'file')} in step, "
+        f"{state['scope']} -> {state['folder']}: {plural(state['files'], 'file')} "
+        f"{'recorded (a folder is not synced now: below)' if state['blocked'] else 'in step'}, "
         f"{state['pushed']} pushed, {state['pulled']} pulled, {len(state['conflicts'])} conflicts, {last}"
     ]
     lines += [reports.blocked_line(item) for item in state["blocked"]]
