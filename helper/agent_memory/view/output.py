@@ -24,18 +24,17 @@ def default_folder() -> Path:
     return paths.state_dir() / "view"
 
 
-class NotOurs(AgentMemoryError):
-    """An `--out` that the view will not write to."""
-
-    def __init__(self, out: Path, why: str) -> None:
-        super().__init__(
-            f"{out} {why}: the view writes only into a new folder or one it wrote before. Nothing was written.",
-            next_step=commands.line("view", "--out", "NEW_FOLDER"),
-        )
+def not_ours(out: Path, why: str) -> AgentMemoryError:
+    """The error of an `--out` that the view will not write to."""
+    return AgentMemoryError(
+        f"{out} {why}: the view writes only into a new folder or one it wrote before. Nothing was written.",
+        next_step=commands.line("view", "--out", "NEW_FOLDER"),
+    )
 
 
 def check(out: Path) -> None:
-    """NotOurs unless `out` is missing, or a folder of this user that is empty or a site this command wrote."""
+    """AgentMemoryError (`not_ours`) unless `out` is missing, or a folder of this user that is empty or a site this
+    command wrote."""
     if out == default_folder():
         make_dirs(out.parent, DIR_MODE)  # the state folder, on a machine that has none yet
     try:
@@ -43,17 +42,17 @@ def check(out: Path) -> None:
     except FileNotFoundError:
         parent = out.parent
         if not parent.is_dir():
-            raise NotOurs(out, f"is in {parent}, which is not a folder") from None
+            raise not_ours(out, f"is in {parent}, which is not a folder") from None
         return
     if stat.S_ISLNK(info.st_mode):
-        raise NotOurs(out, "is a symbolic link")
+        raise not_ours(out, "is a symbolic link")
     if not stat.S_ISDIR(info.st_mode):
-        raise NotOurs(out, "is not a folder")
+        raise not_ours(out, "is not a folder")
     if hasattr(os, "getuid") and info.st_uid != os.getuid():
-        raise NotOurs(out, f"belongs to another user (uid {info.st_uid})")
+        raise not_ours(out, f"belongs to another user (uid {info.st_uid})")
     names = os.listdir(out)
     if names and not os.path.isfile(out / MARK):
-        raise NotOurs(out, "holds files that are not a site written by agent-memory view")
+        raise not_ours(out, "holds files that are not a site written by agent-memory view")
 
 
 def staged(out: Path) -> Path:
@@ -83,7 +82,7 @@ def publish(staging: Path, out: Path) -> None:
     write(staging, MARK, b"written by agent-memory view\n")
     try:
         check(out)
-    except NotOurs:
+    except AgentMemoryError:
         remove_tree(staging)
         raise
     old = None
