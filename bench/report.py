@@ -286,17 +286,30 @@ def _number(title: str) -> str:
 
 
 def _with_new_table(text: str, table: Table) -> str:
-    """`text` with an empty place for `table`: its own section at the end, and its row at the end of the summary."""
+    """`text` with an empty place for `table`: at the end of its own section (made at the end if missing), and its row
+    in the summary after the rows of the tables numbered before it."""
     heading = SECTIONS.get(_number(table.title))
     if heading is None:
         raise ValueError(f"{table.title!r} is not in docs/benchmarks.md: run the whole benchmark once to add it")
-    if heading not in text.split("\n"):
-        text = text.rstrip("\n") + f"\n\n{heading}\n"
-    text = text.rstrip("\n") + f"\n\n### {table.title}\n"
-    lines = text.split("\n")
-    end = lines.index("## Results") - 1  # the blank line after the summary's table
-    lines.insert(end, f"| {table.title} | | |")
-    return "\n".join(lines)
+    lines = text.rstrip("\n").split("\n")
+    if heading not in lines:
+        lines += ["", heading]
+    after = lines.index(heading) + 1
+    end = next((i for i in range(after, len(lines)) if lines[i].startswith("## ")), len(lines))
+    while end > after and not lines[end - 1].strip():
+        end -= 1
+    lines[end:end] = ["", f"### {table.title}", ""]
+    rows = [i for i, line in enumerate(lines) if line.startswith("| ") and _number(line[2:]) != ""]
+    summary_end = lines.index("## Results") - 1  # the blank line after the summary's table
+    earlier = [i for i in rows if i < summary_end and _order(lines[i][2:]) <= _order(table.title)]
+    lines.insert(earlier[-1] + 1 if earlier else summary_end, f"| {table.title} | | |")
+    return "\n".join(lines) + "\n"
+
+
+def _order(title: str) -> tuple[int, str]:
+    """Where a table's title sorts: by its number, then its letter (`11` before `11b` before `12`)."""
+    number = _number(title)
+    return int(number), title[len(number) :].split(".")[0]
 
 
 def plot_search(path: Path, latencies: dict[str, dict[int, float]]) -> None:

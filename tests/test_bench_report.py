@@ -54,3 +54,17 @@ def test_a_full_run_writes_the_sections_in_the_order_of_the_numbers(tmp_path):
     sections = [line for line in text.split("\n") if line.startswith("## ")]
     assert sections[-3:] == [report.SPACE_SECTION, report.RECALL_SECTION, report.SYNC_SECTION]
     assert text.index(report.SYNC_SECTION) < text.index("### 11. Hooks")
+
+
+def test_a_table_measured_alone_for_the_first_time_stands_in_its_order(tmp_path):
+    """`--only CASE` of a new table (11b): at the end of its own section, before the next section's tables, and its
+    summary row after the rows of the tables numbered before it."""
+    doc = tmp_path / "benchmarks.md"
+    titles = ["1. Search", "11. Hooks", "12. The whole CI run"]
+    info = {"CPU": "test", "Chromium": "none", "Node": "none"}
+    report.write_doc(doc, [_table(t) for t in titles], info, intro="Intro.", plot="plot.png", elapsed=60)
+    report.replace_tables(doc, [_table("11b. A long history"), _table("13. Status")])
+    text = doc.read_text()
+    wanted = ["1. Search", "11. Hooks", "11b. A long history", "12. The whole CI run", "13. Status"]
+    assert _headings(text) == wanted and _summary(text) == wanted
+    assert text.index(report.SYNC_SECTION) < text.index("### 11b.") < text.index(report.CI_SECTION)
