@@ -16,7 +16,7 @@ import json
 import time
 
 import tools
-from agent_memory.store import hub as hub_store
+from agent_memory.store import budget
 from conftest import BUCKET
 
 
@@ -140,7 +140,7 @@ def test_a_slow_hub_that_answers_is_waited_for_and_a_large_note_uploads(alice, h
     # the commands' own budget (conftest's): the save hears nothing for a fifteenth of it, or 2 s, before it asks
     env = {"AGENT_MEMORY_TIMEOUT": f"{tools.scaled(20):.0f}"}
     monkeypatch.setenv("AGENT_MEMORY_TIMEOUT", env["AGENT_MEMORY_TIMEOUT"])
-    slow = 1.5 * hub_store.hearing_seconds()  # what the save's command hears nothing for, and half as long again
+    slow = 1.5 * budget.hearing_seconds()  # what the save's command hears nothing for, and half as long again
     hub.fault("xet-write-token", "slow", times=0, seconds=slow)
     body = "A large note, written on a slow link.\n" + "The pool holds eight sockets.\n" * 33_000  # about 1 MB
     started = time.monotonic()
@@ -267,7 +267,7 @@ def test_a_call_left_less_time_than_it_takes_to_hear_the_hub_records_no_outage(a
     assert not alice.outage.exists()  # no network at all is no outage either
     hub.hang()
     env = {"AGENT_MEMORY_HOOK_BUDGET": "1"}  # under the hearing window, whatever the load (at least 2 s)
-    assert hub_store.hearing_seconds() >= 2 * float(env["AGENT_MEMORY_HOOK_BUDGET"])
+    assert budget.hearing_seconds() >= 2 * float(env["AGENT_MEMORY_HOOK_BUDGET"])
     stopped = alice.run("hook", "stop", "--agent", "claude", "--json", input="{}", env=env)
     tools.exited(stopped)
     assert [r["status"] for r in stopped.json["results"]] == ["pending"], stopped.out
