@@ -3,7 +3,7 @@ again: the way a hard NFS mount behaves when its server goes away (a call into i
 signal or timeout of the caller's ends it).
 
 Run as a process (`HungMount`), since the calls that hang are answered by it: `python hung_mount.py SOURCE MOUNT
-SWITCH`; from the moment the file SWITCH exists, every operation blocks. `stop` ends the process, after which the
+SWITCH`; while the file SWITCH exists, every operation blocks. `stop` ends the process, after which the
 kernel fails the calls still waiting (ENOTCONN), and unmounts it.
 
 mfusepy (ctypes bindings for libfuse 3, installed only for the tests) is its one dependency; a machine without
@@ -59,6 +59,10 @@ class HungMount:
     def hang(self) -> None:
         self.switch.touch()
 
+    def answer(self) -> None:
+        """Answer again (the calls still waiting get their answers)."""
+        self.switch.unlink()
+
     def stop(self) -> None:
         self.process.kill()
         self.process.wait()
@@ -78,7 +82,7 @@ def _serve(source: str, mount: str, switch: str) -> None:
     def gate(method):
         def wrapped(self, path, *args):
             while os.path.exists(switch):
-                time.sleep(3600)  # hung: never answers
+                time.sleep(0.1)  # hung: no answer until the switch is gone
             try:
                 return method(self, source + path, *args)
             except OSError as exc:

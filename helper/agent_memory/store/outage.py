@@ -80,6 +80,27 @@ def current(bucket: str) -> Outage | None:
     return found if 0 < left <= LONGEST else None  # beyond the longest wait: a clock that moved
 
 
+def due(bucket: str) -> Outage | None:
+    """The outage of `bucket` whose wait is over but which no answer has ended yet, unless a probe of it started less
+    than FIRST seconds ago: a hook does not ask the store then, it leaves that to a probe nobody waits for (`probe`),
+    and records that it started one, so that the hooks of several sessions start one probe. The probe's failure
+    counts as the next interval's (the wait is over), its success ends the outage."""
+    now = time.time()
+    try:
+        with locked(paths.state_dir() / "outage.lock"):
+            found = _read()
+            if found is None or found.bucket != bucket or found.until > now:
+                return None
+            value = json.loads(read_own(record(), MAX_RECORD))
+            probed = value.get("probed")
+            if isinstance(probed, (int, float)) and 0 <= now - probed < FIRST:
+                return None  # another hook's probe is under way: this hook asks nothing either
+            write_json_atomic(record(), {**value, "probed": now})
+    except (OSError, ValueError):  # a read-only state: the hook asks the store itself, as before
+        return None
+    return found
+
+
 def failed(bucket: str, error: StoreError) -> None:
     """Record a lasting failure of `bucket`. Within the wait of a failure already recorded it counts once: every
     process that met the same outage at the same moment says the same thing."""
