@@ -32,6 +32,7 @@ except ImportError:  # run with the virtualenv's interpreter, which has the help
 import ci  # noqa: E402
 import corpus  # noqa: E402
 import env  # noqa: E402
+import hung_folder  # noqa: E402
 import importing  # noqa: E402
 import local  # noqa: E402
 import outage  # noqa: E402
@@ -54,6 +55,7 @@ CASES = (
     recall.recall,
     sync_hooks.sync,
     ci.ci,
+    hung_folder.hung_folder,
 )  # in the order of their tables' numbers (docs/benchmarks.md and its summary list them so)
 # cases that prepare their own notes, or none
 NO_CORPUS = {
@@ -65,6 +67,7 @@ NO_CORPUS = {
     outage.outage,
     sync_hooks.sync,
     local.folder_store,
+    hung_folder.hung_folder,
 }
 
 INTRO = """

@@ -96,6 +96,7 @@ PATHS = {
     | {"machine.reminded", "outbox.backoff", "skills.catalog"}  # their records checked for damage (`damaged_state`)
     | {"setup", "setup.agent_text", "setup.codex_sandbox", "setup.command", "setup.hook_entries"}
     | {"skills", "skills.inventory", "skills.layout"}
+    | {"store.bounded"}  # the folder store's folder is asked, in a child that a hung mount cannot hold (`store_check`)
     | SYNC_SETTING,  # the sync's records and the kinds of upload: only where there are some (below)
     "hook session-start": BASE
     | NOTES

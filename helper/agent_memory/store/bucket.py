@@ -17,7 +17,7 @@ from types import ModuleType
 from .. import commands, names
 from ..errors import AccessError
 from ..names import FILE_SCHEME, folder_path, hub_id
-from . import bounded, outage
+from . import outage
 from .base import FolderSilent, Store, StoreError
 from .budget import Budget, hearing_seconds
 
@@ -100,7 +100,7 @@ def open_store(uri: str, *, budget: Budget, online: bool = False, hook: bool = F
         check_private(uri)
         if not online and (found := outage.current(uri)) is not None:  # its folder did not answer the check
             return outage.OutageStore(uri, found)
-        return bounded.BoundedStore(_backend("local").FolderStore(folder), folder, budget)
+        return _backend("bounded").BoundedStore(_backend("local").FolderStore(folder), folder, budget)
     return _backend("hub").HubStore(hub_id(uri) or "", budget=budget)
 
 
@@ -108,7 +108,7 @@ def _stat(uri: str, folder: Path) -> tuple[int, int] | None:
     """The folder's stat, None if it did not answer within twice the hearing time: a hung mount, recorded as the
     store's outage, which later commands and hooks do not wait for."""
     seconds = 2 * hearing_seconds()
-    info = bounded.stat(folder, seconds)
+    info = _backend("bounded").stat(folder, seconds)  # loaded only for a folder store
     if info is None:
         outage.failed(
             uri, FolderSilent(folder, f"the folder store {folder} did not answer a stat within {seconds:.3g} s")
@@ -122,7 +122,7 @@ def hub_user(budget: Budget) -> str:
 
 
 def _backend(name: str) -> ModuleType:
-    """The backend module `name` (`local` or `hub`), loaded when a bucket of its kind is first opened: the Hub's
-    brings huggingface_hub, httpx2 and hf_xet (about 150 ms), which a command that never uses the Hub must not
-    pay for."""
+    """The backend module `name` (`local`, `bounded` or `hub`), loaded when a bucket of its kind is first opened:
+    the Hub's brings huggingface_hub, httpx2 and hf_xet (about 150 ms), which a command that never uses the Hub must
+    not pay for."""
     return importlib.import_module(f"{__package__}.{name}")
