@@ -59,12 +59,14 @@ def ci(ctx: Context) -> list[Table]:
             verdict="met" if total <= TARGET else "not met",
             headline=f"{total:,.0f} s ({passed:,} tests passed, {skipped} skipped, in {test_seconds:,.0f} s)",
             notes=[
-                f"One run of `.ci/run` on a clean clone of {commit.stdout.strip()} (`git clone` of this repository), "
-                f"as CI runs it: {passed:,} tests passed and {skipped} skipped. The machine's load average was "
-                f"{load_before:.1f} before the run and {load_after:.1f} after it ({os.cpu_count()} cores): a loaded "
-                "machine stretches every part, the tests most (they run on every core).",
-                "The installs reuse what the machine already has (Debian's packages, npm's and pip's caches); on "
-                "a fresh CI machine `apt-get` and the downloads come on top.",
+                f"One run of `.ci/run` on a clean clone of {commit.stdout.strip()} (`git clone` of this "
+                "repository), as CI runs it.",
+                f"{passed:,} tests passed and {skipped} skipped.",
+                f"The machine's load average was {load_before:.1f} before the run and {load_after:.1f} after it "
+                f"({os.cpu_count()} cores).",
+                "A loaded machine stretches every part, the tests most: they run on every core.",
+                "The installs reuse what the machine already has: Debian's packages, npm's and pip's caches.",
+                "On a fresh CI machine, `apt-get` and the downloads come on top.",
             ],
         )
     ]

@@ -107,7 +107,7 @@ def prepare(ctx: Context, size: int) -> Corpus:
 def _fill(machine: Machine, size: int) -> None:
     """One online search fills the cache (setup, not a target: no time budget may cut it short)."""
     argv = machine.argv("search", "--json", data.QUERY)
-    sync = json.loads(machine.run(argv, env={"AGENT_MEMORY_TIMEOUT": "3600"}).stdout)["sync"]
+    sync = json.loads(machine.run(argv, env={"AGENT_MEMORY_TIMEOUT": "3600"}).stdout)["freshness"]
     if sync["status"] != "fresh":
         raise RuntimeError(f"filling the cache of {size} notes failed: {sync['reason']}: {sync['detail']}")
 

@@ -32,6 +32,7 @@ _VOCABULARY = (
     "budget session checkpoint note title tag source project mapping resolve canonical absolute relative"
 )
 _WORDS = _VOCABULARY.split()
+VOCABULARY_WORDS = tuple(_WORDS)  # the words notes are made of (some repeated)
 _TAGS = ("ci", "tests", "perf", "hub", "cache", "search", "release", "docs", "windows", "flaky", "design")
 _AGENTS = ("codex", "claude-code", "unknown")
 _FILES = ("helper/agent_memory/memory/cache.py", "tests/test_hub_memory.py", "pyproject.toml", "README.md", "cli.py")

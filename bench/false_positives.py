@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 # What the repository's test says "our own files" are: the helper, its tests, benchmarks, Space and docs.
 SCANNED = ("helper", "tests", "bench", "build.py", "templates", "skill", "README.md", "docs")
-SKIPPED_PARTS = ("__pycache__", ".egg-info", ".pytest_cache")
+SKIPPED_PARTS = ("__pycache__", ".egg-info", ".pytest_cache", "node_modules/")  # npm packages are not ours
 # Files that hold credential-shaped values on purpose, by path, with why. None today: the guard's own test cases
 # assemble theirs at run time.
 DELIBERATE: dict[str, str] = {}

@@ -1,4 +1,4 @@
-"""13. A hung folder store: what every command and hook costs when the folder store's mount never answers (a FUSE
+"""16. A hung folder store: what every command and hook costs when the folder store's mount never answers (a FUSE
 filesystem hung the way a hard NFS mount hangs, `tests/hung_mount.py`), against the same commands on the mount while
 it answers.
 
@@ -36,9 +36,9 @@ COMMANDS = [
 
 
 def hung_folder(ctx: Context) -> list[Table]:
-    """13. Every command and hook against a folder store whose mount never answers."""
+    """16. Every command and hook against a folder store whose mount never answers."""
     if (why := hung_mount.missing()) is not None:
-        print(f"13. A hung folder store: skipped ({why})", file=sys.stderr)
+        print(f"16. A hung folder store: skipped ({why})", file=sys.stderr)
         return []
     source = ctx.root / "hung-source"
     source.mkdir(mode=0o700)
@@ -64,7 +64,7 @@ def hung_folder(ctx: Context) -> list[Table]:
     met = median(first) <= FIRST_SEARCH and max(later.values()) <= LATER and failures == 1
     return [
         Table(
-            "13. A hung folder store",
+            "16. A hung folder store",
             ["command", "mount answers", "mount hung", "target"],
             rows,
             target=f"against a folder store whose mount never answers: the first search within {FIRST_SEARCH:g} s, "

@@ -81,14 +81,15 @@ def importing(ctx: Context) -> list[Table]:
             headline=f"peak {peaks[large] / 2**20:.0f} MiB for {large:,} files of ~1 MiB ({growth:.2f}x the peak "
             f"for {small:,})",
             notes=[
-                f"Files of {FILE_BYTES:,} bytes, each different (the benchmark's synthetic notes, concatenated). Peak "
-                "memory is the command's own maximum resident set (`ru_maxrss`, through a small launcher); time is "
-                "wall-clock on a shared machine. Every file is read, checked by the secret guard (the most of the "
-                "time) and planned; a real import also saves each one through the outbox.",
+                f"Files of {FILE_BYTES:,} bytes, each different: the benchmark's synthetic notes, concatenated.",
+                "Peak memory is the command's own maximum resident set (`ru_maxrss`, through a small launcher).",
+                "Time is wall-clock on a shared machine.",
+                "Every file is read, checked by the secret guard (most of the time), and planned.",
+                "A real import also saves each one through the outbox.",
                 "Before files were streamed (all read first, then planned), `import --dry-run` of 2,000 such files "
                 "peaked at 2.07 GB and took 322 s.",
                 f"The machine's load average was {min(LOADS):.0f} to {max(LOADS):.0f} ({os.cpu_count()} cores) around "
-                "the measured runs: times grow with it, peak memory does not.",
+                "the measured runs. Times grow with it; peak memory does not.",
             ],
         )
     ]

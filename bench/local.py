@@ -85,17 +85,19 @@ def search(ctx: Context) -> list[Table]:
         target="agent-memory no slower than ripgrep (1.0x) at 10,000 notes; a three-word query within 1.3x of the "
         "one-phrase query.",
         notes=[
-            f"Query `{data.QUERY}`, case-insensitive literal; commands: `agent-memory search --offline "
-            f"'{data.PHRASE}'` (one quoted phrase), `rg -i -F QUERY <cache>/notes`, `grep -r -i -F QUERY "
-            f"<cache>/notes`; `three words`: `agent-memory search --offline '{data.WORDS}'`, every word in any "
-            "order (three words of the sentence that holds the phrase: the same notes). Medians of "
-            f"{ctx.runs * 2} alternating runs after two warm-up rounds.",
-            "agent-memory does more (frontmatter, newest first, line snippets) but prints at most `--limit` "
-            "(default 10) notes, while rg and grep print every matching line. A check with `--limit 1000` "
-            "confirms that agent-memory (the phrase, and the three words), rg and grep find exactly the same notes.",
-            "`python -c pass` (the interpreter's own start-up, measured in the same rounds) is the floor of any "
-            "command written in Python: at small sizes it, and the helper's start-up (table 2), dominate.",
-            "The search pack is read once per query, in blocks of 1 MiB: `peak memory` (the process's maximum "
+            f"Query `{data.QUERY}`, case-insensitive literal. agent-memory runs `agent-memory search --offline "
+            f"'{data.PHRASE}'`, one quoted phrase.",
+            "rg runs `rg -i -F QUERY <cache>/notes`; grep runs `grep -r -i -F QUERY <cache>/notes`.",
+            f"`three words` runs `agent-memory search --offline '{data.WORDS}'`: every word, in any order.",
+            "The three words come from the sentence that holds the phrase, so they find the same notes.",
+            f"Medians of {ctx.runs * 2} alternating runs after two warm-up rounds.",
+            "agent-memory does more: frontmatter, newest first, line snippets. It prints at most `--limit` notes "
+            "(default 10), while rg and grep print every matching line.",
+            "A check with `--limit 1000` confirms that all of them find exactly the same notes.",
+            "`python -c pass` is the interpreter's own start-up, measured in the same rounds. It is the floor of any "
+            "command written in Python.",
+            "At small sizes, that floor and the helper's start-up (table 2) dominate.",
+            "The search pack is read once per query, in blocks of 1 MiB. So `peak memory` (the process's maximum "
             "resident set, one run) stays flat while the pack grows.",
         ],
     )
@@ -205,72 +207,82 @@ def startup(ctx: Context) -> list[Table]:
         verdict="met" if met else "not met",
         headline=f"{headline} of `python -c pass`",
         notes=[
-            f"Medians of {ctx.runs * 4} alternating runs after three warm-up rounds; bytecode compiled beforehand; "
-            f"the machine's load average was about {load:.1f} ({os.cpu_count()} cores). The ratios move by a tenth "
-            "from one run to the next, idle or loaded (the second floor row measured from 2.00x to 2.31x on "
-            "2026-12-03, 2.31x on an idle machine, whose `python -c pass` is the fastest): the instruction counts "
-            "below are the measure that does not move. "
-            "The last two rows are floors without a target: what pip's console script imports before the "
-            "helper's first line (`re`), and the standard modules the command line is made of (`argparse`, and "
-            "`pathlib` and `json`, which every command's configuration and output need).",
-            "The shape: the first module of the process (`start`) answers a bare `--version` and the Stop hook after a "
-            "quiet turn (`idle`: no upload in the outbox, no sync in the configuration, an event that looks like a "
-            "JSON object) with os-level calls, before the command table, argparse or the Context; anything it is not "
-            "sure of goes to the whole command. Every other command line goes to `entry`: `commands.TABLE` names each "
-            "command's module, `entry` imports that module alone and the command declares its own arguments on one "
-            "argparse parser. Imports are at the top of every module; the read path (these five commands) never loads "
-            "the write path (the outbox's delivery, the refresh, the store SDK), PyYAML, the failure path (the secret "
-            "guard that redacts an error), or `typing` (the contract's declarations are for the type checker: no "
-            "command loads them), and with nothing pending and no Codex config.toml neither `hashlib`, `tomllib`, "
-            "`shutil`, `calendar`, `_strptime`, `datetime`'s pure-Python module nor `contextlib`, and but for "
-            "`status` and `read` (their skills' layout) not `unicodedata`: `tests/test_import_paths.py` lists the "
-            "modules each may load. "
-            "Documented places load the costly part of a command line only when it is used: a store's backend (the "
-            "Hub's SDK), PyYAML, an online search's refresh, a search of skills' catalog (with `unicodedata`), the "
-            "SessionStart hook's pointer to the newest checkpoint (after a compaction: a search of the cache) and "
-            "its secret guard (where its reminder tells an error), the Stop hook's retry, the failure path, `entry` "
-            "itself, "
-            "`shutil` (where a folder is first removed or copied), `hashlib` (OpenSSL's, where a digest is first "
-            "made), `tomllib` (where Codex's config.toml is first parsed), and in `status` the sync's records (where "
-            "this machine has synced with the bucket) and the kinds of upload (where the outbox holds something); "
-            "times are parsed with `datetime`'s classes from the C module it re-exports (`_datetime`), not with "
-            "`time.strptime` and `calendar` (which load the whole of `datetime`).",
-            "Where the rest goes (table 2b): `hook stop` and `--version` are the floor of pip's console script, which "
-            "imports `re` (with `enum` and `functools`) before any code of ours, plus `start` (under a millisecond). "
-            "The other three pay the command line (the second floor row: argparse, `pathlib`, which brings "
-            "`urllib.parse` and `ipaddress` in Python 3.11, and `json`), then `locale`, which argparse's first parser "
-            "loads through `gettext` to look up its translations (about 1 ms), then the helper's own modules, most of "
-            "what is left (" + _modules_note(machine) + "): each costs about 0.06 ms to find, read and unmarshal "
-            "before its code runs (47 empty modules measured 2.9 ms), and a few tenths of a millisecond at most to "
-            "run. Counted in instructions (valgrind, the same on a loaded machine; `python -c pass` runs 38.7 "
-            "million), a module of four lines costs 0.35 million before anything in it runs, each class made at "
-            "import about 0.2 million (a search makes 129, 47 of them the helper's, 16 of those in `store.base`), "
-            "each regular expression compiled 0.5 million, and argparse's first parser loads `locale` (4 "
-            "million). `hook session-start` also loads `datetime`'s C module (the age of the newest note; `status` "
-            "only where an upload waits), and `status` reads the hook files, Codex's sandbox consent, the installed "
-            "skills, the receipts of use and, where this machine synced, the sync's records. No single cost is left "
-            "to cut: what remains is the "
-            "number of modules on each path and the classes they make. In instructions, `search --offline` runs 3.32 "
-            "times those of `python -c pass` (3.57 on the morning of 2026-12-03), `status` 3.69 times (4.1) and `hook "
-            "session-start` 3.31 times (3.62), the floor row 2.49 (`hook stop` and `--version` 1.76); the targets "
-            "need each path's own modules to cost "
-            "about half of what they do. The SessionStart hook without "
-            "argparse and `entry` at all (a second runner for the hook files' exact line, not built) measured 15% "
-            "fewer instructions, still above 2.5x; skipping only the parser for that line, 4% fewer.",
-            "Done for these figures: `start` turns the garbage collector off while a command's modules load and "
-            "`entry` turns it on again with them set aside (`gc.freeze`; collecting while they loaded cost 2 to "
-            "4 ms); regular expressions are compiled where first used (printable text needs none to be made "
-            "display-safe); the contract's declarations make no class and load no `typing` at run time; a search "
-            "loads neither the Hub's change-feed reader nor the translation of store failures; `status` tells "
-            "an installed skill that nothing touched from its files' change times, reading none of them; the "
-            "SessionStart hook searches the cache for the newest checkpoint (with the machine's name) only after a "
-            "compaction, loads the secret guard only to tell an error (1.5 million), and dates the newest note with "
-            "`datetime`'s C classes alone (its pure-Python module cost 4 million instructions); the modules every "
-            "command loads stay off `contextlib` (3 million: their locks and "
-            "the configuration's editing are classes of their own, suppressions try/except); a search of notes loads "
-            "no catalog of skills, nor `unicodedata` (2 million: `search --skills` does); project names and note ids "
-            "are checked as characters rather than compiled patterns; and the secret guard's rules are plain classes "
-            "(a namedtuple compiles code: 1 million each).",
+            f"Medians of {ctx.runs * 4} alternating runs after three warm-up rounds, with bytecode compiled "
+            "beforehand.",
+            f"The machine's load average was about {load:.1f} ({os.cpu_count()} cores).",
+            "The ratios move by a tenth from one run to the next, idle or loaded. The second floor row measured from "
+            "2.00x to 2.31x on 2026-12-03, and 2.31x on an idle machine, whose `python -c pass` is the fastest.",
+            "The instruction counts below are the measure that does not move.",
+            "The last two rows are floors without a target. `re` is what pip's console script imports before the "
+            "helper's first line.",
+            "`argparse`, `pathlib` and `json` are the standard modules the command line is made of. Every command's "
+            "configuration and output need the last two.",
+            "The shape: the first module (`start`) answers a bare `--version`, and the Stop hook after a quiet turn, "
+            "with os-level calls. It runs before the command table, argparse or the Context.",
+            "A quiet turn (`idle`) means no upload in the outbox, no sync in the configuration, and an event that "
+            "looks like a JSON object. Anything `start` is not sure of goes to the whole command.",
+            "Every other command line goes to `entry`. `commands.TABLE` names each command's module; `entry` imports "
+            "that module alone.",
+            "The command declares its own arguments on one argparse parser.",
+            "Imports are at the top of every module. The read path (these five commands) never loads the write "
+            "path: the outbox's delivery, the refresh, the store SDK.",
+            "Nor does it load PyYAML, the failure path (the secret guard that redacts an error), or `typing`. The "
+            "contract's declarations are for the type checker: no command loads them.",
+            "With nothing pending and no Codex config.toml, it loads no `hashlib`, `tomllib`, `shutil`, `calendar`, "
+            "`_strptime`, `contextlib`, nor `datetime`'s pure-Python module.",
+            "Only `status` and `read` (their skills' layout) load `unicodedata`. `tests/test_import_paths.py` lists "
+            "the modules each command may load.",
+            "Documented places load the costly part of a command line only when it is used. They are listed in "
+            "[the architecture](architecture.md#two-paths).",
+            "Times are parsed with `datetime`'s classes, from the C module it re-exports (`_datetime`). "
+            "`time.strptime` and `calendar` would load the whole of `datetime`.",
+            "Where the rest goes (table 2b): `hook stop` and `--version` are the floor of pip's console script, plus "
+            "`start` (under a millisecond).",
+            "That script imports `re` (with `enum` and `functools`) before any code of ours.",
+            "The other three pay the command line: the second floor row. `pathlib` brings `urllib.parse` and "
+            "`ipaddress` in Python 3.11.",
+            "Then argparse's first parser loads `locale` through `gettext`, to look up its translations (about 1 ms).",
+            "Then come the helper's own modules, most of what is left: " + _modules_note(machine) + ".",
+            "Each module costs about 0.06 ms to find, read and unmarshal before its code runs. 47 empty modules "
+            "measured 2.9 ms.",
+            "Running a module's code costs a few tenths of a millisecond at most.",
+            "Counted in instructions (valgrind, the same on a loaded machine), `python -c pass` runs 38.7 million.",
+            "A module of four lines costs 0.35 million before anything in it runs.",
+            "Each class made at import costs about 0.2 million. A search makes 129, 47 of them the helper's, 16 of "
+            "those in `store.base`.",
+            "Each regular expression compiled costs 0.5 million. argparse's first parser loads `locale` (4 million).",
+            "`hook session-start` also loads `datetime`'s C module, for the age of the newest note. `status` loads it "
+            "only where an upload waits.",
+            "`status` reads the hook files, Codex's sandbox consent, the installed skills and the receipts of use. "
+            "Where this machine synced, it reads the sync's records too.",
+            "No single cost is left to cut. What remains is the number of modules on each path, and the classes "
+            "they make.",
+            "In instructions, `search --offline` runs 3.32 times those of `python -c pass` (3.57 on the morning of "
+            "2026-12-03).",
+            "`status` runs 3.69 times (4.1), and `hook session-start` 3.31 times (3.62).",
+            "The floor row runs 2.49 times, and `hook stop` and `--version` 1.76.",
+            "The targets need each path's own modules to cost about half of what they do.",
+            "The SessionStart hook without argparse and `entry` at all measured 15% fewer instructions, still above "
+            "2.5x. That would be a second runner for the hook files' exact line, not built.",
+            "Skipping only the parser for that line gave 4% fewer.",
+            "Done for these figures: `start` turns the garbage collector off while a command's modules load.",
+            "`entry` turns it on again, with them set aside (`gc.freeze`). Collecting while they loaded cost 2 to "
+            "4 ms.",
+            "Regular expressions are compiled where first used. Printable text needs none to be made display-safe.",
+            "The contract's declarations make no class, and load no `typing` at run time.",
+            "A search loads neither the Hub's change-feed reader nor the translation of store failures.",
+            "`status` tells an installed skill that nothing touched from its files' change times, reading none of "
+            "them.",
+            "The SessionStart hook searches the cache for the newest checkpoint (with the machine's name) only after "
+            "a compaction.",
+            "It loads the secret guard only to tell an error (1.5 million).",
+            "It dates the newest note with `datetime`'s C classes alone. Its pure-Python module cost 4 million "
+            "instructions.",
+            "The modules every command loads stay off `contextlib` (3 million).",
+            "Their locks and the configuration's editing are classes of their own; suppressions are try/except.",
+            "A search of notes loads no catalog of skills, nor `unicodedata` (2 million: `search --skills` does).",
+            "Project names and note ids are checked as characters, rather than by compiled patterns.",
+            "The secret guard's rules are plain classes: a namedtuple compiles code, 1 million each.",
             _over_targets(medians, base),
         ],
     )
@@ -409,8 +421,9 @@ def folder_store(ctx: Context) -> list[Table]:
             headline=f"online search {ratio(med['online'], med['offline'])} of offline, fill "
             f"{ratio(filled['fill'], filled['cp'])} of `cp -r` at {size:,} notes",
             notes=[
-                f"Medians of {ctx.runs * 2} alternating runs (search) and {runs} (fill, each from a new machine, "
-                f"prepared untimed); the machine's load average was about {load:.1f} ({os.cpu_count()} cores).",
+                f"Medians of {ctx.runs * 2} alternating runs (search) and {runs} (fill). Each fill starts on a new "
+                "machine, prepared untimed.",
+                f"The machine's load average was about {load:.1f} ({os.cpu_count()} cores).",
                 *FOLDER_CAUSES,
             ],
         )
@@ -418,58 +431,79 @@ def folder_store(ctx: Context) -> list[Table]:
 
 
 FOLDER_CAUSES = [
-    "Before the store's record of changes (main at 4f9de75, this table's first run, on 2026-12-03 at load average "
-    "about 21, so only its ratios compare): online search 1,374.8 ms against 456.2 ms offline (3.01x: every online "
-    "search listed the folder), and a fill of 55.1 s against 15.5 s for `cp -r` (3.55x).",
-    "An online search with nothing new now reads the record from the cache's cursor (an open, a stat and a few "
-    "bytes) instead of listing 10,000 files, whatever the number of notes. Across this table's runs on 2026-12-03 it "
-    "measured 1.08x to 1.41x of `--offline`; what is left over it: loading the refresh path (the record's "
-    "reader, and `time.strptime`, which loads `_strptime` and `datetime`, to check the age of the last listing) "
-    "and one synced write of the refresh's time, about 12 ms of work when profiled on an idle moment, which a "
-    "loaded machine stretches.",
-    "A fill lists once, then reads each note where it is (one `read` of its listed size plus one byte, on a "
-    "descriptor opened without following a link and checked as opened) and writes it in place into the cache "
-    "(created exclusively; a leftover that no line vouches for is removed first, never written through): no download "
-    "folder, no rename or chmod per note. Its checksum line and pack record are made from the bytes read and appended "
-    "in large writes after the files they vouch for; the cache shows a note only when its line matches the whole "
-    "file, so a fill killed at any point, or two at once, leave the cache exactly right once one finishes "
-    "(tests/test_folder_store_fill.py, SIGKILL at random points). A fill of 10,000 notes makes 8.2 system calls a "
-    "note (the listing's lstat; open, fstat, read and close of the note; create, write and close of its copy), "
-    "against 13.6 before (a rename, a chmod, a second read, a stat and a download thread's futex waits) and 11 for "
-    "`cp -r` (strace -c). The pack's record of a note costs about 25 µs at best (in-process, best of rounds) "
-    "against 43 µs before: the note is decoded once, the frontmatter's lines scanned with one pattern, each plain "
-    "value resolved once, a UTC time read without building an offset, the header normalised only when a field "
-    "needs it.",
-    "Since then (2026-12-03, load 3 to 6): the fill's final check of the pack reads nothing when the pack and "
-    "`checksums` are as the fill's own last batch left them (their inode, size and time; each batch appends a "
-    "record for each line it appends, and a change made between two batches by anyone, or damage, is still found: "
-    "tests/test_folder_store_fill.py), which spares reading the whole pack back (0.05 to 0.09 s of CPU at 10,000 "
-    "notes); a later batch does not read the pack's last 4 MiB to see whether it ends whole when its own last batch "
-    "wrote that end; a `created` time in the form the helper writes (UTC, whole seconds) is checked as text, "
-    "without building a time (1.7 µs against 3.3 µs a note). In-process on a RAM disk, alternating main before "
-    "them and after (three processes each, four fills each), the fill's user CPU time went from 0.61 to 0.75 s "
-    "(best of each process) to 0.44 to 0.64 s. In whole-process rounds on this disk, alternating main before them, "
-    "this fill and `cp -r` (six rounds, load 2.4 to 5.6, 10:14 UTC), the fill's user CPU time went from a median of "
-    "1.25 s to 1.08 s (`cp -r`: 0.02 s), but the medians of the whole (7.54 s, 7.72 s and 4.37 s) moved with the "
-    "disk: each command's kernel time, mostly creating the files, ranged from 0.8 to 5.1 s across the rounds.",
-    "In whole-process rounds on this disk, alternating main before these changes, this fill and `cp -r` (five "
-    "rounds, load about 3 to 6, 2026-12-03 07:55 UTC), the medians were 5.59 s, 2.24 s and 0.53 s (10.6x and 4.2x); "
-    "in the two quietest rounds 2.47 to 2.90 s, 1.62 to 1.99 s and 0.43 to 0.47 s. What is left is the "
-    "interpreter's work per note, which `cp -r` does not do. On a RAM disk (no disk in the way; in-process, 10,000 "
-    "notes) the copying alone costs about what `cp -r` costs (0.22 s against 0.18 to 0.23 s), the records 0.35 to "
-    "0.5 s more and the listing, the pack's final check and the bookkeeping about 0.15 s: a fill's CPU time is "
-    "about 4x `cp -r`'s (0.8 to 0.9 s against 0.2 s), and on this disk the creation of the files, which both pay, "
-    "adds about 0.3 s of kernel time to each. A thread copying beside the one indexing does not help: each of its "
-    "system calls waits for the interpreter's lock that the indexing holds (copying alone 0.22 s, indexing alone "
-    "0.64 s, both in turn 0.82 s, with a copying thread 0.92 s, or 0.88 s with a 0.1 ms switch interval; 2 cores, "
-    "load 11). So with a warm page cache, where `cp -r` costs 20 to 50 µs a note, 1.5x is out of reach of a fill "
-    "that parses each note in Python (its record alone is about 25 µs, its copy about what `cp -r` costs); the ratio "
-    "this table measures moves with the disk and the load (creating a file took from 20 µs to 1 ms across these "
-    "runs), and with the load the fill, which needs a core, suffers more than `cp -r`, which waits on the disk.",
-    "A second process does not help on this machine either, as measured: a prototype forking a worker for the "
-    "second half of each batch (it reads, writes and indexes its notes, the parent appends its lines and records) "
-    "halves the parent's CPU time (0.33 to 0.37 s against 0.47 to 0.75 s in-process) but was not faster (on this "
-    "disk 1.7 to 4.8 s against 1.3 to 5.0 s for the fill alone, on a RAM disk 1.7 to 3.6 s against 1.3 to 2.8 s; "
-    "three rounds each, load about 5): the other core is busy. It was not built. Nor is the fill's time in its "
-    "synced writes: the two of a fill (its stand and its refresh time) took 1 to 4 ms each.",
+    "Before the store's record of changes: main at 4f9de75, this table's first run, on 2026-12-03. The load average "
+    "was about 21, so only its ratios compare.",
+    "Then, an online search took 1,374.8 ms against 456.2 ms offline (3.01x): every online search listed the folder.",
+    "A fill took 55.1 s against 15.5 s for `cp -r` (3.55x).",
+    "An online search with nothing new now reads the record from the cache's cursor: an open, a stat and a few bytes.",
+    "It no longer lists 10,000 files, whatever the number of notes.",
+    "Across this table's runs on 2026-12-03, it measured 1.08x to 1.41x of `--offline`.",
+    "What is left over it: loading the refresh path, and one synced write of the refresh's time.",
+    "The refresh path is the record's reader, and `time.strptime` to check the age of the last listing. "
+    "`time.strptime` loads `_strptime` and `datetime`.",
+    "That is about 12 ms of work when profiled on an idle moment, which a loaded machine stretches.",
+    "A fill lists once, then reads each note where it is, and writes it in place into the cache.",
+    "The read is one `read` of its listed size plus one byte. Its descriptor is opened without following a link, "
+    "and checked as opened.",
+    "The copy is created exclusively. A leftover that no line vouches for is removed first, never written through.",
+    "There is no download folder, and no rename or chmod per note.",
+    "Its checksum line and pack record are made from the bytes read.",
+    "They are appended in large writes, after the files they vouch for.",
+    "The cache shows a note only when its line matches the whole file.",
+    "So a fill killed at any point, or two at once, leave the cache exactly right once one finishes. "
+    "tests/test_folder_store_fill.py checks this with SIGKILL at random points.",
+    "A fill of 10,000 notes makes 8.2 system calls a note (strace -c).",
+    "They are the listing's lstat; open, fstat, read and close of the note; create, write and close of its copy.",
+    "Before, it made 13.6: a rename, a chmod, a second read, a stat and a download thread's futex waits. `cp -r` "
+    "makes 11.",
+    "The pack's record of a note costs about 25 µs at best (in-process, best of rounds), against 43 µs before.",
+    "The note is decoded once, and the frontmatter's lines scanned with one pattern.",
+    "Each plain value is resolved once, and a UTC time read without building an offset.",
+    "The header is normalised only when a field needs it.",
+    "Since then (2026-12-03, load 3 to 6), three more changes.",
+    "First, the fill's final check of the pack reads nothing when the pack and `checksums` are as its own last "
+    "batch left them.",
+    "That is, with their inode, size and time; each batch appends a record for each line it appends.",
+    "A change made between two batches, by anyone, or damage, is still found (tests/test_folder_store_fill.py).",
+    "This spares reading the whole pack back: 0.05 to 0.09 s of CPU at 10,000 notes.",
+    "Second, a later batch does not read the pack's last 4 MiB, to see whether it ends whole, when its own last "
+    "batch wrote that end.",
+    "Third, a `created` time in the form the helper writes (UTC, whole seconds) is checked as text.",
+    "No time is built: 1.7 µs against 3.3 µs a note.",
+    "In-process on a RAM disk, alternating main before them and after: three processes each, four fills each.",
+    "The fill's user CPU time went from 0.61 to 0.75 s (best of each process) to 0.44 to 0.64 s.",
+    "Then in whole-process rounds on this disk, alternating main before them, this fill and `cp -r`.",
+    "That was six rounds, load 2.4 to 5.6, at 10:14 UTC.",
+    "The fill's user CPU time went from a median of 1.25 s to 1.08 s (`cp -r`: 0.02 s).",
+    "But the medians of the whole (7.54 s, 7.72 s and 4.37 s) moved with the disk.",
+    "Each command's kernel time, mostly creating the files, ranged from 0.8 to 5.1 s across the rounds.",
+    "Earlier whole-process rounds on this disk alternated main before these changes, this fill and `cp -r`.",
+    "That was five rounds, load about 3 to 6, at 2026-12-03 07:55 UTC.",
+    "The medians were 5.59 s, 2.24 s and 0.53 s (10.6x and 4.2x).",
+    "In the two quietest rounds, they were 2.47 to 2.90 s, 1.62 to 1.99 s and 0.43 to 0.47 s.",
+    "What is left is the interpreter's work per note, which `cp -r` does not do.",
+    "On a RAM disk (no disk in the way; in-process, 10,000 notes), the copying alone costs about what `cp -r` costs.",
+    "That is 0.22 s, against 0.18 to 0.23 s.",
+    "The records cost 0.35 to 0.5 s more. The listing, the pack's final check and the bookkeeping cost about 0.15 s.",
+    "So a fill's CPU time is about 4x `cp -r`'s: 0.8 to 0.9 s, against 0.2 s.",
+    "On this disk, the creation of the files, which both pay, adds about 0.3 s of kernel time to each.",
+    "A thread copying beside the one indexing does not help.",
+    "Each of its system calls waits for the interpreter's lock, which the indexing holds.",
+    "Copying alone took 0.22 s, indexing alone 0.64 s, and both in turn 0.82 s (2 cores, load 11).",
+    "With a copying thread it took 0.92 s, or 0.88 s with a 0.1 ms switch interval.",
+    "With a warm page cache, `cp -r` costs 20 to 50 µs a note.",
+    "So 1.5x is out of reach of a fill that parses each note in Python.",
+    "Its record alone is about 25 µs, and its copy about what `cp -r` costs.",
+    "The ratio this table measures moves with the disk and the load.",
+    "Creating a file took from 20 µs to 1 ms across these runs.",
+    "Under load, the fill, which needs a core, suffers more than `cp -r`, which waits on the disk.",
+    "A second process does not help on this machine either, as measured.",
+    "A prototype forked a worker for the second half of each batch.",
+    "The worker reads, writes and indexes its notes; the parent appends their lines and records.",
+    "It halves the parent's CPU time: 0.33 to 0.37 s, against 0.47 to 0.75 s in-process.",
+    "But it was not faster (three rounds each, load about 5): the other core is busy.",
+    "On this disk it took 1.7 to 4.8 s, against 1.3 to 5.0 s for the fill alone.",
+    "On a RAM disk it took 1.7 to 3.6 s, against 1.3 to 2.8 s. It was not built.",
+    "Nor is the fill's time in its synced writes.",
+    "The two of a fill (its stand and its refresh time) took 1 to 4 ms each.",
 ]

@@ -92,22 +92,27 @@ def outage(ctx: Context) -> list[Table]:
             headline=f"first search {ms(median(first))}, first save {ms(median(first_save))}, later search "
             f"{ms(max(later_search))}, later save {ms(max(later_save))}",
             notes=[
-                f"Healthy, first-search and first-save columns: medians of {runs} runs (each first save with no "
-                f"outage recorded, and recording it); later searches and saves: the slowest of {runs} runs. The "
-                "emulator accepts every connection and never answers (`HubEmulator.hang`). Requests received by the "
-                f"hung Hub during the later searches and saves: {asked}.",
-                "The first search gives the change feed 2 s to answer at all, then the request that replaces it 2 s; "
-                "a second request without an answer ends the command's use of the network: it answers from the "
-                "cache and records the outage. Later commands answer from what is local until the wait is over (30 s, "
-                "then doubling to at most 5 minutes).",
-                "A save before any outage is recorded gives its upload 2 s (a fifteenth of `AGENT_MEMORY_TIMEOUT` "
-                "if that is longer) to hear any answer (a response's headers) from the Hub, then one more request "
-                "(the bucket's info) as long; if neither is answered the Hub counts "
-                "as hung: the note goes pending with its retry line and the save records the outage. Until this "
-                "change it waited for the command's whole network budget (`AGENT_MEMORY_TIMEOUT`, 30 s: 30.1 s "
-                "measured). A Hub that answers is waited for: an upload's own traffic (hf_xet's) is not seen by the "
-                "helper, so a large note on a slow link is silent for as long as it takes, and the answered request "
-                "is what keeps it going (`tests/test_outage.py`).",
+                f"Healthy, first-search and first-save columns: medians of {runs} runs.",
+                "Each first save starts with no outage recorded, and records it.",
+                f"Later searches and saves: the slowest of {runs} runs.",
+                "The emulator accepts every connection and never answers (`HubEmulator.hang`).",
+                f"Requests received by the hung Hub during the later searches and saves: {asked}.",
+                "The first search gives the change feed 2 s to answer at all, then the request that replaces it 2 s.",
+                "A second request without an answer ends the command's use of the network. The search answers from "
+                "the cache, and records the outage.",
+                "Later commands answer from what is local until the wait is over: 30 s, then doubling to at most "
+                "5 minutes.",
+                "A save before any outage is recorded gives its upload 2 s to hear any answer (a response's headers) "
+                "from the Hub.",
+                "That is a fifteenth of `AGENT_MEMORY_TIMEOUT` if that is longer. Then it makes one more request (the "
+                "bucket's info), as long.",
+                "If neither is answered, the Hub counts as hung. The note goes pending with its retry line, and the "
+                "save records the outage.",
+                "Until this change, it waited for the command's whole network budget (`AGENT_MEMORY_TIMEOUT`, 30 s: "
+                "30.1 s measured).",
+                "A Hub that answers is waited for. An upload's own traffic (hf_xet's) is not seen by the helper.",
+                "So a large note on a slow link is silent for as long as it takes. The answered request is what keeps "
+                "it going (`tests/test_outage.py`).",
             ],
         )
     ]
@@ -117,7 +122,7 @@ def _timed(machine: Machine, args: list[str], status: str) -> float:
     started = time.perf_counter()
     proc = machine.run(machine.argv(*args))
     elapsed = time.perf_counter() - started
-    found = json.loads(proc.stdout)["sync"]["status"]
+    found = json.loads(proc.stdout)["freshness"]["status"]
     if found != status:
         raise RuntimeError(f"agent-memory {' '.join(args)} was {found}, expected {status}: {proc.stderr.decode()}")
     return elapsed

@@ -78,7 +78,7 @@ def searchers(machine: Machine, notes: Path) -> dict[str, Callable[[str], list[s
 
     def agent_memory(query: str) -> list[str]:
         result = json.loads(machine.agent_memory("search", "--json", "--limit", str(DEPTH), "--", query).stdout)
-        if result["sync"]["status"] != "fresh":
+        if result["freshness"]["status"] != "fresh":
             raise RuntimeError(f"search {query!r} did not read the store: {result['sync']}")
         return [found["id"] for found in result["results"]]
 
@@ -141,25 +141,34 @@ def table(corpus: Corpus, queries: list[Query], ranked: dict[str, list[list[str]
         headline=f"Recall@{DEPTH} {overall:.2f} (rg, every word: {by_tool['rg, every word']['all'][2]:.2f}) "
         f"on {len(queries)} queries over {len(corpus.files)} notes",
         notes=[
-            f"Measured on {when}, {scope}, over {len(corpus.files)} notes: {targets} that queries mean (two of "
-            f"them corrections of another, meant together with it by {len(recall_notes.PAIRS)} queries) and "
-            f"{corpus.distractors} distractors made from the same vocabulary (`bench/recall_corpus.py`, "
-            "deterministic). Each query means one note (or a note and its correction); every word and quoted "
-            "phrase of it is in each note it means, which `recall_corpus.check` proves before the run.",
+            f"Measured on {when}, {scope}, over {len(corpus.files)} notes.",
+            f"{targets} notes are meant by queries. Two of them are corrections of another, meant together with it "
+            f"by {len(recall_notes.PAIRS)} queries.",
+            f"{corpus.distractors} distractors are made from the same vocabulary (`bench/recall_corpus.py`, "
+            "deterministic).",
+            "Each query means one note, or a note and its correction.",
+            "Every word and quoted phrase of a query is in each note it means. `recall_corpus.check` proves it "
+            "before the run.",
             f"Query styles: {styles}.",
-            f"Recall@k: the share of the notes a query means found among the first k results (out of as many as "
-            f"fit in k), averaged over the queries. Notes holding every term of a query, meant or not (title, "
-            f"body or frontmatter): median {statistics.median(candidates):g}, at most {max(candidates)}.",
-            "Commands, each a whole process per query on the folder store (rg over its notes folder, the same "
-            f"files): agent-memory: {COMMANDS['agent-memory']}; rg, every word: {COMMANDS['rg, every word']}; "
-            f"rg, whole query: {COMMANDS['rg, whole query']}. rg's ranks are newest first (note ids start with "
-            "their time); agent-memory ranks by its search's own order (the whole query in the title, then in "
-            "the body, then every term in the title, then anywhere; newest first within each), which only "
-            "matters for Recall@1.",
+            "Recall@k: the share of the notes a query means found among the first k results, averaged over the "
+            "queries. The share is out of as many as fit in k.",
+            "Notes holding every term of a query, meant or not (title, body or frontmatter): median "
+            f"{statistics.median(candidates):g}, at most {max(candidates)}.",
+            "Each command is a whole process per query, on the folder store. rg runs over its notes folder: the same "
+            "files.",
+            f"agent-memory: {COMMANDS['agent-memory']}.",
+            f"rg, every word: {COMMANDS['rg, every word']}.",
+            f"rg, whole query: {COMMANDS['rg, whole query']}.",
+            "rg's ranks are newest first: note ids start with their time.",
+            "agent-memory ranks by its search's own order: the whole query in the title, then in the body. Then every "
+            "term in the title, then anywhere; newest first within each.",
+            "That order only matters for Recall@1.",
             "Queries with no result: "
             + ", ".join(f"{name} {count} of {len(queries)}" for name, count in empty.items())
-            + ". `python bench/run.py --only recall` measures again; a search that changes what it matches "
-            "changes `recall.STAGE` with it, so the earlier stage's table stays beside the new one.",
+            + ".",
+            "`python bench/run.py --only recall` measures again.",
+            "A search that changes what it matches changes `recall.STAGE` with it. So the earlier stage's table "
+            "stays beside the new one.",
         ],
     )
 

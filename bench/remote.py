@@ -64,12 +64,13 @@ def refresh(ctx: Context) -> list[Table]:
         target="1 request (`events`) and no `tree` page at every size; `search` flat in the number of notes (at "
         "most 1.2x of 1,000 notes) and within 1.5x of `search --offline` plus one request.",
         notes=[
-            "`agent-memory search QUERY` refreshes the cache and then searches: with nothing new, the refresh asks "
-            "the bucket's change feed what changed after the cache's cursor (one request, closed at `ready`). "
-            "`one request` is one bucket-info request to the emulator from the benchmark process. "
-            "`hf buckets sync hf://buckets/.../notes DIR` into an up-to-date copy is shown for context (it lists).",
-            f"Medians of {ctx.runs} alternating runs after one warm-up round, every size in the same rounds; "
-            "requests counted by the emulator.",
+            "`agent-memory search QUERY` refreshes the cache, then searches.",
+            "With nothing new, the refresh asks the bucket's change feed what changed after the cache's cursor. That "
+            "is one request, closed at `ready`.",
+            "`one request` is one bucket-info request to the emulator, from the benchmark process.",
+            "`hf buckets sync hf://buckets/.../notes DIR` into an up-to-date copy is shown for context. It lists.",
+            f"Medians of {ctx.runs} alternating runs after one warm-up round, every size in the same rounds.",
+            "Requests are counted by the emulator.",
             *CAUSES_3A,
         ],
     )
@@ -79,9 +80,10 @@ def refresh(ctx: Context) -> list[Table]:
         target=f"the feed's replay and the downloads of the {NEW_NOTES} new notes, no listing: exactly {NEW_NOTES} "
         "notes written to the cache, the others untouched.",
         notes=[
-            "Before each run, untimed, 10 new notes are put into the bucket. Downloads go through hf_xet straight "
-            "to the (emulated) storage, so they show as one `xet-read-token` and `resolve` per refresh rather "
-            "than one request per file; `notes downloaded` counts the files that appeared in the cache.",
+            "Before each run, untimed, 10 new notes are put into the bucket.",
+            "Downloads go through hf_xet straight to the (emulated) storage. So they show as one `xet-read-token` "
+            "and `resolve` per refresh, rather than one request per file.",
+            "`notes downloaded` counts the files that appeared in the cache.",
         ],
     )
     contenders: dict[str, Callable[[], object]] = {}
@@ -173,25 +175,30 @@ def _refresh_new(ctx: Context, corpus: Corpus, table: Table) -> bool:
 
 # what the profiles showed about the targets these tables miss (static: measured once, by hand)
 CAUSES_3A = [
-    "Where the rest of the time goes (measured with `python -X importtime` and cProfile on 2026-12-02, 1,000 "
-    "notes): an online search loads huggingface_hub's HTTP stack, which `search --offline` never does (`httpx2` "
-    "about 80 to 110 ms, `huggingface_hub.utils` about 35 ms), then makes its client (a TLS context) and runs the"
-    " request in the budget's thread: about 250 ms in all, of which the request is 2 to 5 ms. Within 1.5x would "
-    "need the feed's one request without the SDK (the standard library's `http.client`), which means reading the "
-    "SDK's credentials ourselves (its own `get_token` loads the whole HTTP stack: 110 ms): left as a decision, not "
-    "done. Even then, `http.client` with a TLS context costs about 55 ms to load and set up. `HfApi` itself is no "
-    "longer loaded on this path (it was a further 60 ms).",
-    "Flatness: the refresh's own share (search minus `search --offline`) does not grow with the notes; `search "
-    "--offline` itself does (the pack scan: section 1), and so the online search at 50,000 notes.",
+    "Where the rest of the time goes, measured with `python -X importtime` and cProfile on 2026-12-02, at 1,000 notes:",
+    "An online search loads huggingface_hub's HTTP stack, which `search --offline` never does. `httpx2` costs "
+    "about 80 to 110 ms, `huggingface_hub.utils` about 35 ms.",
+    "Then it makes its client (a TLS context), and runs the request in the budget's thread.",
+    "That is about 250 ms in all, of which the request is 2 to 5 ms.",
+    "Within 1.5x would need the feed's one request without the SDK, with the standard library's `http.client`.",
+    "That means reading the SDK's credentials ourselves: its own `get_token` loads the whole HTTP stack (110 ms). "
+    "It is left as a decision, not done.",
+    "Even then, `http.client` with a TLS context costs about 55 ms to load and set up.",
+    "`HfApi` itself is no longer loaded on this path; it was a further 60 ms.",
+    "Flatness: the refresh's own share (search minus `search --offline`) does not grow with the notes.",
+    "`search --offline` itself does grow (the pack scan: section 1), and so does the online search at 50,000 notes.",
 ]
 CAUSES_3C = [
-    "Where the gap comes from: besides downloading, a fill reads each note back, checks its CRC-32, parses its "
-    "frontmatter for the search pack, and moves it into the cache (about 0.3 ms a note: 3 s at 10,000, 15 s at "
-    "50,000, which hf does not do), and downloads in 1,000-note batches (one hf_xet download group each, against "
-    "one for hf) so that a command cut by its budget keeps its finished batches. The next batch downloads while "
-    "the last one is added, which hides that work only when a core is free: on a 2-core machine shared with other "
-    "work it rarely is (a run on 2026-12-02 at load average 7 to 20 gave 1.49x and 1.22x at 10,000 and 50,000 "
-    "notes, one with the machine to itself 1.14x and 1.12x). Batches of 5,000 measured no better.",
+    "Where the gap comes from: besides downloading, a fill reads each note back and checks its CRC-32.",
+    "It parses each note's frontmatter for the search pack, and moves the note into the cache.",
+    "That is about 0.3 ms a note, which hf does not do: 3 s at 10,000, 15 s at 50,000.",
+    "It downloads in 1,000-note batches: one hf_xet download group each, against one for hf. So a command cut by "
+    "its budget keeps its finished batches.",
+    "The next batch downloads while the last one is added. That hides the work only when a core is free.",
+    "On a 2-core machine shared with other work, it rarely is.",
+    "A run on 2026-12-02 at load average 7 to 20 gave 1.49x and 1.22x at 10,000 and 50,000 notes. One with the "
+    "machine to itself gave 1.14x and 1.12x.",
+    "Batches of 5,000 measured no better.",
 ]
 FILL_RUNS = 3  # whole fills of up to 50,000 notes: a minute each
 
@@ -203,10 +210,11 @@ def _fill(ctx: Context) -> Table:
         ["notes", "agent-memory search (empty cache)", "hf buckets sync (empty folder)", "agent-memory / hf"],
         target="no slower than `hf buckets sync` of the same folder (at most 1.00x) at 10,000 and 50,000 notes.",
         notes=[
-            f"Medians of {ctx.runs if ctx.runs < FILL_RUNS else FILL_RUNS} alternating runs, each from an empty "
-            "cache (a new machine) or an empty folder, prepared untimed. The search lists the project, downloads "
-            "it in batches of 1,000 (the next batch downloads while the last one is added to the cache) and "
-            "builds the search pack; hf downloads the files only.",
+            f"Medians of {ctx.runs if ctx.runs < FILL_RUNS else FILL_RUNS} alternating runs. Each starts from an "
+            "empty cache (a new machine) or an empty folder, prepared untimed.",
+            "The search lists the project, downloads it in batches of 1,000, and builds the search pack. The next "
+            "batch downloads while the last one is added to the cache.",
+            "hf downloads the files only.",
             *CAUSES_3C,
         ],
     )
@@ -277,9 +285,10 @@ def save(ctx: Context) -> list[Table]:
             verdict="met" if value <= 1.0 else "not met, within noise" if tie else "not met",
             headline=f"save / hf buckets cp = {value:.2f}x",
             notes=[
-                f"The same {len(body):,}-byte Markdown file; each run writes a new object. Medians of {ctx.runs * 2} "
-                "alternating runs after one warm-up round, against the emulator. `save` also renders the frontmatter, "
-                "scans for secrets, queues the note as pending before uploading, and adds it to the local cache. "
+                f"The same {len(body):,}-byte Markdown file; each run writes a new object.",
+                f"Medians of {ctx.runs * 2} alternating runs after one warm-up round, against the emulator.",
+                "`save` also renders the frontmatter, scans for secrets, and queues the note as pending before "
+                "uploading. Then it adds the note to the local cache.",
                 '"Within noise": the medians differ by less than the interquartile ranges, which overlap.',
             ],
         )
@@ -334,9 +343,11 @@ def skills(ctx: Context) -> list[Table]:
             target="none set: shown against `hf buckets sync` of the same folder.",
             headline=f"publish {publish_ratio:.2f}x, install {install_ratio:.2f}x of hf buckets sync",
             notes=[
-                f"{len(files)} files, {sum(map(len, files.values())):,} bytes. Each publication is a new revision "
-                "(uploaded as two commits by design: the supporting files, then SKILL.md, which makes it visible) "
-                "and for hf a new prefix (one commit); each install starts from an empty destination. "
+                f"{len(files)} files, {sum(map(len, files.values())):,} bytes.",
+                "Each publication is a new revision, uploaded as two commits by design. The supporting files come "
+                "first, then SKILL.md, which makes it visible.",
+                "For hf, each is a new prefix (one commit).",
+                "Each install starts from an empty destination.",
                 f"Medians of {ctx.runs} alternating runs after one warm-up round, against the emulator.",
             ],
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -129,8 +130,8 @@ def write_doc(path: Path, tables: list[Table], info: dict[str, str], *, intro: s
         space_section([t for t in tables if t.title.startswith(SPACE_TABLES)], info),
         recall_section(recall, kept),
     ]
-    for number, heading in SECTIONS.items():
-        own = [t for t in tables if t.title.startswith(number)]
+    for heading in dict.fromkeys(SECTIONS.values()):
+        own = [t for t in tables if SECTIONS.get(_number(t.title)) == heading]
         if own:
             lines += [heading, "", *(table.markdown() for table in own)]
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -147,8 +148,8 @@ def space_section(tables: list[Table], info: dict[str, str]) -> str:
     lines = [
         SPACE_SECTION,
         "",
-        f"Measured on {when} on the machine above ({info['Chromium']}, Node {info['Node']}); "
-        "`python bench/run.py --only page` measures it again and rewrites this section alone.",
+        f"Measured on {when} on the machine above ({info['Chromium']}, Node {info['Node']}).\n"
+        "`python bench/run.py --only page` measures it again, and rewrites this section alone.",
         "",
         *(table.markdown() for table in tables),
     ]
@@ -180,9 +181,21 @@ SYNC_TABLES = "11"  # the hooks with sync on (bench/sync_hooks.py), after the re
 CI_SECTION = "## The whole CI run"
 CI_TABLES = "12"  # `.ci/run` on a clean clone (bench/ci.py), measured with `--only ci` alone
 
+BOUNDS_SECTION = "## What the size of the memory and of a query cost"
+BOUNDS_TABLES = ("13", "14")  # status at three sizes, the largest query (bench/bounds.py)
+
+VIEW_SECTION = "## The view's page"
+VIEW_TABLES = "15"  # `agent-memory view` (bench/view_page.py)
+
 # the tables numbered past the results (9 onwards) each have a section of their own, in that order
-OWN_SECTIONS = (SPACE_TABLES, RECALL_TABLES, SYNC_TABLES, CI_TABLES)
-SECTIONS = {SYNC_TABLES: SYNC_SECTION, CI_TABLES: CI_SECTION}  # those made of their tables alone
+OWN_SECTIONS = (SPACE_TABLES, RECALL_TABLES, SYNC_TABLES, CI_TABLES, *BOUNDS_TABLES, VIEW_TABLES)
+# those made of their tables alone, by the number their tables' titles start with
+SECTIONS = {
+    SYNC_TABLES: SYNC_SECTION,
+    CI_TABLES: CI_SECTION,
+    **dict.fromkeys(BOUNDS_TABLES, BOUNDS_SECTION),
+    VIEW_TABLES: VIEW_SECTION,
+}
 
 
 def recall_section(tables: list[Table], kept: list[str]) -> str:
@@ -190,10 +203,10 @@ def recall_section(tables: list[Table], kept: list[str]) -> str:
     lines = [
         RECALL_SECTION,
         "",
-        "Whether a search finds the note an agent means, with queries as agents write them (`bench/recall.py`, "
-        "its corpus and expected notes in `bench/recall_corpus.py`). `python bench/run.py --only recall` "
-        "measures it again and replaces the table of the stage it names; the tables of earlier stages stay "
-        "as their record.",
+        "Whether a search finds the note an agent means, with queries as agents write them (`bench/recall.py`). "
+        "Its corpus and expected notes are in `bench/recall_corpus.py`.\n"
+        "`python bench/run.py --only recall` measures it again, and replaces the table of the stage it names. "
+        "The tables of earlier stages stay as their record.",
         "",
         *kept,
         *(table.markdown() for table in tables),
@@ -266,9 +279,15 @@ def replace_tables(path: Path, tables: list[Table]) -> None:
     path.write_text(text)
 
 
+def _number(title: str) -> str:
+    """The number of a table's title, without its letter: `11` of `11b. Sync of ...`."""
+    found = re.match(r"\d*", title)
+    return found.group() if found else ""
+
+
 def _with_new_table(text: str, table: Table) -> str:
     """`text` with an empty place for `table`: its own section at the end, and its row at the end of the summary."""
-    heading = SECTIONS.get(table.title.split(".")[0])
+    heading = SECTIONS.get(_number(table.title))
     if heading is None:
         raise ValueError(f"{table.title!r} is not in docs/benchmarks.md: run the whole benchmark once to add it")
     if heading not in text.split("\n"):

@@ -29,6 +29,7 @@ except ImportError:  # run with the virtualenv's interpreter, which has the help
         os.execv(str(VENV_PYTHON), [str(VENV_PYTHON), *sys.argv])
     raise SystemExit("agent_memory is not installed: run with the agent-memory virtualenv's python") from None
 
+import bounds  # noqa: E402
 import ci  # noqa: E402
 import corpus  # noqa: E402
 import env  # noqa: E402
@@ -40,7 +41,9 @@ import recall  # noqa: E402
 import remote  # noqa: E402
 import report  # noqa: E402
 import space_page  # noqa: E402
+import sync_history  # noqa: E402
 import sync_hooks  # noqa: E402
+import view_page  # noqa: E402
 
 CASES = (
     local.search,
@@ -54,33 +57,45 @@ CASES = (
     space_page.page,
     recall.recall,
     sync_hooks.sync,
+    sync_history.history,
     ci.ci,
+    bounds.status_size,
+    bounds.query_bounds,
+    view_page.view,
     hung_folder.hung_folder,
 )  # in the order of their tables' numbers (docs/benchmarks.md and its summary list them so)
 # cases that prepare their own notes, or none
 NO_CORPUS = {
     ci.ci,
+    view_page.view,
     space_page.page,
     local.startup,
     recall.recall,
     importing.importing,
     outage.outage,
     sync_hooks.sync,
+    sync_history.history,
     local.folder_store,
+    bounds.status_size,
+    bounds.query_bounds,
     hung_folder.hung_folder,
 }
 
 INTRO = """
-How to reproduce: `python bench/run.py` from the repository root, with the virtualenv that has agent-memory
-installed (`.venv`), ripgrep installed, and matplotlib for the plot (`.venv/bin/pip install matplotlib`).
-`python bench/run.py --quick` is the smoke test that CI runs (200 notes, one run of each, no warm-up, writes nothing).
+How to reproduce: run `python bench/run.py` from the repository root.
+Use the virtualenv that has agent-memory installed (`.venv`), with ripgrep installed.
+The plot needs matplotlib (`.venv/bin/pip install matplotlib`).
+`python bench/run.py --quick` is the smoke test that CI runs: 200 notes, one run of each, no warm-up, writes nothing.
 
-Every figure comes from whole processes (what an agent pays per call), run in alternation (A, B, C, then
-B, C, A...) after warm-up runs, on synthetic notes generated with a fixed seed by `bench/data.py` (Markdown
-with YAML frontmatter, 300 B to 20 KB, median about 1.5 KB; about 3 notes in 1,000 contain the query phrase,
-half of them in title case). The network side is the Hub emulator of the test suite (`tests/hub_emulator.py`)
-with the real `huggingface_hub` and `hf_xet`, in the benchmark process. The machine is shared and noisy: only
-the ratios measured in the same rounds are meaningful; absolute times are context.
+Every figure comes from whole processes: what an agent pays per call.
+They run in alternation (A, B, C, then B, C, A...), after warm-up runs.
+The notes are synthetic, generated with a fixed seed by `bench/data.py`.
+They are Markdown with YAML frontmatter, 300 B to 20 KB, median about 1.5 KB.
+About 3 notes in 1,000 contain the query phrase, half of them in title case.
+The network side is the Hub emulator of the test suite (`tests/hub_emulator.py`).
+It runs with the real `huggingface_hub` and `hf_xet`, in the benchmark process.
+The machine is shared and noisy.
+Only the ratios measured in the same rounds are meaningful; absolute times are context.
 """
 
 

@@ -138,7 +138,7 @@ def page(ctx: Context) -> list[Table]:
     core = sum((PYODIDE / name).stat().st_size for name in CORE_FILES)
     context = (
         f"The machine is shared: its 1-minute load average was {load_before:.1f} before these loads and "
-        f"{load_after:.1f} after ({os.cpu_count()} cores); on a loaded machine every time here grows."
+        f"{load_after:.1f} after ({os.cpu_count()} cores). On a loaded machine, every time here grows."
     )
     return [
         _loads_table(loads, core, ctx.runs, context, after),
@@ -178,27 +178,32 @@ def _loads_table(loads: dict[str, dict[str, list[dict]]], core: int, runs: int, 
         headline=f"ready in {ms(cold)} cold and {ms(warm)} warm on the Space-like server, "
         f"{extra / 1000:,.0f} kB beyond the Pyodide core",
         notes=[
-            "Times from navigation start, read from the page's own marks (`python-ready` when `loadPyodide` "
-            "returns, `ready` when the form works); bytes are the "
-            "browser's `transferSize` of every request, headers included (a file that Cache Storage or the HTTP "
-            "cache answered transfers nothing, a revalidation only its headers).",
-            "The page starts Python from build.py's memory snapshot (CPython started, the generator imported), "
-            "downloads the wasm and the snapshot gzipped, and keeps the three large files in Cache Storage by "
-            "their SHA-256. `Pyodide alone` is the npm package as it comes (plain files, lock file inlined), "
-            "measured in the same rounds: it is not ready for the form (no generator), so the page's ratio "
-            "to it flatters Pyodide alone.",
-            f"The Pyodide core is the npm package's runtime the page must load (`pyodide.mjs`, `pyodide.asm.mjs`, "
-            f"`pyodide.asm.wasm`, `python_stdlib.zip`: {core / 1e6:.2f} MB, uncompressed: the local server does not "
-            "compress, and Hugging Face's file storage serves the binary files as they are).",
-            "Space-like: text files from the page's origin, revalidated (`no-cache`, then 304); binary files "
-            "(`.wasm`, `.zip`, `.gz`, `.whl`) by a `no-store` 302 to a freshly signed URL on another origin "
-            "that sends `application/octet-stream` with CORS, as a static Space serves what it keeps in Xet "
-            "storage (huggingface.co cannot be reached from this machine: these headers are what "
-            "/work/shared/reference/pyodide-and-spaces.md gathered). Pyodide alone then downloads its 12 MB again on "
-            "every visit; on `build.py --serve` the HTTP cache answers its standard library (304), but Chromium "
-            "downloads the 9.6 MB wasm again (`warm: transferred`).",
-            f"Medians of {runs} cold loads and {runs} warm ones of each page, alternating, after one warm-up "
-            f"round; the warm one {after:g} s after the cold one was ready. {context}",
+            "Times run from navigation start, read from the page's own marks.",
+            "`python-ready` is when `loadPyodide` returns; `ready` is when the form works.",
+            "Bytes are the browser's `transferSize` of every request, headers included.",
+            "A file that Cache Storage or the HTTP cache answered transfers nothing; a revalidation, only its headers.",
+            "The page starts Python from build.py's memory snapshot: CPython started, the generator imported.",
+            "It downloads the wasm and the snapshot gzipped. It keeps the three large files in Cache Storage, by "
+            "their SHA-256.",
+            "`Pyodide alone` is the npm package as it comes (plain files, lock file inlined), measured in the same "
+            "rounds.",
+            "It is not ready for the form (no generator), so the page's ratio to it flatters Pyodide alone.",
+            "The Pyodide core is the npm package's runtime that the page must load: `pyodide.mjs`, "
+            "`pyodide.asm.mjs`, `pyodide.asm.wasm`, `python_stdlib.zip`.",
+            f"It is {core / 1e6:.2f} MB, uncompressed. The local server does not compress, and Hugging Face's file "
+            "storage serves the binary files as they are.",
+            "Space-like: text files come from the page's origin, revalidated (`no-cache`, then 304).",
+            "Binary files (`.wasm`, `.zip`, `.gz`, `.whl`) come by a `no-store` 302 to a freshly signed URL on "
+            "another origin.",
+            "That origin sends `application/octet-stream` with CORS, as a static Space serves what it keeps in Xet "
+            "storage.",
+            "huggingface.co cannot be reached from this machine. These headers are what "
+            "/work/shared/reference/pyodide-and-spaces.md gathered.",
+            "Pyodide alone then downloads its 12 MB again on every visit.",
+            "On `build.py --serve`, the HTTP cache answers its standard library (304). But Chromium downloads the "
+            "9.6 MB wasm again (`warm: transferred`).",
+            f"Medians of {runs} cold loads and {runs} warm ones of each page, alternating, after one warm-up round.",
+            f"The warm one ran {after:g} s after the cold one was ready. {context}",
         ],
         rows=rows,
     )
@@ -262,34 +267,38 @@ def _options_table(
             "cold / as it comes",
         ],  # fmt: skip
         notes=[
-            "Pages that load Pyodide from the same site, on the Space-like server, measured in the same rounds "
-            "(bench/space_page_options.js; no form). `ready` is when Python can run (with the generator: once "
-            "`space.generator` is imported, which is what the page needs). Medians of "
-            f"{runs} cold and {runs} warm loads of each.",
-            "The snapshots are build.py's (`space/snapshot.mjs`: CPython started, the standard-library modules "
-            "the generator uses imported, and, for the page's, the generator itself), gzipped with the wasm; "
-            "the page decompresses both with `DecompressionStream`. Python alone's snapshot is made by the bench "
-            "with the same script.",
-            "Web Worker: the worker's own requests are not in the page's timeline, so its bytes are not shown; "
-            "they are those of the row above it.",
-            "Trimmed standard library: only the modules that Pyodide's start and the generator import, as a "
-            "zip (made here, not shipped: the snapshot's zip directory is the full one's, so the two exclude "
-            "each other).",
-            "Chosen for the page: the snapshot with the generator imported, gzipped, the runtime kept in Cache "
-            "Storage (the last row), with the lock file inlined and Pyodide's two scripts fetched at page start "
-            "with the runtime (each file checked against its SHA-256 on every use, the scripts imported from "
-            "their checked bytes). "
-            "Not chosen: the Web Worker (CPython's start is the same work in a worker; the form already works "
-            "while it runs, and every keystroke would become a message); the trimmed standard library (fewer "
-            "bytes, no sooner: the time is CPython starting, not downloading, and a snapshot needs the zip it "
-            "was made with). The page's files fetched at page start rather than once Python is ready: the "
-            "snapshot holds the generator, so there is nothing left to fetch.",
-            "Caching the compiled module: Chromium refuses to keep a `WebAssembly.Module` in IndexedDB "
-            "(`DataCloneError: A WebAssembly.Module can not be serialized for storage`, in this Chromium), and "
-            "V8 keeps compiled wasm only beside a response's entry in the HTTP cache, which a Space's `no-store` "
-            "redirects rule out (even `build.py --serve`'s wasm was downloaded again on the second visit: 9a, "
-            "`warm: transferred`). The page keeps the gzipped bytes in Cache Storage and compiles them on each "
-            "visit (streaming, while they are decompressed: a small part of the warm time above).",
+            "These pages load Pyodide from the same site, on the Space-like server, in the same rounds. They have "
+            "no form (bench/space_page_options.js).",
+            "`ready` is when Python can run. With the generator, it is once `space.generator` is imported: what the "
+            "page needs.",
+            f"Medians of {runs} cold and {runs} warm loads of each.",
+            "The snapshots are build.py's (`space/snapshot.mjs`), gzipped with the wasm.",
+            "A snapshot holds CPython started, with the standard-library modules the generator uses imported. The "
+            "page's holds the generator itself too.",
+            "The page decompresses both with `DecompressionStream`.",
+            "Python alone's snapshot is made by the bench, with the same script.",
+            "Web Worker: the worker's own requests are not in the page's timeline, so its bytes are not shown. They "
+            "are those of the row above it.",
+            "Trimmed standard library: only the modules that Pyodide's start and the generator import, as a zip.",
+            "It is made here, not shipped. The snapshot's zip directory is the full one's, so the two exclude each "
+            "other.",
+            "Chosen for the page: the snapshot with the generator imported, gzipped, with the runtime kept in Cache "
+            "Storage (the last row).",
+            "The lock file is inlined. Pyodide's two scripts are fetched at page start, with the runtime.",
+            "Each file is checked against its SHA-256 on every use; the scripts are imported from their checked bytes.",
+            "Not chosen: the Web Worker. CPython's start is the same work in a worker.",
+            "The form already works while it runs, and every keystroke would become a message.",
+            "Not chosen: the trimmed standard library. It has fewer bytes, but is no sooner.",
+            "The time is CPython starting, not downloading; and a snapshot needs the zip it was made with.",
+            "The page's files are fetched at page start, rather than once Python is ready. The snapshot holds the "
+            "generator, so there is nothing left to fetch.",
+            "Caching the compiled module: Chromium refuses to keep a `WebAssembly.Module` in IndexedDB.",
+            "It says `DataCloneError: A WebAssembly.Module can not be serialized for storage`, in this Chromium.",
+            "V8 keeps compiled wasm only beside a response's entry in the HTTP cache. A Space's `no-store` redirects "
+            "rule that out.",
+            "Even `build.py --serve`'s wasm was downloaded again on the second visit (9a, `warm: transferred`).",
+            "The page keeps the gzipped bytes in Cache Storage, and compiles them on each visit.",
+            "It compiles while streaming, as they are decompressed: a small part of the warm time above.",
         ],
         rows=rows,
     )
@@ -426,8 +435,8 @@ def _generator(root: Path) -> Table:
             [f"CPython {sys.version.split()[0]}", ms(median(samples)), str(GENERATOR_CALLS)],
         ],
         notes=[
-            "One call validates the form and writes the Linux script (venv, both agents), as the page does on "
-            f"every keystroke. Starting Pyodide in Node (without the snapshot) took {pyodide['load_ms'] / 1000:.1f} s "
-            "in the same run.",
+            "One call validates the form and writes the Linux script (venv, both agents). The page does this on "
+            "every keystroke.",
+            f"Starting Pyodide in Node (without the snapshot) took {pyodide['load_ms'] / 1000:.1f} s in the same run.",
         ],
     )

@@ -79,13 +79,16 @@ def sync(ctx: Context) -> list[Table]:
         f"{row[1]} {row[4]} of sync off ({row[0]} files, requests: {row[5]})" for row in table.rows
     )
     table.notes = [
-        f"Medians of {ctx.runs * 2} alternating runs after two warm-up rounds; the machine's load average was about "
-        f"{load:.1f} ({os.cpu_count()} cores). Sync off is a third machine with the same memory folder after "
-        "`sync disable` (its hooks read the configuration and stop there). Requests counted by the Hub emulator.",
-        "With sync on and nothing changed here, the Stop hook stats each file of the memory folder, compares it with "
-        "the size and time recorded at the last sync, and stops there: no store is opened. The SessionStart hook asks "
-        "the bucket for its `updatedAt` (one request: `info`); unchanged, it lists and downloads nothing. "
-        "The time it adds is mostly loading the Hub's SDK for that one request.",
+        f"Medians of {ctx.runs * 2} alternating runs after two warm-up rounds.",
+        f"The machine's load average was about {load:.1f} ({os.cpu_count()} cores).",
+        "Sync off is a third machine with the same memory folder, after `sync disable`. Its hooks read the "
+        "configuration and stop there.",
+        "Requests are counted by the Hub emulator.",
+        "With sync on and nothing changed here, the Stop hook stats each file of the memory folder.",
+        "It compares each with the size and time recorded at the last sync, and stops there: no store is opened.",
+        "The SessionStart hook asks the bucket for its `updatedAt`: one request, `info`.",
+        "Unchanged, it lists and downloads nothing.",
+        "The time it adds is mostly loading the Hub's SDK, for that one request.",
     ]
     return [table]
 

@@ -1,7 +1,7 @@
 """Run the real agent CLIs from npm (Codex CLI, Claude Code) offline against a scripted model server.
 
-The CLIs come from the repository's `package.json`/`package-lock.json` (installed with `npm ci`, once per test
-session when `node_modules` does not hold the pinned versions). Each run gets the machine's HOME and agent
+The CLIs come from `tests/agent-clis/package.json`/`package-lock.json` (installed there with `npm ci`, once per
+test session when its `node_modules` does not hold the pinned versions). Each run gets the machine's HOME and agent
 folders and an environment built from scratch: nothing of the developer's shell leaks in. Flags, variables
 and pitfalls follow the measurements in the reference "Measured with the real CLIs".
 """
@@ -22,7 +22,7 @@ import pytest
 
 from conftest import TOKEN, Machine
 from model_servers import AnthropicModel, ResponsesModel, ScriptedModel
-from tools import NODE_MODULES, require_npm_packages
+from tools import AGENT_BIN, require_agent_clis
 
 REPO = Path(__file__).resolve().parent.parent
 # Debian's login PATH for root (/etc/profile): the agent-memory helper is deliberately not on it
@@ -58,10 +58,10 @@ class AgentCli:
     model_class: type[ScriptedModel] = ScriptedModel
 
     def __init__(self, machine: Machine, model: ScriptedModel) -> None:
-        require_npm_packages()
+        require_agent_clis()
         self.machine = machine
         self.model = model
-        self.binary = NODE_MODULES / ".bin" / self.name
+        self.binary = AGENT_BIN / self.name
 
     def env(self) -> dict[str, str]:
         """The CLI's environment: the machine's agent-memory and Hugging Face variables, no credential."""
@@ -178,7 +178,7 @@ class CodexAppServer:
     """
 
     def __init__(self, machine: Machine, env: dict[str, str] | None = None) -> None:
-        require_npm_packages()
+        require_agent_clis()
         env = {
             "PATH": SYSTEM_PATH,
             "LANG": "C.UTF-8",
@@ -188,7 +188,7 @@ class CodexAppServer:
             **(env or {}),
         }
         self.proc = subprocess.Popen(
-            [str(NODE_MODULES / ".bin" / "codex"), "app-server"],
+            [str(AGENT_BIN / "codex"), "app-server"],
             cwd=machine.work,
             env=env,
             stdin=subprocess.PIPE,

@@ -25,6 +25,7 @@ sys.path.insert(1, str(Path(__file__).parent.parent))  # the Space's own code (s
 
 import in_process  # noqa: E402
 import tools  # noqa: E402
+from file_order import FileTimes  # noqa: E402
 from hub_emulator import HubEmulator  # noqa: E402
 from isolation import machine_env  # noqa: E402
 
@@ -158,22 +159,7 @@ class Machine:
                 file.write_text(json.dumps({**record, "until": time.time() - 1}))
 
 
-# The files that take longest, longest first (their tests' durations summed, from a whole parallel run on the
-# development machine on 2026-12-03). Only the order of the files depends on it, never what a test does.
-LONGEST_FILES = (
-    "test_outage.py",
-    "test_space_browser.py",
-    "test_space_install.py",
-    "test_space_build.py",
-    "test_incremental_refresh.py",
-    "test_runtime_e2e.py",
-    "test_runtime_compaction.py",
-    "test_space_deploy.py",
-    "test_cache_healing.py",
-    "test_runtime_hook_command.py",
-    "test_quick_start.py",
-    "test_import.py",
-)
+_file_times: FileTimes | None = None  # the main process's (a parallel worker only runs what it is handed)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -181,13 +167,24 @@ def pytest_configure(config: pytest.Config) -> None:
     that the tests start as processes run with PYTHONDONTWRITEBYTECODE (`base_env`), so on a clean clone each of
     them would compile from source every module it loads that no test had imported in-process yet.
 
-    The files go to the parallel workers in the order `pytest_collection_modifyitems` gives them: pytest-xdist
-    would otherwise hand out the files with the most tests first (its `--loadscope-reorder`), which left the
-    longest files, that hold few tests, to the end of the run."""
+    The files go to the parallel workers in the order `pytest_collection_modifyitems` gives them (`file_order`):
+    pytest-xdist would otherwise hand out the files with the most tests first (its `--loadscope-reorder`), which
+    left the longest files, that hold few tests, to the end of the run."""
     if not hasattr(config, "workerinput"):
         compileall.compile_dir(Path(__file__).parent.parent / "helper" / "agent_memory", quiet=1)
+        global _file_times
+        _file_times = FileTimes(config)
     if hasattr(config.option, "loadscopereorder"):
         config.option.loadscopereorder = False
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--record-durations",
+        action="store_true",
+        help="after a whole run that passes, write each file's time to tests/durations.json (the order a fresh clone "
+        "starts from)",
+    )
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
@@ -199,13 +196,21 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return len(os.sched_getaffinity(0)) + 1 if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1) + 1
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The longest files first (LONGEST_FILES), then the other files that hold slow tests, then the rest, each file's
-    tests in their own order: the parallel run (the README's `-n auto --dist loadfile`) then ends on short files,
-    not on one long file while the other processes idle."""
-    longest = {name: rank for rank, name in enumerate(LONGEST_FILES)}
-    slow = {item.path for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: (longest.get(item.path.name, len(longest)), item.path not in slow))
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The longest files first, as measured (`file_order`): the parallel run then ends on short files."""
+    if _file_times is not None:
+        _file_times.order(items)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Each test's time, as the main process hears of it (from every parallel worker)."""
+    if _file_times is not None:
+        _file_times.add(report)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if _file_times is not None:
+        _file_times.finish(session, exitstatus)
 
 
 @pytest.fixture(autouse=True)
@@ -272,6 +277,15 @@ def hub(tmp_path: Path, base_env: dict[str, str]):
     base_env.update({"HF_ENDPOINT": emulator.url, "HF_TOKEN": TOKEN})
     yield emulator
     emulator.stop()
+
+
+@pytest.fixture(params=["folder", "hub"])
+def bucket(request, tmp_path, base_env) -> str:
+    """The two stores: a folder store, and the Hub emulator's private bucket."""
+    if request.param == "folder":
+        return request.getfixturevalue("folder_store")
+    request.getfixturevalue("hub")
+    return BUCKET
 
 
 @pytest.fixture

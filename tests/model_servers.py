@@ -311,3 +311,36 @@ class ResponsesModel(ScriptedModel):
             "total_tokens": step.tokens + 10,
         }
         yield "response.completed", {"type": "response.completed", "response": {"id": response_id, "usage": usage}}
+
+
+class ConsolidatingModel(ResponsesModel):
+    """A Responses model for Codex with its memories on: the requests of Codex's memory consolidation (its Phase 2
+    agent, which a session start spawns in the background when the memory folder changed) take the steps of
+    `consolidation`, kept whole in `consolidation_requests`; every other request takes the main script. Which of
+    the two sessions asks first is up to Codex."""
+
+    MARK = "Memory Writing Agent: Phase 2"  # the first line of Codex 0.169.0's consolidation prompt
+
+    def __init__(self, steps: Iterable[Step] = (), consolidation: Iterable[Step] = ()) -> None:
+        super().__init__(steps)
+        self._other: list[Step] = list(consolidation)
+        self._route = threading.Lock()
+        self.consolidation_requests: list[dict[str, Any]] = []
+
+    def _answer(self, route: str, body: Any) -> list[tuple[str, dict[str, Any]]] | None:
+        consolidating = isinstance(body, dict) and self.MARK in visible_text(body.get("input"))
+        with self._route:  # one request at a time swaps the scripts
+            if consolidating:
+                self.consolidation_requests.append(body)
+                self._steps, self._other = self._other, self._steps
+            try:
+                return super()._answer(route, body)
+            finally:
+                if consolidating:
+                    self._steps, self._other = self._other, self._steps
+
+    @property
+    def consolidation_remaining(self) -> list[Step]:
+        """The consolidation's steps no request has taken yet."""
+        with self._route:
+            return list(self._other)

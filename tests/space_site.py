@@ -61,6 +61,7 @@ def build_server(out: Path, *args: str, env: dict[str, str] | None = None) -> It
     """`build.py --serve --port 0`: yields (its URL, its JSON report); stopped with SIGTERM at the end.
 
     Its request log goes to a file beside `out`: a pipe nobody reads would block the server once full."""
+    require_npm_packages()  # build.py copies Pyodide from node_modules
     log = out.parent / f"{out.name}-serve.log"
     out.parent.mkdir(parents=True, exist_ok=True)
     with log.open("w") as stderr:

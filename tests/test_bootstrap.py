@@ -564,6 +564,8 @@ def test_a_bucket_switch_says_what_it_was_and_what_it_is_now(machine, hub, tmp_p
     ) in switched.out.splitlines()
     again = bootstrap(machine, "--bucket", f"file://{store}")
     assert again.json["bucket_was"] is None and again.json["bucket_created"] is False
+    text = machine.run("bootstrap", "--project", "demo", "--bucket", f"file://{store}")
+    assert f"bucket: file://{store} (unchanged)" in text.out.splitlines()
     back = bootstrap(machine, "--bucket", BUCKET)
     assert back.json["bucket_was"] == f"file://{store}" and back.json["bucket"] == f"hf://buckets/{BUCKET}"
 

@@ -63,7 +63,7 @@ def _search_all(machine, *args: str) -> dict:
 def _assert_whole(machine, stored) -> None:
     """Every note found with its own line, and every cached copy byte for byte the bucket's."""
     found = _search_all(machine)
-    assert found["sync"]["status"] == "fresh"
+    assert found["freshness"]["status"] == "fresh"
     assert sorted(r["title"] for r in found["results"]) == sorted(f"About {w}" for w in WORDS)
     for result in found["results"]:
         word = result["title"].split()[-1]
@@ -148,7 +148,7 @@ def test_a_note_changed_in_the_bucket_is_fetched_again(machine, hub):
     """The Hub cannot refuse an overwrite: the listing's hash shows that a cached note is no longer the bucket's."""
     a = machine.setup(BUCKET)
     note = a.save("# Version\n\nThe first version of this note.\n").json
-    assert a.run("search", "version", "--json").json["sync"]["status"] == "fresh"
+    assert a.run("search", "version", "--json").json["freshness"]["status"] == "fresh"
     newer = hub.read_file(BUCKET, note["path"]).replace(b"first", b"other")  # same size, other bytes
     hub.put_file(BUCKET, note["path"], newer)
     found = a.run("search", "of this note", "--json").json
@@ -168,7 +168,7 @@ def test_concurrent_searches_and_saves_on_a_damaged_cache_lose_nothing(shared):
     for worker in workers:
         tools.exited(tools.finished(worker, timeout=120))
     found = _search_all(b)
-    assert len(found["results"]) == 9, found["sync"]
+    assert len(found["results"]) == 9, found["freshness"]
     assert _cached(b) == stored()
     assert len(_search_all(b, "--offline")["results"]) == 9
 
@@ -227,12 +227,12 @@ def test_a_large_download_cut_short_keeps_its_finished_batches(machine, hub):
     # settings; inside the test process (`in_process`) both would carry over from the worker's earlier tests
     cut = a.run("search", "batch", "--json", process=True)
     tools.exited(cut)
-    assert cut.json["sync"]["status"] == "stale", cut.out
+    assert cut.json["freshness"]["status"] == "stale", cut.out
     assert len(_cached(a)) == 1000, cut.out  # the first batch is kept
     assert len(a.run("search", "batch", "--offline", "--limit", "1000", "--json").json["results"]) == 1000
     hub.clear_faults()
     whole = a.run("search", "batch", "--limit", "1000", "--json", process=True)
-    assert whole.json["sync"]["status"] == "fresh" and len(whole.json["results"]) == 1000, whole.json["sync"]
+    assert whole.json["freshness"]["status"] == "fresh" and len(whole.json["results"]) == 1000, whole.json["freshness"]
     assert _cached(a) == files
 
 

@@ -23,7 +23,7 @@ def test_notes_and_their_uploads(ready):
     assert set(saved.json) == keys(declared.NoteUpload)
     found = ready.run("search", "wal", "--json").json
     assert set(found) == keys(declared.Search)
-    assert set(found["sync"]) == keys(declared.Sync)
+    assert set(found["freshness"]) == keys(declared.CacheFreshness)
     assert set(found["results"][0]) == keys(declared.NoteHit)
     assert set(found["results"][0]["matches"][0]) == keys(declared.Match)
     assert set(ready.run("read", saved.json["id"], "--json").json) == keys(declared.NoteRead)
@@ -58,6 +58,8 @@ def test_what_waits_and_the_hooks(ready, folder_store, tmp_path):
     used = ready.run("usage", "--json").json
     assert set(used) == keys(declared.UsageReport) and set(used["projects"][0]) == keys(declared.UsageProject)
     assert set(used["projects"][0]["agents"][0]) == keys(declared.AgentUse)
+    viewed = ready.run("view", "--json", "--out", str(tmp_path / "site")).json
+    assert set(viewed) == keys(declared.View)
 
 
 def test_skills_and_setup(ready, tmp_path):

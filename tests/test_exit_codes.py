@@ -178,3 +178,17 @@ def test_every_code_of_the_readme_is_pinned_above():
     assert table == {0, 1, 2, 3, 4, 5, 75}
     source = Path(__file__).read_text()
     assert all(f"== {number}" in source for number in table)
+
+
+def test_a_local_failure_on_an_open_folder_names_no_file_and_still_says_what_to_do():
+    """An OSError from a call on an open folder (`dir_fd`) carries the folder's descriptor, a number, as its
+    filename: the error says what happened and what to do, without taking the number for a path."""
+    import errno
+
+    from agent_memory.cli.failures import local_error
+
+    failure = OSError(errno.ENOSPC, "No space left on device")
+    failure.filename = 7
+    told = local_error(failure, ["sync", "now"])
+    assert "cannot use a local file: No space left on device." in told.message
+    assert "check that folder's permissions and free space" in told.next_step

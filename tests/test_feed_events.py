@@ -37,8 +37,8 @@ def reader(machine, hub):
     """A machine whose cache holds the bucket's COUNT notes, and stands at the feed's head."""
     hub.put_files(BUCKET, dict(_note(i) for i in range(COUNT)))
     machine.setup(BUCKET)
-    assert _search(machine)["sync"]["kind"] == "listing"
-    assert _search(machine)["sync"]["kind"] == "changes"
+    assert _search(machine)["freshness"]["kind"] == "listing"
+    assert _search(machine)["freshness"]["kind"] == "changes"
     hub.reset_requests()
     return machine
 
@@ -47,8 +47,8 @@ def _fresh_and_complete(reader, hub, *, extra: dict[str, bytes] | None = None, c
     """The search after a hostile event: fresh, by the listing, with every note of the bucket as it is there; the
     one after it follows the feed again (the listing moved the cursor past the event)."""
     found = _search(reader)
-    assert found["sync"]["status"] == "fresh" and found["sync"]["kind"] == "listing", found["sync"]
-    assert found["sync"]["gone"] == [] and found["sync"]["skipped"] == []
+    assert found["freshness"]["status"] == "fresh" and found["freshness"]["kind"] == "listing", found["freshness"]
+    assert found["freshness"]["gone"] == [] and found["freshness"]["skipped"] == []
     expected = {path for path in hub.list_paths(BUCKET) if path.startswith("projects/demo/notes/")}
     assert {r["path"] for r in found["results"]} == expected and len(expected) == count
     for path, data in (extra or {}).items():
@@ -57,7 +57,7 @@ def _fresh_and_complete(reader, hub, *, extra: dict[str, bytes] | None = None, c
         assert read.out.encode() == data
     hub.reset_requests()
     again = _search(reader)
-    assert again["sync"]["kind"] == "changes" and _requests(hub) == ["events"]
+    assert again["freshness"]["kind"] == "changes" and _requests(hub) == ["events"]
     return found
 
 

@@ -56,8 +56,8 @@ def pair(machine, machine_b, folder_store):
     for i in range(3):
         tools.exited(machine.save(f"# Seed {i}\n\nseed {i} folder note\n"))
     first = _search(machine_b)
-    assert first["sync"]["kind"] == "listing" and len(first["results"]) == 3
-    assert _search(machine_b)["sync"]["kind"] == "changes"
+    assert first["freshness"]["kind"] == "listing" and len(first["results"]) == 3
+    assert _search(machine_b)["freshness"]["kind"] == "changes"
     return machine, machine_b, root
 
 
@@ -69,11 +69,11 @@ def test_new_notes_come_from_the_record_without_a_listing(pair):
     writer, reader, root = pair
     saved = {writer.save(f"# New {i}\n\nnew {i} folder note\n").json["id"] for i in range(3)}
     found = _search(reader)
-    assert found["sync"]["kind"] == "changes" and _ids(found) == _stored_notes(root) and saved <= _ids(found)
+    assert found["freshness"]["kind"] == "changes" and _ids(found) == _stored_notes(root) and saved <= _ids(found)
     # the reader's own save comes back through the record too, already cached
     own = reader.save("# Own\n\nown folder note\n").json["id"]
     found = _search(reader)
-    assert found["sync"]["kind"] == "changes" and own in _ids(found)
+    assert found["freshness"]["kind"] == "changes" and own in _ids(found)
 
 
 def test_concurrent_writers_each_add_one_whole_line_per_object(pair):
@@ -97,7 +97,7 @@ def test_concurrent_writers_each_add_one_whole_line_per_object(pair):
     assert len(paths) == len(set(paths)) == 15
     assert {Path(p).stem for p in paths} == _stored_notes(root)
     found = _search(reader)
-    assert found["sync"]["kind"] == "changes" and _ids(found) == _stored_notes(root)
+    assert found["freshness"]["kind"] == "changes" and _ids(found) == _stored_notes(root)
 
 
 def _plant(root: Path, note_id: str, word: str) -> bytes:
@@ -116,12 +116,12 @@ def test_a_half_written_last_line_waits_and_a_torn_line_makes_the_search_list(pa
     with open(root / RECORD, "ab") as record:
         record.write(line[:20])  # the writer was killed in the middle of its line
     found = _search(reader)  # the half line is left for later: nothing else is new
-    assert found["sync"]["kind"] == "changes" and planted not in _ids(found)
+    assert found["freshness"]["kind"] == "changes" and planted not in _ids(found)
     later = writer.save("# Later\n\nlater folder note\n").json["id"]  # its line follows the torn one
     found = _search(reader)
-    assert found["sync"]["kind"] == "listing" and {planted, later} <= _ids(found)
+    assert found["freshness"]["kind"] == "listing" and {planted, later} <= _ids(found)
     assert _ids(found) == _stored_notes(root)
-    assert _search(reader)["sync"]["kind"] == "changes"  # the listing moved the cursor past the damage
+    assert _search(reader)["freshness"]["kind"] == "changes"  # the listing moved the cursor past the damage
 
 
 @pytest.mark.parametrize("damage", ["missing", "garbage", "replaced", "cut", "link"])
@@ -145,18 +145,18 @@ def test_a_record_that_cannot_be_followed_makes_the_search_list(pair, damage, tm
     planted = "20260101-000000-000002-00000000aa"
     _plant(root, planted, damage)
     found = _search(reader)
-    assert found["sync"]["kind"] == "listing" and planted in _ids(found)
+    assert found["freshness"]["kind"] == "listing" and planted in _ids(found)
     assert _ids(found) == _stored_notes(root)
     before = outside.read_bytes()
     tools.exited(writer.save("# After\n\nafter folder note\n"))
     if damage == "link":  # never written through: the note is saved, the record is not followed
         assert outside.read_bytes() == before and record.is_symlink()
-        assert _search(reader)["sync"]["kind"] == "listing"
+        assert _search(reader)["freshness"]["kind"] == "listing"
         record.unlink()
     writer.save("# Then\n\nthen folder note\n")
     found = _search(reader)
     assert _ids(found) == _stored_notes(root)
-    assert _search(reader)["sync"]["kind"] == "changes"
+    assert _search(reader)["freshness"]["kind"] == "changes"
 
 
 def test_a_note_without_a_record_line_is_found_by_the_daily_listing(pair):
@@ -167,8 +167,8 @@ def test_a_note_without_a_record_line_is_found_by_the_daily_listing(pair):
     [stands] = (reader.state / "cache").glob("*/projects/demo/stands.json")
     stands.write_text(json.dumps({**json.loads(stands.read_text()), "listed": "2020-01-01T00:00:00Z"}))
     found = _search(reader)
-    assert found["sync"]["kind"] == "listing" and planted in _ids(found)
-    assert _search(reader)["sync"]["kind"] == "changes"
+    assert found["freshness"]["kind"] == "listing" and planted in _ids(found)
+    assert _search(reader)["freshness"]["kind"] == "changes"
 
 
 def test_a_filesystem_without_hard_links_still_keeps_the_record(machine, machine_b, folder_store, monkeypatch):
@@ -182,10 +182,10 @@ def test_a_filesystem_without_hard_links_still_keeps_the_record(machine, machine
     machine.setup(folder_store)
     machine_b.setup(folder_store)
     first = machine.save("# One\n\none folder note\n").json["id"]
-    assert _search(machine_b)["sync"]["kind"] == "listing"
+    assert _search(machine_b)["freshness"]["kind"] == "listing"
     second = machine.save("# Two\n\ntwo folder note\n").json["id"]
     found = _search(machine_b)
-    assert found["sync"]["kind"] == "changes" and _ids(found) == {first, second} == _stored_notes(root)
+    assert found["freshness"]["kind"] == "changes" and _ids(found) == {first, second} == _stored_notes(root)
     assert len(_record_lines(root)) == 3 and not [p for p in root.iterdir() if p.name.startswith(".tmp-")]
 
 
@@ -202,11 +202,11 @@ def test_a_full_record_is_replaced_and_its_readers_list_once(pair, monkeypatch):
     assert _generation(root) != before and (root / RECORD).stat().st_size <= 1024 + longest
     assert all(line.count(b"\t") == 2 for line in _record_lines(root)[:-1])  # the new record: whole lines only
     found = _search(reader)  # its cursor names a record that is gone
-    assert found["sync"]["kind"] == "listing" and saved <= _ids(found) and _ids(found) == _stored_notes(root)
+    assert found["freshness"]["kind"] == "listing" and saved <= _ids(found) and _ids(found) == _stored_notes(root)
     monkeypatch.setattr(local_record, "ROTATE_BYTES", 1 << 20)
     later = writer.save("# Later\n\nlater folder note\n").json["id"]
     found = _search(reader)
-    assert found["sync"]["kind"] == "changes" and later in _ids(found)
+    assert found["freshness"]["kind"] == "changes" and later in _ids(found)
 
 
 WRITER = textwrap.dedent(
@@ -238,14 +238,14 @@ def test_writers_replacing_the_record_while_a_reader_follows_it_lose_no_note_to_
     ]
     kinds = set()
     while any(proc.poll() is None for proc in writers):  # searches while records are replaced
-        kinds.add(_search(reader)["sync"]["kind"])
+        kinds.add(_search(reader)["freshness"]["kind"])
     assert all(proc.wait(timeout=300) == 0 for proc in writers)
     assert len(_stored_notes(root)) == 3 + 4 * 40
     for line in _record_lines(root)[:-1]:
         crc, path, size = line.split(b"\t")
         assert int(crc, 16) == crc32(path + b"\t" + size)
     found = _search(reader)
-    kinds.add(found["sync"]["kind"])
+    kinds.add(found["freshness"]["kind"])
     assert "listing" in kinds  # its first search after a replacement listed (the writers replaced it several times)
     assert _ids(found) == _stored_notes(root)
-    assert _search(reader)["sync"]["kind"] == "changes"
+    assert _search(reader)["freshness"]["kind"] == "changes"

@@ -78,7 +78,7 @@ def test_an_unreachable_folder_keeps_the_note_pending_until_retry(ready, folder_
     assert text.out == f"{note['message']}\nNext: {note['next']}\n"
 
     pending_search = ready.run("search", "atomically", "--json")
-    assert pending_search.json["sync"]["status"] == "stale"
+    assert pending_search.json["freshness"]["status"] == "stale"
     assert pending_search.json["results"][0]["pending"] is True
     assert pending_search.json["pending"] == 1
     assert ready.run("read", note["id"], "--json").json["source"] == "pending"
@@ -109,7 +109,7 @@ def test_offline_search_makes_no_store_access(ready, folder_store):
     os.rename(root, root + ".away")
     result = ready.run("search", "alpha", "--offline", "--json")
     tools.exited(result)
-    assert result.json["sync"] == {
+    assert result.json["freshness"] == {
         "status": "stale",
         "reason": "offline",
         "detail": "--offline: the bucket was not consulted",

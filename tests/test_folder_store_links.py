@@ -105,7 +105,7 @@ def test_search_skips_the_bad_object_finds_the_others_and_says_so(writer, reader
     tools.exited(found)
     assert [r["id"] for r in found.json["results"]] == good
     local = store / bad
-    assert found.json["sync"] == {
+    assert found.json["freshness"] == {
         "status": "fresh",
         "reason": None,
         "detail": None,
@@ -137,20 +137,20 @@ def test_search_skips_the_bad_object_finds_the_others_and_says_so(writer, reader
     reader.run("project", "map", "other", cwd=other)
     elsewhere = reader.run("search", "widgets", "--json", cwd=other)
     assert [r["id"] for r in elsewhere.json["results"]] == [writer.other_id]
-    assert elsewhere.json["sync"]["skipped"] == []
+    assert elsewhere.json["freshness"]["skipped"] == []
 
     # the machine that wrote the note keeps its verified copy: a skipped object is never dropped from a cache
     mine = writer.run("search", "widgets", "--json")
     tools.exited(mine)
     assert bad_id in [r["id"] for r in mine.json["results"]]
-    assert [s["path"] for s in mine.json["sync"]["skipped"]] == [bad]
+    assert [s["path"] for s in mine.json["freshness"]["skipped"]] == [bad]
 
     assert snapshot(outside) == before  # nothing outside the store was changed either
 
     local.unlink()  # what Next says
     cleared = reader.run("search", "widgets", "--json")
     tools.exited(cleared)
-    assert cleared.json["sync"]["skipped"] == [] and cleared.err == ""
+    assert cleared.json["freshness"]["skipped"] == [] and cleared.err == ""
 
 
 def test_a_save_never_writes_through_a_linked_folder(writer, store, tmp_path):
@@ -174,7 +174,7 @@ def test_a_note_a_writer_is_still_linking_into_place_is_accepted(writer, reader,
     os.link(note, note.parent / ".tmp-0123456789abcdef")
     found = reader.run("search", "widgets", "--json")
     tools.exited(found)
-    assert found.json["sync"]["skipped"] == []
+    assert found.json["freshness"]["skipped"] == []
     assert writer.ids[0] in [r["id"] for r in found.json["results"]]
     tools.exited(reader.run("read", writer.ids[0]))
 
@@ -191,7 +191,7 @@ def test_a_planted_fifo_is_skipped_without_blocking(writer, reader, store):
     os.mkfifo(bad, 0o600)
     found = reader.run("search", "widgets", "--json", timeout=60)
     tools.exited(found)
-    assert found.json["sync"]["skipped"][0]["detail"].endswith("is not a regular file, so it was not read")
+    assert found.json["freshness"]["skipped"][0]["detail"].endswith("is not a regular file, so it was not read")
     tools.exited(reader.run("read", writer.ids[0], timeout=60), 5)
 
 
@@ -351,6 +351,6 @@ def test_concurrent_saves_never_make_a_search_skip_a_sound_note(machine, machine
     assert len(searches) > 1, "the searches ran while the saves did"
     for found in searches:
         tools.exited(found)
-        assert found.json["sync"]["skipped"] == [], found.json["sync"]
+        assert found.json["freshness"]["skipped"] == [], found.json["freshness"]
     final = reader.run("search", "widgets", "--limit", "100", "--json")
-    assert len(final.json["results"]) == 12 and final.json["sync"]["skipped"] == []
+    assert len(final.json["results"]) == 12 and final.json["freshness"]["skipped"] == []

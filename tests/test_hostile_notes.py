@@ -8,6 +8,7 @@ The hostile objects are written straight into the store, as an attacker with wri
 from __future__ import annotations
 
 import json
+import os
 import re
 import resource
 import socket
@@ -298,8 +299,10 @@ def test_read_still_prints_the_exact_bytes(ready):
 
 
 def test_notes_record_their_machine_and_search_shows_where_each_came_from(ready):
-    host = re.sub(r"[^A-Za-z0-9_-]+", "-", socket.gethostname().split(".")[0]).strip("-")[:64]
     here = ready.save("# From here\n\norigin test", env={"AGENT_MEMORY_AGENT": "codex"}).json
+    # the host's name and this home's suffix, kept in its state (two homes on one host are told apart)
+    suffix = (ready.state / "state" / "machine-suffix").read_text()
+    host = re.sub(r"[^A-Za-z0-9_-]+", "-", socket.gethostname().split(".")[0]).strip("-")[:59] + f"-{suffix}"
     there = ready.save("# From there\n\norigin test", env={"AGENT_MEMORY_MACHINE": "alice-laptop"}).json
     assert f"machine: {host}\n" in ready.run("read", here["id"]).out
     assert "machine: alice-laptop\n" in ready.run("read", there["id"]).out
@@ -432,3 +435,33 @@ def test_store_errors_paths_and_messages_are_shown_display_safe(machine, tmp_pat
         assert any(str(gone) in text for text in shown) or name.startswith("save --file"), name
     assert f"missing{SHOWN}" in runs["save --file"].err
     assert f"missing{SHOWN}" in runs["save --file --json"].json["error"]
+
+
+def test_status_lists_damaged_notes_from_the_record_the_cache_keeps_not_from_the_pack(ready):
+    ready.save("# Valid\n\nvalid text")
+    plant_into(ready, BOMB_ID, note("title: [t]\nkind: note\ncreated: '2099-01-01T00:00:00Z'", "damaged text"))
+    tools.exited(ready.run("search", "text"))  # the refresh that caches it writes the record with the pack
+    (cache,) = ready.state.glob("cache/*/projects/demo")
+    record = json.loads((cache / "damaged.json").read_text())
+    assert [item["id"] for item in record["notes"]] == [BOMB_ID]
+    expected = record["notes"]
+    # the pack's bytes overwritten in place, its size, inode and time kept: status does not read it
+    pack = cache / "search.pack"
+    before = os.stat(pack)
+    pack.write_bytes(b"\x00" * before.st_size)
+    os.utime(pack, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert ready.run("status", "--json").json["damaged_notes"] == expected
+    # a pack written otherwise (an earlier version, a crash between the two writes): read once, recorded again
+    (cache / "damaged.json").unlink()
+    tools.exited(ready.run("search", "--offline", "text"))  # repairs the zeroed pack
+    (cache / "damaged.json").unlink()
+    assert ready.run("status", "--json").json["damaged_notes"] == expected
+    assert json.loads((cache / "damaged.json").read_text())["notes"] == expected
+    # a note appended to the pack extends the record
+    plant_into(ready, "20990101-000000-000000-bbbbbbbbbb", note("title: t\nkind: memo\ncreated: x", "more text"))
+    store = Path(ready.run("config", "show", "--json").json["bucket"].removeprefix("file://"))
+    (store / ".changes").unlink()  # planted without the store's record of writes: found by a listing
+    tools.exited(ready.run("search", "text"))
+    listed = [item["id"] for item in ready.run("status", "--json").json["damaged_notes"]]
+    assert listed == [BOMB_ID, "20990101-000000-000000-bbbbbbbbbb"]
+    assert [item["id"] for item in json.loads((cache / "damaged.json").read_text())["notes"]] == listed

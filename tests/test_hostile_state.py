@@ -53,7 +53,7 @@ def lived_in(ready, folder_store):
     """A machine on a folder store with a shared and cached note, a pending one, and every record written once."""
     saved = ready.save("# Pool size\n\nThe connection pool holds 8 sockets.")
     tools.exited(saved)
-    assert ready.run("search", "pool", "--json").json["sync"]["status"] == "fresh"
+    assert ready.run("search", "pool", "--json").json["freshness"]["status"] == "fresh"
     tools.exited(ready.run("search", "--skills", "--json"))  # the skills index
     store = Path(folder_store.removeprefix("file://"))
     store.rename(store.with_name("away"))  # an unmounted drive: the next save stays pending

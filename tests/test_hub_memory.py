@@ -45,7 +45,7 @@ def test_two_machines_share_notes(alice, alice_laptop, hub):
 
     found = alice_laptop.run("search", "pin HUGGINGFACE_hub", "--json")
     tools.exited(found)
-    assert found.json["sync"] == {
+    assert found.json["freshness"] == {
         "status": "fresh",
         "reason": None,
         "detail": None,
@@ -204,7 +204,7 @@ def test_a_failed_or_partial_listing_preserves_the_cache(alice, alice_laptop, hu
     hub.fault("tree", "fail", status=500, after=1)  # the second page fails
     stale = alice_laptop.run("search", "cached note", "--json")
     tools.exited(stale)
-    assert stale.json["sync"]["status"] == "stale" and stale.json["sync"]["reason"] == "error"
+    assert stale.json["freshness"]["status"] == "stale" and stale.json["freshness"]["reason"] == "error"
     assert sorted(r["id"] for r in stale.json["results"]) == sorted(first)
     hub.clear_faults()  # the 500 is remembered as an outage: --online asks the Hub before its wait is over
     assert len(alice_laptop.run("search", "cached note", "--online", "--json").json["results"]) == 5
@@ -214,7 +214,7 @@ def test_an_interrupted_download_never_appears_as_a_cached_note(alice, alice_lap
     note = alice.save("needs downloading").json
     hub.fault("xet-read-token", "fail", status=403, times=0)
     result = alice_laptop.run("search", "downloading", "--json")
-    assert result.json["sync"]["status"] == "stale"
+    assert result.json["freshness"]["status"] == "stale"
     assert result.json["results"] == []
     cache = alice_laptop.state / "cache"
     assert [p for p in cache.rglob("*") if p.is_file() and p.suffix == ".md"] == []
@@ -247,7 +247,7 @@ def test_offline_and_auth_failures_are_reported_differently(alice, hub):
     assert not any("folder" in told or "drive" in told for told in (pending["message"], pending["next"], failed.out))
     offline_search = alice.run("search", "cached", "--json")
     tools.exited(offline_search)
-    assert offline_search.json["sync"]["reason"] == "offline"
+    assert offline_search.json["freshness"]["reason"] == "offline"
     assert len(offline_search.json["results"]) == 1
     text = alice.run("search", "cached")
     assert "local cache only (offline" in text.err
@@ -259,7 +259,7 @@ def test_offline_and_auth_failures_are_reported_differently(alice, hub):
         hub.fault("tree", "fail", status=status)
         denied = alice.run("search", "cached", "--online", "--json")  # before the outage's wait is over
         tools.exited(denied, 4, about=status)
-        assert denied.json["sync"]["status"] == "stale" and denied.json["sync"]["reason"] == "auth"
+        assert denied.json["freshness"]["status"] == "stale" and denied.json["freshness"]["reason"] == "auth"
         assert len(denied.json["results"]) == 1
         refused = (
             "\nNext: restore this machine's access to the Hugging Face bucket (hf auth login, yourself, in your own"
@@ -282,7 +282,7 @@ def test_a_hung_hub_makes_save_pending_and_search_stale_within_the_budget(alice,
     hub.fault("tree", "hang", seconds=60)
     searched = alice.run("search", "hangs", "--json", env=env)
     tools.exited(searched)
-    assert searched.json["sync"]["reason"] == "offline"
+    assert searched.json["freshness"]["reason"] == "offline"
     assert searched.json["results"][0]["pending"] is True
     assert time.monotonic() - started < tools.scaled(25)  # the Hub hangs for 60 s
 
@@ -312,4 +312,4 @@ def test_offline_search_and_cached_read_do_not_import_the_sdk(alice, hub):
 def test_no_credentials_on_a_private_bucket_is_an_access_problem(alice, hub):
     result = alice.run("search", "x", "--json", env={"HF_TOKEN": ""})
     tools.exited(result, 4)
-    assert result.json["sync"]["reason"] == "auth"
+    assert result.json["freshness"]["reason"] == "auth"

@@ -212,7 +212,7 @@ def test_every_source_imported_once_then_nothing_new(store):
     first = store.run("import", "--json")
     tools.exited(first)
     result = first.json
-    assert set(result) == {"project", "dry_run", "sources", "files", "counts", "sync"}
+    assert set(result) == {"project", "dry_run", "sources", "files", "counts", "freshness"}
     assert [(s["tool"], s["found"], s["files"]) for s in result["sources"]] == [
         ("claude", True, 4),
         ("codex", True, 5),
@@ -420,7 +420,7 @@ def test_bad_input_changes_nothing_and_says_what_to_run(ready, machine, tmp_path
 
 
 def test_too_many_files_imports_nothing(ready, tmp_path, monkeypatch):
-    from agent_memory.memory import import_files
+    from agent_memory.importing import files as import_files
 
     monkeypatch.setattr(import_files, "FILES_MAX", 5)
     folder = tmp_path / "many"
@@ -507,7 +507,7 @@ def test_a_bucket_that_cannot_be_listed_is_said_and_the_import_goes_on(alice, hu
     hub.fault("tree", "fail", status=500, times=0)
     again = alice.run("import", "--json")  # the cache still knows this machine's imports
     tools.exited(again)
-    assert again.json["sync"]["status"] == "stale" and again.json["counts"]["unchanged"] == 3
+    assert again.json["freshness"]["status"] == "stale" and again.json["counts"]["unchanged"] == 3
     assert "The bucket could not be read (" in again.err and "may be imported again" in again.err
 
 

@@ -31,6 +31,10 @@ FORBIDDEN = {
     "agent_memory.store.local",
     "agent_memory.cli.failures",
     "agent_memory.contract",  # the results' declarations, for the type checker and the tests (it loads typing)
+    "jinja2",  # the page of `view` and its Markdown: that command's alone
+    "markdown_it",
+    "markupsafe",
+    "mdurl",
 }
 
 # what the first module answers alone, with os-level calls: a bare --version, and the Stop hook after a turn that
@@ -81,7 +85,7 @@ NOTES = {
     "outbox.plans",
 }
 SKILL_FILES = {"skills", "skills.catalog", "skills.layout"}  # `search --skills` and `read --skill`, same commands
-USAGE = {"machine", "machine.usage"}  # the receipts of use: one line appended per command (no query, no content)
+USAGE = {"report", "report.usage"}  # the receipts of use: one line appended per command (no query, no content)
 SYNC_SETTING = {"sync", "sync.settings"}  # whether the runtime's own memory is synced: one look at the configuration
 
 PATHS = {
@@ -92,17 +96,18 @@ PATHS = {
     "status": BASE
     | NOTES
     | USAGE
-    | {"cli.status", "machine", "machine.status"}
-    | {"machine.reminded", "outbox.backoff", "skills.catalog"}  # their records checked for damage (`damaged_state`)
-    | {"setup", "setup.agent_text", "setup.codex_sandbox", "setup.command", "setup.hook_entries"}
-    | {"skills", "skills.inventory", "skills.layout"}
+    | {"cli.status", "report.status", "hooks"}
+    | {"hooks.reminded", "outbox.backoff", "skills.catalog"}  # their records checked for damage (`damaged_state`)
+    | {"setup", "setup.agent_files_read", "setup.sandbox_consent_read", "setup.command", "setup.hook_config_read"}
+    | {"skills", "skills.install_read", "skills.layout"}
     | {"store.bounded"}  # the folder store's folder is asked, in a child that a hung mount cannot hold (`store_check`)
     | SYNC_SETTING,  # the sync's records and the kinds of upload: only where there are some (below)
     "hook session-start": BASE
     | NOTES
     | USAGE
-    | {"cli.hook_start", "clock", "machine", "machine.reminded", "machine.reminder", "setup", "setup.command"}
-    | {"machine.checkpoint", "memory.origin", "memory.search", "guard"}  # after a compaction only: its checkpoint
+    | {"cli.hook_start", "clock", "hooks", "hooks.reminded", "hooks.reminder", "setup", "setup.command"}
+    | {"hooks.checkpoint", "memory.origin", "memory.search", "guard"}  # after a compaction only: its checkpoint
+    | {"hooks.forks"}  # a fork's start or a compaction: which sessions it came from
     | SYNC_SETTING,
     "hook stop": FIRST,
     # the whole Stop hook with nothing to do (here because its command line is not the hook files': --json)
@@ -173,11 +178,11 @@ def test_the_newest_checkpoint_is_looked_for_after_a_compaction_only(ready, tmp_
     """The SessionStart pointer to the newest checkpoint (a search of the cache, the machine's name, checked by the
     secret guard) is loaded after a compaction, and only then: a session that starts or resumes loads none of it."""
     ready.save("# The hot path\n\nSomething worth keeping.", "--kind", "checkpoint")
-    after = {"machine.checkpoint", "memory.search", "memory.origin", "guard"}
+    after = {"hooks.checkpoint", "memory.search", "memory.origin", "guard"}
     for source, expected in (("startup", set()), ("resume", set()), ("compact", after)):
         event = json.dumps({"cwd": str(ready.work), "source": source})
         modules = own(loaded(ready, tmp_path, "hook", "session-start", "--agent", "codex", stdin=event))
-        assert "machine.reminder" in modules, source  # the reminder was made
+        assert "hooks.reminder" in modules, source  # the reminder was made
         assert modules & after == expected, source
 
 
@@ -196,19 +201,19 @@ def test_a_stop_with_something_pending_loads_the_retry(ready, tmp_path, folder_s
     tools.exited(ready.save("Pending for now."), 75)
     store.with_name("unmounted").rename(store)
     modules = loaded(ready, tmp_path, "hook", "stop", "--agent", "codex", stdin="{}")
-    assert {"agent_memory.outbox.delivery", "agent_memory.machine.retry"} <= modules
+    assert {"agent_memory.outbox.delivery", "agent_memory.hooks.retry"} <= modules
     assert ready.run("pending", "--json").json["notes"] == []  # delivered by that Stop
 
 
 def test_status_loads_the_kinds_of_upload_where_one_waits(ready, tmp_path, folder_store):
     """With the outbox empty, status loads none of the kinds of upload; with a note pending, it lists it with them."""
-    assert not {"machine.uploads", "skills.pending", "sync.uploads"} & own(loaded(ready, tmp_path, "status"))
+    assert not {"uploads", "skills.pending", "sync.uploads"} & own(loaded(ready, tmp_path, "status"))
     store = Path(folder_store.removeprefix("file://"))
     store.rename(store.with_name("unmounted"))  # its drive is gone: the save stays pending
     note = ready.save("Pending for now.")
     tools.exited(note, 75)
     store.with_name("unmounted").rename(store)
-    assert {"machine.uploads", "skills.pending", "sync.uploads"} <= own(loaded(ready, tmp_path, "status"))
+    assert {"uploads", "skills.pending", "sync.uploads"} <= own(loaded(ready, tmp_path, "status"))
     assert [entry["id"] for entry in ready.run("status", "--json").json["pending"]] == [note.json["id"]]
 
 
@@ -255,9 +260,9 @@ def test_the_collector_is_on_for_the_commands_work(ready, tmp_path):
 # standard modules that cost a hot command a tenth of the interpreter's own start-up or more, each loaded where its
 # rare case starts: `typing` (never: the contract that declares the results with it is for the type checker and the
 # tests), `shutil` (a folder removed or copied: fsutil), `hashlib` (a digest made: contents.sha256), `tomllib`
-# (Codex's config.toml parsed: setup.codex_sandbox), `_strptime` and `calendar` (no time is parsed with them: clock),
-# `datetime` (its pure-Python module: clock takes its classes from the C module it re-exports), `contextlib` (its
-# eighteen classes: the modules of the hot paths catch their errors themselves and make their own context managers)
+# (Codex's config.toml parsed: setup.sandbox_consent_read), `_strptime` and `calendar` (no time is parsed with them:
+# clock), `datetime` (its pure-Python module: clock takes its classes from the C module it re-exports), `contextlib`
+# (its eighteen classes: the modules of the hot paths catch their errors themselves and make their own context managers)
 COSTLY_STDLIB = {
     "typing",
     "shutil",
@@ -286,3 +291,13 @@ def test_the_read_path_loads_no_costly_standard_module(ready, tmp_path, command)
     modules = loaded(ready, tmp_path, *args, stdin=json.dumps(event))
     assert not COSTLY_STDLIB & modules, command
     assert command in SKILLS_LAYOUT or "unicodedata" not in modules, command
+
+
+def test_only_the_view_loads_its_page_libraries(ready, tmp_path):
+    """`view` renders with jinja2 and markdown-it-py (FORBIDDEN to every hot command above); it reads the local records
+    only: none of the write path, the store SDK or PyYAML."""
+    ready.save("# The page\n\nSomething worth seeing.")
+    modules = loaded(ready, tmp_path, "view", "--out", str(tmp_path / "site"))
+    assert "cli.view" in own(modules) and {"jinja2", "markdown_it"} <= modules
+    page = {"jinja2", "markdown_it", "markupsafe", "mdurl"}
+    assert not {m for m in modules if m.split(".")[0] in FORBIDDEN - page or m in FORBIDDEN - page}

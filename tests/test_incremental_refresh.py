@@ -56,7 +56,7 @@ def reader(machine, hub):
     _seed(hub, 1200)
     machine.setup(BUCKET)
     first = _search(machine)
-    assert first["sync"]["kind"] == "listing" and len(first["results"]) == 1000
+    assert first["freshness"]["kind"] == "listing" and len(first["results"]) == 1000
     assert _requests(hub).count("tree") == 12
     hub.reset_requests()
     return machine
@@ -65,7 +65,7 @@ def reader(machine, hub):
 def test_nothing_new_costs_one_request_and_no_listing(reader, hub):
     for _ in range(2):
         found = _search(reader)
-        assert found["sync"] == {
+        assert found["freshness"] == {
             "status": "fresh",
             "reason": None,
             "detail": None,
@@ -85,7 +85,7 @@ def test_nothing_new_costs_one_request_and_no_listing(reader, hub):
 def test_a_few_new_notes_cost_the_replay_and_their_downloads(reader, hub):
     new = _seed(hub, 3, word="fresh", stamp="20260102-000000")
     found = _search(reader, "fresh note")
-    assert found["sync"]["kind"] == "changes"
+    assert found["freshness"]["kind"] == "changes"
     assert sorted(r["path"] for r in found["results"]) == sorted(new)
     assert "tree" not in _requests(hub) and "paths-info" not in _requests(hub)
     assert _requests(hub)[0] == "events" and _requests(hub).count("events") == 1
@@ -105,7 +105,7 @@ def test_other_projects_and_skills_are_passed_over_without_downloads(reader, hub
         },
     )
     found = _search(reader)
-    assert found["sync"]["kind"] == "changes" and len(found["results"]) == 1000
+    assert found["freshness"]["kind"] == "changes" and len(found["results"]) == 1000
     assert _requests(hub) == ["events"]
 
 
@@ -114,14 +114,16 @@ def test_a_note_overwritten_or_deleted_in_the_bucket_is_followed(reader, hub):
     newer = data.replace(b"plain note 7", b"other note 7")  # same size, other bytes
     hub.put_file(BUCKET, path, newer)
     found = _search(reader, "other note 7")
-    assert found["sync"]["kind"] == "changes" and [r["path"] for r in found["results"]] == [path]
+    assert found["freshness"]["kind"] == "changes" and [r["path"] for r in found["results"]] == [path]
     assert reader.run("read", path.split("/")[-1][:-3]).out.encode() == newer
 
     gone, _data = _note(8)
     HfApi(endpoint=hub.url, token=reader.env["HF_TOKEN"]).batch_bucket_files(BUCKET, delete=[gone])  # its owner
     found = _search(reader, '"plain note 8"', "--limit", "1000")  # also notes 80 to 89 and 800 to 899
-    assert found["sync"]["kind"] == "listing" and len(found["results"]) == 110  # a delete is confirmed by a listing
-    assert gone not in [r["path"] for r in found["results"]] and found["sync"]["gone"] == [gone]  # and told
+    assert (
+        found["freshness"]["kind"] == "listing" and len(found["results"]) == 110
+    )  # a delete is confirmed by a listing
+    assert gone not in [r["path"] for r in found["results"]] and found["freshness"]["gone"] == [gone]  # and told
     assert not list((reader.state / "cache").glob(f"*/{gone}"))
     assert [g["path"] for g in reader.run("status", "--json").json["gone"]] == [gone]
 
@@ -130,7 +132,7 @@ def test_own_saves_come_back_in_the_feed_without_a_download(reader, hub):
     saved = reader.save("# Saved here\n\nsaved on this machine\n").json
     hub.reset_requests()
     found = _search(reader, "saved on this machine")
-    assert [r["id"] for r in found["results"]] == [saved["id"]] and found["sync"]["kind"] == "changes"
+    assert [r["id"] for r in found["results"]] == [saved["id"]] and found["freshness"]["kind"] == "changes"
     assert _requests(hub) == ["events"]
 
 
@@ -138,10 +140,10 @@ def test_reset_falls_back_to_the_listing_and_finds_every_note(reader, hub):
     _seed(hub, 5, word="late", stamp="20260104-000000")
     hub.feed_buffer(0)  # the feed's replay buffer no longer reaches back to the reader's cursor
     found = _search(reader, "late note")
-    assert found["sync"]["kind"] == "listing" and len(found["results"]) == 5
+    assert found["freshness"]["kind"] == "listing" and len(found["results"]) == 5
     assert _requests(hub).count("tree") == 13
     hub.reset_requests()
-    assert _search(reader, "late note")["sync"]["kind"] == "changes"  # the listing recorded a new cursor
+    assert _search(reader, "late note")["freshness"]["kind"] == "changes"  # the listing recorded a new cursor
     assert _requests(hub) == ["events"]
 
 
@@ -150,21 +152,25 @@ def test_an_unavailable_feed_falls_back_to_the_listing(reader, hub, status):
     hub.feed_off(status)
     _seed(hub, 2, word="unfollowed", stamp="20260105-000000")
     found = _search(reader, "unfollowed note")
-    assert found["sync"]["status"] == "fresh" and found["sync"]["kind"] == "listing" and len(found["results"]) == 2
+    assert (
+        found["freshness"]["status"] == "fresh"
+        and found["freshness"]["kind"] == "listing"
+        and len(found["results"]) == 2
+    )
     assert _requests(hub).count("tree") == 13
     hub.reset_requests()
     # the bucket's updatedAt stands in for the cursor: unchanged, one small request tells that nothing is new
-    assert _search(reader, "unfollowed")["sync"]["kind"] == "changes" and _requests(hub) == ["info"]
+    assert _search(reader, "unfollowed")["freshness"]["kind"] == "changes" and _requests(hub) == ["info"]
     HfApi(endpoint=hub.url, token=reader.env["HF_TOKEN"]).batch_bucket_files(BUCKET, add=[(b"x", "skills/a/1/x")])
     hub.reset_requests()
-    assert _search(reader, "unfollowed")["sync"]["kind"] == "listing"  # any write to the bucket changes it
+    assert _search(reader, "unfollowed")["freshness"]["kind"] == "listing"  # any write to the bucket changes it
     assert _requests(hub).count("tree") == 13
     hub.feed_on()
     stands = _stands(reader)  # the next daily listing follows the feed again
     stands.write_text(json.dumps({**json.loads(stands.read_text()), "listed": "2020-01-01T00:00:00Z"}))
-    assert _search(reader, "unfollowed")["sync"]["kind"] == "listing"
+    assert _search(reader, "unfollowed")["freshness"]["kind"] == "listing"
     hub.reset_requests()
-    assert _search(reader, "unfollowed")["sync"]["kind"] == "changes" and _requests(hub) == ["events"]
+    assert _search(reader, "unfollowed")["freshness"]["kind"] == "changes" and _requests(hub) == ["events"]
 
 
 def test_a_note_written_while_the_feed_was_off_is_found_by_the_next_search(reader, hub):
@@ -172,14 +178,14 @@ def test_a_note_written_while_the_feed_was_off_is_found_by_the_next_search(reade
     _seed(hub, 1, word="unseen", stamp="20260106-000000")
     hub.feed_on()
     found = _search(reader, "unseen note")
-    assert found["sync"]["kind"] == "changes" and len(found["results"]) == 1
+    assert found["freshness"]["kind"] == "changes" and len(found["results"]) == 1
 
 
 def test_a_note_from_a_machine_with_a_wrong_clock_is_found(reader, hub):
     """The cursor is the feed's own position, not a time: a note stamped years back still comes after it."""
     _seed(hub, 1, word="backdated", stamp="19990101-000000")
     found = _search(reader, "backdated note")
-    assert found["sync"]["kind"] == "changes" and len(found["results"]) == 1
+    assert found["freshness"]["kind"] == "changes" and len(found["results"]) == 1
 
 
 @pytest.mark.parametrize("listed", ["2020-01-01T00:00:00Z", "2999-01-01T00:00:00Z", "garbage"])
@@ -188,10 +194,10 @@ def test_a_cursor_a_day_old_or_from_a_clock_set_back_lists_again(reader, hub, li
     stands.write_text(json.dumps({**json.loads(stands.read_text()), "listed": listed}))
     _seed(hub, 1, word="daily", stamp="20260107-000000")
     found = _search(reader, "daily note")
-    assert found["sync"]["kind"] == "listing" and len(found["results"]) == 1
+    assert found["freshness"]["kind"] == "listing" and len(found["results"]) == 1
     assert json.loads(stands.read_text())["listed"] != listed
     hub.reset_requests()
-    assert _search(reader, "daily")["sync"]["kind"] == "changes"
+    assert _search(reader, "daily")["freshness"]["kind"] == "changes"
 
 
 def test_a_note_damaged_on_disk_is_healed_by_the_next_listing(reader, hub):
@@ -199,10 +205,10 @@ def test_a_note_damaged_on_disk_is_healed_by_the_next_listing(reader, hub):
     [cache] = (reader.state / "cache").glob("*/projects/demo/notes")
     path, data = _note(1199)
     os.truncate(cache / path.split("/")[-1], 5)
-    assert _search(reader, "plain note 0")["sync"]["kind"] == "changes"
+    assert _search(reader, "plain note 0")["freshness"]["kind"] == "changes"
     stands = _stands(reader)
     stands.write_text(json.dumps({**json.loads(stands.read_text()), "listed": "2020-01-01T00:00:00Z"}))
-    assert _search(reader, "plain note 1")["sync"]["kind"] == "listing"
+    assert _search(reader, "plain note 1")["freshness"]["kind"] == "listing"
     assert (cache / path.split("/")[-1]).read_bytes() == data
 
 
@@ -215,7 +221,7 @@ def test_damage_found_by_a_search_makes_the_next_refresh_list(reader, hub):
     assert damaged.pop(path) == [] and all(damaged.values())  # shown without its damaged lines, then discarded
     assert not list((reader.state / "cache").glob("*/projects/demo/stands.json"))
     found = _search(reader, "plain note 3", "--limit", "1000")
-    assert found["sync"]["kind"] == "listing" and path in [r["path"] for r in found["results"]]
+    assert found["freshness"]["kind"] == "listing" and path in [r["path"] for r in found["results"]]
     assert (cache / path.split("/")[-1]).read_bytes() == data
 
 
@@ -226,7 +232,7 @@ def test_a_hung_feed_falls_back_to_the_listing_within_the_budget(reader, hub):
     result = reader.run("search", "patient note", "--json", env={"AGENT_MEMORY_TIMEOUT": "6"})
     tools.exited(result)
     assert time.monotonic() - started < tools.scaled(6)  # the feed hangs for 60 s
-    assert result.json["sync"]["kind"] == "listing" and len(result.json["results"]) == 1
+    assert result.json["freshness"]["kind"] == "listing" and len(result.json["results"]) == 1
 
 
 @pytest.mark.slow
@@ -239,11 +245,11 @@ def test_concurrent_searches_while_notes_arrive_lose_none(reader, hub):
     for worker in workers:
         tools.exited(tools.finished(worker, timeout=120))
     found = _search(reader, "racing note")
-    assert found["sync"]["status"] == "fresh" and len(found["results"]) == 13
+    assert found["freshness"]["status"] == "fresh" and len(found["results"]) == 13
     _seed(hub, 1, word="racing", start=99, stamp="20260109-000000")
     hub.feed_buffer(0)  # reset: a listing now, which must agree that the feed left nothing out
     listed = _search(reader, "racing note")
-    assert listed["sync"]["kind"] == "listing" and len(listed["results"]) == 14
+    assert listed["freshness"]["kind"] == "listing" and len(listed["results"]) == 14
 
 
 @pytest.mark.parametrize("missing", ["build_hf_headers", "get_session"])
@@ -274,5 +280,9 @@ def test_an_sdk_without_the_helpers_the_feed_uses_falls_back_to_the_listing(read
     )
     tools.exited(proc)
     found = json.loads(proc.stdout)
-    assert found["sync"]["status"] == "fresh" and found["sync"]["kind"] == "listing" and len(found["results"]) == 1
+    assert (
+        found["freshness"]["status"] == "fresh"
+        and found["freshness"]["kind"] == "listing"
+        and len(found["results"]) == 1
+    )
     assert "events" not in _requests(hub)

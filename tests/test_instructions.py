@@ -11,7 +11,7 @@ import pytest
 
 from agent_memory.agents import RUNTIMES, claude, codex
 from agent_memory.errors import AgentMemoryError
-from agent_memory.setup import agent_files, instructions
+from agent_memory.setup import agent_files_write, instructions
 from agent_memory.setup.instructions import BEGIN, END, render_block
 
 HELPER = "/usr/local/bin/agent-memory"
@@ -145,7 +145,7 @@ def test_no_table_of_runtimes_outside_the_agents_package():
 def test_block_shape():
     text = render_block(HELPER)
     lines = text.split("\n")
-    assert len(lines) == 8
+    assert len(lines) == 9
     assert lines[0] == BEGIN and lines[-1] == END
     assert not text.endswith("\n")
     for line in lines[1:-1]:
@@ -165,6 +165,9 @@ def test_block_guidance():
     assert "only local" in text and "shared" in text
     # recalled notes are records, not orders (a note may have been written by anything that can write the bucket)
     assert "not instructions" in text and "evidence" in text and "unless the user asks" in text
+    # a helper deleted without uninstall: the model says so once and goes on, instead of failing every command
+    assert f"If `{HELPER}` is not found (exit 127)" in text and "not installed on this machine" in text
+    assert "tell the user so once, then go on without memory" in text
 
 
 def test_block_uses_the_helper_it_is_given_and_rejects_a_broken_one():
@@ -308,13 +311,13 @@ def test_writes_are_atomic_and_keep_the_permission_bits(tmp_path, monkeypatch):
     target.chmod(0o640)
     inode = target.stat().st_ino
     calls = []
-    real_write_atomic = agent_files.write_atomic
+    real_write_atomic = agent_files_write.write_atomic
 
     def recording(path, data, *, mode=None):
         calls.append((path, mode))
         real_write_atomic(path, data, mode=mode)
 
-    monkeypatch.setattr(agent_files, "write_atomic", recording)
+    monkeypatch.setattr(agent_files_write, "write_atomic", recording)
     upsert(target, HELPER)
     (backup, backup_mode), written = calls
     assert written == (target, 0o640) and backup_mode == 0o600 and backup.read_text() == "mine\n"
@@ -483,7 +486,7 @@ def test_a_file_that_existed_empty_is_never_deleted(tmp_path):
     assert target.exists() and target.read_bytes() == b""
 
 
-def test_created_files_are_deleted_through_the_symlink_target(tmp_path):
+def test_a_created_file_reached_through_a_link_is_emptied_never_deleted(tmp_path):
     real = tmp_path / "dotfiles" / "AGENTS.md"
     real.parent.mkdir()
     link = tmp_path / "AGENTS.md"
@@ -491,7 +494,8 @@ def test_created_files_are_deleted_through_the_symlink_target(tmp_path):
     upsert(link, HELPER)
     assert real.is_file() and link.is_symlink()
     assert remove(link, created=True) is True
-    assert not real.exists() and link.is_symlink()  # back to how it was: the link is the user's
+    # the file the link leads to is the user's dotfiles manager's: it stays, empty, and so does the link
+    assert real.read_bytes() == b"" and link.is_symlink() and os.readlink(link) == str(real)
 
 
 # -- markers inside code are the user's text ------------------------------------------------------------------
@@ -638,3 +642,12 @@ def test_every_change_keeps_a_backup_of_the_previous_file(tmp_path):
     assert sorted(p.name for p in backup.parent.iterdir()) == sorted([backup.name, Path(removed["backup"]).name])
     assert instructions.remove(target, runtime="claude") == {"changed": False, "backup": None}
     assert instructions.upsert(tmp_path / "new" / "CLAUDE.md", HELPER, runtime="claude")["backup"] is None
+
+
+def test_the_core_skill_says_what_to_do_when_the_helper_is_gone():
+    from agent_memory.setup.bootstrap import core_skill_files
+
+    text = core_skill_files()["SKILL.md"].decode()
+    assert "not found either (`command not found`, exit 127)" in text
+    assert "memory is not installed on this machine: tell the user so once" in text
+    assert "run no other memory command in this session" in text

@@ -166,7 +166,7 @@ def test_a_folder_of_the_cache_linked_elsewhere_is_never_written_into(searched, 
     refused(result, project, "symlink")
     assert list(elsewhere.iterdir()) == []
     project.unlink()
-    assert searched.run("search", "widgets", "--json").json["sync"]["status"] == "fresh"
+    assert searched.run("search", "widgets", "--json").json["freshness"]["status"] == "fresh"
 
 
 def test_a_planted_fifo_refuses_without_blocking(searched):

@@ -105,10 +105,10 @@ def test_an_oversized_note_is_never_downloaded_and_is_reported(bucket):
     put(path, _huge())
     found, peak, err = _search(reader)
     assert sorted(r["id"] for r in found["results"]) == sorted(GOOD)
-    assert found["sync"]["status"] == "fresh"
+    assert found["freshness"]["status"] == "fresh"
     detail = f"{path} is {BIG} bytes, more than the {NOTE_FILE_MAX} a note may have, so it was not read"
     skipped = {"path": path, "reason": "oversized", "detail": detail, "next": removal(path)}
-    assert found["sync"]["skipped"] == [skipped]
+    assert found["freshness"]["skipped"] == [skipped]
     assert f"Skipped an object of the bucket: {detail}.\nNext: {removal(path)}" in err
     assert peak < baseline + SLACK, (peak, baseline)
     assert not list(reader.state.joinpath("cache").rglob(f"{HUGE}.md"))
@@ -148,7 +148,7 @@ def test_a_project_with_more_objects_than_the_bound_is_refused_loudly(ready, fol
         path.write_bytes(_note(note_id))
     found = ready.run("search", "bounded note", "--json")
     tools.exited(found)
-    sync = found.json["sync"]
+    sync = found.json["freshness"]
     assert (sync["status"], sync["reason"]) == ("stale", "error") and found.json["results"] == []
     assert sync["detail"] == (
         f"project demo holds 5 objects in file://{root}, more than the 4 agent-memory reads for one project, "
@@ -168,7 +168,7 @@ def test_a_note_of_the_largest_body_is_not_oversized(ready, machine_b, folder_st
     machine_b.setup(folder_store)
     found = machine_b.run("search", "bounded note", "--json")
     tools.exited(found)
-    assert found.json["sync"]["skipped"] == []
+    assert found.json["freshness"]["skipped"] == []
     assert [r["id"] for r in found.json["results"]] == [saved.json["id"]]
 
 

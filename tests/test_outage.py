@@ -34,7 +34,7 @@ def _seeded(alice, hub):
     saved = alice.save("# Pool size\n\nThe connection pool holds 8 sockets.", "--title", "Pool size")
     tools.exited(saved)
     found = alice.run("search", "pool", "--json", process=True)
-    assert found.json["sync"]["status"] == "fresh", found.err
+    assert found.json["freshness"]["status"] == "fresh", found.err
     return saved.json
 
 
@@ -46,7 +46,7 @@ def test_a_hung_hub_costs_the_first_search_only(alice, hub):
     first = alice.run("search", "pool", "--json", process=True, timeout=60)
     first_seconds = time.monotonic() - started
     tools.exited(first)
-    assert first.json["sync"]["status"] == "stale" and first.json["sync"]["reason"] == "offline", first.out
+    assert first.json["freshness"]["status"] == "stale" and first.json["freshness"]["reason"] == "offline", first.out
     assert [r["id"] for r in first.json["results"]] == [saved["id"]]  # the cache answers
     assert first_seconds < 15, first_seconds  # a hang detector only: the budget is 20 s (bench/outage.py times it)
     record = _outage(alice)
@@ -56,9 +56,9 @@ def test_a_hung_hub_costs_the_first_search_only(alice, hub):
     hub.reset_requests()
     later = alice.run("search", "pool", "--json", process=True)
     tools.exited(later)
-    assert later.json["sync"]["status"] == "stale"
+    assert later.json["freshness"]["status"] == "stale"
     assert [r["id"] for r in later.json["results"]] == [saved["id"]]
-    detail = later.json["sync"]["detail"]
+    detail = later.json["freshness"]["detail"]
     assert "tries it again from" in detail and "--online" in detail and "--offline" in detail, detail
     assert "Results come from the local cache only" in later.err and "--offline" in later.err
 
@@ -164,21 +164,21 @@ def test_a_slow_hub_that_answers_is_waited_for_and_a_large_note_uploads(alice, h
 def test_the_hub_is_tried_again_once_the_wait_is_over_and_found_healthy(alice, hub):
     _seeded(alice, hub)
     hub.hang()
-    assert alice.run("search", "pool", "--json", process=True, timeout=60).json["sync"]["status"] == "stale"
+    assert alice.run("search", "pool", "--json", process=True, timeout=60).json["freshness"]["status"] == "stale"
 
     _wait_over(alice)  # still hung: one more try, and a longer wait after it
     again = alice.run("search", "pool", "--json", process=True, timeout=60)
-    assert again.json["sync"]["status"] == "stale"
+    assert again.json["freshness"]["status"] == "stale"
     record = _outage(alice)
     assert record["failures"] == 2 and 55 <= record["until"] - time.time() <= 60
 
     hub.clear_faults()  # the Hub is back: nothing asks it before the wait is over
     hub.reset_requests()
-    assert alice.run("search", "pool", "--json").json["sync"]["status"] == "stale"
+    assert alice.run("search", "pool", "--json").json["freshness"]["status"] == "stale"
     assert hub.requests == []
     _wait_over(alice)
     healthy = alice.run("search", "pool", "--json")
-    assert healthy.json["sync"]["status"] == "fresh", healthy.out
+    assert healthy.json["freshness"]["status"] == "fresh", healthy.out
     assert not alice.outage.exists()  # the success ended it
     assert alice.run("status", "--json").json["outage"] is None
 
@@ -186,19 +186,19 @@ def test_the_hub_is_tried_again_once_the_wait_is_over_and_found_healthy(alice, h
 def test_online_and_an_explicit_retry_always_try_and_a_success_ends_the_outage(alice, hub):
     _seeded(alice, hub)
     hub.hang()
-    assert alice.run("search", "pool", "--json", process=True, timeout=60).json["sync"]["status"] == "stale"
+    assert alice.run("search", "pool", "--json", process=True, timeout=60).json["freshness"]["status"] == "stale"
     saved = alice.run("save", "--json", input="Kept during the outage.", process=True)
     tools.exited(saved, 75)
 
     hub.clear_faults()
     hub.reset_requests()
     online = alice.run("search", "pool", "--online", "--json")
-    assert online.json["sync"]["status"] == "fresh" and hub.requests != []
+    assert online.json["freshness"]["status"] == "fresh" and hub.requests != []
     assert not alice.outage.exists()
-    assert alice.run("search", "pool", "--json").json["sync"]["status"] == "fresh"
+    assert alice.run("search", "pool", "--json").json["freshness"]["status"] == "fresh"
 
     hub.hang()  # a new outage, found by a save this time
-    assert alice.run("search", "pool", "--json", process=True, timeout=60).json["sync"]["status"] == "stale"
+    assert alice.run("search", "pool", "--json", process=True, timeout=60).json["freshness"]["status"] == "stale"
     hub.clear_faults()
     retried = alice.run("pending", "retry", "--json")  # the user's retry tries whatever the outage says
     tools.exited(retried)
@@ -206,7 +206,7 @@ def test_online_and_an_explicit_retry_always_try_and_a_success_ends_the_outage(a
     assert not alice.outage.exists()
 
     hub.hang()
-    assert alice.run("search", "pool", "--json", process=True, timeout=60).json["sync"]["status"] == "stale"
+    assert alice.run("search", "pool", "--json", process=True, timeout=60).json["freshness"]["status"] == "stale"
     hub.clear_faults()
     again = alice.run("save", "--online", "--json", input="Saved with --online.")
     tools.exited(again)
@@ -260,7 +260,7 @@ def test_a_damaged_outage_record_means_no_outage(alice, hub):
     for damage in damages:
         record.write_text(damage)
         found = alice.run("search", "pool", "--json")
-        assert found.json["sync"]["status"] == "fresh", (damage, found.out)
+        assert found.json["freshness"]["status"] == "fresh", (damage, found.out)
 
 
 def test_a_call_left_less_time_than_it_takes_to_hear_the_hub_records_no_outage(alice, hub):
@@ -282,7 +282,7 @@ def test_a_call_left_less_time_than_it_takes_to_hear_the_hub_records_no_outage(a
 
     hub.clear_faults()
     found = alice.run("search", "offline", "--json")  # asks the Hub, which answers
-    assert found.json["sync"]["status"] == "fresh", found.out
+    assert found.json["freshness"]["status"] == "fresh", found.out
     retried = alice.run("pending", "retry", "--json")
     tools.exited(retried)
     assert [r["status"] for r in retried.json["results"]] == ["saved"], retried.out

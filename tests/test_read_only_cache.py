@@ -50,13 +50,13 @@ def test_search_answers_stale_from_the_cache_when_it_cannot_be_written(machine, 
     tools.exited(result)
     found = json.loads(result.stdout)
     assert [n["title"] for n in found["results"]] == ["Stale lockfile"]  # the cache as it was: nothing lost
-    assert found["sync"]["status"] == "stale" and found["sync"]["reason"] == "error"
-    assert "the local cache cannot be written here (Read-only file system" in found["sync"]["detail"]
-    assert "agent-memory codex-sandbox allow" in found["sync"]["detail"]
+    assert found["freshness"]["status"] == "stale" and found["freshness"]["reason"] == "error"
+    assert "the local cache cannot be written here (Read-only file system" in found["freshness"]["detail"]
+    assert "agent-memory codex-sandbox allow" in found["freshness"]["detail"]
     assert "Results come from the local cache only" in result.stderr and "not saved" not in result.stderr
 
     for args in (("search", "--offline", "lockfile"), ("read", first.json["id"]), ("status",), ("pending",)):
         tools.exited(_read_only(ready, *args), about=args)
 
-    assert ready.run("search", "lockfile", "--json").json["sync"]["status"] == "fresh"  # writable again: refreshed
+    assert ready.run("search", "lockfile", "--json").json["freshness"]["status"] == "fresh"  # writable again: refreshed
     assert len(ready.run("search", "lockfile", "--json").json["results"]) == 2

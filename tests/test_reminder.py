@@ -259,7 +259,7 @@ def test_a_damaged_or_planted_record_means_the_reminder_again(ready, tmp_path):
 
 
 def test_the_record_is_bounded_and_keeps_the_newest_sessions(ready):
-    from agent_memory.machine.reminded import KEEP
+    from agent_memory.hooks.reminded import KEEP
 
     ids = [f"session-{n:04d}" for n in range(KEEP + 20)]
     record(ready).parent.mkdir(parents=True, exist_ok=True)
@@ -356,3 +356,78 @@ def test_sessions_starting_at_once_in_an_unmapped_folder_are_told_once(ready, tm
         assert err == b"", err.decode()
         told += b"is not mapped to a project" in out
     assert told == 1
+
+
+# -- forks, older checkpoints, the runtimes' own sessions ---------------------------------------------------------
+
+FORK = "01a236f6-317c-7900-81ea-145b83a92f3f"
+
+
+def fork_transcript(machine: Machine, parent: str, session: str = FORK) -> Path:
+    """A transcript as Claude Code 2.1.328 writes one for `claude --resume PARENT --fork-session`: the copied
+    conversation under the new id, each copied reply marked with the session whose request made it."""
+    path = machine.home / ".claude" / "projects" / "work" / f"{session}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = [
+        {"type": "mode", "mode": "normal", "sessionId": session},
+        {"type": "user", "message": {"content": 'say "requestSessionId":"planted"'}, "sessionId": session},
+        {"type": "assistant", "message": {"content": "ok"}, "sessionId": session, "requestSessionId": parent},
+    ]
+    path.write_text("".join(json.dumps(line, separators=(",", ":")) + "\n" for line in lines))
+    return path
+
+
+def test_a_forked_session_is_told_as_a_resumed_one_and_its_inherited_checkpoint_is_its_own(ready):
+    first = start(ready, session=SESSION_A, agent="claude")
+    assert "memory project is demo" in context(first)
+    ready.save("# Another note\n\nthe count in a new reminder would differ")
+    folder = ready.home / ".claude" / "projects" / "work"
+    folder.mkdir(parents=True)
+    (folder / f"{SESSION_B}.jsonl").write_text("{}\n")  # another session of the folder, never told
+    os.utime(folder / f"{SESSION_B}.jsonl", (1, 1))
+    (folder / f"{SESSION_A}.jsonl").write_text("{}\n")  # the one forked from, told: it just answered
+    # Claude Code runs SessionStart (`source: fork`) before the fork's transcript exists
+    transcript = folder / f"{FORK}.jsonl"
+    payload = {"cwd": str(ready.work), "source": "fork", "session_id": FORK, "transcript_path": str(transcript)}
+    forked = hook(ready, "session-start", payload, agent="claude")
+    tools.exited(forked)
+    assert (forked.out, forked.err) == ("", "")  # the copy of the conversation holds its one reminder
+    assert FORK in record(ready).read_text()
+    assert start(ready, source="resume", session=FORK, agent="claude").out == ""  # and its own resume too
+    # a fork in a folder where no session was told: a reminder of its own
+    elsewhere = {**payload, "session_id": FORK[:-1] + "e", "transcript_path": str(ready.root / "x" / "t.jsonl")}
+    assert "memory project is demo" in context(hook(ready, "session-start", elsewhere, agent="claude"))
+
+    # compacted, the fork is pointed at the checkpoint saved before it was forked, as this conversation's
+    mine = checkpoint(ready, "# Before the fork\n\nstep 1", "Before the fork", SESSION_A)
+    theirs = checkpoint(ready, "# Elsewhere\n\nother work", "Elsewhere", SESSION_B)
+    ready.run("search", "step")
+    fork_transcript(ready, SESSION_A)
+    shown = context(hook(ready, "session-start", {**payload, "source": "compact"}, agent="claude", env=DESK))
+    pointer = shown.splitlines()[-1]
+    assert f"This conversation (in the session it was forked from) saved the checkpoint {mine['id']}" in pointer
+    assert theirs["id"] not in pointer and "another session's" not in pointer
+
+
+def test_the_pointer_finds_this_sessions_checkpoint_however_many_were_saved_since(ready):
+    mine = checkpoint(ready, "# Mine\n\nstep 1", "Mine", SESSION_A)
+    for number in range(22):  # more than the newest looked through first
+        checkpoint(ready, f"# Theirs {number}\n\nother work", f"Theirs {number}", SESSION_B)
+    ready.run("search", "step")
+    own = compacted(ready, SESSION_A)
+    assert f'This session saved the checkpoint {mine["id"]} "Mine"' in own
+
+
+def test_a_session_in_a_runtime_s_own_folder_gets_no_reminder_nor_setup_advice(ready, machine_b):
+    for home, agent in ((ready.home / ".codex" / "memories_v2", "codex"), (ready.home / ".claude", "claude")):
+        home.mkdir(parents=True, exist_ok=True)
+        told = hook(
+            ready, "session-start", {"cwd": str(home), "source": "startup", "session_id": SESSION_A}, agent=agent
+        )
+        tools.exited(told)
+        assert (told.out, told.err) == ("", ""), agent
+    # not set up at all: no setup advice there either
+    (machine_b.home / ".codex" / "memories_v2").mkdir(parents=True)
+    payload = {"cwd": str(machine_b.home / ".codex" / "memories_v2"), "source": "startup"}
+    assert hook(machine_b, "session-start", payload, agent="codex").out == ""
+    assert "not set up" in context(hook(machine_b, "session-start", {"cwd": str(machine_b.work)}, agent="codex"))

@@ -55,3 +55,22 @@ def test_a_session_resumed_twice_shows_the_model_one_reminder(runtime, machine, 
             assert "hook: SessionStart Failed" not in resumed.err  # an empty answer is a hook that succeeded
     seen = (machine.state / "state" / "reminded-sessions").read_text().split()
     assert seen[0] == session and len(seen) == 2
+
+
+def test_codex_s_own_memory_consolidation_session_gets_no_reminder(machine, hub):
+    """Codex consolidates its memories in a session of its own, in `$CODEX_HOME/memories_v2`: no project of the
+    user's, so neither a reminder nor setup advice ("not mapped to a project ... project map")."""
+    cli_class = CLIS["codex"]
+    with cli_class.model_class() as model:
+        cli = cli_class(machine, model)
+        bootstrap(machine, "codex", "--hooks")
+        folder = machine.home / ".codex" / "memories_v2"
+        folder.mkdir(parents=True)
+        model.script(Say("Consolidated."), Say("Working."))
+        tools.exited(cli.run("Consolidate the memories.", cwd=folder))
+        tools.exited(cli.run("Hello.", cwd=machine.work))  # a session of the user's project, for contrast
+        model.assert_played()
+        consolidation, project = model.text(0), model.text(1)
+        assert REMINDER not in consolidation and "not mapped to a project" not in consolidation
+        assert "project map" not in consolidation and SEARCH_TRIGGER not in consolidation
+        assert project.count(REMINDER) == 1

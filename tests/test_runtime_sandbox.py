@@ -56,9 +56,9 @@ def test_codex_sandbox_with_a_folder_store_without_then_with_the_consent(machine
         found = json_output(model, 0)
         assert exit_code_of(model, "codex", 0) == 0
         assert [n["id"] for n in found["results"]] == [earlier["id"]]
-        assert found["sync"]["status"] == "stale"
-        assert "the local cache cannot be written here" in found["sync"]["detail"]
-        assert "agent-memory codex-sandbox allow" in found["sync"]["detail"]
+        assert found["freshness"]["status"] == "stale"
+        assert "the local cache cannot be written here" in found["freshness"]["detail"]
+        assert "agent-memory codex-sandbox allow" in found["freshness"]["detail"]
         # the save fails, saying so plainly: nothing kept, nothing shared
         output = tool_output(model, 1)
         assert exit_code_of(model, "codex", 1) == 1
@@ -86,7 +86,7 @@ def test_codex_sandbox_with_a_folder_store_without_then_with_the_consent(machine
         assert f"{saved['id']}.md" in notes_in(store)
         assert (store / saved["path"]).read_text().endswith(CHECKPOINT)
         fresh = json_output(model, 3)
-        assert fresh["sync"]["status"] == "fresh" and later["id"] in [n["id"] for n in fresh["results"]]
+        assert fresh["freshness"]["status"] == "fresh" and later["id"] in [n["id"] for n in fresh["results"]]
     assert machine.run("pending", "--json").json["notes"] == []
 
 

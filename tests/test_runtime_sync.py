@@ -1,9 +1,10 @@
 """Sync of the runtimes' own memory inside the real Claude Code and Codex: a line that one machine added to the
 runtime's index file (Claude Code's MEMORY.md, Codex's memory_summary.md) is in the first model request of a session
 that starts on another machine (for Claude Code, in a checkout of the same project at another path), with the hooks
-installed. Both runtimes read that file before the SessionStart hook's pull lands, so the line reaches the first
-request through the hook's reminder, and the file has it for every later session. Offline, against the Hub
-emulator and a scripted model."""
+installed. Both runtimes read their memory before the SessionStart hook's pull lands, so the line reaches the first
+request through the hook's reminder; Claude Code's file has it for every later session, and Codex's memory
+extension folder has it for Codex's next consolidation (Codex's own files are never written). Offline, against the
+Hub emulator and a scripted model."""
 
 from __future__ import annotations
 
@@ -119,7 +120,7 @@ def test_a_new_memory_line_reaches_the_first_request_on_another_machine(machine,
         f"{told(first)}\n{kept(machine_b, debug)}"
     )
     assert LINE in first, told(first)
-    assert "updated here: 2 memory files (MEMORY.md, parser.md)" in first
+    assert "updated here: 2 memory files (MEMORY.md, parser.md, from " in first
 
     # the usual case: machine B has the index already, machine A adds a line, B's next session has it at once
     second_line = "- [Release](release.md): releases are cut on Tuesdays"
@@ -169,4 +170,8 @@ def test_a_new_memory_summary_line_reaches_the_first_request_on_another_machine(
         first = model.text(0)
     tools.exited(run)
     assert added in first
-    assert added in (machine_b.home / ".codex" / "memories" / "memory_summary.md").read_text()
+    # never in Codex's own files, which its consolidation regenerates: in the extension it reads for outside memory
+    theirs = machine_b.home / ".codex" / "memories"
+    assert not (theirs / "memory_summary.md").exists()
+    delivered = [p.read_text() for p in (theirs / "extensions" / "agent-memory" / "resources").iterdir()]
+    assert any(added in text for text in delivered)

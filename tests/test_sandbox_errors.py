@@ -152,8 +152,8 @@ def test_without_network_in_codex_s_sandbox_a_read_says_so_and_names_the_consent
     found = alice.run("search", "remote", "--json", env=closed)
     tools.exited(found)
     assert [n["id"] for n in found.json["results"]] == [saved.json["id"]]
-    assert found.json["sync"]["status"] == "stale" and found.json["sync"]["reason"] == "offline"
-    assert found.json["sync"]["detail"].endswith(
+    assert found.json["freshness"]["status"] == "stale" and found.json["freshness"]["reason"] == "offline"
+    assert found.json["freshness"]["detail"].endswith(
         "(This runs in Codex's sandbox, which gives commands no network unless the user allows it: "
         "agent-memory codex-sandbox allow)"
     )

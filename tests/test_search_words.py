@@ -220,3 +220,33 @@ def test_a_pack_of_several_blocks_finds_every_note_and_correction(ready):
     order = [r["id"] for r in found]
     assert order.index(ids[5]) + 1 == order.index(ids[0])  # the correction right before the note it corrects
     assert ids[0] not in _ids(ready, "alpha beta", "--offline", "--current")
+
+
+def test_a_query_past_its_bounds_is_refused_with_the_limit(notes):
+    machine, ids = notes
+    bounds = ("at most 32", "at most 1,000")
+    many = " ".join(f"word{i}" for i in range(33))
+    refused = machine.run("search", "--json", many)
+    assert refused.code == 2, refused.err
+    assert "33 words and phrases" in refused.err and bounds[0] in refused.err
+    assert "Next: agent-memory search KEYWORDS" in refused.err and refused.json["exit_code"] == 2
+    long = "budget " + "x" * 994
+    refused = machine.run("search", "--offline", long)
+    assert refused.code == 2 and "1,001 characters" in refused.err and bounds[1] in refused.err
+    # a phrase counts once, repeated words once: 32 terms, and the most characters, are accepted
+    accepted = " ".join(f"w{i}" for i in range(30)) + ' "flaky retry" flaky "FLAKY RETRY"'
+    assert _search(machine, accepted)["results"][0]["partial"]
+    assert _ids(machine, "budget" + " " * 989 + "retry")[:1] == [ids["budget"]]
+
+
+def test_partial_results_are_the_notes_with_the_most_terms_among_many(ready):
+    # notes holding 1, 2, 3 and 4 of the five words, in an order that fills the kept places with the worst first
+    words = ["alpha", "bravo", "charlie", "delta", "echo"]
+    held = [1, 2, 1, 3, 2, 4, 1, 3, 4, 2]
+    ids = {}
+    for index, count in enumerate(held):
+        ids[ready.save(f"# Note {index}\n\n{' '.join(words[:count])} filler\n").json["id"]] = count
+    found = _search(ready, "--limit", "3", " ".join(reversed(words)))["results"]
+    # only the notes with the most terms are shown
+    assert [ids[r["id"]] for r in found] == [4, 4] and all(r["missing"] == ["echo"] for r in found)
+    assert [ids[r["id"]] for r in _search(ready, "--limit", "1", " ".join(words))["results"]] == [4]

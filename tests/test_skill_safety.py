@@ -122,3 +122,32 @@ def test_a_modes_object_naming_files_outside_the_revision_is_refused(alice, bob,
     tools.exited(result, 5)
     assert "modes.json" in result.err
     assert not (bob.home / ".agents" / "skills" / "tools").exists()
+
+
+def test_one_listing_of_a_skill_folder_with_one_rule_for_links_and_the_marker(tmp_path):
+    """Publish, install, status and uninstall list a skill folder through `layout.skill_files`: a link is listed as
+    a link (to a file or a folder, never followed nor entered), the install marker at the top is left out, and a file
+    of the marker's name further down is the skill's."""
+    from agent_memory.skills.install_read import folder_files
+    from agent_memory.skills.layout import MARKER, skill_files
+
+    outside = tmp_path / "outside"
+    (outside / "deep").mkdir(parents=True)
+    (outside / "deep" / "secret.md").write_text("not the skill's")
+    skill = tmp_path / "skill"
+    (skill / "references").mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: s\ndescription: d\n---\n")
+    (skill / MARKER).write_text("{}")
+    (skill / "references" / MARKER).write_text("the skill's own file")
+    (skill / "linked-folder").symlink_to(outside)
+    (skill / "linked-file.md").symlink_to(outside / "deep" / "secret.md")
+
+    listed = skill_files(skill)
+    assert list(listed) == ["SKILL.md", "linked-file.md", "linked-folder", f"references/{MARKER}"]
+    assert stat.S_ISLNK(listed["linked-folder"].st_mode) and stat.S_ISLNK(listed["linked-file.md"].st_mode)
+    assert folder_files(skill) == {
+        "SKILL.md": b"---\nname: s\ndescription: d\n---\n",
+        "linked-file.md": None,  # differs from anything installed: never read through the link
+        "linked-folder": None,
+        f"references/{MARKER}": b"the skill's own file",
+    }

@@ -71,6 +71,7 @@ def test_the_wheel_is_the_helper_with_its_core_skill_in_a_fixed_order(tmp_path: 
     assert names[-1].endswith(".dist-info/RECORD")
     packages = [name for name in names if ".dist-info/" not in name]
     assert packages == sorted(packages) and "agent_memory/names.py" in packages
+    assert {f"agent_memory/view/page.{ext}" for ext in ("html", "js", "css")} <= set(packages)  # `view`'s page
     assert not any(name.startswith("space/") for name in packages)  # the page's generator is the Space's own
     assert skill == (space_site.REPO / "skill" / "SKILL.md").read_bytes()
     assert re.search(r"^agent-memory = agent_memory\.[a-z.]+:main$", entry_points, re.M), entry_points

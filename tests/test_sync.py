@@ -19,7 +19,6 @@ import tools
 from agent_memory.contents import sha256
 from agent_memory.sync import folders
 from agent_memory.sync.folders import Moved
-from agent_memory.sync.merging import Conflicting, merge
 from agent_memory.sync.versions import path_key
 from conftest import BUCKET, Machine
 
@@ -59,15 +58,6 @@ def sync_now(machine: Machine, *args: str) -> dict:
 
 def store_objects(store: Path) -> dict[str, bytes]:
     return {str(p.relative_to(store)): p.read_bytes() for p in sorted((store / "sync").rglob("*.json"))}
-
-
-@pytest.fixture(params=["folder", "hub"])
-def bucket(request, tmp_path, base_env) -> str:
-    """The two stores: a folder store, and the Hub emulator's private bucket."""
-    if request.param == "folder":
-        return request.getfixturevalue("folder_store")
-    request.getfixturevalue("hub")
-    return BUCKET
 
 
 def two_machines(machine: Machine, machine_b: Machine, bucket: str, agent: str = "claude") -> tuple[Machine, Machine]:
@@ -111,18 +101,19 @@ def test_claude_memory_reaches_another_checkout_and_its_worktree(machine, machin
 
 
 def test_codex_memories_follow_the_user(machine, machine_b, folder_store):
+    """Into Codex's memory extension folder, never into its own generated files (see test_codex_extension)."""
     a, b = two_machines(machine, machine_b, folder_store, "codex")
     mine = codex_folder(a)
     (mine / "rollout_summaries").mkdir(parents=True)
     (mine / "memory_summary.md").write_text("- The user prefers small commits.\n")
     (mine / "rollout_summaries" / "one.md").write_text("Session one: fixed the parser.\n")
     (mine / "phase2_workspace_diff.md").write_text("Codex's own working file\n")
-    assert "1 file" not in hook(a, "Stop", "codex").err
+    assert "2 files pushed" in hook(a, "Stop", "codex").err  # Codex's working files are no memories
     context = reminder(b, "codex")
     theirs = codex_folder(b)
-    assert (theirs / "memory_summary.md").read_text() == "- The user prefers small commits.\n"
-    assert (theirs / "rollout_summaries" / "one.md").is_file()
-    assert not (theirs / "phase2_workspace_diff.md").exists()  # Codex's working files are no memories
+    assert not (theirs / "memory_summary.md").exists() and not (theirs / "phase2_workspace_diff.md").exists()
+    (delivered,) = (theirs / "extensions" / "agent-memory" / "resources").iterdir()
+    assert "- The user prefers small commits." in delivered.read_text()
     assert "- The user prefers small commits." in context
 
 
@@ -142,6 +133,30 @@ def test_a_clean_concurrent_edit_merges(machine, machine_b, bucket):
     expected = "".join(["line 1 (edited on A)\n", *lines[1:-1], "line 8 (edited on B)\n", "line 9 (B)\n"])
     assert (claude_folder(a) / "MEMORY.md").read_text() == expected
     assert (claude_folder(b) / "MEMORY.md").read_text() == expected
+
+
+def test_two_machines_appending_to_memory_glue_and_drop_no_line(machine, machine_b, folder_store):
+    """Both machines append to MEMORY.md, A without a final newline, and each adds a code fence: the merge keeps
+    every line of both, B's (the merging machine's) first, none glued, both fences whole, on both machines."""
+    a, b = two_machines(machine, machine_b, folder_store)
+    base = "# Memory\n- old\n"
+    claude_folder(a).mkdir(parents=True)
+    (claude_folder(a) / "MEMORY.md").write_text(base)
+    sync_now(a)
+    sync_now(b)
+    on_a = "Test with:\n```sh\nmake test\n```\n- learned on A"
+    on_b = "Deploy with:\n```sh\nmake deploy\n```\n- learned on B\n"
+    (claude_folder(a) / "MEMORY.md").write_text(base + on_a)
+    (claude_folder(b) / "MEMORY.md").write_text(base + on_b)
+    sync_now(a)
+    merged = sync_now(b)["folders"][0]
+    assert merged["merged"] == ["MEMORY.md"] and not merged["conflicts"]
+    sync_now(a)
+    expected = base + on_b + on_a
+    for one in (a, b):
+        text = (claude_folder(one) / "MEMORY.md").read_text()
+        assert text == expected
+        assert "- learned on B- learned on A" not in text and text.count("```sh\n") == 2 and text.count("```\n") == 2
 
 
 def test_a_conflicting_edit_keeps_both_texts_and_is_reported(machine, machine_b, bucket):
@@ -185,6 +200,7 @@ def test_a_deletion_propagates_and_is_restorable(machine, machine_b, bucket):
     a, b = two_machines(machine, machine_b, bucket)
     claude_folder(a).mkdir(parents=True)
     (claude_folder(a) / "old.md").write_text("An old memory.\n")
+    (claude_folder(a) / "MEMORY.md").write_text("- [Old](old.md)\n")  # one deletion of two files: not held
     sync_now(a)
     sync_now(b)
     assert (claude_folder(b) / "old.md").is_file()
@@ -318,7 +334,9 @@ def test_hostile_versions_are_refused(machine, machine_b, folder_store, tmp_path
     assert "text of at most 262144 bytes" in whys and "does not match its folder" in whys
     assert "symbolic link" in whys or "link" in whys
     folder_refused = done.json["folders"][0]["refused"]
-    assert sorted(item["path"] for item in folder_refused) == ["MEMORY.md", "linked/inside.md"]
+    assert [item["path"] for item in folder_refused] == ["MEMORY.md"]
+    linked = done.json["folders"][0]["blocked"]  # a linked folder is not synced, said once for the folder
+    assert [(item["folder"], item["why"]) for item in linked] == [(str(claude_folder(b) / "linked"), "it is a link")]
     assert list(outside.iterdir()) == []  # nothing written through either link
     assert sorted(p.name for p in claude_folder(b).iterdir()) == ["MEMORY.md", "linked"]
     assert not (b.root / "escape.md").exists() and not (claude_folder(b).parent / "escape.md").exists()
@@ -476,12 +494,17 @@ def test_sync_status_says_where_it_looks_before_there_is_anything_to_sync(machin
         "pushed": 0,
         "pulled": 0,
         "conflicts": [],
+        "blocked": [],
+        "held": [],
+        "source": f"Claude Code's folder for {machine.work}",
+        "synced": True,
         "last_sync": None,
+        "arrived": [],
     }
     assert [(f["folder"], f["exists"]) for f in agents["codex"]["folders"]] == [(str(codex), False)]
     assert "claude: on\n" in text and "codex: on\n" in text
     assert f"  demo -> {claude}: nothing here to sync yet: the folder does not exist (Claude Code creates it" in text
-    assert f"  user -> {codex}: nothing here to sync yet: the folder does not exist (Codex creates it" in text
+    assert re.search(f"  machine-[0-9a-f]{{16}} -> {re.escape(str(codex))}: nothing here to sync yet: the folder", text)
     assert "last sync never" in text
 
     sync_now(machine)  # finds nothing, creates nothing
@@ -499,13 +522,20 @@ def test_sync_status_says_where_it_looks_before_there_is_anything_to_sync(machin
     (line,) = [line for line in text.splitlines() if line.startswith(f"  demo -> {claude}: ")]
     assert line.startswith(f"  demo -> {claude}: 1 file in step, 1 pushed, 0 pulled, 0 conflicts, last sync 20")
 
-    shutil.rmtree(claude)  # a folder that had files is not "nothing to sync": its files would go as deleted
-    agents, text = shown()
-    (watched,) = agents["claude"]["folders"]
-    assert (watched["exists"], watched["files"]) == (False, 1)
-    said = "  the folder is gone: the next sync records its 1 file as deleted, on every machine (each version stays"
-    assert said in text and "agent-memory sync history FILE --agent claude" in text
-    assert f"  demo -> {claude}: nothing here to sync yet" not in text
+    shutil.rmtree(claude)  # a folder that had files is not "nothing to sync": it is gone, and deletes nothing
+    for synced in (False, True):
+        agents, text = shown()
+        (watched,) = agents["claude"]["folders"]
+        assert (watched["exists"], watched["files"]) == (False, 1)
+        said = f"  Not synced: {claude} (claude demo): it is gone; nothing in it is deleted, here or elsewhere. Next: "
+        fix = f"mkdir -p {claude} && agent-memory sync now (its files come back from the bucket)"
+        assert f"{said}{fix}\n" in text
+        gone = {"agent": "claude", "scope": "demo", "folder": str(claude), "why": "it is gone", "next": fix}
+        assert watched["blocked"] == [gone]
+        assert f"  demo -> {claude}: nothing here to sync yet" not in text
+        if not synced:
+            sync_now(machine)
+    assert not claude.exists()  # nothing written there either
 
 
 def test_sync_status_says_when_no_project_is_mapped_for_claude_code(machine, folder_store):
@@ -558,41 +588,13 @@ def test_restoring_a_version_decides_a_conflict(machine, machine_b, folder_store
 
 
 @pytest.mark.parametrize(
-    ("base", "ours", "theirs", "merged"),
-    [
-        ("a\nb\nc\nd\n", "A\nb\nc\nd\n", "a\nb\nc\nD\n", "A\nb\nc\nD\n"),  # different lines
-        ("a\n", "a\nmine\n", "a\ntheirs\n", "a\nmine\ntheirs\n"),  # both appended: both kept, this machine's first
-        ("a\n", "a\nsame\n", "a\nsame\n", "a\nsame\n"),  # the same change counts once
-        ("a\n", None, "a\n", None),  # deleted here, untouched there: deleted
-        ("a\nb\n", "A\nb\n", "a\nb", "A\nb\n"),  # a dropped final newline is no change of that line
-    ],
-)
-def test_merges(base, ours, theirs, merged):
-    assert merge(base, ours, theirs) == merged
-
-
-@pytest.mark.parametrize(
-    ("base", "ours", "theirs"),
-    [
-        ("a\nb\n", "A\nb\n", "X\nb\n"),  # the same line
-        ("a\nb\nc\n", "A\nb\nc\n", "a\nB\nc\n"),  # lines that touch
-        ("a\n", None, "a changed\n"),  # deleted here, changed there
-        (None, "made here\n", "made there\n"),  # no common version
-    ],
-)
-def test_conflicts(base, ours, theirs):
-    with pytest.raises(Conflicting):
-        merge(base, ours, theirs)
-
-
-@pytest.mark.parametrize(
     ("given", "stop", "pull"),
     [(None, 5, 6), ("3", 3, 3), ("20", 20, 20), ("nonsense", 5, 6), ("0", 5, 6), ("-4", 5, 6)],
 )
 def test_the_hooks_budget_is_the_stops_and_the_session_starts(monkeypatch, given, stop, pull):
     """AGENT_MEMORY_HOOK_BUDGET sets the network time of a Stop (its retries and push) and of a SessionStart's pull
     (the tests scale it with the load); without it, 5 and 6 seconds."""
-    from agent_memory.machine.retry import budget_seconds
+    from agent_memory.hooks.retry import budget_seconds
 
     if given is None:
         monkeypatch.delenv("AGENT_MEMORY_HOOK_BUDGET", raising=False)

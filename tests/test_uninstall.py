@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -57,6 +58,7 @@ def test_uninstall_after_bootstrap_gives_back_the_agents_files_byte_for_byte(mac
     before = user_machine(machine)
     boot = bootstrap(machine, folder_store)
     installed = snapshot(machine)
+    assert b"If agent-memory is no longer installed, delete these lines" in installed[".codex/config.toml"]
     assert ".claude/CLAUDE.md" in installed and ".claude/skills/agent-memory/SKILL.md" in installed
     assert ".agents/skills/agent-memory/SKILL.md" in installed and installed != before
     machine.save("# Kept\n\nA note that outlives the install.")
@@ -179,6 +181,10 @@ def test_uninstall_help_and_bad_input(machine):
     help_text = machine.run("uninstall", "--help")
     tools.exited(help_text)
     assert "--discard-pending" in help_text.out and "Your notes stay" in help_text.out
+    # how to take the sandbox consent out when the command is gone (deleted without uninstall)
+    flat = " ".join(help_text.out.replace("-\n", "-").split())  # argparse wraps lines at hyphens
+    assert "If the agent-memory command is already gone" in flat and "~/.codex/config.toml" in flat
+    assert "'# agent-memory:begin codex-sandbox' to '# agent-memory:end codex-sandbox'" in flat
     assert "uninstall" in machine.run("--help").out
     for bad in (["--discard"], ["now"], ["--json", "--json=1"]):
         result = machine.run("uninstall", *bad)
@@ -234,3 +240,101 @@ def test_on_a_machine_that_had_nothing_uninstall_leaves_no_file_of_ours(machine,
     steps = {step["step"]: step for step in result.json["steps"]}
     for step in ("codex-sandbox", "hooks", "instructions"):  # emptied, so taken away: the user had none
         assert steps[step]["deleted"] == steps[step]["removed"] and steps[step]["removed"], step
+
+
+def _link_into_dotfiles(machine: Machine, names: list[str]) -> Path:
+    """The agents' files as links into a dotfiles folder outside HOME, as stow, chezmoi and home-manager make."""
+    dotfiles = machine.root / "dotfiles"
+    for name in names:
+        target = dotfiles / name.lstrip(".").replace("/", "-")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if name in USER_FILES:
+            target.write_text(USER_FILES[name])
+        link = machine.home / name
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(target)
+    return dotfiles
+
+
+def _dotfiles(dotfiles: Path) -> dict[str, bytes]:
+    return {path.name: path.read_bytes() for path in sorted(dotfiles.iterdir())}
+
+
+LINKED = [".codex/hooks.json", ".codex/AGENTS.md", ".claude/settings.json"]
+
+
+def test_files_linked_into_a_dotfiles_folder_are_edited_where_they_lead_and_the_links_stay(machine, folder_store):
+    dotfiles = _link_into_dotfiles(machine, LINKED)
+    before, links = _dotfiles(dotfiles), {name: os.readlink(machine.home / name) for name in LINKED}
+    boot = bootstrap(machine, folder_store)
+    assert boot["warnings"] == [] or all("links to" not in w for w in boot["warnings"])
+    after = _dotfiles(dotfiles)
+    assert all(after[name] != before[name] for name in before)  # the block and the hooks, where the links lead
+    assert b"agent-memory hook" in after["codex-hooks.json"] and b"agent-memory:begin" in after["codex-AGENTS.md"]
+    assert {name: os.readlink(machine.home / name) for name in LINKED} == links
+    result = machine.run("uninstall", "--json")
+    tools.exited(result)
+    assert _dotfiles(dotfiles) == before and {n: os.readlink(machine.home / n) for n in LINKED} == links
+    steps = {step["step"]: step for step in result.json["steps"]}
+    assert sorted(steps["hooks"]["removed"]) == sorted(str(machine.home / n) for n in LINKED if "AGENTS" not in n)
+    assert steps["instructions"]["removed"][0] == str(machine.home / ".codex/AGENTS.md")
+    assert (
+        steps["hooks"]["deleted"] == []
+        and str(machine.home / ".codex/AGENTS.md") not in steps["instructions"]["deleted"]
+    )
+    assert all(Path(b).exists() for step in steps.values() for b in step["backups"])
+
+
+def test_a_linked_file_that_only_held_ours_is_emptied_never_deleted(machine, folder_store):
+    # links to files that do not exist yet: bootstrap creates them where the links lead
+    dotfiles = machine.root / "dotfiles"
+    dotfiles.mkdir()
+    for name in (".codex/hooks.json", ".claude/settings.json"):
+        (machine.home / name).parent.mkdir(parents=True, exist_ok=True)
+        (machine.home / name).symlink_to(dotfiles / name.lstrip(".").replace("/", "-"))
+    bootstrap(machine, folder_store)
+    assert set(_dotfiles(dotfiles)) == {"codex-hooks.json", "claude-settings.json"}
+    result = machine.run("uninstall", "--json")
+    tools.exited(result)
+    # each stays, as a link to an empty JSON document, and the report deletes nothing
+    assert _dotfiles(dotfiles) == {"codex-hooks.json": b"{}\n", "claude-settings.json": b"{}\n"}
+    assert all((machine.home / name).is_symlink() for name in (".codex/hooks.json", ".claude/settings.json"))
+    steps = {step["step"]: step for step in result.json["steps"]}
+    assert steps["hooks"]["deleted"] == [] and len(steps["hooks"]["removed"]) == 2
+    assert machine.run("status", "--json").json["hooks"]  # the runtimes still read a valid file
+
+
+def _read_only(path: Path) -> None:
+    """Make `path` unwritable as home-manager's store is (root writes through modes: an immutable file instead)."""
+    if os.geteuid() == 0:
+        subprocess.run(["chattr", "+i", str(path)], check=True)
+    else:
+        path.chmod(0o444)
+        path.parent.chmod(0o555)
+
+
+def _writable(path: Path) -> None:
+    if os.geteuid() == 0:
+        subprocess.run(["chattr", "-i", str(path)], check=True)
+    else:
+        path.parent.chmod(0o755)
+        path.chmod(0o644)
+
+
+def test_a_link_into_a_read_only_store_is_reported_not_an_error(machine, folder_store):
+    dotfiles = _link_into_dotfiles(machine, [".codex/AGENTS.md"])
+    target = dotfiles / "codex-AGENTS.md"
+    _read_only(target)
+    try:
+        boot = bootstrap(machine, folder_store)
+        assert target.read_text() == USER_FILES[".codex/AGENTS.md"]  # left as it was
+        (warning,) = [w for w in boot["warnings"] if "links to" in w]
+        assert str(machine.home / ".codex/AGENTS.md") in warning and str(target) in warning
+        assert "cannot be written" in warning and "home-manager" in warning
+        codex = [entry for entry in boot["instructions"] if entry["file"].endswith("AGENTS.md")]
+        assert codex == [{"file": str(machine.home / ".codex/AGENTS.md"), "state": "unchanged"}]
+        result = machine.run("uninstall", "--json")
+        tools.exited(result)
+        assert result.json["warnings"] == [] and target.read_text() == USER_FILES[".codex/AGENTS.md"]
+    finally:
+        _writable(target)

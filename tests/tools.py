@@ -1,8 +1,10 @@
 """What tests share beyond the fixtures: the check of a command's exit code, timeouts that grow with the machine's
-load, and the tools some tests need beyond Python: the npm packages pinned in package.json (the real agent CLIs,
-Pyodide) and Debian's chromium, zsh and shellcheck.
+load, and the tools some tests need beyond Python: the npm packages pinned in two places (Pyodide for the Space in
+the repository's package.json; the real agent CLIs in tests/agent-clis/package.json) and Debian's chromium, zsh and
+shellcheck.
 
-npm packages are installed with `npm ci` on first use. A missing tool skips the tests that need it, loudly, with
+npm packages are installed with `npm ci`, in the folder that pins them, by the first test that needs them: the
+Space's build never downloads the agent CLIs. A missing tool skips the tests that need it, loudly, with
 the command that installs it (a check that only adds to a test is left out with a warning that says so); in CI
 (`AGENT_MEMORY_TESTS_COMPLETE=1`, set by `.ci/run`, which installs everything) a missing tool fails them instead,
 so that no test can quietly stop running.
@@ -24,7 +26,9 @@ from typing import Any
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-NODE_MODULES = REPO / "node_modules"
+SPACE_NPM = REPO  # package.json: Pyodide, which build.py copies into the page
+AGENT_CLIS = REPO / "tests" / "agent-clis"  # package.json: the real Claude Code and Codex, for the end-to-end tests
+AGENT_BIN = AGENT_CLIS / "node_modules" / ".bin"
 CHROMIUM = os.environ.get("SPACE_CHROMIUM", "/usr/bin/chromium")  # Debian's package
 
 
@@ -90,11 +94,17 @@ def missing(reason: str) -> None:
     pytest.skip(reason)
 
 
-def require_npm_packages() -> None:
-    """The npm packages pinned in package.json, installed with `npm ci` once per session if needed."""
-    reason = _npm_ci()
+def require_npm_packages(folder: Path = SPACE_NPM) -> None:
+    """The npm packages pinned in `folder`'s package.json (default: the Space's Pyodide), installed with `npm ci`
+    once per session if needed."""
+    reason = _npm_ci(folder)
     if reason:
         missing(reason)
+
+
+def require_agent_clis() -> None:
+    """The real Claude Code and Codex pinned in tests/agent-clis, installed with `npm ci` once per session if needed."""
+    require_npm_packages(AGENT_CLIS)
 
 
 def require_chromium() -> None:
@@ -123,36 +133,43 @@ def available(name: str) -> bool:
 
 
 @functools.cache
-def _npm_ci() -> str | None:
-    pinned = json.loads((REPO / "package.json").read_text())["dependencies"]
-    if all(installed_version(package) == version for package, version in pinned.items()):
+def _npm_ci(folder: Path) -> str | None:
+    pinned = json.loads((folder / "package.json").read_text())["dependencies"]
+    names = ", ".join(pinned)
+    if _installed(folder, pinned):
         return None
     npm = shutil.which("npm")
     if npm is None:
-        return "npm is not installed, so the pinned npm packages (the agent CLIs, Pyodide) cannot be installed"
-    # `npm ci` empties node_modules first: two runs at once (two test sessions in one clone) would break each
-    # other, so they take turns on the lock file's lock, and the second finds the work done
-    with open(REPO / "package-lock.json", "rb") as lock:
+        return f"npm is not installed, so the pinned npm packages ({names}) cannot be installed"
+    # `npm ci` empties node_modules first: two runs at once (two parallel test processes, or two test sessions in
+    # one clone) would break each other, so they take turns on the lock file's lock, and the second finds the work
+    # done
+    with open(folder / "package-lock.json", "rb") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if all(installed_version(package) == version for package, version in pinned.items()):
+        if _installed(folder, pinned):
             return None
         proc = subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund"], cwd=REPO, capture_output=True, text=True, timeout=900, check=False
+            [npm, "ci", "--no-audit", "--no-fund"], cwd=folder, capture_output=True, text=True, timeout=900, check=False
         )
     if proc.returncode != 0:
         # offline, the registry is out of reach: the tests that need these packages are skipped with npm's reason
         return (
-            f"npm ci could not install the pinned npm packages (exit {proc.returncode}): {proc.stderr.strip()[-600:]}"
+            f"npm ci could not install the pinned npm packages ({names}) in {folder} (exit {proc.returncode}): "
+            + proc.stderr.strip()[-600:]
         )
-    wrong = {p: installed_version(p) for p, v in pinned.items() if installed_version(p) != v}
+    wrong = {p: installed_version(p, folder) for p, v in pinned.items() if installed_version(p, folder) != v}
     if wrong:
-        pytest.fail(f"npm ci did not install the pinned versions: {wrong}")
+        pytest.fail(f"npm ci did not install the pinned versions in {folder}: {wrong}")
     return None
 
 
-def installed_version(package: str) -> str | None:
-    """The version of an npm package in node_modules, None if it is not there."""
+def _installed(folder: Path, pinned: dict[str, str]) -> bool:
+    return all(installed_version(package, folder) == version for package, version in pinned.items())
+
+
+def installed_version(package: str, folder: Path = SPACE_NPM) -> str | None:
+    """The version of an npm package in `folder`'s node_modules, None if it is not there."""
     try:
-        return json.loads((NODE_MODULES / package / "package.json").read_text())["version"]
+        return json.loads((folder / "node_modules" / package / "package.json").read_text())["version"]
     except (OSError, ValueError, KeyError):
         return None

@@ -45,6 +45,9 @@ TABLE: dict[str, Command] = {
     "usage": Command(
         "agent_memory.cli.usage", "whether memory is used here: searches, reads, saves per project and agent"
     ),
+    "view": Command(
+        "agent_memory.cli.view", "write a local, read-only page of what the agents remember (and open it with --open)"
+    ),
     "pending": Command(
         "agent_memory.cli.pending",
         "list, retry, export or discard uploads waiting on this machine",

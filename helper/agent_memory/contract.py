@@ -41,8 +41,9 @@ class Gone(TypedDict):
     at: str
 
 
-class Sync(TypedDict):
-    """How fresh a search's answer is: `status` fresh or stale, the `reason` and `detail` of a stale one, `kind` of
+class CacheFreshness(TypedDict):
+    """How fresh a search's answer is (`freshness`, named apart from `sync`, which is the sync of the runtimes' own
+    memory): `status` fresh or stale, the `reason` and `detail` of a stale one, `kind` of
     a fresh refresh (`changes`, `listing`), what it skipped, and the paths of the cached notes it dropped because
     the bucket no longer holds them (`gone`)."""
 
@@ -116,7 +117,7 @@ class Search(TypedDict):
     project: str
     query: str
     results: list[NoteHit]
-    sync: Sync
+    freshness: CacheFreshness
     pending: int
 
 
@@ -198,8 +199,9 @@ class Installed(TypedDict):
 
 
 class SyncConflict(TypedDict):
-    """A synced file changed here and elsewhere on the same lines: the file here keeps its text, the other texts
-    are kept in `kept` (outside the runtime's folder), `show` lists its versions."""
+    """A synced file changed here and elsewhere on the same lines (or `deleted_here` and changed elsewhere): the
+    file here keeps its text, the other texts are kept in `kept` (outside the runtime's folder), `show` lists its
+    versions."""
 
     agent: str
     scope: str
@@ -207,6 +209,7 @@ class SyncConflict(TypedDict):
     path: str
     heads: list[str]
     kept: list[str]
+    deleted_here: bool
     show: str
 
 
@@ -215,6 +218,29 @@ class SyncRefused(TypedDict):
 
     path: str
     why: str
+
+
+class SyncBlocked(TypedDict):
+    """A memory folder, or a subfolder of one, that is not synced now (`why`: gone, a link, a file, unreadable):
+    what it held is deleted nowhere; `next` says what to do."""
+
+    agent: str
+    scope: str
+    folder: str
+    why: str
+    next: str
+
+
+class SyncHeld(TypedDict):
+    """A deletion held until the user confirms it (`next`): many files deleted at once, here or on another
+    machine (`why`), are deleted nowhere else until then."""
+
+    agent: str
+    scope: str
+    folder: str
+    path: str
+    why: str
+    next: str
 
 
 class SyncFolder(TypedDict):
@@ -229,6 +255,8 @@ class SyncFolder(TypedDict):
     waiting: list[str]
     conflicts: list[SyncConflict]
     refused: list[SyncRefused]
+    blocked: list[SyncBlocked]
+    held: list[SyncHeld]
     in_step: int
 
 
@@ -254,19 +282,35 @@ class SyncRun(TypedDict):
     refused: list[SyncRefused]
 
 
+class SyncArrival(TypedDict):
+    """A file that versions made on other machines reached since this machine's last session: whose, and when
+    the newest was made."""
+
+    path: str
+    machines: list[str]
+    time: str
+
+
 class SyncFolderState(TypedDict):
-    """A synced memory folder as this machine's record has it (none yet: never synced), and whether it `exists`
-    (a runtime creates it with its first memory)."""
+    """A synced memory folder as this machine's record has it (none yet: never synced), whether it `exists` (a
+    runtime creates it with its first memory), where its place came from (`source`: the runtime's own folder, a
+    setting and its file; "" for a record of a folder no longer watched), and whether it is synced (`synced`: a
+    folder outside the runtime's configuration folder only once the user named it)."""
 
     agent: str
     scope: str
     folder: str
+    source: str
+    synced: bool
     exists: bool
     files: int
     pushed: int
     pulled: int
     conflicts: list[SyncConflict]
+    blocked: list[SyncBlocked]
+    held: list[SyncHeld]
     last_sync: str | None
+    arrived: list[SyncArrival]
 
 
 class SyncAgent(TypedDict):
@@ -285,18 +329,22 @@ class SyncStatus(TypedDict):
 
 
 class SyncSummary(TypedDict):
-    """The `sync` part of `status`: the runtimes synced, uploads waiting, files that need a decision."""
+    """The `sync` part of `status`: the runtimes synced, uploads waiting, files and folders that need a decision."""
 
     enabled: list[str]
     pending: int
     conflicts: list[SyncConflict]
+    blocked: list[SyncBlocked]
+    held: list[SyncHeld]
 
 
 class SyncSwitched(TypedDict):
-    """`sync enable|disable`: the runtimes now on, and what each was before."""
+    """`sync enable|disable`: the runtimes now on, and what each was before; `folders`: the memory folders outside
+    a runtime's configuration folder that the user named for sync (`--folder`), per runtime."""
 
     enabled: list[str]
     changed: dict[str, bool]
+    folders: dict[str, list[str]]
 
 
 class SyncVersion(TypedDict):
@@ -308,10 +356,22 @@ class SyncVersion(TypedDict):
     time: str
     deleted: bool
     head: bool
+    text: list[str] | None  # its first lines, credentials masked (None: a deletion)
+    more_lines: int  # lines of the text not shown
+
+
+class SyncDiff(TypedDict):
+    """`sync history FILE --diff`: the unified diff from version `older` (None: no file) to version `newer`."""
+
+    older: str | None
+    newer: str
+    lines: list[str]
+    more_lines: int
 
 
 class SyncHistory(TypedDict):
-    """`sync history FILE`: its versions, the one the file here matches, and the kept texts of a conflict."""
+    """`sync history FILE`: its versions, the one the file here matches, the kept texts of a conflict, and why sync
+    leaves the file out (`not_synced`: None when it syncs it)."""
 
     agent: str
     scope: str
@@ -320,6 +380,8 @@ class SyncHistory(TypedDict):
     versions: list[SyncVersion]
     here: str | None
     kept: list[str]
+    not_synced: str | None
+    diffs: list[SyncDiff]
 
 
 # -- what waits on this machine -------------------------------------------------------------------------------
@@ -531,6 +593,22 @@ class UsageReport(TypedDict):
     projects: list[UsageProject]
 
 
+class View(TypedDict):
+    """`view`: the page written (`url`, its folder `out`), the projects in it, how many notes (of them `pending`
+    upload, and how many had their Markdown `rendered`; the rest are shown as text), the sync conflicts and the
+    items of its health list, and whether a browser was `opened`."""
+
+    url: str
+    out: str
+    projects: list[str]
+    notes: int
+    pending: int
+    rendered: int
+    conflicts: int
+    health: int
+    opened: bool
+
+
 class BucketSet(TypedDict):
     """`config set bucket`: the bucket now configured, whether it was created, and the one it replaced."""
 
@@ -622,14 +700,14 @@ class InstructionsRemoved(TypedDict):
 
 
 class Import(TypedDict):
-    """`import`: where memories were looked for, one row per file (what became of it), the counts, and `sync`."""
+    """`import`: where memories were looked for, one row per file (what became of it), the counts, and `freshness`."""
 
     project: str
     dry_run: bool
     sources: list[dict[str, object]]
     files: list[dict[str, object]]
     counts: dict[str, int]
-    sync: Sync
+    freshness: CacheFreshness
 
 
 class Bootstrap(TypedDict):

@@ -12,19 +12,18 @@ from __future__ import annotations
 
 import re
 
-# Compiled on first use (re keeps it), and only for text that is not printable (`str.isprintable`: none of these
-# characters is), which most text is: its class of wide ranges costs a millisecond to compile.
-_UNSAFE = r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]"
+# Searched only in text that is not printable (`str.isprintable`: none of these characters is), which most text is.
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def safe(text: str) -> str:
     """`text` with every control, bidi control and line separator replaced by its visible `\\uXXXX` escape."""
-    return text if text.isprintable() else re.sub(_UNSAFE, _escape, text)
+    return text if text.isprintable() else _UNSAFE.sub(_escape, text)
 
 
 def is_safe(text: str) -> bool:
     """Whether `safe` would leave `text` as it is."""
-    return text.isprintable() or re.search(_UNSAFE, text) is None
+    return text.isprintable() or _UNSAFE.search(text) is None
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -45,6 +44,12 @@ def safe_tree(value: object) -> object:
 def plural(count: int, word: str, many: str | None = None) -> str:
     """`1 attempt`, `2 attempts`: a count with its noun in the right number (`many` for irregular plurals)."""
     return f"{count} {word if count == 1 else many or word + 's'}"
+
+
+def some(names: list[str], limit: int) -> str:
+    """`a, b and 3 more`: the first `limit` of `names`, and how many more there are."""
+    rest = f" and {len(names) - limit} more" if len(names) > limit else ""
+    return ", ".join(names[:limit]) + rest
 
 
 def shorten(text: str, limit: int) -> str:

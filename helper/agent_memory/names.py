@@ -21,15 +21,13 @@ RESERVED_SKILL = "agent-memory"  # the core skill comes only from the installed 
 HUB_SCHEME = "hf://buckets/"
 FILE_SCHEME = "file://"
 
-# Patterns are compiled on first use (re keeps them), not at import: every command imports this module, and most
-# use one or two of them.
-_SKILL = r"[a-z0-9]+(?:-[a-z0-9]+)*"
+_SKILL = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 # hub namespaces and names: letters, digits, '-', '_', '.'; no leading/trailing separator, no '--' or '..'
-_HUB_PART = r"(?!.*(?:--|\.\.))[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9])?"
+_HUB_PART = re.compile(r"(?!.*(?:--|\.\.))[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9])?")
 # What makes a value show differently from what it is, or break a line where none is seen: controls (C0, DEL,
 # C1, which holds U+0085), bidirectional formatting (U+061C, U+200E/F, U+202A-202E, U+2066-2069), and the line
 # and paragraph separators. None of them is printable (`str.isprintable`), so printable text needs no search.
-_UNSHOWABLE = "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]"
+_UNSHOWABLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
 
 
 # What project names and note ids are made of: ASCII letters and digits, `.`, `_` and `-`. They are checked as a set
@@ -104,7 +102,7 @@ def revision(value: str) -> str:
 
 def skill(name: str, *, allow_reserved: bool = False) -> str:
     """`name` if it is a valid skill name (else UsageError) and not the reserved core skill's (else ContentRefused)."""
-    if not (len(name) <= SKILL_NAME_MAX and re.fullmatch(_SKILL, name)):
+    if not (len(name) <= SKILL_NAME_MAX and _SKILL.fullmatch(name)):
         raise UsageError(
             f"Invalid skill name {name!r}: use lowercase letters, digits and single hyphens, at most {SKILL_NAME_MAX}.",
             next_step="agent-memory search --skills (lists the names of published skills)",
@@ -128,7 +126,7 @@ def skill_spec(spec: str) -> tuple[str, str]:
 
 def unshowable(text: str) -> str | None:
     """The first character of `text` that cannot be shown as itself (a control, bidi or separator), or None."""
-    found = None if text.isprintable() else re.search(_UNSHOWABLE, text)
+    found = None if text.isprintable() else _UNSHOWABLE.search(text)
     return found.group() if found else None
 
 
@@ -147,7 +145,7 @@ def bucket(spec: str) -> str:
         return _file_uri(spec)
     ident = (spec[len(HUB_SCHEME) :] if spec.startswith(HUB_SCHEME) else spec).rstrip("/")
     parts = ident.split("/")
-    if "://" in ident or len(parts) != 2 or not all(re.fullmatch(_HUB_PART, part) for part in parts):
+    if "://" in ident or len(parts) != 2 or not all(_HUB_PART.fullmatch(part) for part in parts):
         raise _malformed_bucket(spec)
     return HUB_SCHEME + ident
 
@@ -177,7 +175,7 @@ def is_bucket_uri(value: str) -> bool:
         path = value[len(FILE_SCHEME) :]
         return path.startswith("/") and (path == "/" or not path.endswith("/")) and unshowable(path) is None
     parts = value[len(HUB_SCHEME) :].split("/") if value.startswith(HUB_SCHEME) else []
-    return len(parts) == 2 and all(re.fullmatch(_HUB_PART, part) for part in parts)
+    return len(parts) == 2 and all(_HUB_PART.fullmatch(part) for part in parts)
 
 
 class MalformedBucket(UsageError):
@@ -202,9 +200,9 @@ def _malformed_bucket(spec: str) -> MalformedBucket:
     expected = "expected owner/name, hf://buckets/owner/name or file:///absolute/path"
     if spec.startswith(("/", "~", "./", "../")):  # a folder, given as a path: say how a folder store is written
         home = spec[2:] if spec.startswith("~/") else None
-        if spec.startswith("/") and re.fullmatch(_PLAIN_PATH, spec):
+        if spec.startswith("/") and _PLAIN_PATH.fullmatch(spec):
             suggestion = FILE_SCHEME + spec
-        elif home is not None and re.fullmatch(_PLAIN_PATH, "/" + home):
+        elif home is not None and _PLAIN_PATH.fullmatch("/" + home):
             suggestion = f'"file://$HOME/{home}"'  # the shell gives the absolute path
         else:
             suggestion = "file:///ABSOLUTE/PATH"
@@ -215,7 +213,7 @@ def _malformed_bucket(spec: str) -> MalformedBucket:
     return MalformedBucket(f"Malformed bucket {spec!r}: {expected}.", suggestion="OWNER/NAME")
 
 
-_PLAIN_PATH = r"(?:/[A-Za-z0-9._+-]+)+/?"  # a path that reads the same in every shell, unquoted
+_PLAIN_PATH = re.compile(r"(?:/[A-Za-z0-9._+-]+)+/?")  # a path that reads the same in every shell, unquoted
 
 
 def hub_id(uri: str) -> str | None:

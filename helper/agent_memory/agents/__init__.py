@@ -56,7 +56,7 @@ def detect(environ: Mapping[str, str] | None = None) -> tuple[str, str | None]:
 
     Codex exports `CODEX_THREAD_ID` to its shells, Claude Code `CLAUDECODE=1` (and, in recent versions,
     `CLAUDE_CODE_SESSION_ID`). `AGENT_MEMORY_AGENT` names the agent, and only that: the session stays the
-    runtime's, so that a checkpoint is still known as its session's after a compaction (`machine.reminder`).
+    runtime's, so that a checkpoint is still known as its session's after a compaction (`hooks.reminder`).
     """
     env = os.environ if environ is None else environ
     if env.get("CODEX_THREAD_ID"):

@@ -7,7 +7,9 @@ import os
 from pathlib import Path
 
 LABEL = "Codex"
-MEMORY_INDEX = "memory_summary.md"  # the file of its memories injected into every session
+# the file of its memories injected into every session, with `[features] memories = true` only; sync never writes it
+# (other machines' memories reach Codex's memory extension folder instead: sync/codex_delivery.py)
+MEMORY_INDEX = "memory_summary.md"
 
 
 def home() -> Path:

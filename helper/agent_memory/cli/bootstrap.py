@@ -10,7 +10,7 @@ from ..errors import ERROR, OK, PENDING
 from ..errors import render as error_lines
 from ..setup import on_path
 from ..setup.bootstrap import bootstrap as set_up
-from ..setup.codex_sandbox import in_words as sandbox_lines
+from ..setup.sandbox_consent_read import in_words as sandbox_lines
 from .hooks import hook_line
 from .parsing import Rendered, agent_option, with_json
 from .render import notice
@@ -135,6 +135,8 @@ def _bucket_line(result: dict[str, object]) -> str:
     line = f"bucket: {result['bucket']}"
     if result["bucket_created"]:
         line += " (created, private)" if result["bucket"].startswith("hf://") else " (created, owner-only)"
+    elif not result["bucket_was"]:  # there already, and already this machine's: a run again says so
+        line += " (unchanged)"
     if result["bucket_was"]:
         line += f" (was {result['bucket_was']}: every project mapped on this machine now uses this bucket)"
     return line

@@ -7,8 +7,8 @@ import argparse
 
 from ..config.context import Context
 from ..errors import OK
-from ..setup import codex_sandbox as sandbox
-from ..setup import sandbox_consent
+from ..setup import sandbox_consent_read as sandbox
+from ..setup import sandbox_consent_write
 from .parsing import Rendered, each_action
 
 
@@ -29,7 +29,7 @@ def declare(parser: argparse.ArgumentParser) -> None:
 
 
 def consent(args: argparse.Namespace, ctx: Context) -> Rendered:
-    result = sandbox.status() if args.action == "status" else getattr(sandbox_consent, args.action)()
+    result = sandbox.status() if args.action == "status" else getattr(sandbox_consent_write, args.action)()
     if args.action == "remove":
         lines = [
             f"codex sandbox: consent removed from {result['file']}"

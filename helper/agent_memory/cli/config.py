@@ -7,7 +7,7 @@ import argparse
 from .. import paths
 from ..config.context import Context
 from ..errors import OK, AgentMemoryError
-from ..setup import codex_sandbox
+from ..setup import sandbox_consent_read
 from ..setup.buckets import set_bucket
 from .parsing import Rendered, subcommands, with_json
 from .render import notice
@@ -40,7 +40,7 @@ def config_set(args: argparse.Namespace, ctx: Context) -> Rendered:
 def _consent_left_behind() -> str | None:
     """After a switch of bucket: what a consent for Codex's sandbox, given for the old one, now leaves out."""
     try:
-        return codex_sandbox.warning() if codex_sandbox.status()["state"] == "incomplete" else None
+        return sandbox_consent_read.warning() if sandbox_consent_read.status()["state"] == "incomplete" else None
     except (AgentMemoryError, OSError):  # the bucket is set: a config.toml we cannot read only loses the hint
         return None
 

@@ -101,12 +101,13 @@ def local_error(failure: OSError, command: Sequence[str] = ()) -> AgentMemoryErr
     """The user's error for a file of this machine that `command` could not use (a full disk, a read-only home,
     Codex's sandbox): what that command left undone, which folder, and the fix."""
     undone = _undone(failure, command)
-    where = Path(os.fsdecode(failure.filename)) if failure.filename else None
+    where = _where(failure)
     reason = failure.strerror or str(failure)
     if where is None or not codex.sandboxed_write(failure):
         return AgentMemoryError(
             f"{undone}: cannot use a local file: {reason}" + (f" ({where})." if where else "."),
-            next_step="check that folder's permissions and free space (see the README, section Troubleshooting)",
+            next_step="check that folder's permissions and free space "
+            "(see docs/troubleshooting.md#a-state-folder-cannot-be-written)",
         )
     opened = next((root for root in (paths.state_dir(), paths.cache_dir()) if where.is_relative_to(root)), None)
     folder = opened or next((root for root in paths.roots() if where.is_relative_to(root)), where.parent)
@@ -119,10 +120,18 @@ def local_error(failure: OSError, command: Sequence[str] = ()) -> AgentMemoryErr
     )
 
 
+def _where(failure: OSError) -> Path | None:
+    """The file an OSError names, None if it names none: a call on an open folder (`dir_fd`) names it by its
+    descriptor, a number, which is no path."""
+    name = failure.filename
+    return Path(os.fsdecode(name)) if isinstance(name, (str, bytes, os.PathLike)) and name else None
+
+
 def _undone(failure: OSError, command: Sequence[str]) -> str:
     words = [arg for arg in command if not arg.startswith("-")][:2]
     found = UNDONE.get(" ".join(words)) or UNDONE.get(words[0] if words else "") or "The command did not finish"
     outbox = paths.state_dir() / "outbox"
-    if words[:1] == ["save"] and failure.filename and not Path(os.fsdecode(failure.filename)).is_relative_to(outbox):
+    where = _where(failure)
+    if words[:1] == ["save"] and where is not None and not where.is_relative_to(outbox):
         return "The save did not finish (agent-memory pending says whether the note is kept on this machine)"
     return found

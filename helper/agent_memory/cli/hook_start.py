@@ -1,5 +1,5 @@
 """`agent-memory hook session-start --agent codex|claude`: the SessionStart hook, a short reminder put into the
-model's context (see `machine.reminder`)."""
+model's context (see `hooks.reminder`)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import json
 from ..config.context import Context
 from ..display import safe
 from ..errors import OK, AgentMemoryError
-from ..machine import usage
-from ..machine.reminder import session_start
+from ..hooks.reminder import session_start
+from ..report import usage
 from ..setup.command import helper_command
 from ..sync.settings import enabled
 from .parsing import Rendered, hook_options
@@ -49,17 +49,17 @@ def _project(ctx: Context) -> str | None:
 
 
 def _pull(ctx: Context, event: dict[str, object], agent: str) -> list[str]:
-    """Sync's pull, when this agent's memory is synced: `sync.hooks` (and `machine.retry` for its budget), loaded
+    """Sync's pull, when this agent's memory is synced: `hooks.memory_sync` (and `hooks.retry` for its budget), loaded
     only then (they bring the stores and the outbox, which a session start without sync must not load)."""
     try:
         if agent not in enabled(ctx.config):
             return []
     except AgentMemoryError:  # a configuration that cannot be used: the reminder says so
         return []
-    from ..machine.retry import budget_seconds
-    from ..sync import hooks
+    from ..hooks import memory_sync
+    from ..hooks.retry import budget_seconds
 
-    return hooks.pull(ctx, event, agent, helper_command(), budget_seconds("session-start"))
+    return memory_sync.pull(ctx, event, agent, helper_command(), budget_seconds("session-start"))
 
 
 MAX_SYNC = 2400  # bytes of sync's lines in the reminder: with it, far below both runtimes' caps

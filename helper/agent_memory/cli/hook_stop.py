@@ -1,5 +1,5 @@
 """`agent-memory hook stop|session-end --agent codex|claude`: after each turn (and at Claude Code's session end),
-retry pending uploads within a few seconds (see `machine.retry`).
+retry pending uploads within a few seconds (see `hooks.retry`).
 
 Stop runs at every turn and usually finds nothing to do: it then looks at the outbox's folder and leaves, printing
 nothing. When something was retried or is still pending, it tells the user where both runtimes show a hook's
@@ -50,22 +50,22 @@ def _system_message(text: str) -> str:
 
 
 def _retry() -> ModuleType:
-    """`machine.retry`, loaded only when something waits: delivering an upload brings the outbox's delivery, the
+    """`hooks.retry`, loaded only when something waits: delivering an upload brings the outbox's delivery, the
     stores and the note cache, which the Stop hook, run at every turn, must not load when it has nothing to do."""
-    from ..machine import retry
+    from ..hooks import retry
 
     return retry
 
 
 def _push(ctx: Context, payload: dict[str, object], agent: str, event: str) -> str | None:
-    """Sync's push, when this agent's memory is synced: `sync.hooks` (and `machine.retry` for its budget), loaded
+    """Sync's push, when this agent's memory is synced: `hooks.memory_sync` (and `hooks.retry` for its budget), loaded
     only then; with nothing changed here it costs one stat per file and no network."""
     try:
         if agent not in enabled(ctx.config):
             return None
     except AgentMemoryError:
         return None
-    from ..machine.retry import budget_seconds
-    from ..sync import hooks
+    from ..hooks import memory_sync
+    from ..hooks.retry import budget_seconds
 
-    return hooks.push(ctx, payload, agent, budget_seconds(event))
+    return memory_sync.push(ctx, payload, agent, budget_seconds(event))

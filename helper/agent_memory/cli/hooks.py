@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..config.context import Context
 from ..errors import OK
-from ..setup import hook_entries, hook_files
+from ..setup import hook_config_read, hook_config_write
 from .parsing import Rendered, agent_option, each_action
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
@@ -32,7 +32,7 @@ def declare(parser: argparse.ArgumentParser) -> None:
 
 
 def hooks(args: argparse.Namespace, ctx: Context) -> Rendered:
-    found = getattr(hook_entries if args.action == "status" else hook_files, args.action)(args.agent)
+    found = getattr(hook_config_read if args.action == "status" else hook_config_write, args.action)(args.agent)
     lines = [f"{h['agent']}: {hook_line(args.action, h)}" for h in found]
     lines += [f"  previous file backed up in {h['backup']}" for h in found if h.get("backup")]
     result: Hooks = {"agents": found}

@@ -9,11 +9,11 @@ from ..config.context import Context
 from ..display import plural, safe
 from ..errors import OK, PENDING, REFUSED, AgentMemoryError
 from ..errors import render as error_lines
-from ..memory import importing
-from ..memory.import_sources import LABELS, TOOLS
+from ..importing import run as importing
+from ..importing.sources import LABELS, TOOLS
 from ..outbox.kinds import RETRY
 from .parsing import Rendered, with_json
-from .render import notice, sync
+from .render import freshness_of, notice
 
 PROGRESS_MIN = 10  # files to save from which each one is shown on stderr as it goes
 
@@ -42,13 +42,13 @@ def run(args: argparse.Namespace, ctx: Context) -> Rendered:
             f"or {commands.line('import', 'DIR')} (a folder of Markdown)",
         )
     result = importing.run(ctx, found, dry_run=args.dry_run, progress=None if args.json else _progress)
-    told = sync(result.pop("freshness"))
+    told = freshness_of(result.pop("freshness"))
     if told["status"] != "fresh":
         notice(
             f"The bucket could not be read ({told['reason']}: {told['detail']}): a file imported from another machine "
             "may be imported again."
         )
-    result["sync"] = told
+    result["freshness"] = told
     lines = [_source_line(source) for source in result["sources"]]
     lines += [_file_line(row) for row in result["files"]]
     lines.append(_summary(result))

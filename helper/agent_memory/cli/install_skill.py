@@ -6,7 +6,7 @@ import argparse
 
 from ..config.context import Context
 from ..errors import OK
-from ..skills.installing import install_revision
+from ..skills.install_write import install_revision
 from .parsing import Rendered, agent_option, with_json
 
 

@@ -8,10 +8,10 @@ import argparse
 from ..config.context import Context
 from ..display import plural, safe_tree
 from ..errors import OK
-from ..machine.uploads import KINDS
 from ..outbox.delivery import retry
 from ..outbox.giving_up import discard, export
 from ..outbox.listing import entries
+from ..uploads import KINDS
 from .parsing import Rendered, with_json
 from .render import notice, told_retries, told_upload
 

@@ -7,9 +7,9 @@ import argparse
 from .. import commands
 from ..config.context import Context
 from ..errors import OK, UsageError
-from ..machine import usage
 from ..memory.notes import body_text
 from ..memory.reading import read
+from ..report import usage
 from ..skills.catalog import read_file
 from .parsing import Rendered, with_json, with_online
 

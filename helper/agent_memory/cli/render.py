@@ -18,7 +18,7 @@ from .parsing import Rendered
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
-    from ..contract import NoteUpload, Publication, Retries, Sync, SyncUpload
+    from ..contract import CacheFreshness, NoteUpload, Publication, Retries, SyncUpload
 
 HOOK_PREFIX = "agent-memory hook: "
 
@@ -59,8 +59,8 @@ def notice(text: str) -> None:
     print(text, file=sys.stderr)
 
 
-def sync(freshness: Freshness) -> Sync:
-    """The `sync` object of a search: `{"status": "fresh"|"stale", "reason", "detail", "kind", "skipped", "gone"}`;
+def freshness_of(freshness: Freshness) -> CacheFreshness:
+    """The `freshness` object of a search: `{"status": "fresh"|"stale", "reason", "detail", "kind", "skipped", "gone"}`;
     `kind` is how a fresh cache was brought up to date: `changes` (the change feed) or `listing` (the whole
     project)."""
     if freshness.offline:
@@ -85,10 +85,10 @@ def sync(freshness: Freshness) -> Sync:
     return safe_tree({**found, "kind": kind, "skipped": skipped, "gone": freshness.gone})
 
 
-def told_sync(freshness: Freshness) -> tuple[Sync, int]:
-    """The `sync` object of a refresh, with its notices printed; exit 4 when the refresh was refused (the results
+def told_freshness(freshness: Freshness) -> tuple[CacheFreshness, int]:
+    """The `freshness` object of a refresh, with its notices printed; exit 4 when the refresh was refused (the results
     still come from the cache), else 0."""
-    found = sync(freshness)
+    found = freshness_of(freshness)
     if found["status"] != "fresh":
         notice(f"Results come from the local cache only ({found['reason']}: {found['detail']}).")
     for skipped in found["skipped"]:

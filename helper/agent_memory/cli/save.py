@@ -8,11 +8,11 @@ import sys
 from .. import commands, names
 from ..config.context import Context
 from ..errors import UsageError
-from ..machine import usage
 from ..memory import saving
 from ..memory.pending import NOTES
 from ..outbox.delivery import retry
 from ..outbox.kinds import RETRY
+from ..report import usage
 from .parsing import Rendered, with_json, with_online
 from .render import told_retries, told_upload
 

@@ -9,11 +9,11 @@ from .. import commands
 from ..config.context import Context
 from ..display import plural
 from ..errors import UsageError
-from ..machine import usage
-from ..memory.search import SETUP, search_project
+from ..memory.search import MAX_QUERY_CHARS, MAX_TERMS, SETUP, query_problem, search_project
 from ..outbox.kinds import RETRY
+from ..report import usage
 from .parsing import Rendered, with_json, with_online
-from .render import notice, told_sync
+from .render import notice, told_freshness
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
@@ -48,6 +48,9 @@ def run(args: argparse.Namespace, ctx: Context) -> Rendered:
         raise UsageError(
             "The query cannot contain NUL characters.", next_step=f"{commands.line('search', 'TEXT')} (plain text)"
         )
+    if (problem := query_problem(args.query)) is not None:
+        limits = f"the few words that matter, at most {MAX_TERMS} words and phrases, {MAX_QUERY_CHARS:,} characters"
+        raise UsageError(problem, next_step=f"{commands.line('search', 'KEYWORDS')} ({limits})")
     if args.online:
         ctx.go_online()
     if args.skills:
@@ -78,12 +81,12 @@ def run(args: argparse.Namespace, ctx: Context) -> Rendered:
     if found["pending"]:
         waiting = plural(found["pending"], "note")
         notice(f"{waiting} {'is' if found['pending'] == 1 else 'are'} pending upload: run {RETRY}.")
-    sync, code = told_sync(freshness)
+    told, code = told_freshness(freshness)
     result: Search = {
         "project": found["project"],
         "query": found["query"],
         "results": results,
-        "sync": sync,
+        "freshness": told,
         "pending": found["pending"],
     }
     return result, "\n".join(lines), code
@@ -111,5 +114,5 @@ def _skills(args: argparse.Namespace, ctx: Context) -> Rendered:
     result, freshness = catalog.discover(ctx, args.query, offline=args.offline)
     result["skills"] = result["skills"][: args.limit]
     lines = [f"{s['name']}  {s['revision']}  {s['description']}" for s in result["skills"]]
-    _sync, code = told_sync(freshness)  # its notices and exit code: the index of skills has no `sync` object
+    _told, code = told_freshness(freshness)  # its notices and exit code: the index of skills has no `freshness` object
     return result, "\n".join(lines) or "No matching skills.", code

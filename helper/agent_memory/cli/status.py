@@ -10,8 +10,8 @@ from ..config.projects import how_found
 from ..display import plural
 from ..errors import ACCESS, OK
 from ..errors import render as error_lines
-from ..machine.status import status
-from ..setup.codex_sandbox import in_words as sandbox_lines
+from ..report.status import status
+from ..setup.sandbox_consent_read import in_words as sandbox_lines
 from .parsing import Rendered, with_json
 from .render import notice
 
@@ -85,12 +85,18 @@ def _usage_line(use: UsageTotals) -> str:
 
 
 def _sync_lines(found: dict[str, object]) -> list[str]:
-    if not found["enabled"] and not found["pending"] and not found["conflicts"]:
+    if not any(found[key] for key in ("enabled", "pending", "conflicts", "blocked", "held")):
         return []
     synced = ", ".join(found["enabled"]) or "off"
     lines = [f"sync of the agents' own memory: {synced}, {found['pending']} uploads waiting"]
-    for item in found["conflicts"]:
-        lines.append(f"  CONFLICT {item['agent']} {item['path']} needs a decision: {item['show']}")
+    for item in found["conflicts"]:  # the same file in two checkouts of a project: one line
+        line = f"  CONFLICT {item['agent']} {item['path']} needs a decision: {item['show']}"
+        lines += [] if line in lines else [line]
+    if found["blocked"] or found["held"]:
+        from ..sync.summary import blocked_line, held_lines  # only where a folder or a deletion needs a decision
+
+        lines += [f"  {blocked_line(item)}" for item in found["blocked"]]
+        lines += [f"  {line}" for line in held_lines(found["held"])]
     return lines
 
 

@@ -8,6 +8,7 @@ import os
 from .. import agents, commands
 from ..config.context import Context
 from ..errors import OK
+from ..setup.sandbox_consent_read import BEGIN, END
 from ..setup.uninstall import uninstall as take_out
 from .parsing import Rendered, with_json
 
@@ -27,7 +28,9 @@ def declare(parser: argparse.ArgumentParser) -> None:
         "hold nothing else), and the skills agent-memory installed, each file changed only where it is ours, with "
         "a backup; and turns off the sync of the agents' own memory (nothing is deleted). "
         "Your notes stay: the bucket, this machine's cache, the outbox and the configuration (its bucket and "
-        "project mappings) are kept."
+        "project mappings) are kept. "
+        "If the agent-memory command is already gone, take out the Codex sandbox consent by hand: in "
+        f"~/.codex/config.toml ($CODEX_HOME/config.toml) delete the lines from '{BEGIN}' to '{END}'."
     )
     parser.allow_abbrev = False  # `--discard` must not pass for --discard-pending: only the whole word leaves uploads
     with_json(parser)

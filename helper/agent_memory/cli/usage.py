@@ -1,4 +1,4 @@
-"""`agent-memory usage`: whether memory is used on this machine, per project and agent (see `machine.usage`)."""
+"""`agent-memory usage`: whether memory is used on this machine, per project and agent (see `report.usage`)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from .. import commands
 from ..config.context import Context
 from ..display import plural
 from ..errors import OK, UsageError
-from ..machine import usage
 from ..memory.cache import ProjectCache
+from ..report import usage
 from .parsing import Rendered, with_json
 
 

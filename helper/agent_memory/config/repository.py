@@ -107,10 +107,8 @@ def _read_small(path: Path) -> str | None:
     return data.decode("utf-8", "replace")
 
 
-# Patterns are compiled on first use (re keeps them), not at import: every command imports this module, and
-# only a directory that no mapping covers reads a repository.
-_SECTION = r'(?i)^\s*\[\s*remote\s+"origin"\s*\]\s*(?:[#;].*)?$'
-_URL = r"(?i)^\s*url\s*=\s*(.*)$"
+_SECTION = re.compile(r'(?i)^\s*\[\s*remote\s+"origin"\s*\]\s*(?:[#;].*)?$')
+_URL = re.compile(r"(?i)^\s*url\s*=\s*(.*)$")
 
 
 def _origin_url(config: str) -> str | None:
@@ -118,9 +116,9 @@ def _origin_url(config: str) -> str | None:
     inside = False
     for line in config.splitlines():
         if line.lstrip().startswith("["):
-            inside = bool(re.match(_SECTION, line))
+            inside = bool(_SECTION.match(line))
             continue
-        if inside and (match := re.match(_URL, line)):
+        if inside and (match := _URL.match(line)):
             return _config_value(match.group(1))
     return None
 
@@ -138,8 +136,10 @@ def _config_value(raw: str) -> str:
     return "".join(out).strip()
 
 
-_SCP_LIKE = r"^([^/:]+):(?!//)(.*)$"  # [user@]host:owner/repo (git's "scp-like" form: no slash before the colon)
-_URL_FORM = r"(?i)^[a-z][a-z0-9+.-]*://"
+_SCP_LIKE = re.compile(
+    r"^([^/:]+):(?!//)(.*)$"
+)  # [user@]host:owner/repo (git's "scp-like" form: no slash before the colon)
+_URL_FORM = re.compile(r"(?i)^[a-z][a-z0-9+.-]*://")
 
 
 def normalise_url(url: str) -> str | None:
@@ -151,7 +151,7 @@ def normalise_url(url: str) -> str | None:
     url = url.strip()
     if not url or any(ord(c) < 32 or ord(c) == 127 for c in url) or len(url) > 2048:
         return None
-    if re.match(_URL_FORM, url):
+    if _URL_FORM.match(url):
         try:
             parts = urlsplit(url)
             host = parts.hostname  # the part after the last `@`, without the port, in lower case
@@ -162,7 +162,7 @@ def normalise_url(url: str) -> str | None:
         return f"{host}{_strip_repo_suffix(parts.path)}" if host else None
     if url.startswith(("/", ".", "~")) or (len(url) > 1 and url[1] == ":"):  # a local path (or C:\ on Windows)
         return _strip_repo_suffix(os.path.normpath(os.path.expanduser(url)))
-    if match := re.match(_SCP_LIKE, url):
+    if match := _SCP_LIKE.match(url):
         host = match.group(1).rpartition("@")[2].lower()
         path = re.split(r"[?#]", match.group(2), maxsplit=1)[0]
         return f"{host}{_strip_repo_suffix('/' + path.lstrip('/'))}" if host else None

@@ -12,6 +12,9 @@ Layout, mirroring the bucket: `<cache>/<bucket key>/projects/<project>/notes/<id
   refresh (or, for a bucket without a feed to follow, the `updatedAt` it showed), when the last complete
   listing was, and how `checksums` and the pack looked then (a cheap sign of changes made to them since).
   Forgotten whenever damage is found, so that the next refresh lists.
+- `damaged.json`: the notes of the pack whose fields cannot be used (`{"id", "problem"}`), written with the pack
+  (rebuilt or appended to) and the pack's signature then: `status` lists them without reading the pack; a
+  record whose signature is not the pack's (an earlier version, a crash between the two writes) is made again.
 - `report.json`: what the last listing skipped (unsafe or oversized objects, with why and the command that clears
   each), and the notes listings found gone from the bucket and dropped here (the newest GONE_KEPT), for `status`.
 
@@ -53,6 +56,8 @@ SMALL_RECORD = 64 << 10  # bytes of refresh.json and stands.json read at most: t
 NOTE_FILE_MAX = 4 << 20  # bytes of a cached note read at most: more than any note (1 MiB and its frontmatter)
 STANDS = "stands.json"
 REPORT = "report.json"
+DAMAGED = "damaged.json"
+DAMAGED_MAX = 4 << 20  # bytes of damaged.json read at most: past that, the pack is read instead
 REPORT_MAX = 1 << 20  # bytes of the report read at most: its lists are kept short
 GONE_KEPT = 100  # notes found gone that `status` keeps telling, newest first
 HELD_RECORDS = 16 << 20  # bytes of pack records held before they are written (with their lines): bounded memory
@@ -167,6 +172,48 @@ class ProjectCache:
             if corrections is not None:
                 corrections.clear()  # what the damaged read found
             return consume(pack.hits(self.pack, needles, corrections))
+
+    def damaged_notes(self) -> list[dict[str, str]]:
+        """The notes of the pack whose fields cannot be used, as `{"id", "problem"}` (see `notes.fields`), from
+        `damaged.json` when it describes the pack as it is; otherwise read from the pack, and recorded."""
+        before = self._pack_signature()
+        recorded = self._damaged_record()
+        if recorded is not None and before is not None and recorded[0] == before:
+            return recorded[1]
+
+        def damaged(headers: Iterator[bytes]) -> list[dict[str, str]]:
+            found = (pack.fields(header) for header in headers)
+            return [{"id": f["id"], "problem": f["problem"]} for f in found if f.get("problem")]
+
+        found: list[dict[str, str]] = self.search_pack(b"", damaged)  # type: ignore[assignment]
+        if before is not None and self._pack_signature() == before:  # nobody wrote the pack meanwhile
+            try:
+                self._record_damaged(found, before)
+            except OSError:  # a read-only cache (a sandbox): read again next time
+                pass
+        return found
+
+    def _pack_signature(self) -> list[int] | None:
+        return self.files_signature()[1]
+
+    def _damaged_record(self) -> tuple[list[int], list[dict[str, str]]] | None:
+        """`(the pack's signature, the damaged notes)` as `damaged.json` holds them, None if it cannot be used."""
+        try:
+            found = read_json(self.dir / DAMAGED, DAMAGED_MAX)
+        except (ValueError, OSError):
+            return None
+        if not isinstance(found, dict) or not isinstance(notes := found.get("notes"), list):
+            return None
+        signature = found.get("pack")
+        if not (isinstance(signature, list) and len(signature) == 3 and all(type(v) is int for v in signature)):
+            return None
+        if not all(_strings(item, {"id", "problem"}) for item in notes):
+            return None
+        return signature, notes
+
+    def _record_damaged(self, notes: list[dict[str, str]], signature: list[int] | None) -> None:
+        """Write `damaged.json`: these damaged notes, for the pack of this signature."""
+        write_json_atomic(self.dir / DAMAGED, {"pack": signature, "notes": notes})
 
     # -- writing ------------------------------------------------------------------------------------------
 
@@ -299,6 +346,7 @@ class ProjectCache:
         """Write the pack again from the verified notes; copies that no longer match their line are removed."""
         known = self.verified_checksums()
         damaged = set()
+        unusable: list[dict[str, str]] = []  # notes whose fields cannot be used (`damaged.json`)
 
         def records() -> Iterator[bytes]:
             for note_id in sorted(known):
@@ -306,9 +354,13 @@ class ProjectCache:
                 if data is None:
                     damaged.add(note_id)
                 else:
-                    yield pack.record(note_id, data)
+                    record = pack.record(note_id, data)
+                    if problem := pack.record_problem(record):
+                        unusable.append({"id": note_id, "problem": problem})
+                    yield record
 
         write_atomic(self.pack, records())
+        self._record_damaged(unusable, self._pack_signature())
         self._forget_locked(damaged)
         if damaged:
             self.forget_stand()
@@ -502,7 +554,15 @@ class Adding:
         if self.lines:
             self.cache._record(self.lines)
         if self.records and not self.replaced:
+            recorded = self.cache._damaged_record()
+            before = self.cache._pack_signature()
             append(self.cache.pack, self.records)
+            if before is None or before[1] == 0:  # a new pack: no damaged note yet
+                recorded = (before, [])
+            if recorded is not None and recorded[0] == before:  # it describes the pack: extended with these
+                unusable = [(record, pack.record_problem(record)) for record in self.records]
+                added = [{"id": pack.record_id(r[pack.PREFIX :]), "problem": p} for r, p in unusable if p]
+                self.cache._record_damaged(recorded[1] + added, self.cache._pack_signature())
         self.lines, self.records, self.held = [], [], 0
 
     def finish(self) -> None:

@@ -32,7 +32,7 @@ TITLE, PROBLEM, CORRECTS = 4, 6, 7  # indexes among them
 MARK = b"\x01"  # before the id in a `corrects` field
 BLOCK = 1 << 20
 SAMPLE = 1 << 16  # bytes of a block in which the terms of a query are counted, to pick the one to scan for
-_PREFIX = 19  # NUL, length, tab, CRC, tab
+PREFIX = 19  # NUL, length, tab, CRC, tab
 _TABS = len(HEADER_FIELDS) - 1
 
 
@@ -85,6 +85,12 @@ def fields(header: bytes) -> dict[str, str]:
     found = dict(zip(HEADER_FIELDS, header.decode("utf-8", errors="replace").split("\t"), strict=False))
     found["corrects"] = found.get("corrects", "").removeprefix("\x01")
     return found
+
+
+def record_problem(record: bytes) -> str:
+    """The `problem` of a record that `record` made: why its note's fields cannot be used, or ""."""
+    header = record[PREFIX : record.index(b"\n", PREFIX)]
+    return header.split(b"\t")[PROBLEM].decode("utf-8", errors="replace")
 
 
 def record_id(header: bytes) -> str:
@@ -150,7 +156,7 @@ def _rarest(needles: tuple[bytes, ...], data: bytearray, end: int) -> bytes:
     the whole block would read it once per needle, which costs more than the records it spares."""
     if len(needles) == 1:
         return needles[0]
-    sample = min(end, SAMPLE)
+    sample = min(end, max(SAMPLE // len(needles), SAMPLE // 8))  # a few needles: all of it; many: less each
     return min(needles, key=lambda needle: (data.count(needle, 0, sample), -len(needle)))
 
 
@@ -227,9 +233,9 @@ def _every(data: bytearray, end: int) -> Iterator[Hit]:
 
 
 def _header(data: bytearray, start: int, header_end: int) -> bytes:
-    if header_end < start + _PREFIX:
+    if header_end < start + PREFIX:
         raise Damaged
-    header = bytes(data[start + _PREFIX : header_end])
+    header = bytes(data[start + PREFIX : header_end])
     if header.count(b"\t") != _TABS:
         raise Damaged  # a record of an earlier format
     return header
@@ -243,7 +249,7 @@ def _intact(data: bytes | bytearray, start: int, stop: int) -> bool:
         length, crc = int(data[start + 1 : start + 9], 16), int(data[start + 10 : start + 18], 16)
     except ValueError:
         return False
-    return stop - start - _PREFIX == length and crc32(memoryview(data)[start + _PREFIX : stop]) == crc
+    return stop - start - PREFIX == length and crc32(memoryview(data)[start + PREFIX : stop]) == crc
 
 
 def ends_whole(tail: bytes) -> bool:

@@ -6,6 +6,8 @@ network call, and the plan goes away only when the bucket has confirmed the note
 
 from __future__ import annotations
 
+import os
+
 from .. import agents, commands, guard, names
 from ..clock import new_id, utc_now
 from ..config.context import Context
@@ -15,7 +17,7 @@ from ..outbox import writing
 from ..outbox.delivery import deliver
 from ..store.bucket import check_private
 from . import notes, reading
-from .origin import MACHINE_VARIABLE, machine_name
+from .origin import MACHINE_VARIABLE, home_suffix, machine_name
 from .pending import NOTES
 
 # where the fields that do not come from the note itself are given, for the secret guard's message
@@ -95,6 +97,8 @@ def save(
         )
     display = {key: meta[key] for key in ("project", "title", "kind", "created", "agent", "machine")}
     writing.create(NOTES.name, note_id, bucket, [(notes.object_path(project, note_id), data)], display)
+    if machine is not None and not os.environ.get(MACHINE_VARIABLE):
+        home_suffix(keep=True)  # the name a kept note carries stays this home's when the home moves
     outcome = deliver(NOTES, note_id, ctx, check_first=False)
     if outcome is None:  # discarded by hand in the instant between the two calls
         raise AgentMemoryError(

@@ -39,6 +39,10 @@ MAX_MATCHES_PER_NOTE = 3
 MATCH_TEXT_MAX = 200
 SETUP = "setup"  # the kind that asks for setup verification notes
 PARTIAL = 4  # the tier of a note that lacks a term (the tiers: see `Query.rank`)
+# A query's bounds: each term costs a search of every candidate note, so an unbounded query (a pasted file) would
+# cost minutes; agents write a handful of words. Within them, no query costs more than twice a one-word search.
+MAX_TERMS = 32
+MAX_QUERY_CHARS = 1000
 
 Key = tuple[int, int, str, str, int]  # (terms found, -tier, created, id, order): the larger, the better
 
@@ -50,20 +54,51 @@ class Query:
         self.words = terms(text)
         self.terms = [word.encode() for word in self.words]
         self.phrase = " ".join(self.words).encode()
+        self.every = frozenset(self.terms)
+        # the partial count looks for the longest terms first: the rarest, as a rule, so a note that cannot
+        # reach the count of those kept is told after the fewest searches
+        self.longest_first = sorted(self.terms, key=len, reverse=True)
 
-    def rank(self, title: bytes, data: bytes | bytearray, body: int, stop: int) -> tuple[int, int]:
-        """`(tier, terms found)` of a note whose title is `title` and body `data[body:stop]` (lowercased): tier 0
-        when the whole query is in the title, 1 in the body, 2 every term in the title, 3 every term anywhere,
-        PARTIAL when a term is missing."""
+    def rank(
+        self, title: bytes, data: bytes | bytearray, body: int, stop: int, *, partial: bool = False, least: int = 1
+    ) -> tuple[int, int, frozenset[bytes]]:
+        """`(tier, terms found, the terms found)` of a note whose title is `title` and body `data[body:stop]`
+        (lowercased), the title line ending at `body - 1`: tier 0 when the whole query is in the title, 1 in the
+        body, 2 every term in the title, 3 every term anywhere, PARTIAL when a term is missing.
+
+        Unless `partial`, a note that lacks a term is told as soon as one is missing (`(PARTIAL, 0, ∅)`): a query
+        of many words then costs little more than one on the notes that cannot match. With `partial`, a note
+        found to hold fewer than `least` terms is told the same way."""
+        every = self.every
         if self.phrase in title:
-            return 0, len(self.terms)
+            return 0, len(self.terms), every
         if data.find(self.phrase, body, stop) != -1:
-            return 1, len(self.terms)
-        in_title = [term in title for term in self.terms]
-        if all(in_title):
-            return 2, len(self.terms)
-        found = sum(here or data.find(term, body, stop) != -1 for term, here in zip(self.terms, in_title, strict=True))
-        return (3 if found == len(self.terms) else PARTIAL), found
+            return 1, len(self.terms), every
+        if partial:  # one search per term, title and body at once: the count is what ranks a partial note
+            start, spare, found = body - len(title) - 1, len(self.terms) - least, []
+            for term in self.longest_first:
+                if data.find(term, start, stop) != -1:
+                    found.append(term)
+                elif (spare := spare - 1) < 0:  # fewer than `least` terms now: ranked below every note kept
+                    return PARTIAL, 0, frozenset()
+            if len(found) < len(self.terms):
+                return PARTIAL, len(found), frozenset(found)
+        in_title = True
+        for term in self.terms:
+            if term not in title:
+                in_title = False
+                if data.find(term, body, stop) == -1:
+                    return PARTIAL, 0, frozenset()
+        return (2 if in_title else 3), len(self.terms), every
+
+
+def query_problem(query: str) -> str | None:
+    """Why `query` is refused (longer than MAX_QUERY_CHARS, more than MAX_TERMS words and phrases), or None."""
+    if len(query) > MAX_QUERY_CHARS:
+        return f"The query is {len(query):,} characters long; a query has at most {MAX_QUERY_CHARS:,}."
+    if (count := len(terms(query))) > MAX_TERMS:
+        return f"The query has {count} words and phrases; a query has at most {MAX_TERMS}."
+    return None
 
 
 def terms(query: str) -> list[str]:
@@ -217,10 +252,14 @@ def _ranked(
         best: list[tuple[Key, dict[str, str], frozenset[bytes]]] = []  # a heap: memory stays bounded
         seen: set[str] = set()
         overflow = False
+        wanted = len(query.terms)
         for count, hit in enumerate(hits):
             data = hit.data
-            tier, found = query.rank(bytes(data[hit.title : hit.body - 1]), data, hit.body, hit.stop)
-            if found < len(query.terms) and (not partial or not found):
+            least = best[0][0][0] if len(best) == limit else 1  # a note with fewer terms ranks below every one kept
+            title = bytes(data[hit.title : hit.body - 1])
+            tier, found, has = query.rank(title, data, hit.body, hit.stop, partial=partial, least=least)
+            if found < wanted and (not partial or not found):
+                overflow = overflow or (partial and len(best) == limit)  # a partial note below every one kept
                 continue
             fields = pack.fields(hit.header)
             if fields["id"] in waiting:
@@ -228,7 +267,6 @@ def _ranked(
             if not accepted(fields):
                 continue
             key = (found, -tier, fields.get("created", ""), fields["id"], -count)
-            has = _has(query, data, hit.title, hit.stop) if found < len(query.terms) else frozenset(query.terms)
             if len(best) < limit:
                 heapq.heappush(best, (key, fields, has))
             else:
@@ -244,10 +282,9 @@ def _ranked(
         if note_id in seen or not accepted(entry["fields"]):
             continue  # once uploaded and cached, the note is shown from the cache
         text, body = entry["text"], entry["body"]
-        tier, found = query.rank(text[: body - 1], text, body, len(text))
+        tier, found, has = query.rank(text[: body - 1], text, body, len(text), partial=partial)
         if found == len(query.terms) or (partial and found):
             fields = entry["fields"]
-            has = _has(query, text, 0, len(text)) if found < len(query.terms) else frozenset(query.terms)
             candidates.append(((found, -tier, fields["created"], note_id, 1), fields, has, True, entry["entry"]))
     if partial and candidates:  # the notes with the most terms, and only them
         most = max(key[0] for key, *_rest in candidates)
@@ -258,11 +295,6 @@ def _ranked(
         for key, fields, has, is_pending, entry in candidates[:limit]
     ]
     return ranked, overflow
-
-
-def _has(query: Query, data: bytes | bytearray, start: int, stop: int) -> frozenset[bytes]:
-    """The terms that `data[start:stop]` holds."""
-    return frozenset(term for term in query.terms if data.find(term, start, stop) != -1)
 
 
 def _corrected_by(corrections: dict[str, tuple[str, str]]) -> dict[str, str]:

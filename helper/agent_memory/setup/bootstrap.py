@@ -18,23 +18,24 @@ from ..config import settings as config_file
 from ..config.context import Context
 from ..contents import sha256
 from ..errors import AgentMemoryError, ContentRefused, NotSetUp, UsageError
-from ..fsutil import read_own, write_atomic
 from ..memory import notes, pack, pending, reading, saving
 from ..memory.cache import ProjectCache
+from ..memory.origin import machine_id
 from ..memory.refresh import refresh
 from ..memory.search import SETUP, search_project
 from ..names import MalformedBucket, folder_path
 from ..outbox.delivery import retry
 from ..outbox.plans import Damaged
-from ..skills.installing import holds_revision, install_files, install_revision
-from ..skills.inventory import local_changes, read_marker, skill_roots
+from ..skills.install_read import local_changes, read_marker, skill_roots
+from ..skills.install_write import holds_revision, install_files, install_revision
+from ..skills.layout import skill_files
 from ..store.base import BucketMissing, Store, StoreError
 from ..store.bucket import hub_user, parse_bucket
 from ..store.budget import Budget
 from ..store.failures import user_error
 from ..sync import settings as sync_settings
-from . import codex_sandbox as sandbox
-from . import hook_files, instructions, on_path, origins, sandbox_consent
+from . import agent_files_write, hook_config_write, instructions, on_path, origins, sandbox_consent_write
+from . import sandbox_consent_read as sandbox
 from .buckets import no_parent
 from .command import helper_command
 
@@ -91,9 +92,9 @@ def bootstrap(
     if codex_sandbox and "codex" not in roots:
         raise UsageError("--codex-sandbox is for Codex, but --agent does not include it.", next_step="add --agent both")
     if hooks:  # a hook file we would refuse to edit is refused now, before anything is set up
-        hook_files.check(agent)
+        hook_config_write.check(agent)
     if codex_sandbox:
-        sandbox_consent.check(supplied)
+        sandbox_consent_write.check(supplied)
     for name in roots:  # an instruction file the block cannot go into is refused now, before anything is set up
         instructions.check(agents.runtime(name).instructions_file())
     _check_writable(
@@ -126,8 +127,8 @@ def bootstrap(
             warnings.append(warning)
     if "codex" in roots and (problem := _login_shell_problem(helper)):
         warnings.append(problem)
-    installed_hooks = hook_files.install(agent) if hooks else []
-    consent = sandbox_consent.allow(uri) if codex_sandbox else None  # for the bucket this run configures
+    installed_hooks = hook_config_write.install(agent) if hooks else []
+    consent = sandbox_consent_write.allow(uri) if codex_sandbox else None  # for the bucket this run configures
     if "codex" in roots and consent is None and (unsaved := sandbox.warning(uri)):
         warnings.append(unsaved)
     backups += [h["backup"] for h in installed_hooks if h["backup"]]
@@ -156,6 +157,7 @@ def bootstrap(
     if problem:
         warnings.append(f"Verification {verification['status']}: {problem}")
     mapping = "unchanged" if mapped_before == project else "mapped" if mapped_before is None else "remapped"
+    warnings += agent_files_write.left_alone()  # linked files whose targets cannot be written: told, not an error
     result = {
         "bucket": uri,
         "bucket_created": created,
@@ -335,11 +337,7 @@ def _default_bucket(budget: Budget) -> str:
 
 def core_skill_files() -> dict[str, bytes]:
     """The core memory skill shipped in this package."""
-    return {
-        path.relative_to(CORE_SKILL_DIR).as_posix(): path.read_bytes()
-        for path in sorted(CORE_SKILL_DIR.rglob("*"))
-        if path.is_file()
-    }
+    return {relative: (CORE_SKILL_DIR / relative).read_bytes() for relative in skill_files(CORE_SKILL_DIR)}
 
 
 def _install_core_skill(roots: dict[str, Path], replace: bool, warnings: list[str]) -> dict[str, list[str]]:
@@ -396,18 +394,6 @@ def _install_shared_skill(
 
 
 # -- verification -------------------------------------------------------------------------------------------
-
-
-MACHINE_ID_MAX = 256  # bytes of the machine's id read at most (32 hex digits are written)
-
-
-def machine_id() -> str:
-    """A random id for this machine's agent-memory state, created once (never derived from the hardware)."""
-    file = paths.state_dir() / "machine-id"
-    with contextlib.suppress(FileNotFoundError):  # a FIFO or link planted there: refused with its fix, never waited on
-        return read_own(file, MACHINE_ID_MAX).decode("utf-8", errors="replace").strip()
-    write_atomic(file, os.urandom(16).hex().encode())
-    return read_own(file, MACHINE_ID_MAX).decode("utf-8", errors="replace").strip()
 
 
 def verification_id(bucket: str, project: str) -> str:

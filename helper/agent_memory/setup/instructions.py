@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..config import settings as config_file
 from ..errors import AgentMemoryError
-from . import agent_files, agent_text
+from . import agent_files_read, agent_files_write
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
@@ -53,6 +53,8 @@ def render_block(helper: str) -> str:
             f"`{helper} save --kind checkpoint --title TITLE`.",
             f"- If a save reports `pending`, do not save again: run `{helper} pending retry ID`, and tell the user "
             "which notes are only local and which are shared.",
+            f"- If `{helper}` is not found (exit 127), memory is not installed on this machine: tell the user so "
+            "once, then go on without memory (no other memory command this session).",
             END,
         )
     )
@@ -61,7 +63,7 @@ def render_block(helper: str) -> str:
 def upsert(path: Path, helper: str, *, runtime: str) -> dict[str, object]:
     """Ensure `path` holds exactly one block with the current text: `{"changed", "backup"}` (the previous file's
     copy, None if nothing changed or there was no file)."""
-    return agent_files.edit(path, runtime, lambda text: _with_block(text or "", helper, path))
+    return agent_files_write.edit(path, runtime, lambda text: _with_block(text or "", helper, path))
 
 
 def remove(path: Path, *, runtime: str, created: bool = False) -> dict[str, object]:
@@ -80,12 +82,12 @@ def remove(path: Path, *, runtime: str, created: bool = False) -> dict[str, obje
             text = _cut(text, start, stop, newline, separator=not created)
         return None if created and not text else text
 
-    return agent_files.edit(path, runtime, without_block)
+    return agent_files_write.edit(path, runtime, without_block)
 
 
 def check(path: Path) -> None:
     """Refuse now (AgentMemoryError, nothing changed) if the block could not be added to `path` or updated in it."""
-    _with_block(agent_text.read_text(Path(os.path.realpath(path))) or "", "agent-memory", path)
+    _with_block(agent_files_read.read_text(Path(os.path.realpath(path))) or "", "agent-memory", path)
 
 
 def _with_block(text: str, helper: str, path: Path) -> str:
@@ -169,7 +171,7 @@ def _scan(text: str, path: Path) -> tuple[list[tuple[int, int]], tuple[int, str]
     CommonMark: ``` or ~~~ (three or more) indented at most three spaces, closed by a line of the same character
     at least as long; one never closed runs to the end of the file.
     """
-    lines = agent_text.lines_of(text)
+    lines = agent_files_read.lines_of(text)
     eligible, fence = [], None
     for number, raw in enumerate(lines):
         line = raw.rstrip("\r\n")
@@ -185,7 +187,7 @@ def _scan(text: str, path: Path) -> tuple[list[tuple[int, int]], tuple[int, str]
     for line in lines:
         starts.append(starts[-1] + len(line))
     spans = []
-    for first, last in agent_text.marked_blocks(lines, eligible, BEGIN, END, lambda why: _malformed(path, why)):
+    for first, last in agent_files_read.marked_blocks(lines, eligible, BEGIN, END, lambda why: _malformed(path, why)):
         spans.append((starts[first], starts[last] + len(lines[last].rstrip("\r\n"))))
     return spans, fence
 

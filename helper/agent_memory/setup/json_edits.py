@@ -12,15 +12,14 @@ import json
 import re
 
 KeyPath = tuple[str | int, ...]  # keys and indexes from the top of the document
-# patterns compiled on first use (re keeps them), not at import: `status` loads this module to read the hook files
-_SPACE = r"[ \t\n\r]*"
-_STRING = r'(?s)"[^"\\]*(?:\\.[^"\\]*)*"'
-_SCALAR = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null"
-_BRACKET_OR_STRING = r'(?s)[\[\]{}]|"[^"\\]*(?:\\.[^"\\]*)*"'
-_INDENTED_LINE = r"\n([ \t]+)[^ \t\r\n]"
-_LINE_INDENT = r"[ \t]*"
-_COMMA_OR_STRING = r'(?s)"[^"\\]*(?:\\.[^"\\]*)*"|,[ \t]*(?=[^ \t\r\n])'
-_KEY = r'(?s)"[^"\\]*(?:\\.[^"\\]*)*"([ \t]*:[ \t]*)?'
+_SPACE = re.compile(r"[ \t\n\r]*")
+_STRING = re.compile(r'(?s)"[^"\\]*(?:\\.[^"\\]*)*"')
+_SCALAR = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null")
+_BRACKET_OR_STRING = re.compile(r'(?s)[\[\]{}]|"[^"\\]*(?:\\.[^"\\]*)*"')
+_INDENTED_LINE = re.compile(r"\n([ \t]+)[^ \t\r\n]")
+_LINE_INDENT = re.compile(r"[ \t]*")
+_COMMA_OR_STRING = re.compile(r'(?s)"[^"\\]*(?:\\.[^"\\]*)*"|,[ \t]*(?=[^ \t\r\n])')
+_KEY = re.compile(r'(?s)"[^"\\]*(?:\\.[^"\\]*)*"([ \t]*:[ \t]*)?')
 DEFAULT_INDENT = "  "  # what the runtimes write themselves, for a file with no layout of its own yet
 
 
@@ -72,18 +71,18 @@ def _at(value: object, path: KeyPath) -> object:
 
 
 def _skip(text: str, pos: int) -> int:
-    return re.compile(_SPACE).match(text, pos).end()  # type: ignore[union-attr]  # the pattern matches the empty string
+    return _SPACE.match(text, pos).end()  # type: ignore[union-attr]  # the pattern matches the empty string
 
 
 def _value_end(text: str, pos: int) -> int:
     """Where the value that starts at `pos` ends; a loop, not recursion, so deep nesting costs no stack."""
     first = text[pos]
     if first == '"':
-        return re.compile(_STRING).match(text, pos).end()  # type: ignore[union-attr]  # the text has parsed
+        return _STRING.match(text, pos).end()  # type: ignore[union-attr]  # the text has parsed
     if first not in "[{":
-        return re.compile(_SCALAR).match(text, pos).end()  # type: ignore[union-attr]
+        return _SCALAR.match(text, pos).end()  # type: ignore[union-attr]
     depth = 0
-    for token in re.compile(_BRACKET_OR_STRING).finditer(text, pos):
+    for token in _BRACKET_OR_STRING.finditer(text, pos):
         mark = token.group()
         if mark in ("[", "{"):
             depth += 1
@@ -144,7 +143,7 @@ def _indent_unit(text: str) -> str | None:
     root = text[start : _value_end(text, start)]
     if "\n" not in root and _items(text, start)[0]:
         return None
-    found = re.compile(_INDENTED_LINE).search(root)
+    found = _INDENTED_LINE.search(root)
     return found.group(1) if found else DEFAULT_INDENT
 
 
@@ -153,11 +152,11 @@ def _separators(text: str, start: int, end: int) -> tuple[str, str]:
     in the file does, else `", "` and `": "`."""
     item = colon = None
     for first, last in ((start, end), (0, len(text))):
-        for found in re.compile(_COMMA_OR_STRING).finditer(text, first, last):
+        for found in _COMMA_OR_STRING.finditer(text, first, last):
             if not found.group().startswith('"'):
                 item = item or found.group()
                 break
-        for found in re.compile(_KEY).finditer(text, first, last):
+        for found in _KEY.finditer(text, first, last):
             if found.group(1) is not None:
                 colon = colon or found.group(1)
                 break
@@ -166,7 +165,7 @@ def _separators(text: str, start: int, end: int) -> tuple[str, str]:
 
 def _line_indent(text: str, pos: int) -> str:
     line_start = text.rfind("\n", 0, pos) + 1
-    return re.compile(_LINE_INDENT).match(text, line_start).group()  # type: ignore[union-attr]  # matches the empty string
+    return _LINE_INDENT.match(text, line_start).group()  # type: ignore[union-attr]  # matches the empty string
 
 
 def _render(text: str, value: object, base: str, *, inline: bool, near: tuple[int, int]) -> str:

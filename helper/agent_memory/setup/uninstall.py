@@ -2,7 +2,7 @@
 of bootstrap, with the same care: the PATH link, Codex's sandbox consent, the hooks of both runtimes, the managed
 blocks (and the instruction files bootstrap created that hold nothing else), the skills the product installed
 (shared ones, then the core skill). Every file edit changes only our bytes and keeps a backup of the previous file
-(`agent_files`); a skill folder with local edits is backed up before it goes.
+(`agent_files_write`); a skill folder with local edits is backed up before it goes.
 
 The store, the cache, the outbox and the configuration stay: they are the user's memory, not the install (a later
 bootstrap finds them again). What the configuration records of the install goes with it: the link, the instruction
@@ -23,9 +23,17 @@ from ..config import settings as config_file
 from ..errors import REFUSED, AgentMemoryError
 from ..fsutil import locked
 from ..outbox.listing import summary
-from ..skills.installing import uninstall_all
+from ..skills.install_write import uninstall_all
 from ..sync import settings as sync_settings
-from . import codex_sandbox, hook_entries, hook_files, instructions, on_path, sandbox_consent
+from . import (
+    agent_files_write,
+    hook_config_read,
+    hook_config_write,
+    instructions,
+    on_path,
+    sandbox_consent_read,
+    sandbox_consent_write,
+)
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
@@ -52,8 +60,8 @@ def _uninstall(discard_pending: bool) -> Uninstall:
             next_step=commands.line("pending", "retry"),
             exit_code=REFUSED,
         )
-    hook_files.check("both")  # a hook file we could not edit safely: refused before anything is removed
-    if codex_sandbox.status()["state"] == "unreadable":
+    hook_config_write.check("both")  # a hook file we could not edit safely: refused before anything is removed
+    if sandbox_consent_read.status()["state"] == "unreadable":
         raise AgentMemoryError(
             f"{agents.codex.config_file()} cannot be read, so the sandbox consent in it cannot be taken out safely. "
             "Nothing was removed.",
@@ -70,9 +78,9 @@ def _uninstall(discard_pending: bool) -> Uninstall:
         with config_file.editing() as config:
             link = on_path.remove_link(config)
     steps.append(_step("command", [link["path"]] if link and link["state"] == "removed" else [], []))
-    consent = sandbox_consent.remove()
+    consent = sandbox_consent_write.remove()
     steps.append(_step("codex-sandbox", [consent["file"]] if consent["changed"] else [], [consent.get("backup")]))
-    found = hook_files.remove("both")
+    found = hook_config_write.remove("both")
     steps.append(_step("hooks", [h["file"] for h in found if h.get("changed")], [h.get("backup") for h in found]))
     files = {name: agents.runtime(name).instructions_file() for name in agents.RUNTIMES}
     blocks = instructions.remove_blocks(files)
@@ -82,10 +90,12 @@ def _uninstall(discard_pending: bool) -> Uninstall:
     if "core_skill" in config_file.load():  # the record of the core skill that just went
         with config_file.editing() as config:
             config.pop("core_skill", None)
-    warnings = []
+    warnings = agent_files_write.left_alone()  # linked files whose targets cannot be written: told, not an error
     if link and link["state"] == "other":
         warnings.append(f"{link['path']} is not a link to this agent-memory, so it was left as it is.")
-    if own := [h["file"] for h in found if {hook_entries.OWN, hook_entries.OWN_OUTDATED} & set(h["events"].values())]:
+    if own := [
+        h["file"] for h in found if {hook_config_read.OWN, hook_config_read.OWN_OUTDATED} & set(h["events"].values())
+    ]:
         warnings.append(
             f"Hook entries of your own that run agent-memory stay in {', '.join(own)}: remove them by hand."
         )

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from ..contract import SkillSearch
 
 INDEX_MAX = 16 << 20  # bytes of the index read at most: thousands of revisions with their descriptions
-_REVISION_FILE = r"(?s)skills/([^/]+)/([^/]+)/(.+)"  # compiled on first use (re keeps it)
+_REVISION_FILE = re.compile(r"(?s)skills/([^/]+)/([^/]+)/(.+)")
 MAX_OBJECTS = 100_000  # files below `skills/` of one bucket: a thousand revisions of the largest skill
 
 
@@ -77,7 +77,7 @@ def _refresh_index(store: Store, bucket: str, index: dict[str, str]) -> tuple[di
             "so none was downloaded",
         )
     for info in listing:
-        match = re.fullmatch(_REVISION_FILE, info.path)
+        match = _REVISION_FILE.fullmatch(info.path)
         if match and match.group(3) == layout.SKILL_FILE and _valid(match.group(1), match.group(2)):
             if info.size > layout.FILE_MAX:
                 too_large.append(oversized(store, info.path, info.size, layout.FILE_MAX))

@@ -7,8 +7,10 @@ listed. Nothing is ever modified in place; an update is a new revision. There is
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import stat
 import unicodedata
 from pathlib import Path
 
@@ -23,7 +25,28 @@ FILE_MAX = 5 * 1024 * 1024
 TOTAL_MAX = 50 * 1024 * 1024
 FILES_MAX = 1000
 
-_SEGMENT = r"[^/\\\x00-\x1f\x7f]+"  # compiled on first use (re keeps it)
+_SEGMENT = re.compile(r"[^/\\\x00-\x1f\x7f]+")
+
+
+def skill_files(folder: Path) -> dict[str, os.stat_result]:
+    """Every entry below a skill folder that is not itself a folder, by its path relative to `folder` (`/` between
+    names), sorted, with its `lstat`. The one rule for every caller (publish, install, status, uninstall): a link is
+    listed as what it is, never followed nor entered; the install marker at the top is ours, not the skill's, and is
+    left out (a file of that name further down is the skill's like any other). One `scandir` per folder: `status`
+    runs this on every installed skill."""
+    found: dict[str, os.stat_result] = {}
+    folders = [("", os.fspath(folder))]
+    while folders:
+        prefix, path = folders.pop()
+        with os.scandir(path) as listing:
+            for entry in listing:
+                relative = prefix + entry.name
+                info = entry.stat(follow_symlinks=False)
+                if stat.S_ISDIR(info.st_mode):
+                    folders.append((relative + "/", entry.path))
+                elif relative != MARKER:
+                    found[relative] = info
+    return dict(sorted(found.items()))
 
 
 def safe_relative_path(path: str, next_step: str) -> str:
@@ -34,7 +57,7 @@ def safe_relative_path(path: str, next_step: str) -> str:
         or path.startswith("/")
         or "\\" in path
         or re.match(r"[A-Za-z]:", path)
-        or any(part in ("", ".", "..") or not re.fullmatch(_SEGMENT, part) for part in parts)
+        or any(part in ("", ".", "..") or not _SEGMENT.fullmatch(part) for part in parts)
     ):
         raise ContentRefused(f"Unsafe path {path!r} in the skill: it could escape its folder.", next_step=next_step)
     return path
@@ -82,29 +105,23 @@ def read_folder(folder: Path, name: str | None = None) -> tuple[dict[str, str], 
     files: dict[str, bytes] = {}
     executable = []
     total = 0
-    for entry in sorted(folder.rglob("*")):
-        relative = entry.relative_to(folder).as_posix()
-        if entry.is_symlink():
+    for relative, info in skill_files(folder).items():
+        if stat.S_ISLNK(info.st_mode):
             raise ContentRefused(
                 f"{relative} is a symbolic link: skills hold regular files only.",
                 next_step=f"put a copy of the file that {relative} points to in its place, {again}",
             )
-        if entry.is_dir():
-            continue
-        if not entry.is_file():
+        if not stat.S_ISREG(info.st_mode):
             raise ContentRefused(f"{relative} is not a regular file.", next_step=f"remove {relative}, {again}")
-        if relative == MARKER:  # the install marker of an installed copy is ours, not the skill's
-            continue
         safe_relative_path(relative, f"rename {relative} (plain names, no control characters), {again}")
-        size = entry.stat().st_size
-        if size > FILE_MAX:
+        if info.st_size > FILE_MAX:
             raise ContentRefused(
-                f"{relative} is {size} bytes; a skill file may have at most {FILE_MAX}.",
+                f"{relative} is {info.st_size} bytes; a skill file may have at most {FILE_MAX}.",
                 next_step=f"shrink or remove {relative}, {again}",
             )
-        total += size
-        files[relative] = entry.read_bytes()
-        if entry.stat().st_mode & 0o111:
+        total += info.st_size
+        files[relative] = (folder / relative).read_bytes()
+        if info.st_mode & 0o111:
             executable.append(relative)
     if len(files) > FILES_MAX or total > TOTAL_MAX:
         raise ContentRefused(

@@ -1,7 +1,7 @@
 """The runtimes' memory folders on this machine, read and written with care: only the runtime's own memory files,
 never through a link, never outside the folder, and never over a write the runtime made meanwhile.
 
-Claude Code keeps its auto memory per project (`memory.claude_memory`: one folder per checkout, shared by its
+Claude Code keeps its auto memory per project (`config.claude_memory_folder`: one folder per checkout, shared by its
 worktrees), so a project's files go to the folder of every checkout mapped to it here. Codex keeps one set per user.
 """
 
@@ -14,14 +14,15 @@ import os
 import stat
 from pathlib import Path
 
-from ..agents import codex
-from ..config import projects
-from ..memory import claude_memory
-from ..memory.import_sources import CODEX_WORKING_FILES
-from . import versions
+from ..agents import claude, codex
+from ..config import claude_memory_folder, projects
+from ..importing.sources import CODEX_WORKING_FILES
+from . import settings, versions
+from .index import GONE, LINK, NOT_FOLDER
 from .versions import Refused
 
 MAX_FILES = 1000  # files of one memory folder that are synced; more are reported, not synced
+TEAM = "team"  # Claude Code's own team memory, inside its memory folder: never read or written
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
@@ -44,21 +45,33 @@ class Moved(Exception):
     """The file changed on disk since it was read (the runtime wrote it): it was left as it is."""
 
 
-def claude_folders(config: dict[str, object], project: str) -> list[Path]:
+def claude_places(config: dict[str, object], project: str) -> list[tuple[Path, str]]:
     """Claude Code's memory folder of every checkout mapped to `project` here (worktrees share their main
-    checkout's), each once."""
-    found: list[Path] = []
+    checkout's), each once, with where its place came from."""
+    found: dict[Path, str] = {}
     for root, name in sorted(config.get("projects", {}).items()):
         if name == project:
-            folder = claude_memory.memory_folder(Path(root))[0]
-            if folder not in found:
-                found.append(folder)
-    return found
+            folder, source = claude_memory_folder.memory_folder(Path(root))
+            found.setdefault(folder, source)
+    return list(found.items())
 
 
-def claude_folder_of(directory: str | os.PathLike[str]) -> Path:
-    """Claude Code's memory folder for the checkout that holds `directory`."""
-    return claude_memory.memory_folder(projects.canonical(directory))[0]
+def claude_place_of(directory: str | os.PathLike[str]) -> tuple[Path, str]:
+    """Claude Code's memory folder for the checkout that holds `directory`, and where its place came from."""
+    return claude_memory_folder.memory_folder(projects.canonical(directory))
+
+
+def own_folder(runtime: str) -> Path:
+    """The runtime's own configuration folder: the memory folders inside it are synced once sync is on."""
+    return claude.config_dir() if runtime == "claude" else codex.home()
+
+
+def allowed(config: dict[str, object], runtime: str, folder: Path) -> bool:
+    """Whether sync uses `folder`: inside the runtime's own folder, or named by the user. A repository's settings
+    or an environment variable can point the runtime anywhere (`~/Documents`): it is synced only once named."""
+    place = os.path.normpath(os.path.abspath(folder))
+    own = os.path.normpath(os.path.abspath(own_folder(runtime)))
+    return place.startswith(own.rstrip(os.sep) + os.sep) or place in settings.folders_named(config).get(runtime, [])
 
 
 def codex_folder() -> Path:
@@ -67,19 +80,43 @@ def codex_folder() -> Path:
 
 
 def ignored(runtime: str, path: str) -> bool:
-    """Whether `path` is one of the runtime's own working files, which are no memories (Codex's)."""
+    """Whether `path` (a file, or a folder) is none of the memory sync carries: one of the runtime's own working
+    files (Codex's), or Claude Code's `team/` folder, which it keeps for its own team memory and we never touch."""
+    if runtime == "claude":
+        return path == TEAM or path.startswith(TEAM + "/")
     return runtime == "codex" and any(fnmatch.fnmatch(path, pattern) for pattern in CODEX_WORKING_FILES)
 
 
-def scan(runtime: str, folder: Path, known: dict[str, dict[str, object]]) -> tuple[dict[str, Local], dict[str, str]]:
-    """The files of a memory folder (`{path: Local}`) and those left out (`{path: why}`): one stat per file; a
-    file is read only when its size or time differ from what `known` recorded. Hidden names, links and anything
-    but regular files are never synced; nor are files over versions.MAX_TEXT bytes or not UTF-8 text."""
+def unreadable(exc: OSError) -> str:
+    """Why a folder that could not be listed is not synced."""
+    return f"it could not be read ({exc.strerror or exc})"
+
+
+def scan(
+    runtime: str, folder: Path, known: dict[str, dict[str, object]]
+) -> tuple[dict[str, Local], dict[str, str], dict[str, str]]:
+    """The files of a memory folder (`{path: Local}`), those left out (`{path: why}`), and the folders not read
+    (`{folder: why}`, "" for the memory folder itself: gone, a link, a file, unreadable; a folder `known` had files
+    in and that is gone now counts too). One stat per file; a file is read only when its size or time differ from
+    what `known` recorded. Hidden names, links and anything but regular files are never synced; nor are files over
+    versions.MAX_TEXT bytes or not UTF-8 text."""
     files: dict[str, Local] = {}
     skipped: dict[str, str] = {}
-    for parent, dirs, names in os.walk(folder):  # never into a linked folder (followlinks=False)
-        dirs[:] = sorted(name for name in dirs if not name.startswith("."))
+    blocked: dict[str, str] = {}
+    try:
+        top = os.lstat(folder)
+    except FileNotFoundError:
+        if any(entry.get("hash") is not None for entry in known.values()):
+            blocked[""] = GONE  # a folder with no record yet is one the runtime has not made: nothing to tell
+        return files, skipped, blocked
+    except OSError as exc:
+        return files, skipped, {"": unreadable(exc)}
+    if stat.S_ISLNK(top.st_mode) or not stat.S_ISDIR(top.st_mode):
+        return files, skipped, {"": LINK if stat.S_ISLNK(top.st_mode) else NOT_FOLDER}
+    errors: list[OSError] = []
+    for parent, dirs, names in os.walk(folder, onerror=errors.append):  # never into a link (followlinks=False)
         base = Path(parent)
+        dirs[:] = [name for name in sorted(dirs) if _walked(runtime, folder, base / name, blocked)]
         for name in sorted(names):
             if name.startswith("."):
                 continue
@@ -94,7 +131,7 @@ def scan(runtime: str, folder: Path, known: dict[str, dict[str, object]]) -> tup
             try:
                 info = os.stat(base / name, follow_symlinks=False)
             except OSError:
-                continue  # gone meanwhile
+                continue  # gone meanwhile: its folder is checked below
             if not stat.S_ISREG(info.st_mode):
                 skipped[path] = "it is a link or not a regular file"
                 continue
@@ -109,7 +146,58 @@ def scan(runtime: str, folder: Path, known: dict[str, dict[str, object]]) -> tup
                 files[path] = read(folder, path)
             except (OSError, Refused) as exc:
                 skipped[path] = str(exc) if isinstance(exc, Refused) else f"it could not be read ({exc.strerror})"
-    return files, skipped
+    for error in errors:  # a folder that could not be listed (or went away while it was walked)
+        where = os.path.relpath(error.filename, folder) if error.filename else "."
+        where = "" if where == "." else Path(where).as_posix()
+        blocked.setdefault(where, GONE if isinstance(error, FileNotFoundError) else unreadable(error))
+    for path, entry in known.items():  # a file that is not here: is its folder still here, and a real one?
+        if entry.get("hash") is None or path in files or path in skipped or ignored(runtime, path):
+            continue
+        if (found := missing_folder(folder, path)) is not None:
+            blocked.setdefault(*found)
+    for where, why in blocked.items():
+        if why == NOT_FOLDER:  # the file in a folder's place is told with it, not synced as a file of its own
+            files.pop(where, None)
+    return files, skipped, blocked
+
+
+def _walked(runtime: str, folder: Path, path: Path, blocked: dict[str, str]) -> bool:
+    """Whether the walk goes into the subfolder `path`: not a hidden one, not `team/`, never a link (told)."""
+    relative = path.relative_to(folder).as_posix()
+    if path.name.startswith(".") or ignored(runtime, relative):
+        return False
+    try:
+        linked = stat.S_ISLNK(os.lstat(path).st_mode)
+    except OSError:
+        return True  # gone meanwhile: the walk tells it
+    if linked:
+        blocked[relative] = LINK
+    return not linked
+
+
+def missing_folder(folder: Path, path: str) -> tuple[str, str] | None:
+    """The first folder on the way to `path` (the memory folder itself: "") that is no real folder now, and why;
+    None when every one is."""
+    parts = path.split("/")[:-1]
+    for depth in range(len(parts) + 1):
+        relative = "/".join(parts[:depth])
+        try:
+            info = os.lstat(folder / relative if relative else folder)
+        except FileNotFoundError:
+            return relative, GONE
+        except OSError as exc:
+            return relative, unreadable(exc)
+        if not stat.S_ISDIR(info.st_mode):
+            return relative, LINK if stat.S_ISLNK(info.st_mode) else NOT_FOLDER
+    return None
+
+
+def under(path: str, blocked: dict[str, str] | list[str]) -> str | None:
+    """The folder of `blocked` that holds `path` (a file of the memory folder), None if none does."""
+    for where in blocked:
+        if where == "" or path.startswith(where + "/"):
+            return where
+    return None
 
 
 def read(folder: Path, path: str) -> Local:
@@ -203,9 +291,10 @@ def _hash_at(fd: int, name: str) -> str | None:
         if exc.errno in (errno.ELOOP, errno.ENXIO):
             raise Refused(f"{name} in the memory folder is a link or not a regular file") from None
         raise
+    if not stat.S_ISREG(os.fstat(handle_fd).st_mode):  # a folder in the file's place: never written over
+        os.close(handle_fd)
+        raise Refused(f"{name} in the memory folder is a folder or not a regular file")
     with open(handle_fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            raise Refused(f"{name} in the memory folder is not a regular file")
         data = handle.read(versions.MAX_TEXT + 1)
     try:
         return versions.text_hash(data.decode("utf-8"))

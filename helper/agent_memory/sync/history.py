@@ -40,7 +40,9 @@ class History:
         self.objects: dict[str, str] = record.get("objects", {})  # object path -> version id, or "" if refused
         self.refused: dict[str, str] = record.get("refused", {})  # object path -> why
         self.updated_at: str | None = record.get("updated_at")
-        self._children: dict[str, set[str]] | None = None  # version id -> the versions based on it
+        # version id -> the versions that name it as a base (of any file: heads() keeps those of the same file),
+        # made once and kept up to date by add(): a refresh adds thousands of versions, one at a time
+        self._children: dict[str, set[str]] | None = None
         self._by_path: dict[str, list[dict[str, object]]] | None = None  # path -> its versions
 
     @staticmethod
@@ -90,6 +92,14 @@ class History:
         new = new[:MAX_NEW]  # bounded work per command: the next refresh goes on from there
         return self._download(store, new), len(new) < MAX_NEW
 
+    def learn_listed(self, store: Store, listing: list[ObjectInfo]) -> int:
+        """Download the versions of this scope in `listing` (a listing of a wider folder, already made) not seen
+        yet: how many were new. Bounded as a refresh is."""
+        new = [info for info in listing if info.path not in self.objects and info.path not in self.refused]
+        found = self._download(store, new[:MAX_NEW])
+        self.save()
+        return found
+
     def _download(self, store: Store, new: list[ObjectInfo]) -> int:
         small = []
         for info in new:
@@ -136,11 +146,15 @@ class History:
             if not file.is_file():
                 write_atomic(file, version.text.encode("utf-8"))
         meta = version.meta()
+        known = self.versions.get(version.id)
         self.versions[version.id] = meta
         self.objects[object_name or versions.object_path(self.runtime, self.scope, version)] = version.id
         if self._by_path is not None:  # kept up to date: a refresh adds thousands, one at a time
+            if known is not None:  # the same version again: listed once
+                self._by_path[known["path"]].remove(known)
             self._by_path.setdefault(version.path, []).append(meta)
-        self._children = None  # made again when next asked: a version may arrive before the one it is based on
+        if self._children is not None:
+            self._link(meta)
 
     def paths(self) -> KeysView[str]:
         """Every file that has a version."""
@@ -171,13 +185,31 @@ class History:
         return data.decode("utf-8")
 
     def heads(self, path: str) -> list[str]:
-        """The current versions of `path`: those no other version is based on (two or more: it diverged)."""
+        """The current versions of `path`: those no other version of it is based on (two or more: it diverged)."""
         children = self._child_map()
-        return sorted(meta["id"] for meta in self.of(path) if not children.get(meta["id"]))
+        return sorted(
+            meta["id"]
+            for meta in self.of(path)
+            if not any(self.versions[child]["path"] == path for child in children.get(meta["id"], ()))
+        )
 
     def ancestors(self, version_id: str) -> set[str]:
         """`version_id` and every version it is based on, as far as this machine knows them."""
-        seen, todo = set(), [version_id]
+        return self._reach([version_id])
+
+    def common_base(self, one: str, other: str) -> str | None:
+        """The nearest version both descend from (None: they share none); the newest id where several are as near
+        (criss-cross merges). Linear in the versions walked: each is visited at most three times."""
+        common = self.ancestors(one) & self.ancestors(other)
+        # the nearest: those no other common version descends from. Everything below a common version is common
+        # too, so one walk down from the bases of all of them marks every one that is not nearest.
+        below = self._reach([base for version in common for base in self.versions[version]["bases"]])
+        return max(common - below, default=None)
+
+    def _reach(self, starts: list[str]) -> set[str]:
+        """`starts` and every version they are based on, each walked once (no recursion: chains are long)."""
+        seen: set[str] = set()
+        todo = list(starts)
         while todo:
             current = todo.pop()
             if current in seen or current not in self.versions:
@@ -185,13 +217,6 @@ class History:
             seen.add(current)
             todo.extend(self.versions[current]["bases"])
         return seen
-
-    def common_base(self, one: str, other: str) -> str | None:
-        """The nearest version both descend from (None: they share none)."""
-        common = self.ancestors(one) & self.ancestors(other)
-        # the nearest: one that no other common version descends from
-        nearest = [c for c in common if not any(c != o and c in self.ancestors(o) for o in common)]
-        return max(nearest, default=None)
 
     def _child_map(self) -> dict[str, set[str]]:
         if self._children is None:
@@ -201,10 +226,10 @@ class History:
         return self._children
 
     def _link(self, meta: dict[str, object]) -> None:
-        """Record `meta` as a child of each of its bases of the same file."""
+        """Record `meta` as a child of each of its bases, whether that base is known yet or not (a version may
+        arrive before the one it is based on)."""
         for base in meta["bases"]:
-            if base in self.versions and self.versions[base]["path"] == meta["path"]:
-                self._children.setdefault(base, set()).add(meta["id"])
+            self._children.setdefault(base, set()).add(meta["id"])
 
 
 def _read(file: Path) -> dict[str, object]:

@@ -1,17 +1,21 @@
-"""Merging two versions of a file line by line against the version both started from.
+"""Merging two versions of a file against the version both started from.
 
-A change is a hunk of the common version's lines replaced (or a point where lines were inserted). The two sides'
-changes merge when no hunk of one touches a hunk of the other (an identical change on both sides counts once);
-lines both sides only added at the same point are kept, this machine's first (two machines appending to an index
-such as MEMORY.md is the usual case, and neither loses a line). Anything else is a conflict (Conflicting), and the
-caller keeps both texts whole.
+The three-way merge is git's own (`git merge-file`), through libgit2 (pygit2): the same xdiff code, so where git
+merges cleanly the text is git's byte for byte (final newlines and repeated lines included), and where git reports
+a conflict, so do we (Conflicting: the caller keeps both texts whole). git itself is not on every machine; libgit2
+ships inside pygit2's wheels.
+
+One rule of our own, on top of git's: two machines that both only appended lines at the end of a file (the usual
+case for an index such as MEMORY.md) do not conflict, though git calls that a conflict. Every line both sides
+added is kept, this machine's first, at that one point only; a side's last line without a final newline is ended
+with one before the other side's lines follow, so no two lines are ever glued into one, and no line is dropped
+even when it repeats a line the other side added (two code fences). The file ends as the side whose lines end it
+ends (with or without a final newline). Identical additions are kept once, as git keeps an identical change once.
 """
 
 from __future__ import annotations
 
-import difflib
-
-Hunk = tuple[int, int, list[str]]  # the common version's lines [start, end) replaced by these lines
+import tempfile
 
 
 class Conflicting(Exception):
@@ -29,48 +33,49 @@ def merge(base: str | None, ours: str | None, theirs: str | None) -> str | None:
         return ours
     if ours is None or theirs is None or base is None:
         raise Conflicting  # deleted on one side and changed on the other, or made on both without a common version
-    base_lines = base.splitlines(keepends=True)
-    mine, other = _hunks(base_lines, ours), _hunks(base_lines, theirs)
-    merged: list[Hunk] = []
-    for hunk in sorted(mine + other, key=lambda h: (h[0], h[1])):
-        if merged and _touch(merged[-1], hunk):
-            joined = _join(merged[-1], hunk)
-            if joined is None:
-                raise Conflicting
-            merged[-1] = joined
-        else:
-            merged.append(hunk)
-    out, at = [], 0
-    for start, end, lines in merged:
-        out += base_lines[at:start] + lines
-        at = end
-    return "".join(out + base_lines[at:])
+    merged = merge_file(base, ours, theirs)
+    if merged is not None:
+        return merged
+    union = append_union(base, ours, theirs)
+    if union is None:
+        raise Conflicting
+    return union
 
 
-def _hunks(base: list[str], text: str) -> list[Hunk]:
-    lines = _terminated(text.splitlines(keepends=True), base)
-    matcher = difflib.SequenceMatcher(None, base, lines, autojunk=False)
-    return [(i1, i2, lines[j1:j2]) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
+def merge_file(base: str, ours: str, theirs: str) -> str | None:
+    """git's three-way merge of three texts: the merged text, or None where git reports a conflict."""
+    import pygit2  # only a merge needs it: every other command starts without it
+
+    try:
+        with tempfile.TemporaryDirectory(prefix="agent-memory-merge-") as folder:
+            repo = pygit2.init_repository(folder, bare=True)  # libgit2 merges blobs of a repository: a throwaway one
+
+            def entry(text: str) -> pygit2.IndexEntry:
+                return pygit2.IndexEntry("file", repo.create_blob(text.encode("utf-8")), pygit2.enums.FileMode.BLOB)
+
+            result = repo.merge_file_from_index(entry(base), entry(ours), entry(theirs), use_deprecated=False)
+            return result.contents if result.automergeable else None
+    except (OSError, pygit2.GitError):
+        return None  # no scratch folder to merge in (a full disk, a read-only temp folder): a conflict loses nothing
 
 
-def _terminated(lines: list[str], base: list[str]) -> list[str]:
-    """A last line without its newline, where the common version's had one, is compared as the same line (an
-    editor that drops the final newline has not changed that line)."""
-    if lines and base and not lines[-1].endswith("\n") and lines[-1] + "\n" in base[-1:]:
-        return [*lines[:-1], lines[-1] + "\n"]
-    return lines
+def appended(base: str, side: str) -> str | None:
+    """The lines `side` added after the whole of `base` (None: it changed `base` too). Each text is read with a
+    final newline: one missing at the end of either is no change of a line, and an appended line starts afresh."""
+    whole, now = _ended(base), _ended(side)
+    return now[len(whole) :] if now.startswith(whole) else None
 
 
-def _touch(first: Hunk, second: Hunk) -> bool:
-    """Whether two hunks (sorted by start) overlap or meet: they then touch the same lines."""
-    return second[0] <= first[1]
+def append_union(base: str, ours: str, theirs: str) -> str | None:
+    """Where both sides only appended at the end: the base, this side's added lines, then the other side's (once
+    if the same); None where either side changed anything else."""
+    mine, other = appended(base, ours), appended(base, theirs)
+    if mine is None or other is None:
+        return None
+    last = theirs if other and other != mine else ours  # the side whose lines end the file
+    union = _ended(base) + mine + ("" if other == mine else other)
+    return union if last.endswith("\n") or not union.endswith("\n") else union[:-1]  # ends as that side ends
 
 
-def _join(first: Hunk, second: Hunk) -> Hunk | None:
-    """Two touching hunks as one, where they can be: the same change, or two insertions at the same point."""
-    if first == second:
-        return first
-    if first[0] == first[1] == second[0] == second[1]:  # both only added lines here: this machine's first
-        extra = [line for line in second[2] if line not in first[2]]
-        return (first[0], first[1], first[2] + extra)
-    return None
+def _ended(text: str) -> str:
+    return text if not text or text.endswith("\n") else text + "\n"

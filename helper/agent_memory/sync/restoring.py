@@ -5,14 +5,16 @@ chosen text here and pushes it as a new version (nothing is ever removed from th
 from __future__ import annotations
 
 import os
+import shlex
 from pathlib import Path
 
-from .. import agents, commands, names
+from .. import agents, commands, guard, names
 from ..config.context import Context
 from ..errors import AgentMemoryError, UsageError
 from ..fsutil import locked
 from ..store.base import StoreError
-from . import folders, settings, versions
+from . import folders, settings, showing, versions
+from .folders import Moved
 from .history import History
 from .index import FolderIndex
 from .running import Run, Scope, scopes, sync
@@ -20,7 +22,7 @@ from .versions import Refused
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
-    from ..contract import SyncVersion
+    from ..contract import SyncDiff, SyncVersion
 
 
 class Found:
@@ -59,7 +61,28 @@ def find(ctx: Context, file: str, runtimes: list[str], *, ask_bucket: bool = Fal
             for scope in scopes(ctx, runtime, ctx.folder):
                 if scope.places and _learn(ctx, scope, file, failures):
                     return Found(scope, scope.places[0], file)
-    raise _unknown(ctx, file, runtimes, failures)
+    raise _left_out(ctx, file, runtimes) or _unknown(ctx, file, runtimes, failures)
+
+
+def _left_out(ctx: Context, file: str, runtimes: list[str]) -> UsageError | None:
+    """The refusal of a file that is in a runtime's memory folder but whose path sync never takes (hidden, too
+    deep, too long), saying so; None if no folder has it."""
+    given = Path(file).expanduser()
+    for runtime in runtimes:
+        for scope in scopes(ctx, runtime, ctx.folder):
+            for folder in scope.places:
+                place = given if given.is_absolute() else folder / given
+                relative = os.path.relpath(os.path.abspath(place), folder)
+                if relative.startswith("..") or not os.path.lexists(place):
+                    continue
+                try:
+                    versions.check_path(Path(relative).as_posix())
+                except Refused as exc:
+                    return UsageError(
+                        f"{guard.redact(file)} is not synced: {exc}.",
+                        next_step=f"{commands.line('sync', 'status')} (lists the synced folders)",
+                    )
+    return None
 
 
 def _learn(ctx: Context, scope: Scope, path: str, failures: list[str]) -> bool:
@@ -119,39 +142,118 @@ def versions_of(ctx: Context, found: Found) -> tuple[list[SyncVersion], str | No
     history = History(ctx.bucket, found.scope.runtime, found.scope.scope)
     heads = set(history.heads(found.path))
     index = FolderIndex(history.folder, found.folder)
-    listed: list[SyncVersion] = [
-        {
-            "id": meta["id"],
-            "bases": meta["bases"],
-            "machine": meta["machine"],
-            "time": meta["time"],
-            "deleted": meta["hash"] is None,
-            "head": meta["id"] in heads,
-        }
-        for meta in history.of(found.path)
-    ]
+    listed: list[SyncVersion] = []
+    for meta in history.of(found.path):
+        text = showing.text_of(history, meta["id"])
+        listed.append(
+            {
+                "id": meta["id"],
+                "bases": meta["bases"],
+                "machine": meta["machine"],
+                "time": meta["time"],
+                "deleted": meta["hash"] is None,
+                "head": meta["id"] in heads,
+                "text": None if text is None else text.lines,
+                "more_lines": 0 if text is None else text.more,
+            }
+        )
     here = (index.files.get(found.path) or {}).get("version")
     kept = (index.conflicts.get(found.path) or {}).get("kept", [])
     return listed, here, kept
+
+
+def differences(ctx: Context, found: Found, chosen: list[str]) -> list[SyncDiff]:
+    """The unified diffs between versions of the file: the two `chosen`, or with none each version against the one
+    it was based on (see `showing.pairs`); UsageError for ids that are not the file's."""
+    history = History(ctx.bucket, found.scope.runtime, found.scope.scope)
+    found_diffs: list[SyncDiff] = []
+    for older, newer in showing.pairs(history, found.path, chosen):
+        shown = showing.diff(history, found.path, older, newer)
+        found_diffs.append({"older": older, "newer": newer, "lines": shown.lines, "more_lines": shown.more})
+    return found_diffs
+
+
+def not_synced(ctx: Context, found: Found) -> str | None:
+    """Why sync leaves the file out (a runtime's working file, a secret in its name or text, a link, too large,
+    not text), None if it does not."""
+    runtime, path = found.scope.runtime, found.path
+    if folders.ignored(runtime, path):
+        return f"it is one of {agents.runtime(runtime).LABEL}'s own working files, not a memory"
+    if guard.scan(path):
+        return "its name looks like it holds a secret: it stays on this machine only"
+    index = FolderIndex(History.folder_of(ctx.bucket, runtime, found.scope.scope), found.folder)
+    if path in index.held:
+        return "it looks like it holds a secret: it stays on this machine only"
+    place = found.folder / path
+    if place.is_symlink() or (os.path.lexists(place) and not place.is_file()):
+        return "it is a link or not a regular file: sync never follows a link"
+    try:
+        folders.read(found.folder, path)
+    except Refused as exc:
+        return str(exc)
+    except OSError:  # no file here (yet): nothing keeps it from the next sync
+        return None
+    return None
+
+
+def whose(ctx: Context, file: str, runtimes: list[str], version_id: str) -> Found:
+    """The synced file `file` of the runtime whose versions of it include `version_id`: a file both runtimes have
+    (`MEMORY.md`) is restored from the memory its version id comes from. The first runtime's if none knows it."""
+    first: Found | None = None
+    for runtime in runtimes:
+        try:
+            found = find(ctx, file, [runtime])
+        except UsageError:
+            continue
+        meta = History(ctx.bucket, found.scope.runtime, found.scope.scope).versions.get(version_id)
+        if meta is not None and meta["path"] == found.path:
+            return found
+        first = first or found
+    return first or find(ctx, file, runtimes)
 
 
 def restore(ctx: Context, found: Found, version_id: str) -> Run:
     """Write version `version_id` of the file here and push it as a new version; what was here and not pushed is
     pushed first, so no byte of it is lost. UsageError if the version is not one of the file's."""
     if not names.is_id(version_id):  # refused before anything is synced
-        raise UsageError(f"{version_id!r} is not a version id.", next_step=commands.line("sync", "history", found.path))
+        again = commands.line("sync", "history", found.path, "--agent", found.scope.runtime)
+        raise UsageError(f"{version_id!r} is not a version id.", next_step=again)
     chosen = [found.scope]
     first = sync(ctx, chosen, push=True, only={found.path})  # learns the bucket's versions, pushes what is here
     history = History(ctx.bucket, found.scope.runtime, found.scope.scope)
     meta = history.versions.get(version_id)
     if meta is None or meta["path"] != found.path:
         raise UsageError(
-            f"{version_id} is not a version of {found.path}.",
-            next_step=commands.line("sync", "history", found.path),
+            f"{version_id} is not a version of {found.path} in {agents.own_memory(found.scope.runtime)}.",
+            next_step=commands.line("sync", "history", found.path, "--agent", found.scope.runtime),
         )
     text = history.text(version_id)
-    current = folders.read(found.folder, found.path).hash if (found.folder / found.path).is_file() else None
-    folders.write(found.folder, found.path, text, current)
+    _put(found, version_id, text)
     second = sync(ctx, chosen, push=True, only={found.path})
     second.errors = first.errors + second.errors
     return second
+
+
+def _put(found: Found, version_id: str, text: str | None) -> None:
+    """Write the restored text over the file here, never through a link nor over what is not a regular file (an
+    error then says what stands there, and how to restore once it is moved aside)."""
+    place = found.folder / found.path
+    again = commands.line("sync", "restore", found.path, "--version", version_id, "--agent", found.scope.runtime)
+    try:
+        current = folders.read(found.folder, found.path).hash if place.is_file() else None
+        folders.write(found.folder, found.path, text, current)
+    except Refused as exc:
+        if place.is_symlink():  # removing the link keeps what it points to
+            fix = f"{shlex.join(['rm', '--', str(place)])} && {again}"
+        else:
+            fix = f"move aside what stands at {place}, then: {again}"
+        raise AgentMemoryError(
+            f"{found.path} was not restored: {exc} (in {found.folder}): sync never writes through a link or over "
+            "what is not a regular file.",
+            next_step=fix,
+        ) from None
+    except Moved:
+        raise AgentMemoryError(
+            f"{found.path} was not restored: the agent changed it while it was being restored (its text is kept).",
+            next_step=again,
+        ) from None

@@ -24,10 +24,10 @@ from ..memory.origin import machine_name
 from ..outbox import delivery, plans, writing
 from ..outbox.kinds import Outcome, damaged_error
 from ..store.base import StoreError
-from . import folders, versions
+from . import codex_delivery, codex_migration, folders, versions
 from .engine import FolderSync, sync_folder
 from .history import History
-from .index import FolderIndex
+from .index import HERE, FolderIndex
 from .uploads import SYNC
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
@@ -36,12 +36,26 @@ if TYPE_CHECKING:
 
 
 class Scope:
-    """One runtime's files for one scope (a project, or Codex's `user`), and the folders they go to here."""
+    """One runtime's files for one scope (a project, or this machine's Codex memories), the folders they go to here
+    (`places`), where each folder's place came from (`sources`), and the folders the runtime uses that are not synced
+    until the user names them (`unnamed`: outside the runtime's own folder); a `source` scope's folders are only
+    read (Codex's, see `codex_delivery`)."""
 
-    def __init__(self, runtime: str, scope: str, places: list[Path]) -> None:
+    def __init__(
+        self,
+        runtime: str,
+        scope: str,
+        places: list[Path],
+        sources: dict[Path, str] | None = None,
+        *,
+        source: bool = False,
+    ) -> None:
         self.runtime = runtime
         self.scope = scope
         self.places = places
+        self.sources = sources or {}
+        self.unnamed: list[Path] = []
+        self.source = source
 
 
 class Run:
@@ -57,21 +71,53 @@ class Run:
 
 
 def scopes(ctx: Context, runtime: str, directory: str | os.PathLike[str] | None = None) -> list[Scope]:
-    """The scopes of `runtime` to sync: Codex's one set; Claude Code's project of `directory` (with every checkout
-    mapped to it here), or, without `directory`, every project mapped here."""
+    """The scopes of `runtime` to sync: this machine's Codex memories (pushed, never written: other machines' reach
+    Codex's extension folder); Claude Code's project of `directory` (with every checkout mapped to it here), or,
+    without `directory`, every project mapped here."""
     if runtime == "codex":
-        return [Scope("codex", versions.CODEX_SCOPE, [folders.codex_folder()])]
+        folder = folders.codex_folder()
+        return [_scope(ctx.config, "codex", codex_delivery.scope(), [(folder, "Codex's folder (CODEX_HOME)")], True)]
     config = ctx.config
     if directory is not None:
         try:
             project = projects.resolve(directory, config=config)["project"]
         except NotSetUp:
             return []
-        places = folders.claude_folders(config, project)
-        here = folders.claude_folder_of(directory)  # a worktree or clone found by its origin, not mapped itself
-        return [Scope("claude", project, places + ([here] if here not in places else []))]
+        places = folders.claude_places(config, project)
+        here = folders.claude_place_of(directory)  # a worktree or clone found by its origin, not mapped itself
+        return [_scope(config, "claude", project, places + ([here] if here[0] not in dict(places) else []))]
     names = sorted(set(config.get("projects", {}).values()))
-    return [Scope("claude", name, folders.claude_folders(config, name)) for name in names]
+    return [_scope(config, "claude", name, folders.claude_places(config, name)) for name in names]
+
+
+def _scope(
+    config: dict[str, object], runtime: str, name: str, places: list[tuple[Path, str]], source: bool = False
+) -> Scope:
+    """A scope whose folders outside the runtime's own folder are left out until the user names them."""
+    scope = Scope(runtime, name, [], dict(places), source=source)
+    for folder, _source in places:
+        (scope.places if folders.allowed(config, runtime, folder) else scope.unnamed).append(folder)
+    return scope
+
+
+def _forget_gone(scope_folder: Path, places: list[Path]) -> None:
+    """Forget the record of a Claude Code memory folder this scope no longer syncs (its checkout was unmapped)
+    once the folder is gone too: it holds nothing to sync or lose, and its record would tell every session that it
+    is gone. A record with a conflict is kept, to be told; a record without one is made again if the folder comes
+    back (the first sync of a folder with no record loses nothing)."""
+    kept = {str(FolderIndex(scope_folder, place).file) for place in places}
+    try:
+        entries = list(os.scandir(scope_folder / "folders"))
+    except OSError:
+        return
+    for entry in entries:
+        if not entry.name.endswith(".json") or entry.path in kept:
+            continue
+        index = FolderIndex.read(entry.path)
+        if index is None or index.conflicts or os.path.lexists(index.folder):
+            continue
+        with contextlib.suppress(OSError):
+            os.unlink(entry.path)
 
 
 def changed_here(ctx: Context, scope: Scope) -> bool:
@@ -81,8 +127,13 @@ def changed_here(ctx: Context, scope: Scope) -> bool:
         index = FolderIndex(history_folder, place)
         known = {path: entry for path, entry in index.files.items() if entry.get("hash") is not None}
         known.update(index.held)  # a file the guard keeps here is unchanged while it stays as it was
-        local, skipped = folders.scan(scope.runtime, place, known) if place.is_dir() else ({}, {})
-        if set(local) != set(known) - set(skipped):
+        local, skipped, blocked = folders.scan(scope.runtime, place, known)
+        if blocked != index.blocked:
+            return True  # a folder went away or came back: told by a sync, which deletes nothing for it
+        # a file whose deletion is held is unchanged while it stays away: the hooks do not ask again each turn
+        away = {path for path, why in index.holding.items() if why == HERE}
+        expected = {path for path in known if folders.under(path, blocked) is None} - set(skipped) - away
+        if set(local) != expected:
             return True
         if any(local[path].hash != known[path].get("hash") for path in local):
             return True
@@ -90,10 +141,19 @@ def changed_here(ctx: Context, scope: Scope) -> bool:
 
 
 def sync(
-    ctx: Context, chosen: list[Scope], *, push: bool, wait: float | None = None, only: set[str] | None = None
+    ctx: Context,
+    chosen: list[Scope],
+    *,
+    push: bool,
+    wait: float | None = None,
+    only: set[str] | None = None,
+    allow_deletes: bool = False,
+    session: float | None = None,
 ) -> Run:
     """Sync each scope (see the module's docstring); with `wait` seconds (a hook), a scope that another process
-    keeps syncing longer than that is left to it."""
+    keeps syncing longer than that is left to it; `allow_deletes`: the user confirmed many deletions at once;
+    `session`: when a session started (POSIX time: its SessionStart pull), from which `sync status` counts what
+    arrived."""
     run = Run()
     machine = _machine()
     for scope in chosen:
@@ -116,20 +176,53 @@ def sync(
             passes = []
             for place in scope.places:
                 index = FolderIndex(history.folder, place)
-                passes.append((sync_folder(history, index, push=push, machine=machine, only=only), index))
+                done = sync_folder(
+                    history,
+                    index,
+                    push=push,
+                    machine=machine,
+                    only=only,
+                    source=scope.source,
+                    allow_deletes=allow_deletes,
+                )
+                passes.append((done, index))
             new = [version for done, _index in passes for version in done.new]
             key = _plan(ctx, scope, new) if new else None  # kept in the outbox before anything records it as sent
             history.save()
             for done, index in passes:
+                if session is not None:
+                    index.session_at = session
+                for path, found in done.arrived.items():
+                    index.arrive(path, found)
                 if done.pulled:
                     name = agents.runtime(scope.runtime).MEMORY_INDEX
                     before = {name: done.before[name]} if name in done.before else {}
-                    index.recent = {"at": time.time(), "pulled": done.pulled, "before": before}
+                    came = {path: done.arrived[path] for path in done.pulled if path in done.arrived}
+                    index.recent = {"at": time.time(), "pulled": done.pulled, "before": before, "from": came}
                 index.save(synced=reached)
                 run.folders.append(done)
+            if scope.source and reached and only is None:
+                _deliver_codex(ctx, run, machine, history.updated_at)
+            if scope.runtime == "claude" and only is None and wait is None:  # `sync now`, which looks at them all
+                _forget_gone(history.folder, scope.places + scope.unnamed)
         if key is not None:
             run.uploads.append(_deliver(ctx, key))
     return run
+
+
+def _deliver_codex(ctx: Context, run: Run, machine: str, stamp: str | None) -> None:
+    """Other machines' Codex memories into Codex's extension folder (the old layout moved over first, once); the
+    caller holds this machine's Codex scope lock."""
+    migrate, covered = None, None
+    if not codex_delivery.Record(ctx.bucket).migrated:
+        migrate, covered = [], {}
+        if codex_migration.pending(ctx.bucket):
+            migrate, covered = codex_migration.lines_from_elsewhere(ctx.bucket, machine)
+    try:
+        done = codex_delivery.deliver(ctx.store, ctx.bucket, stamp=stamp, migrate_from=migrate, baseline=covered)
+        run.folders.append(done)
+    except StoreError as exc:
+        run.errors.append(f"{ctx.bucket}: {exc.detail}")
 
 
 @contextlib.contextmanager
@@ -171,6 +264,6 @@ def _deliver(ctx: Context, key: str) -> SyncUpload:
 
 def _machine() -> str:
     try:
-        return machine_name() or "unknown"
+        return machine_name(keep=True) or "unknown"
     except AgentMemoryError:
         return "unknown"

@@ -27,3 +27,31 @@ def set_in(config: dict[str, object], runtimes: tuple[str, ...] | list[str], on:
     found.update({name: on for name in runtimes})
     config["sync"] = found
     return before
+
+
+def name_folder(runtime: str, folder: str, on: bool) -> dict[str, list[str]]:
+    """Name `folder` (an absolute, normalised path) for sync of `runtime`'s memory, or take the name back; the
+    folders named for each runtime after it."""
+    with editing() as config:
+        found = config.get("sync")
+        found = dict(found) if isinstance(found, dict) else {}
+        listed = found.get("folders")
+        listed = dict(listed) if isinstance(listed, dict) else {}
+        chosen = [item for item in listed.get(runtime, []) if isinstance(item, str) and item != folder]
+        listed[runtime] = sorted([*chosen, folder]) if on else chosen
+        found["folders"] = listed
+        config["sync"] = found
+        return {name: list(items) for name, items in listed.items() if isinstance(items, list)}
+
+
+def folders_named(config: dict[str, object]) -> dict[str, list[str]]:
+    """The folders named for sync, per runtime (`sync enable --folder`)."""
+    found = config.get("sync")
+    listed = found.get("folders") if isinstance(found, dict) else None
+    if not isinstance(listed, dict):
+        return {}
+    return {
+        name: [item for item in items if isinstance(item, str)]
+        for name, items in listed.items()
+        if name in RUNTIMES and isinstance(items, list)
+    }

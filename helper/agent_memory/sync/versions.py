@@ -21,7 +21,9 @@ from ..contents import sha256
 FORMAT = 1
 PREFIX = "sync"
 
-CODEX_SCOPE = "user"  # Codex keeps one set of memories per user, not per project
+# the scope of Codex's memories that every machine shared before each pushed its own (`codex_delivery`): read by
+# the move over (`codex_migration`) and for machines that still sync that way
+CODEX_SCOPE = "user"
 MAX_TEXT = 256 * 1024  # bytes of one file's text: memory files are a few kilobytes; Claude loads 25 KB of its index
 MAX_OBJECT = MAX_TEXT * 7 + 8192  # a JSON string escapes a character to at most 6 bytes (plus the fields)
 MAX_PATH = 240  # characters of a path inside the memory folder

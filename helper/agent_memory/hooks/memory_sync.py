@@ -1,0 +1,146 @@
+"""Sync in the agents' hooks, one call each: the SessionStart hook pulls what other machines changed (before the
+runtime reads its memory, see docs/sync.md#when), and the Stop and SessionEnd hooks push what
+changed here. With nothing changed here, a push costs one stat per file and no network; with nothing changed in
+the bucket, a pull costs one question to it (a folder store: one listing of the scope's folder)."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from .. import agents, commands
+from ..config.context import Context
+from ..display import plural, some
+from ..errors import AgentMemoryError
+from ..sync import codex_delivery, folders
+from ..sync.history import History
+from ..sync.index import FolderIndex
+from ..sync.running import changed_here, scopes, sync
+from ..sync.summary import blocked_line, folder_states, from_where, held_lines, keeps, unnamed_line, what_happened
+from ..sync.versions import Refused
+
+# Measured in Claude Code 2.1.328 and Codex 0.169: each reads its index file (its MEMORY_INDEX) before the
+# SessionStart hook's changes land (a session's first request has the text the file had when it started), so what
+# a pull added to it is told in the reminder; the file has it for every later session. Codex with memories on
+# starts a consolidation session beside the user's, whose SessionStart hook runs at the same time: the hook that
+# waits for the other's pull is told what it pulled (`index.recent`).
+MAX_INDEX_LINES = 1200  # bytes of an index file's new lines put into the reminder
+MAX_NAMED = 5  # files named in the reminder; the rest are counted
+
+
+def pull(ctx: Context, event: dict[str, object], agent: str, helper: str, budget: float) -> list[str]:
+    """Bring here what other machines changed in `agent`'s memory (nothing changed here is touched), within `budget`
+    seconds of network; the lines the session's reminder gets: files that changed, files that need a decision."""
+    started = time.time()  # the runtime read its memory before it started this hook
+    directory = event.get("cwd") if isinstance(event.get("cwd"), str) else os.getcwd()
+    ctx.budget.reset(budget)
+    try:
+        chosen = scopes(ctx, agent, directory)
+        run = sync(ctx, chosen, push=False, wait=budget / 2, session=started)
+    except (AgentMemoryError, OSError) as exc:
+        return [f"agent-memory sync: this machine's copy of {agent}'s memory was not updated ({exc})."]
+    lines, pulled, came = [], [], []
+    if agent == "codex":  # Codex's own folder is never written: other machines' memories reach its extension
+        lines += codex_delivery.reminder(ctx.bucket, started, MAX_INDEX_LINES)
+    for scope in chosen:
+        for place in scope.places:
+            recent = FolderIndex(History.folder_of(ctx.bucket, agent, scope.scope), place).recent
+            if isinstance(recent.get("at"), (int, float)) and recent["at"] >= started:  # pulled after it read them
+                pulled += [path for path in recent.get("pulled", []) if isinstance(path, str)]
+                lines += _index_lines(agent, place, recent)
+                came += [found for found in _came(recent).values() if isinstance(found, dict)]
+    if pulled:
+        whose = f", {from_where(_together(came))}" if came else ""
+        lines.append(
+            f"agent-memory sync: changed on another machine and updated here: {plural(len(pulled), 'memory file')} "
+            f"({some(pulled, MAX_NAMED)}{whose})."
+        )
+    refused = [item for done in run.folders for item in done.refused]
+    for item in refused[:MAX_NAMED]:  # a version the guard refused, a link where a file goes: not written here
+        lines.append(f"agent-memory sync: not written here: {item['path']}: {item['why']}.")
+    if run.errors:
+        lines.append("agent-memory sync: the bucket could not be reached; this machine's memory files may be behind.")
+    mine = {scope.scope for scope in chosen}
+    states = [state for state in folder_states(ctx.bucket) if state["agent"] == agent and state["scope"] in mine]
+    conflicts = [item for state in states for item in state["conflicts"]]
+    for item in conflicts[:MAX_NAMED]:
+        lines.append(
+            f"agent-memory sync: the memory file {item['path']} {what_happened(item)}; {keeps(item)} until the user "
+            f"decides. Show both: {helper} {item['show'].removeprefix('agent-memory ')}"
+        )
+    # folders not synced and deletions held: what the user is to decide, with the command (the helper's own path)
+    told = [blocked_line(item) for state in states for item in state["blocked"]][:MAX_NAMED]
+    told += held_lines(item for state in states for item in state["held"])
+    told += [unnamed_line(agent, place, scope.sources.get(place, "")) for scope in chosen for place in scope.unnamed]
+    told_lines = [f"agent-memory sync: {line.replace('agent-memory sync ', f'{helper} sync ')}" for line in told]
+    # two checkouts of one project on this machine have the same conflict, told in the same words: once
+    return list(dict.fromkeys(lines + told_lines))
+
+
+def push(ctx: Context, event: dict[str, object], agent: str, budget: float) -> str | None:
+    """Push what changed here in `agent`'s memory (a failed upload stays in the outbox); a line for the runtime's
+    log when something was done, else None (and no network was used)."""
+    directory = event.get("cwd") if isinstance(event.get("cwd"), str) else os.getcwd()
+    chosen = [scope for scope in scopes(ctx, agent, directory) if changed_here(ctx, scope)]
+    if not chosen:
+        return None
+    ctx.budget.reset(budget)
+    run = sync(ctx, chosen, push=True, wait=0)
+    changed = sum(len(done.pushed) + len(done.merged) for done in run.folders)
+    # a file whose upload failed is not pushed yet: it is counted as kept, never as pushed
+    kept = sum(len(upload["files"]) for upload in run.uploads if upload["status"] == "pending")
+    refused = [item["path"] for done in run.folders for item in done.refused]
+    parts = [f"{plural(changed - kept, 'file')} pushed"] if changed > kept or not kept else []
+    if kept:
+        parts.append(f"{plural(kept, 'file')} kept pending on this machine (the next turn's Stop hook retries)")
+    if refused:
+        parts.append(f"not synced: {', '.join(refused)}")
+    held = [path for done in run.folders for path in done.held]
+    if held:
+        confirm = commands.line("sync", "now", "--allow-deletes")
+        parts.append(f"deletions held until confirmed ({some(held, MAX_NAMED)}): {confirm}")
+    return f"synced {agent}'s memory: " + ", ".join(parts)
+
+
+def _index_lines(agent: str, folder: Path, recent: dict[str, object]) -> list[str]:
+    """The lines a pull added to the runtime's index file, for the reminder (bounded; the rest: read the file)."""
+    name = agents.runtime(agent).MEMORY_INDEX
+    if name not in recent.get("pulled", []):
+        return []
+    try:
+        new = folders.read(folder, name).text.splitlines()
+    except (OSError, Refused):
+        return [f"agent-memory sync: {name} changed on another machine after this session loaded it: read it again."]
+    before = recent.get("before") if isinstance(recent.get("before"), dict) else {}
+    old = set(str(before.get(name) or "").splitlines())
+    added = [line for line in new if line.strip() and line not in old]
+    if not added:
+        return [f"agent-memory sync: {name} changed on another machine after this session loaded it: read it again."]
+    shown, size = [], 0
+    for line in added:
+        size += len(line.encode()) + 1
+        if size > MAX_INDEX_LINES:
+            break
+        shown.append(line)
+    rest = "" if len(shown) == len(added) else f" ({len(added) - len(shown)} more lines: read {folder / name})"
+    came = _came(recent)
+    whose = f" ({from_where(came[name])})" if isinstance(came.get(name), dict) else ""
+    head = f"agent-memory sync: lines another machine added to {name} after this session loaded it{whose}{rest}:"
+    return [head, *shown]
+
+
+def _came(recent: dict[str, object]) -> dict[str, object]:
+    """Whose versions reached each pulled file, and when (`index.recent`, a record read as anyone's)."""
+    came = recent.get("from")
+    return came if isinstance(came, dict) else {}
+
+
+def _together(came: list[dict[str, object]]) -> dict[str, object]:
+    """The machines of several files' arrivals (a few), and the newest time among them."""
+    machines = sorted({str(name) for found in came for name in _listed(found.get("machines"))})
+    return {"machines": machines[:MAX_NAMED], "time": max(str(found.get("time", "")) for found in came)}
+
+
+def _listed(value: object) -> list[object]:
+    return value if isinstance(value, list) else []
