@@ -72,6 +72,16 @@ class HungMount:
 LIFETIME = 900.0  # seconds: a test killed before its teardown leaves no mount that hangs whoever walks its folder
 
 
+def _done(call):
+    """A method that makes `call` with the path and its arguments and answers 0 (success)."""
+
+    def method(self, path, *args):
+        call(path, *args)
+        return 0
+
+    return method
+
+
 def _serve(source: str, mount: str, switch: str) -> None:
     import threading
 
@@ -146,25 +156,8 @@ def _serve(source: str, mount: str, switch: str) -> None:
             os.close(fh)
             return 0
 
-        @gate
-        def mkdir(self, path, mode):
-            os.mkdir(path, mode)
-            return 0
-
-        @gate
-        def rmdir(self, path):
-            os.rmdir(path)
-            return 0
-
-        @gate
-        def unlink(self, path):
-            os.unlink(path)
-            return 0
-
-        @gate
-        def chmod(self, path, mode):
-            os.chmod(path, mode)
-            return 0
+        # the calls that take the path and return nothing
+        mkdir, rmdir, unlink, chmod = (gate(_done(call)) for call in (os.mkdir, os.rmdir, os.unlink, os.chmod))
 
         @gate
         def utimens(self, path, times=None):

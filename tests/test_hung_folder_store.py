@@ -63,12 +63,12 @@ def test_a_hung_folder_store_costs_the_first_search_only(machine, mount):
     saved = machine.save("# Pool size\n\nThe connection pool holds 8 sockets.", "--title", "Pool size")
     tools.exited(saved)
     fresh = machine.run("search", "pool", "--json", process=True)
-    assert fresh.json["sync"]["status"] == "fresh", fresh.out
+    assert fresh.json["freshness"]["status"] == "fresh", fresh.out
     mount.hang()
 
     first, seconds = _timed(machine, "search", "pool", "--json")
     tools.exited(first)
-    assert first.json["sync"]["status"] == "stale" and first.json["sync"]["reason"] == "offline", first.out
+    assert first.json["freshness"]["status"] == "stale" and first.json["freshness"]["reason"] == "offline", first.out
     assert [r["id"] for r in first.json["results"]] == [saved.json["id"]]  # the cache answers
     assert seconds < tools.scaled(12), seconds  # a hang detector: the budget is 20 s and more
     record = json.loads(machine.outage.read_text())
@@ -78,8 +78,8 @@ def test_a_hung_folder_store_costs_the_first_search_only(machine, mount):
     later, seconds = _timed(machine, "search", "pool", "--json")
     tools.exited(later)
     assert (
-        later.json["sync"]["status"] == "stale"
-        and "the folder store has not answered since" in (later.json["sync"]["detail"])
+        later.json["freshness"]["status"] == "stale"
+        and "the folder store has not answered since" in (later.json["freshness"]["detail"])
     ), later.out
     assert seconds < tools.scaled(8), seconds
 

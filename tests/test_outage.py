@@ -18,6 +18,7 @@ import time
 import tools
 from agent_memory.store import budget
 from conftest import BUCKET
+from hub_emulator import ENDPOINTS
 
 
 def _outage(machine) -> dict:
@@ -290,11 +291,12 @@ def test_a_call_left_less_time_than_it_takes_to_hear_the_hub_records_no_outage(a
 
 def test_after_a_500_the_outage_says_what_the_hub_answered(alice, hub):
     _seeded(alice, hub)
-    hub.fault("batch", "fail", status=500, times=0)  # every upload answered with a 500
-    pending = alice.run("save", "--json", "--title", "Socket limit", input="Raise the socket limit.", process=True)
-    tools.exited(pending, 75)
+    for endpoint in ENDPOINTS:  # every request answered with a 500
+        hub.fault(endpoint, "fail", status=500, times=0)
+    first = alice.run("search", "pool", "--json", process=True)
+    tools.exited(first)
     assert _outage(alice)["reason"] == "error", _outage(alice)
     later = alice.run("search", "pool", "--json", process=True)
-    detail = later.json["sync"]["detail"]
+    detail = later.json["freshness"]["detail"]
     assert "has failed since" in detail and "500" in detail, detail  # what it answered
     assert "has not answered" not in detail, detail
