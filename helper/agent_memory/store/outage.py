@@ -89,8 +89,8 @@ def due(bucket: str) -> Outage | None:
     try:
         with locked(paths.state_dir() / "outage.lock"):
             found = _read()
-            if found is None or found.bucket != bucket or found.until > now:
-                return None
+            if found is None or found.bucket != bucket or found.until > now or found.reason != "offline":
+                return None  # a store that answered, if with an error (a 500), answers the hook as fast
             value = json.loads(read_own(record(), MAX_RECORD))
             probed = value.get("probed")
             if isinstance(probed, (int, float)) and 0 <= now - probed < FIRST:
