@@ -10,7 +10,7 @@ handlers cannot wait for it.
 from __future__ import annotations
 
 import os
-import threading
+import sys
 import time
 from collections.abc import Callable
 
@@ -47,7 +47,10 @@ class Budget:
 def stuck() -> bool:
     """Whether a store call is still blocked in one of our threads (a hung Hub or mount, given up on): the process
     must then end with os._exit once its output is written, since the interpreter's exit would wait for it."""
-    return any(t.name.startswith("agent-memory-") and t.is_alive() for t in threading.enumerate())
+    threading = sys.modules.get("threading")  # not loaded: no thread of ours was ever started
+    return threading is not None and any(
+        t.name.startswith("agent-memory-") and t.is_alive() for t in threading.enumerate()
+    )
 
 
 def command_timeout() -> float:
@@ -80,6 +83,8 @@ def within(
     as it takes. The one more question is what tells that store (it answers) from
     a hung one; once anything was answered, the call has the rest of the budget, as every call had before.
     """
+    import threading  # here: the hooks that use no store must not load it (about 5 ms)
+
     result: list[object] = []
     error: list[BaseException] = []
 
