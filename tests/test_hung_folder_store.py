@@ -135,3 +135,37 @@ def test_hooks_leave_the_probe_of_a_store_that_did_not_answer_to_a_process_nobod
     retried = machine.run("pending", "retry", "--json", process=True)
     tools.exited(retried)
     assert [item["status"] for item in retried.json["results"]] == ["saved"], retried.out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("runtime", ["claude", "codex"])
+def test_real_turns_on_a_hung_folder_store_end_in_their_time_and_say_no_hook_failed(runtime, machine, mount):
+    from agent_clis import CLIS
+    from model_servers import Say
+
+    cli_class = CLIS[runtime]
+    with cli_class.model_class() as model:
+        cli = cli_class(machine, model)
+        store = f"file://{mount.mount}"
+        tools.exited(machine.run("bootstrap", "--project", "demo", "--bucket", store, "--agent", runtime, "--hooks"))
+        tools.exited(machine.run("sync", "enable", "--agent", runtime))
+        tools.exited(machine.save("# Pool size\n\nThe connection pool holds 8 sockets.", "--title", "Pool size"))
+        mount.hang()
+        model.script(Say("First answer."), Say("Second answer."))
+        started = time.monotonic()
+        first = cli.run("Hello.")
+        first_seconds = time.monotonic() - started
+        tools.exited(first)
+        started = time.monotonic()
+        second = cli.run("Again.")
+        second_seconds = time.monotonic() - started
+        tools.exited(second)
+        model.assert_played()
+    for run in (first, second):
+        shown = run.out + run.err
+        assert "Hook cancelled" not in shown and "Failed" not in shown, shown[-2000:]
+        if runtime == "codex":  # it says how each hook ended (Claude Code says only what failed)
+            assert "hook: SessionStart Completed" in run.err and "hook: Stop Completed" in run.err, run.err[-2000:]
+    # before: 47-48 s per Claude Code turn and 10.5 s per Codex turn, every turn; a hang detector, scaled by load
+    assert first_seconds < tools.scaled(30) and second_seconds < tools.scaled(20), (first_seconds, second_seconds)
+    assert _failures(machine) == 1  # the first hook that met the mount recorded it; no later one touched it
