@@ -148,3 +148,46 @@ def test_a_planted_file_in_an_installed_skill_hangs_nothing(machine, folder_stor
     event = json.dumps({"session_id": "s-3", "source": "startup", "cwd": str(machine.work)})
     for hook in ("session-start", "stop"):
         tools.exited(machine.run("hook", hook, "--agent", "claude", input=event, timeout=HANG))
+
+
+@pytest.mark.parametrize(
+    ("name", "planted"),
+    [
+        ("refresh", "[1]"),  # valid JSON, not an object
+        ("cache report", '"a string"'),
+        ("plan attempts", None),  # a plan edited by hand: its count of attempts is text
+        ("sync record", None),  # a folder record whose last pull lists no files but a number
+    ],
+)
+def test_a_record_of_the_wrong_shape_crashes_nothing(lived_in, name, planted):
+    """Well-formed JSON of another shape, in a record of ours: every command and hook reads it as damaged (told, or
+    started again), never with a traceback."""
+    machine, saved, places = lived_in
+    cache = machine.state / str(places["cache"])
+    if name == "refresh":
+        (cache / "refresh.json").write_text(planted)
+    elif name == "cache report":
+        (cache / "report.json").write_text(planted)
+    elif name == "plan attempts":
+        plan = machine.state / "state" / "outbox" / str(places["op"]) / "plan.json"
+        plan.write_text(json.dumps({**json.loads(plan.read_text()), "attempts": "x"}))
+    else:
+        tools.exited(machine.run("sync", "enable", "--agent", "claude"))
+        tools.exited(machine.run("sync", "now"))
+        for record in (machine.state / "state" / "sync").rglob("folders/*.json"):
+            value = json.loads(record.read_text())
+            record.write_text(json.dumps({**value, "recent": {"at": 9e12, "pulled": 5}}))
+    event = json.dumps({"session_id": "s-3", "source": "startup", "cwd": str(machine.work)})
+    for args, stdin in (
+        (("status", "--json"), ""),
+        (("search", "pool", "--json"), ""),
+        (("pending", "--json"), ""),
+        (("hook", "session-start", "--agent", "claude"), event),
+        (("hook", "stop", "--agent", "claude"), event),
+    ):
+        done = machine.run(*args, input=stdin, process=True, timeout=HANG)
+        assert "Traceback" not in done.err and "Unexpected" not in done.err, (args, done.err)
+        tools.exited(done, (0, 1, 75), about=args)
+    if name == "plan attempts":
+        damaged = machine.run("pending", "--json").json["damaged"]
+        assert [item["problem"] for item in damaged] and "attempts" in damaged[0]["problem"], damaged

@@ -444,3 +444,24 @@ def test_history_of_a_file_both_agents_keep_asks_which(machine, machine_b, folde
     for agent, line in (("claude", "- from Claude Code"), ("codex", "- from Codex")):
         shown = tools.exited(a.run("sync", "history", "MEMORY.md", "--agent", agent, "--json")).json
         assert shown["agent"] == agent and shown["versions"][-1]["text"] == [line]
+
+
+def test_a_file_not_synced_is_told_with_what_makes_it_sync(machine, machine_b, folder_store):
+    """Every file `sync now` leaves out comes with a Next: line: a secret in its text or its name, a link."""
+    a, _b = two_machines(machine, machine_b, folder_store)
+    folder = claude_folder(a)
+    folder.mkdir(parents=True)
+    (folder / "MEMORY.md").write_text("- the index\n")
+    (folder / "elsewhere.md").write_text("- synced once\n")
+    sync_now(a)
+    (folder / "deploy.md").write_text("token " + "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8" + "\n")
+    (folder / "elsewhere.md").unlink()
+    (folder / "elsewhere.md").symlink_to(folder / "MEMORY.md")  # a synced file replaced by a link
+    err = tools.exited(a.run("sync", "now")).err
+    assert "Not synced: deploy.md: it looks like it holds a secret" in err
+    assert (
+        f"Next: take the credential out of {folder / 'deploy.md'} (or out of its name), then agent-memory sync now"
+        in err
+    )
+    assert "Not synced: elsewhere.md: it is a link or not a regular file." in err
+    assert f"Next: put a regular file in place of {folder / 'elsewhere.md'} (sync never follows a link)" in err

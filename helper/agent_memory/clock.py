@@ -5,10 +5,14 @@ from __future__ import annotations
 import os
 import time
 
-try:  # `datetime`'s own classes, from the C module it re-exports, without loading its pure-Python twin (1 to 2 ms)
-    from _datetime import datetime, timedelta, timezone
-except ImportError:  # an interpreter without the C module
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:  # the C module has no stubs of its own: its classes are the ones `datetime` declares
     from datetime import datetime, timedelta, timezone
+else:
+    try:  # `datetime`'s own classes, from the C module it re-exports, without loading its pure-Python twin (1-2 ms)
+        from _datetime import datetime, timedelta, timezone
+    except ImportError:  # an interpreter without the C module
+        from datetime import datetime, timedelta, timezone
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _SECOND = timedelta(seconds=1)
@@ -59,7 +63,8 @@ def _posix(*fields: str) -> int | None:
     if not all(field.isascii() and field.isdigit() for field in fields):
         return None
     try:
-        moment = datetime(*(int(field) for field in fields), tzinfo=timezone.utc)  # type: ignore[misc]
+        year, month, day, hour, minute, second = (int(field) for field in fields)
+        moment = datetime(year, month, day, hour, minute, second, tzinfo=timezone.utc)
     except ValueError:
         return None
     return (moment - _EPOCH) // _SECOND

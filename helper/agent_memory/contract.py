@@ -11,7 +11,7 @@ literal annotated with it; `tests/test_import_paths.py` holds that no command lo
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import TypedDict, final
 
 # -- what several results share -------------------------------------------------------------------------------
 
@@ -130,6 +130,7 @@ class NoteRead(TypedDict):
     source: str
 
 
+@final  # (final: `"revision" in result` tells a publication from a note or a sync)
 class NoteUpload(TypedDict):
     """`save`, or the retry of one note: `status` saved or pending, with the `message` that says so and, while
     pending, `next`: what shares it (what fixes the failure first, then the retry)."""
@@ -153,6 +154,7 @@ class _PublicationFields(TypedDict):
     files: list[str]
 
 
+@final
 class Publication(_PublicationFields, total=False):
     """`publish-skill`, or the retry of one publication: `status` published or pending (with its `message`, and
     `next`: what publishes it)."""
@@ -260,6 +262,7 @@ class SyncFolder(TypedDict):
     in_step: int
 
 
+@final
 class SyncUpload(TypedDict):
     """One upload of synced versions: `saved`, or `pending` in the outbox (retried as notes are), with `next` then."""
 
@@ -387,39 +390,47 @@ class SyncHistory(TypedDict):
 # -- what waits on this machine -------------------------------------------------------------------------------
 
 
-class PendingNote(TypedDict):
+class Progress(TypedDict):
+    """Where an upload that waits goes, and how its attempts went: every kind lists these."""
+
+    bucket: str
+    queued: str | None
+    attempts: int
+    last_error: LastError | None
+
+
+class PendingNote(Progress):
     """A note waiting for upload, as `pending` and `status` list it."""
 
     id: str
     path: str
     project: str | None
-    bucket: str
-    queued: str | None
-    attempts: int
-    last_error: LastError | None
 
 
-class PendingPublication(TypedDict):
+class PendingPublication(Progress):
     """A skill revision waiting for upload."""
 
     name: str | None
     revision: str
     files: list[str]
-    bucket: str
-    queued: str | None
-    attempts: int
-    last_error: LastError | None
 
 
-class PendingSync(TypedDict):
+class PendingSync(Progress):
     """Versions of the runtimes' memory files waiting for upload (one upload per sync)."""
 
     id: str
     agent: str | None
     scope: str | None
     files: list[str]
+
+
+class NoteWaiting(TypedDict):
+    """A note waiting for upload, as `status` lists it: how many seconds ago it was queued (None: no time stamp)."""
+
+    id: str
     bucket: str
-    queued: str | None
+    path: str
+    age_seconds: int | None
     attempts: int
     last_error: LastError | None
 
@@ -433,10 +444,14 @@ class Pending(TypedDict):
     damaged: list[Damage]
 
 
+Delivered = NoteUpload | Publication | SyncUpload  # what one upload's delivery gives its command, by kind
+Waiting = PendingNote | PendingPublication | PendingSync  # how one upload that waits is listed, by kind
+
+
 class Retries(TypedDict):
     """`pending retry` (every upload): each one's result, and the damaged ones (never uploaded)."""
 
-    results: list[NoteUpload | Publication]
+    results: list[Delivered]
     damaged: list[Damage]
 
 
@@ -469,7 +484,7 @@ class SessionStart(TypedDict):
 class Waited(TypedDict):
     """What the hooks' retry did: each upload's result, the damaged ones, and the seconds left of their wait."""
 
-    results: list[NoteUpload | Publication]
+    results: list[Delivered]
     damaged: list[Damage]
     waiting: int
 
@@ -479,7 +494,7 @@ class Stop(TypedDict):
 
     event: str
     agent: str
-    results: list[NoteUpload | Publication]
+    results: list[Delivered]
     damaged: list[Damage]
     waiting: int
 
@@ -487,11 +502,16 @@ class Stop(TypedDict):
 # -- this machine -------------------------------------------------------------------------------------------------
 
 
-class Mapping(TypedDict):
-    """The project of a folder: the mapped folder (`root`), and how it was found (`mapped`, `worktree`, `origin`)."""
+class Place(TypedDict):
+    """A folder mapped to a project (`project map|unmap`, and what a mapped ancestor resolves to)."""
 
     project: str
     root: str
+
+
+class Mapping(Place):
+    """The project of a folder: the mapped folder (`root`), and how it was found (`mapped`, `worktree`, `origin`)."""
+
     found: str
     via: str | None
 
@@ -523,6 +543,34 @@ class Outage(TypedDict):
     next: str
 
 
+class PublicationWaiting(TypedDict):
+    """A skill revision waiting for upload, as `status` lists it."""
+
+    name: str | None
+    revision: str
+    bucket: str
+    attempts: int
+    last_error: LastError | None
+
+
+class DamagedNote(TypedDict):
+    """A cached note whose fields cannot be used (searched as text, its fields never shown), and why."""
+
+    id: str
+    problem: str
+
+
+class InstalledSkill(TypedDict):
+    """A skill folder that agent-memory installed, for one agent: the name and revision its install marker records
+    (as the marker holds them), and whether it was edited since."""
+
+    agent: str
+    name: object
+    revision: object
+    path: str
+    modified: bool
+
+
 class Status(TypedDict):
     """`status`: configuration, project, pending uploads, damaged notes, installed skills, hooks, Codex's sandbox."""
 
@@ -533,17 +581,17 @@ class Status(TypedDict):
     project: Mapping | None
     project_error: str | None
     last_refresh: str | None
-    pending: list[dict[str, object]]
-    pending_skills: list[dict[str, object]]
+    pending: list[NoteWaiting]
+    pending_skills: list[PublicationWaiting]
     damaged: list[Damage]
-    damaged_notes: list[dict[str, str]]
+    damaged_notes: list[DamagedNote]
     damaged_state: list[StateDamage]
     outage: Outage | None
     skipped: list[Skipped]
     gone: list[Gone]
-    skills: list[dict[str, object]]
-    hooks: list[dict[str, object]]
-    codex_sandbox: dict[str, object]
+    skills: list[InstalledSkill]
+    hooks: list[HookFile]
+    codex_sandbox: Consent
     usage: UsageTotals
     sync: SyncSummary
 
@@ -618,12 +666,22 @@ class BucketSet(TypedDict):
     unchanged: bool
 
 
+class OriginClaim(TypedDict, total=False):
+    """A claim of a repository's origin in the bucket, or its withdrawal: `state` "recorded", "unchanged",
+    "withdrawn", "failed" or "refused" (with `error`), and the other projects that claim the same origin."""
+
+    origin: str
+    state: str
+    others: list[str]
+    error: str
+
+
 class ProjectMapped(TypedDict):
     """`project map`: the folder mapped, and the claim of its repository's origin in the bucket (None: none)."""
 
     project: str
     root: str
-    origin: dict[str, object] | None
+    origin: OriginClaim | None
 
 
 class ProjectUnmapped(TypedDict):
@@ -632,7 +690,7 @@ class ProjectUnmapped(TypedDict):
 
     project: str
     root: str
-    origin: dict[str, object] | None
+    origin: OriginClaim | None
 
 
 class HookFile(TypedDict, total=False):
@@ -699,15 +757,87 @@ class InstructionsRemoved(TypedDict):
     backups: list[str]
 
 
+class ImportSource(TypedDict):
+    """Where `import` looked for memories: the tool's folder, whether it exists, and how many files it holds."""
+
+    tool: str
+    path: str
+    found: bool
+    files: int
+
+
+class SecretFinding(TypedDict):
+    """A credential found in a file (never its value): the line, and the rule that matched."""
+
+    line: int
+    rule: str
+    label: str
+
+
+class ImportOutcome(TypedDict):
+    """What became of one file of `import` (`action`: new, correction, unchanged, refused, empty), the note it
+    became or matches (`id`), and why a refused one was refused."""
+
+    tool: str
+    title: str
+    action: str
+    id: str | None
+    corrects: str | None
+    status: str | None
+    reason: str | None
+    findings: list[SecretFinding]
+
+
+class ImportRow(ImportOutcome):
+    """One file of `import`, where it is, and what became of it."""
+
+    path: str
+    source: str
+
+
 class Import(TypedDict):
     """`import`: where memories were looked for, one row per file (what became of it), the counts, and `freshness`."""
 
     project: str
     dry_run: bool
-    sources: list[dict[str, object]]
-    files: list[dict[str, object]]
+    sources: list[ImportSource]
+    files: list[ImportRow]
     counts: dict[str, int]
     freshness: CacheFreshness
+
+
+class CommandLink(TypedDict):
+    """Where the command `agent-memory` of a login shell comes from (`state`: "on path", "linked", "replaced",
+    "unchanged", "other"), the link's target, the link it replaced, what a login shell finds, and a warning."""
+
+    path: str
+    target: str
+    was: str | None
+    warning: str | None
+    state: str
+    found: str | None
+
+
+class BootstrapMapping(TypedDict):
+    """How bootstrap mapped the folder (`state`: "mapped", "remapped", "unchanged"), and the project it `was`."""
+
+    state: str
+    was: str | None
+
+
+class BootstrapHooks(TypedDict):
+    """Whether bootstrap was asked to install the hooks, and each runtime's hooks then."""
+
+    requested: bool
+    installed: list[HookFile]
+
+
+class BootstrapSync(TypedDict):
+    """Whether bootstrap was asked to sync the runtimes' own memory, the runtimes synced, and whether it changed."""
+
+    requested: bool
+    enabled: list[str]
+    changed: bool
 
 
 class Bootstrap(TypedDict):
@@ -719,18 +849,18 @@ class Bootstrap(TypedDict):
     bucket_was: str | None
     project: str
     root: str
-    mapping: dict[str, object]
+    mapping: BootstrapMapping
     found: dict[str, str | None]
-    origin: dict[str, object] | None
+    origin: OriginClaim | None
     agents: list[str]
     skill: dict[str, list[str]]
     skills: list[dict[str, str]]
     instructions: list[dict[str, str]]
     backups: list[str]
-    hooks: dict[str, object]
-    sync: dict[str, object]
+    hooks: BootstrapHooks
+    sync: BootstrapSync
     codex_sandbox: Consent | None
-    command: dict[str, object] | None
-    verification: dict[str, str]
+    command: CommandLink | None
+    verification: dict[str, str | None]
     warnings: list[str]
     changed: bool

@@ -12,6 +12,12 @@ from __future__ import annotations
 
 import re
 
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    Tree = TypeVar("Tree")
+
 # Searched only in text that is not printable (`str.isprintable`: none of these characters is), which most text is.
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]")
 
@@ -30,14 +36,18 @@ def _escape(match: re.Match[str]) -> str:
     return f"\\u{ord(match.group()):04x}"
 
 
-def safe_tree(value: object) -> object:
+def safe_tree(value: Tree) -> Tree:
     """A copy of a JSON-like value with `safe` applied to every string in it, keys included."""
+    return _safe_tree(value)  # type: ignore[return-value]  # the same shape: only the strings in it are made safe
+
+
+def _safe_tree(value: object) -> object:
     if isinstance(value, str):
         return safe(value)
     if isinstance(value, dict):
-        return {safe_tree(key): safe_tree(item) for key, item in value.items()}
+        return {_safe_tree(key): _safe_tree(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
-        return [safe_tree(item) for item in value]
+        return [_safe_tree(item) for item in value]
     return value
 
 

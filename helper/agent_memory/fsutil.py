@@ -28,7 +28,7 @@ from types import ModuleType
 try:
     import fcntl
 except ImportError:  # Windows: concurrent writers there only risk a redundant download
-    fcntl = None
+    fcntl = None  # type: ignore[assignment]  # Windows has no fcntl: every use tests for None
 
 from . import paths
 from .errors import AgentMemoryError

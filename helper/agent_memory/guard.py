@@ -149,6 +149,7 @@ def _url_password(match: re.Match[str]) -> bool:
     if _regex(_URL_PLACEHOLDER).fullmatch(password):
         return False
     host = _regex(_HOST).match(match.string, match.end())
+    assert host is not None  # _HOST matches the empty string
     if not _regex(_LOCAL_HOST).fullmatch(host.group()) or match.string[host.end() : host.end() + 1] == "@":
         return True  # another machine, or `localhost@` inside what a URL parser takes for the user info
     return password != match.group("user") and _random_looking(password)
@@ -276,7 +277,7 @@ def scan_bytes(data: bytes) -> list[Finding]:
 def redact(text: str) -> str:
     """`text` with every credential replaced, for error messages and logs."""
     for rule in RULES:
-        text = rule.pattern.sub(lambda match, rule=rule: _redacted(rule, match), text)
+        text = rule.pattern.sub(functools.partial(_redacted, rule), text)
     return text
 
 

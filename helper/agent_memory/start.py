@@ -28,7 +28,8 @@ def main() -> int:
     # would scan them again and again while they load (a tenth of the start-up). `entry` turns it on again once the
     # command's module is loaded, with what exists by then set aside for good (`entry.loaded`).
     gc.disable()
-    return _entry().main()
+    code: int = _entry().main()  # (the module is loaded here: typed as it is)
+    return code
 
 
 def _entry() -> ModuleType:

@@ -59,6 +59,7 @@ def detect(environ: Mapping[str, str] | None = None) -> tuple[str, str | None]:
     runtime's, so that a checkpoint is still known as its session's after a compaction (`hooks.reminder`).
     """
     env = os.environ if environ is None else environ
+    session: str | None
     if env.get("CODEX_THREAD_ID"):
         agent, session = "codex", env["CODEX_THREAD_ID"]
     elif env.get("CLAUDECODE") == "1":

@@ -15,6 +15,10 @@ from .hooks import hook_line
 from .parsing import Rendered, agent_option, with_json
 from .render import notice
 
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import Bootstrap, BootstrapMapping, BootstrapSync, CommandLink, OriginClaim
+
 
 def declare(p: argparse.ArgumentParser) -> None:
     p.description = "Set up (or repair) this machine. Safe to run again: it only adds what is missing."
@@ -93,7 +97,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Rendered:
     ]
     if not result["changed"]:
         lines.append("Nothing needed changing: this machine was already set up this way.")
-    code = {"verified": OK, "pending": PENDING}.get(verification["status"], ERROR)
+    code = {"verified": OK, "pending": PENDING}.get(verification["status"] or "", ERROR)
     if code == PENDING:
         notice(f"Next: {verification['next']}")  # what fixes the cause, in words of the store, then the retry
     elif code == ERROR:  # the warning above says why
@@ -118,7 +122,7 @@ def _found(found: dict[str, str | None]) -> str:
     }[str(found["by"])]
 
 
-def _origin_lines(origin: dict[str, object] | None) -> list[str]:
+def _origin_lines(origin: OriginClaim | None) -> list[str]:
     if origin is None or origin["state"] == "failed":
         return []  # a failure is a warning
     return [f"origin {origin['origin']}: {'recorded in the bucket' if origin['state'] == 'recorded' else 'unchanged'}"]
@@ -131,7 +135,7 @@ _SHARED = {
 }
 
 
-def _bucket_line(result: dict[str, object]) -> str:
+def _bucket_line(result: Bootstrap) -> str:
     line = f"bucket: {result['bucket']}"
     if result["bucket_created"]:
         line += " (created, private)" if result["bucket"].startswith("hf://") else " (created, owner-only)"
@@ -142,11 +146,11 @@ def _bucket_line(result: dict[str, object]) -> str:
     return line
 
 
-def _mapping(mapping: dict[str, object]) -> str:
+def _mapping(mapping: BootstrapMapping) -> str:
     return f"mapped, was {mapping['was']}" if mapping["state"] == "remapped" else str(mapping["state"])
 
 
-def command_lines(command: dict[str, object] | None) -> list[str]:
+def command_lines(command: CommandLink | None) -> list[str]:
     """Where the command `agent-memory` comes from, in words."""
     if not command:
         return []
@@ -167,7 +171,7 @@ def command_lines(command: dict[str, object] | None) -> list[str]:
     return [text]
 
 
-def _sync_lines(found: dict[str, object]) -> list[str]:
+def _sync_lines(found: BootstrapSync) -> list[str]:
     if not found["requested"]:
         return []
     state = "turned on" if found["changed"] else "unchanged"

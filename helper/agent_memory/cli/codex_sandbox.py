@@ -11,6 +11,10 @@ from ..setup import sandbox_consent_read as sandbox
 from ..setup import sandbox_consent_write
 from .parsing import Rendered, each_action
 
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import Consent
+
 
 def declare(parser: argparse.ArgumentParser) -> None:
     parser.description = (
@@ -29,7 +33,7 @@ def declare(parser: argparse.ArgumentParser) -> None:
 
 
 def consent(args: argparse.Namespace, ctx: Context) -> Rendered:
-    result = sandbox.status() if args.action == "status" else getattr(sandbox_consent_write, args.action)()
+    result: Consent = sandbox.status() if args.action == "status" else getattr(sandbox_consent_write, args.action)()
     if args.action == "remove":
         lines = [
             f"codex sandbox: consent removed from {result['file']}"

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from types import ModuleType
 
 from ..config.context import Context
 from ..errors import OK, AgentMemoryError
@@ -38,7 +37,10 @@ def run(args: argparse.Namespace, ctx: Context) -> Rendered:
     if not plans.operations():  # nothing waits: the usual turn
         quiet: Stop = {"event": event, "agent": args.agent, "results": [], "damaged": [], "waiting": 0}
         return quiet, "", OK
-    retry = _retry()
+    # loaded only when something waits: delivering an upload brings the outbox's delivery, the stores and the note
+    # cache, which the Stop hook, run at every turn, must not load when it has nothing to do
+    from ..hooks import retry
+
     done = retry.retry(ctx, event)
     message = retry.user_message(done)
     stop: Stop = {"event": event, "agent": args.agent, **done}
@@ -47,14 +49,6 @@ def run(args: argparse.Namespace, ctx: Context) -> Rendered:
 
 def _system_message(text: str) -> str:
     return json.dumps({"systemMessage": text}, ensure_ascii=False)
-
-
-def _retry() -> ModuleType:
-    """`hooks.retry`, loaded only when something waits: delivering an upload brings the outbox's delivery, the
-    stores and the note cache, which the Stop hook, run at every turn, must not load when it has nothing to do."""
-    from ..hooks import retry
-
-    return retry
 
 
 def _push(ctx: Context, payload: dict[str, object], agent: str, event: str) -> str | None:

@@ -12,7 +12,7 @@ from .parsing import Rendered, agent_option, each_action
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
-    from ..contract import Hooks
+    from ..contract import HookFile, Hooks
 
 
 def declare(parser: argparse.ArgumentParser) -> None:
@@ -39,7 +39,7 @@ def hooks(args: argparse.Namespace, ctx: Context) -> Rendered:
     return result, "\n".join(lines), OK
 
 
-def hook_line(action: str, found: dict[str, object]) -> str:
+def hook_line(action: str, found: HookFile) -> str:
     """One runtime's hooks after `action`, saying what changed."""
     file, note, changed = found["file"], str(found["note"]), found.get("changed")
     if action == "remove":
@@ -54,5 +54,5 @@ def hook_line(action: str, found: dict[str, object]) -> str:
     return f"{note} ({file})"
 
 
-def _own_entries(found: dict[str, object]) -> str:
+def _own_entries(found: HookFile) -> str:
     return "; your own hook entries stay as they are" if found["state"] == "installed" else ""

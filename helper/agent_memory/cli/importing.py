@@ -15,6 +15,11 @@ from ..outbox.kinds import RETRY
 from .parsing import Rendered, with_json
 from .render import freshness_of, notice
 
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import Import, ImportRow, ImportSource
+    from ..importing.files import File
+
 PROGRESS_MIN = 10  # files to save from which each one is shown on stderr as it goes
 
 
@@ -41,32 +46,39 @@ def run(args: argparse.Namespace, ctx: Context) -> Rendered:
             next_step=f"{commands.line('import')} (every source found), "
             f"or {commands.line('import', 'DIR')} (a folder of Markdown)",
         )
-    result = importing.run(ctx, found, dry_run=args.dry_run, progress=None if args.json else _progress)
-    told = freshness_of(result.pop("freshness"))
+    ran = importing.run(ctx, found, dry_run=args.dry_run, progress=None if args.json else _progress)
+    told = freshness_of(ran["freshness"])
     if told["status"] != "fresh":
         notice(
             f"The bucket could not be read ({told['reason']}: {told['detail']}): a file imported from another machine "
             "may be imported again."
         )
-    result["freshness"] = told
+    result: Import = {
+        "project": ran["project"],
+        "dry_run": ran["dry_run"],
+        "sources": ran["sources"],
+        "files": ran["files"],
+        "counts": ran["counts"],
+        "freshness": told,
+    }
     lines = [_source_line(source) for source in result["sources"]]
     lines += [_file_line(row) for row in result["files"]]
     lines.append(_summary(result))
     return result, "\n".join(lines), _code(result, args)
 
 
-def _progress(count: int, total: int, file: object) -> None:
+def _progress(count: int, total: int, file: File) -> None:
     if total >= PROGRESS_MIN:
         notice(f"Importing {count}/{total}: {safe(file.source)}")
 
 
-def _source_line(source: dict[str, object]) -> str:
+def _source_line(source: ImportSource) -> str:
     if not source["found"]:
         return f"{source['tool']}: not found ({source['path']})"
     return f"{source['tool']}: {plural(source['files'], 'Markdown file')} in {source['path']}"
 
 
-def _file_line(row: dict[str, object]) -> str:
+def _file_line(row: ImportRow) -> str:
     action, where = row["action"], row["source"]
     if action == "refused":
         return f"refused     {where}: {row['reason']}"
@@ -79,7 +91,7 @@ def _file_line(row: dict[str, object]) -> str:
     return f"{action:<11} {where}: {row['title']} ({done}{corrects})"
 
 
-def _summary(result: dict[str, object]) -> str:
+def _summary(result: Import) -> str:
     counts = result["counts"]
     parts = [
         plural(counts["new"], "new note"),
@@ -92,7 +104,7 @@ def _summary(result: dict[str, object]) -> str:
     return f"Imported into project {result['project']}: {', '.join(parts)}."
 
 
-def _code(result: dict[str, object], args: argparse.Namespace) -> int:
+def _code(result: Import, args: argparse.Namespace) -> int:
     """5 when some file was refused (the others are imported), else 75 while some note is pending, else 0."""
     counts = result["counts"]
     again = commands.line("import", *([args.path] if args.path else []), *(["--from", args.tool] if args.tool else []))

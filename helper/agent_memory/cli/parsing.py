@@ -11,6 +11,12 @@ from .. import agents
 from ..config.context import Context
 from ..errors import UsageError
 
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from typing import Any, NoReturn, TypeVar
+
+    Options = TypeVar("Options", bound=argparse._ActionsContainer)  # a parser, or a group of its options
+
 # a command's result: its JSON object (one of `contract`), its text (bytes: printed exactly), its exit code
 Rendered = tuple[Mapping[str, object], "str | bytes", int]
 Handler = Callable[[argparse.Namespace, Context], Rendered]
@@ -33,14 +39,17 @@ class Formatter(argparse.HelpFormatter):
 class Parser(argparse.ArgumentParser):
     """argparse, with our help formatter and usage errors that say what to run next (exit 2)."""
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, formatter_class=Formatter, **kwargs)
-        self.action_words: argparse._SubParsersAction | None = None  # its ACTION words, if it has some (`subcommands`)
+    # argparse's own keywords, passed through as they come (`add_parser` passes only keywords): Any, as argparse's
+    # keywords have as many types as there are of them
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(formatter_class=Formatter, **kwargs)
+        # its ACTION words, if it has some (`subcommands`)
+        self.action_words: argparse._SubParsersAction[argparse.ArgumentParser] | None = None
 
-    def error(self, message: str) -> None:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message}.", next_step=f"{self.prog} --help")
 
-    def parse_known_args(  # type: ignore[override]
+    def parse_known_args(  # type: ignore[override]  # typeshed's overloads by the namespace's type: ours is one
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
     ) -> tuple[argparse.Namespace, list[str]]:
         """What argparse parses, and an error for anything left: raised by the parser of the action it was given to
@@ -56,7 +65,8 @@ class Parser(argparse.ArgumentParser):
 
     def _chosen(self, parsed: argparse.Namespace) -> argparse.ArgumentParser:
         """The parser of the ACTION the command line chose, else this one."""
-        chosen = self.action_words.choices.get(getattr(parsed, "action", None)) if self.action_words else None
+        action = getattr(parsed, "action", None)  # the dest of `subcommands`: an ACTION word, if it has some
+        chosen = self.action_words.choices.get(action) if self.action_words and isinstance(action, str) else None
         return chosen if chosen is not None else self
 
 
@@ -66,7 +76,7 @@ def with_json(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     return parser
 
 
-def with_online(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+def with_online(parser: Options) -> Options:
     """Add `--online`: try the bucket now, even if it did not answer a moment ago (see store.outage)."""
     parser.add_argument(
         "--online", action="store_true", help="try the bucket now, even if it did not answer a moment ago"
@@ -74,7 +84,7 @@ def with_online(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     return parser
 
 
-def subcommands(parser: argparse.ArgumentParser) -> argparse._SubParsersAction:
+def subcommands(parser: argparse.ArgumentParser) -> argparse._SubParsersAction[argparse.ArgumentParser]:
     """The required ACTION of a command that has several."""
     actions = parser.add_subparsers(dest="action", metavar="ACTION", parser_class=type(parser))
     actions.required = True

@@ -8,7 +8,7 @@ import argparse
 from ..config.context import Context
 from ..display import plural, safe_tree
 from ..errors import OK
-from ..outbox.delivery import retry
+from ..outbox.delivery import retry, retry_one
 from ..outbox.giving_up import discard, export
 from ..outbox.listing import entries
 from ..uploads import KINDS
@@ -17,7 +17,7 @@ from .render import notice, told_retries, told_upload
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
-    from ..contract import Exported
+    from ..contract import Exported, LastError
 
 
 def declare(parser: argparse.ArgumentParser) -> None:
@@ -47,17 +47,15 @@ def declare(parser: argparse.ArgumentParser) -> None:
 def pending_list(args: argparse.Namespace, ctx: Context) -> Rendered:
     result = safe_tree(entries(KINDS))  # store errors carry outside text
     lines = []
-    for entry in result["notes"]:
-        error = (entry["last_error"] or {}).get("detail") or "not tried yet"
-        attempts = plural(entry["attempts"], "attempt")
-        lines.append(f"note {entry['id']} -> {entry['bucket']}/{entry['path']} ({attempts}: {error})")
-    for entry in result["skills"]:
-        error = (entry["last_error"] or {}).get("detail") or "not tried yet"
-        lines.append(f"skill {entry['name']} revision {entry['revision']} -> {entry['bucket']} ({error})")
-    for entry in result["sync"]:
-        error = (entry["last_error"] or {}).get("detail") or "not tried yet"
-        files = ", ".join(entry["files"])
-        lines.append(f"sync {entry['id']} ({entry['agent']}: {files}) -> {entry['bucket']} ({error})")
+    for note in result["notes"]:
+        error, attempts = _last_error(note["last_error"]), plural(note["attempts"], "attempt")
+        lines.append(f"note {note['id']} -> {note['bucket']}/{note['path']} ({attempts}: {error})")
+    for skill in result["skills"]:
+        error = _last_error(skill["last_error"])
+        lines.append(f"skill {skill['name']} revision {skill['revision']} -> {skill['bucket']} ({error})")
+    for sync in result["sync"]:
+        error, files = _last_error(sync["last_error"]), ", ".join(sync["files"])
+        lines.append(f"sync {sync['id']} ({sync['agent']}: {files}) -> {sync['bucket']} ({error})")
     for item in result["damaged"]:
         lines.append(f"DAMAGED {item['kind']} {item['id']}: {item['problem']} (kept in {item['file']})")
     if result["damaged"]:
@@ -65,9 +63,13 @@ def pending_list(args: argparse.Namespace, ctx: Context) -> Rendered:
     return result, "\n".join(lines) or "Nothing is pending.", OK
 
 
+def _last_error(last_error: LastError | None) -> str:
+    return (last_error.get("detail") if last_error else None) or "not tried yet"
+
+
 def pending_retry(args: argparse.Namespace, ctx: Context) -> Rendered:
     if args.id is not None:
-        return told_upload(retry(KINDS, ctx, args.id))
+        return told_upload(retry_one(KINDS, ctx, args.id))
     return told_retries(retry(KINDS, ctx))
 
 

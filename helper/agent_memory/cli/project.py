@@ -16,7 +16,7 @@ from .render import notice
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
-    from ..contract import ProjectMapped, ProjectUnmapped
+    from ..contract import OriginClaim, ProjectMapped, ProjectUnmapped
 
 
 def declare(parser: argparse.ArgumentParser) -> None:
@@ -72,7 +72,7 @@ def project_unmap(args: argparse.Namespace, ctx: Context) -> Rendered:
     return unmapped, line, OK
 
 
-def _withdraw(ctx: Context, root: Path) -> dict[str, object]:
+def _withdraw(ctx: Context, root: Path) -> OriginClaim:
     """Withdraw the claim of `root`'s project on its repository's origin; UsageError when there is none to make."""
     project = (ctx.config.get("projects") or {}).get(str(root))
     unmap = commands.line("project", "unmap", str(root))

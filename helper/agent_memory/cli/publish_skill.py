@@ -7,7 +7,7 @@ import argparse
 from .. import commands, names
 from ..config.context import Context
 from ..errors import UsageError
-from ..outbox.delivery import retry
+from ..outbox.delivery import retry_one
 from ..outbox.kinds import RETRY
 from ..skills import publishing
 from ..skills.pending import SKILLS
@@ -29,5 +29,5 @@ def run(args: argparse.Namespace, ctx: Context) -> Rendered:
             "Give either a skill folder DIR or --retry REVISION.", next_step=commands.line("publish-skill", "DIR")
         )
     if args.retry:  # the older spelling of `pending retry REVISION`
-        return told_upload(retry([SKILLS], ctx, names.revision(args.retry)))
+        return told_upload(retry_one([SKILLS], ctx, names.revision(args.retry)))
     return told_upload(publishing.publish(ctx, args.dir, args.name))

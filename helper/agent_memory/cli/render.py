@@ -18,7 +18,7 @@ from .parsing import Rendered
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
-    from ..contract import CacheFreshness, NoteUpload, Publication, Retries, SyncUpload
+    from ..contract import CacheFreshness, Delivered, Retries, Skipped
 
 HOOK_PREFIX = "agent-memory hook: "
 
@@ -63,16 +63,18 @@ def freshness_of(freshness: Freshness) -> CacheFreshness:
     """The `freshness` object of a search: `{"status": "fresh"|"stale", "reason", "detail", "kind", "skipped", "gone"}`;
     `kind` is how a fresh cache was brought up to date: `changes` (the change feed) or `listing` (the whole
     project)."""
+    reason: str | None
+    detail: str | None
     if freshness.offline:
-        found = {"status": "stale", "reason": "offline", "detail": "--offline: the bucket was not consulted"}
+        status, reason, detail = "stale", "offline", "--offline: the bucket was not consulted"
     elif freshness.error is not None:
         detail = freshness.error.detail
         if freshness.error.reason == "offline" and codex.network_blocked():
             detail += f" ({codex.NO_NETWORK}: {commands.line('codex-sandbox', 'allow')})"
-        found = {"status": "stale", "reason": freshness.error.reason, "detail": detail}
+        status, reason = "stale", freshness.error.reason
     else:
-        found = {"status": "fresh", "reason": None, "detail": None}
-    skipped = [
+        status, reason, detail = "fresh", None, None
+    skipped: list[Skipped] = [
         {
             "path": s.path,
             "reason": "oversized" if isinstance(s, OversizedObject) else "unsafe",
@@ -82,7 +84,15 @@ def freshness_of(freshness: Freshness) -> CacheFreshness:
         for s in freshness.skipped
     ]
     kind = freshness.kind if freshness.fresh else None
-    return safe_tree({**found, "kind": kind, "skipped": skipped, "gone": freshness.gone})
+    found: CacheFreshness = {
+        "status": status,
+        "reason": reason,
+        "detail": detail,
+        "kind": kind,
+        "skipped": skipped,
+        "gone": freshness.gone,
+    }
+    return safe_tree(found)
 
 
 def told_freshness(freshness: Freshness) -> tuple[CacheFreshness, int]:
@@ -96,13 +106,13 @@ def told_freshness(freshness: Freshness) -> tuple[CacheFreshness, int]:
         notice(f"Skipped an object of {where}: {skipped['detail']}.\nNext: {skipped['next']}")
     for path in found["gone"]:
         notice(f"The bucket no longer holds {path}: its cached copy was dropped.")
-    if found["reason"] != "auth":
+    if found["reason"] != "auth" or freshness.error is None:  # (auth: a refusal, which is an error)
         return found, OK
     notice(f"Next: {safe(freshness.error.fix)}")  # in words of the store that refused: the Hub, or a folder
     return found, ACCESS
 
 
-def told_upload(result: NoteUpload | Publication) -> Rendered:
+def told_upload(result: Delivered) -> Rendered:
     """One upload's result (a note saved, a skill published) in words; exit 75 while it is pending."""
     result = safe_tree(result)  # a pending upload's message carries the store's error
     code = PENDING if result["status"] == "pending" else OK
@@ -116,7 +126,7 @@ def told_upload(result: NoteUpload | Publication) -> Rendered:
     return result, f"{result['status'].capitalize()}: {result['name']} revision {result['revision']} ({files})", code
 
 
-def told_pending(result: NoteUpload | Publication | SyncUpload) -> str:
+def told_pending(result: Delivered) -> str:
     """An upload's message, with its `Next:` line while it is pending."""
     return result["message"] + (f"\nNext: {result['next']}" if result.get("next") else "")
 

@@ -10,7 +10,7 @@ from ..config.context import Context
 from ..errors import UsageError
 from ..memory import saving
 from ..memory.pending import NOTES
-from ..outbox.delivery import retry
+from ..outbox.delivery import retry, retry_one
 from ..outbox.kinds import RETRY
 from ..report import usage
 from .parsing import Rendered, with_json, with_online
@@ -42,7 +42,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Rendered:
     if args.retry_all:  # the older spellings of `pending retry`, for notes only
         return told_retries(retry([NOTES], ctx))
     if args.retry:
-        return told_upload(retry([NOTES], ctx, names.note_id(args.retry)))
+        return told_upload(retry_one([NOTES], ctx, names.note_id(args.retry)))
     result = saving.save(
         ctx,
         read_body(args.file),

@@ -17,7 +17,7 @@ from .render import notice
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
-    from ..contract import UsageTotals
+    from ..contract import Mapping, StoreCheck, SyncSummary, UsageTotals
 
 
 def declare(p: argparse.ArgumentParser) -> None:
@@ -38,11 +38,11 @@ def run(args: argparse.Namespace, ctx: Context) -> Rendered:
         f"pending uploads: {len(result['pending'])}",
     ]
     for entry in result["pending"]:
-        error = entry["last_error"] or {}
+        error = entry["last_error"]
         lines.append(
             f"  {entry['id']} -> {entry['bucket']}/{entry['path']}, {entry['age_seconds']} s old, "
             f"{plural(entry['attempts'], 'attempt')}, "
-            f"last error: {error.get('reason', '-')}: {error.get('detail', '-')}"
+            f"last error: {error.get('reason', '-') if error else '-'}: {error.get('detail', '-') if error else '-'}"
         )
     for manifest in result["pending_skills"]:
         lines.append(f"  skill {manifest['name']} revision {manifest['revision']}: publication pending")
@@ -57,9 +57,9 @@ def run(args: argparse.Namespace, ctx: Context) -> Rendered:
             f"bucket not answering since {outage['since']} ({outage['detail']}); tried again from "
             f"{outage['until']}, or now with: {outage['next']}"
         )
-    for item in result["damaged_state"]:
-        lines.append(f"  DAMAGED {item['problem']}: skipped by every command and hook")
-        lines.append(f"    Next: {item['next']}")
+    for state in result["damaged_state"]:
+        lines.append(f"  DAMAGED {state['problem']}: skipped by every command and hook")
+        lines.append(f"    Next: {state['next']}")
     lines.append(f"installed skills: {len(result['skills'])}")
     for skill in result["skills"]:
         edited = " (edited locally)" if skill["modified"] else ""
@@ -70,7 +70,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Rendered:
     lines += _sync_lines(result["sync"])
     lines += sandbox_lines(result["codex_sandbox"]) if result["codex_sandbox"]["state"] != "not allowed" else []
     if result["store"]["status"] == "refused":  # as every command that uses the store would: exit 4
-        notice(error_lines(result["store"]["detail"], result["store"]["next"]))
+        notice(error_lines(result["store"]["detail"] or "", result["store"]["next"] or ""))  # (refused: both set)
         return result, "\n".join(lines), ACCESS
     return result, "\n".join(lines), OK
 
@@ -84,8 +84,8 @@ def _usage_line(use: UsageTotals) -> str:
     )
 
 
-def _sync_lines(found: dict[str, object]) -> list[str]:
-    if not any(found[key] for key in ("enabled", "pending", "conflicts", "blocked", "held")):
+def _sync_lines(found: SyncSummary) -> list[str]:
+    if not (found["enabled"] or found["pending"] or found["conflicts"] or found["blocked"] or found["held"]):
         return []
     synced = ", ".join(found["enabled"]) or "off"
     lines = [f"sync of the agents' own memory: {synced}, {found['pending']} uploads waiting"]
@@ -100,12 +100,12 @@ def _sync_lines(found: dict[str, object]) -> list[str]:
     return lines
 
 
-def _project_line(project: dict[str, str]) -> str:
+def _project_line(project: Mapping) -> str:
     line = f"{project['project']} ({project['root']})"
     return line if project["found"] == "mapped" else f"{line}, found as {how_found(project)}"
 
 
-def _store_lines(store: dict[str, object]) -> list[str]:
+def _store_lines(store: StoreCheck) -> list[str]:
     if store["status"] in ("ok", "not set"):
         return [f"store: {store['status']}"] if store["status"] == "ok" else []
     if store["status"] == "not checked":

@@ -25,7 +25,7 @@ from .render import notice, told_pending
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
-    from ..contract import SyncFolder, SyncFolderState, SyncHistory, SyncRun, SyncStatus, SyncSwitched
+    from ..contract import SyncConflict, SyncFolder, SyncFolderState, SyncHistory, SyncRun, SyncStatus, SyncSwitched
 
 
 def declare(parser: argparse.ArgumentParser) -> None:
@@ -146,26 +146,25 @@ def now(args: argparse.Namespace, ctx: Context) -> Rendered:
 
 def told_run(run: Run) -> Rendered:
     """A sync's result in words: exit 75 while an upload is pending, else 0."""
-    result: SyncRun = safe_tree(
-        {
-            "folders": [_folder(done) for done in run.folders],
-            "uploads": run.uploads,
-            "errors": run.errors,
-            "busy": run.busy,
-            "refused": run.refused,
-        }
-    )
+    found: SyncRun = {
+        "folders": [_folder(done) for done in run.folders],
+        "uploads": run.uploads,
+        "errors": run.errors,
+        "busy": run.busy,
+        "refused": run.refused,
+    }
+    result = safe_tree(found)
     lines = []
     for done in result["folders"]:
         parts = [f"{len(done[key])} {key}" for key in ("pushed", "pulled", "merged") if done[key]]
         parts.append(f"{done['in_step']} in step")
         lines.append(f"{done['agent']} {done['scope']} ({done['folder']}): {', '.join(parts)}")
-        for item in done["conflicts"]:
-            notice(_conflict_line(item))
-        for item in done["refused"]:
-            notice(f"Not synced: {item['path']}: {item['why']}.")
-        for item in done["blocked"]:
-            notice(reports.blocked_line(item))
+        for conflict_found in done["conflicts"]:
+            notice(_conflict_line(conflict_found))
+        for refused in done["refused"]:
+            notice(reports.refused_line(refused["path"], refused["why"], done["folder"]))
+        for blocked in done["blocked"]:
+            notice(reports.blocked_line(blocked))
         for line in reports.held_lines(done["held"]):
             notice(line)
         if done["waiting"]:
@@ -175,8 +174,8 @@ def told_run(run: Run) -> Rendered:
             notice(told_pending(upload))
     for error in result["errors"]:
         notice(f"The bucket could not be read ({error}): synced with what this machine knows.")
-    for item in result["refused"]:
-        notice(f"Refused from the bucket: {item['path']}: {item['why']}.")
+    for refused in result["refused"]:
+        notice(f"Refused from the bucket: {refused['path']}: {refused['why']}.")
     for busy in result["busy"]:
         notice(f"{busy} is being synced by another process right now.")
     pending = any(upload["status"] == "pending" for upload in result["uploads"])
@@ -192,7 +191,7 @@ def _folder(done: FolderSync) -> SyncFolder:
         "pulled": done.pulled,
         "merged": done.merged,
         "waiting": done.waiting,
-        "conflicts": [conflict(done.runtime, done.scope, done.folder, item["path"], item) for item in done.conflicts],
+        "conflicts": [conflict(done.runtime, done.scope, done.folder, str(c["path"]), c) for c in done.conflicts],
         "refused": done.refused,
         "blocked": [reports.blocked(done.runtime, done.scope, done.folder, *item) for item in done.blocked.items()],
         "held": [reports.held(done.runtime, done.scope, done.folder, *item) for item in done.held.items()],
@@ -200,7 +199,7 @@ def _folder(done: FolderSync) -> SyncFolder:
     }
 
 
-def _conflict_line(item: dict[str, object]) -> str:
+def _conflict_line(item: SyncConflict) -> str:
     kept = ", ".join(item["kept"])
     return (
         f"Conflict: {item['path']} ({item['agent']}) {reports.what_happened(item)}; {reports.keeps(item)}, the "
@@ -219,19 +218,18 @@ def status(args: argparse.Namespace, ctx: Context) -> Rendered:
         for place in scope.places + scope.unnamed
     ]
     states = reports.folder_states(bucket, watched)
-    result: SyncStatus = safe_tree(
-        {
-            "agents": [
-                {
-                    "agent": runtime,
-                    "enabled": runtime in enabled,
-                    "folders": [state for state in states if state["agent"] == runtime],
-                }
-                for runtime in RUNTIMES
-            ],
-            "pending": summary().get("sync", 0),
-        }
-    )
+    found: SyncStatus = {
+        "agents": [
+            {
+                "agent": runtime,
+                "enabled": runtime in enabled,
+                "folders": [state for state in states if state["agent"] == runtime],
+            }
+            for runtime in RUNTIMES
+        ],
+        "pending": summary().get("sync", 0),
+    }
+    result = safe_tree(found)
     lines = []
     for agent in result["agents"]:
         lines.append(f"{agent['agent']}: {'on' if agent['enabled'] else 'off'}")
@@ -262,7 +260,8 @@ def _state_lines(state: SyncFolderState) -> list[str]:
             f"what other machines pushed), {last}"
         ]
     lines = [
-        f"{state['scope']} -> {state['folder']}: {plural(state['files'], 'file')} in step, "
+        f"{state['scope']} -> {state['folder']}: {plural(state['files'], 'file')} "
+        f"{'recorded (a folder is not synced now: below)' if state['blocked'] else 'in step'}, "
         f"{state['pushed']} pushed, {state['pulled']} pulled, {len(state['conflicts'])} conflicts, {last}"
     ]
     lines += [reports.blocked_line(item) for item in state["blocked"]]
@@ -303,19 +302,18 @@ def history(args: argparse.Namespace, ctx: Context) -> Rendered:
     listed, here, kept = restoring.versions_of(ctx, found)
     left_out = restoring.not_synced(ctx, found)
     diffs = restoring.differences(ctx, found, args.diff) if args.diff is not None else []
-    result: SyncHistory = safe_tree(
-        {
-            "agent": found.scope.runtime,
-            "scope": found.scope.scope,
-            "folder": str(found.folder),
-            "path": redact(found.path),  # a name holding a token is never shown whole
-            "versions": listed,
-            "here": here,
-            "kept": kept,
-            "not_synced": left_out,
-            "diffs": diffs,
-        }
-    )
+    record: SyncHistory = {
+        "agent": found.scope.runtime,
+        "scope": found.scope.scope,
+        "folder": str(found.folder),
+        "path": redact(found.path),  # a name holding a token is never shown whole
+        "versions": listed,
+        "here": here,
+        "kept": kept,
+        "not_synced": left_out,
+        "diffs": diffs,
+    }
+    result = safe_tree(record)
     lines = [f"{result['path']} in {result['folder']} ({result['agent']} {result['scope']}):"]
     for version in result["versions"]:
         marks = [mark for mark, on in (("current", version["head"]), ("here", version["id"] == here)) if on]

@@ -21,6 +21,7 @@ from . import projects, settings
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
     from ..contract import Mapping
+    from .shape import Config
 
 
 class Context:
@@ -30,7 +31,7 @@ class Context:
         self.budget = budget or Budget()
         self._project: str | None = None
         self._directory: str | os.PathLike[str] | None = None
-        self._config: dict[str, object] | None = None
+        self._config: Config | None = None
         self._stores: dict[str, Store] = {}
         self.online = False  # try the bucket even during an outage (`--online`, an explicit retry): see store.outage
         self.hook = False  # a hook: a store in an outage is probed where no session waits (see store.probe)
@@ -50,7 +51,7 @@ class Context:
         self._config = None
 
     @property
-    def config(self) -> dict[str, object]:
+    def config(self) -> Config:
         """The configuration, loaded (and checked) once."""
         if self._config is None:
             self._config = settings.load()

@@ -20,7 +20,8 @@ from .settings import editing, load
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
-    from ..contract import Mapping
+    from ..contract import Mapping, Place
+    from .shape import Config
 
 
 def canonical(directory: str | os.PathLike[str]) -> Path:
@@ -28,7 +29,7 @@ def canonical(directory: str | os.PathLike[str]) -> Path:
     return Path(directory).expanduser().resolve()
 
 
-def map_directory(name: str, directory: str | os.PathLike[str] | None = None) -> dict[str, str]:
+def map_directory(name: str, directory: str | os.PathLike[str] | None = None) -> Place:
     """Map `directory` (default: the current one) to project `name`; returns `{"project", "root"}`."""
     names.project(name)
     root = mappable(directory)
@@ -52,7 +53,7 @@ def mappable(directory: str | os.PathLike[str] | None = None) -> Path:
     return root
 
 
-def unmap_directory(directory: str | os.PathLike[str] | None = None) -> dict[str, str]:
+def unmap_directory(directory: str | os.PathLike[str] | None = None) -> Place:
     """Remove the mapping of `directory` (default: the current one): `{"project", "root"}` it had; UsageError,
     with nothing changed, if no mapping is of that very folder."""
     root = canonical(directory if directory is not None else Path.cwd())
@@ -74,12 +75,12 @@ def not_mapped(root: Path, mappings: dict[str, str]) -> UsageError:
     return UsageError(f"{root} is not mapped on this machine.", next_step=commands.line("project", "show"))
 
 
-def add_mapping(config: dict[str, object], name: str, root: Path) -> None:
+def add_mapping(config: Config, name: str, root: Path) -> None:
     """Record in `config` (being edited) that `root` belongs to project `name`."""
     config.setdefault("projects", {})[str(root)] = name  # `load` made sure that it is an object
 
 
-def resolve(directory: str | os.PathLike[str] | None = None, config: dict[str, object] | None = None) -> Mapping:
+def resolve(directory: str | os.PathLike[str] | None = None, config: Config | None = None) -> Mapping:
     """The project of `directory` (default: the current one), or NotSetUp: `{"project", "root", "found", "via"}`,
     where `root` is the mapped folder, `found` says how (`mapped`, `worktree` of the main checkout `via`, or
     `origin`: a checkout mapped on this machine has the same origin URL, `via`)."""
@@ -107,7 +108,7 @@ def resolve(directory: str | os.PathLike[str] | None = None, config: dict[str, o
     raise NotSetUp(f"{here} is not mapped to a project on this machine.", next_step=_map_command(here))
 
 
-def _mapped(here: Path, mappings: dict[str, str]) -> dict[str, str] | None:
+def _mapped(here: Path, mappings: dict[str, str]) -> Place | None:
     """`{"project", "root"}` of the longest mapped ancestor of `here` (or `here` itself), else None."""
     best: tuple[int, str, str] | None = None
     for root, name in mappings.items():
@@ -117,14 +118,12 @@ def _mapped(here: Path, mappings: dict[str, str]) -> dict[str, str] | None:
     return None if best is None else {"project": best[1], "root": best[2]}
 
 
-def _same_origin(
-    origin: str, inside: Path, repo: repository.Repository, mappings: dict[str, str]
-) -> list[dict[str, str]]:
+def _same_origin(origin: str, inside: Path, repo: repository.Repository, mappings: dict[str, str]) -> list[Place]:
     """The mappings of the place `inside` in every other mapped checkout whose origin is `origin`, one per root.
 
     Only a directory that no mapping covers pays for this: one walk up and one config read per mapped folder.
     """
-    claims: dict[str, dict[str, str]] = {}
+    claims: dict[str, Place] = {}
     seen = {repo.common_dir}
     for root in mappings:
         other = repository.find(Path(root))
@@ -136,7 +135,7 @@ def _same_origin(
     return sorted(claims.values(), key=lambda claim: claim["root"])
 
 
-def how_found(mapping: dict[str, str]) -> str:
+def how_found(mapping: Mapping) -> str:
     """How a resolved project was found, in words (for `project show` and `status`)."""
     if mapping.get("found") == "worktree":
         return f"worktree of {mapping['via']}"

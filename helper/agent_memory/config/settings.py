@@ -17,14 +17,18 @@ from .. import commands, names, paths
 from ..errors import AgentMemoryError, NotSetUp
 from ..fsutil import UnsafeLocalFile, locked, read_own, write_json_atomic
 
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from .shape import Config
+
 MAX_BYTES = 4 * 1024 * 1024  # what agent-memory writes is a few kilobytes, even with hundreds of projects
 
 
-def load() -> dict[str, object]:
+def load() -> Config:
     """The configuration, `{}` when there is none yet; AgentMemoryError if it is not what agent-memory writes."""
     config = _read()
     check(config)
-    return config
+    return config  # type: ignore[return-value]  # check() has just held every key of Config to its shape
 
 
 def check(config: dict[str, object]) -> None:
@@ -81,7 +85,7 @@ class editing:  # named as a function: `with editing() as config:`
     a `contextlib` generator, which every command would load with this module.)
     """
 
-    def __enter__(self) -> dict[str, object]:
+    def __enter__(self) -> Config:
         self.file = paths.config_file()
         self.lock = locked(_lock(self.file))
         self.lock.__enter__()
@@ -115,7 +119,7 @@ def update(**changes: object) -> dict[str, object]:
     return before
 
 
-def bucket(config: dict[str, object] | None = None) -> str:
+def bucket(config: Config | None = None) -> str:
     """The configured bucket URI, or NotSetUp with the command that fixes it."""
     value = (config if config is not None else load()).get("bucket")
     if not value:

@@ -16,6 +16,10 @@ from ..memory.origin import machine_name
 from ..memory.pending import pending
 from ..memory.search import is_setup, search
 
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from .shape import Checkpoint
+
 MAX_TITLE = 120
 CHECKPOINTS = 20  # the newest checkpoints looked through first for this session's own (then every other one)
 
@@ -31,19 +35,21 @@ def line(helper: str, ctx: Context, agent: str, session: str | None, earlier: li
     if not found:
         return []
     texts = {str(entry["id"]): str(entry["content"]).encode() for entry in waiting}
-    ours = {session, *(earlier or [])} if session else set()
-    own = next((hit for hit in found if ours and _session_of(cache, hit, texts) in ours), None)
+    ours: set[str | None] = {session, *(earlier or [])} if session else set()
+    own: Checkpoint | None = next((hit for hit in found if ours and _session_of(cache, hit, texts) in ours), None)
     if own is None and ours and len(found) == CHECKPOINTS:  # more were saved since: look through every one
         own = _older_own(cache, ours, {str(hit["id"]) for hit in found})
-    newest = own or found[0]  # display-safe already (`search`), its date checked when it was cached (`notes.fields`)
-    title = shorten(newest["title"], MAX_TITLE)
+    # display-safe already (`search`), its date checked when it was cached (`notes.fields`)
     if own is not None:
+        title = shorten(own["title"], MAX_TITLE)
         saved = _session_of(cache, own, texts)
         who = "This session" if saved == session else "This conversation (in the session it was forked from)"
         return [
-            f'The context was just compacted. {who} saved the checkpoint {newest["id"]} "{title}" '
-            f"({newest['created']}) before it; to pick up from it, read it with: {helper} read {newest['id']}"
+            f'The context was just compacted. {who} saved the checkpoint {own["id"]} "{title}" '
+            f"({own['created']}) before it; to pick up from it, read it with: {helper} read {own['id']}"
         ]
+    newest = found[0]
+    title = shorten(newest["title"], MAX_TITLE)
     # only whether they match this session's: a note's agent and machine are anyone's text, and stay out of it
     mine = _this_machine()
     here, same_agent = bool(mine) and newest["machine"] == mine, newest["agent"] == agent
@@ -65,7 +71,7 @@ def line(helper: str, ctx: Context, agent: str, session: str | None, earlier: li
     ]
 
 
-def _older_own(cache: ProjectCache, ours: set[str], seen: set[str]) -> dict[str, object] | None:
+def _older_own(cache: ProjectCache, ours: set[str | None], seen: set[str]) -> Checkpoint | None:
     """This conversation's newest checkpoint among those older than the CHECKPOINTS newest (`seen`): the pack's
     headers list them, and their cached copies are read newest first, until one of `ours` saved it. Only after a
     compaction that found none of its own among the newest: as many reads as checkpoints were saved since."""
@@ -79,18 +85,18 @@ def _older_own(cache: ProjectCache, ours: set[str], seen: set[str]) -> dict[str,
         ]
 
     try:
-        listed: list[tuple[str, str, str]] = cache.search_pack(b"", checkpoints)  # type: ignore[assignment]
+        listed = cache.search_pack(b"", checkpoints)
         older = sorted(listed, reverse=True)
     except OSError:  # a damaged pack that a read-only cache cannot rebuild: the newest were all there was to see
         return None
     for created, note_id, title in older:
-        hit = {"id": note_id, "title": safe(title), "created": safe(created), "pending": False}
+        hit: Checkpoint = {"id": note_id, "title": safe(title), "created": safe(created), "pending": False}
         if _session_of(cache, hit, {}) in ours:
             return hit
     return None
 
 
-def _session_of(cache: ProjectCache, hit: dict[str, object], pending_texts: dict[str, bytes]) -> str | None:
+def _session_of(cache: ProjectCache, hit: Checkpoint, pending_texts: dict[str, bytes]) -> str | None:
     """The `session` a checkpoint was saved in, from its pending text or its checked cached copy, without parsing
     it (no YAML on a session start): the frontmatter line `session: ID` that saving writes."""
     note_id = str(hit["id"])

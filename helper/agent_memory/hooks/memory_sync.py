@@ -33,7 +33,7 @@ def pull(ctx: Context, event: dict[str, object], agent: str, helper: str, budget
     """Bring here what other machines changed in `agent`'s memory (nothing changed here is touched), within `budget`
     seconds of network; the lines the session's reminder gets: files that changed, files that need a decision."""
     started = time.time()  # the runtime read its memory before it started this hook
-    directory = event.get("cwd") if isinstance(event.get("cwd"), str) else os.getcwd()
+    directory = cwd if isinstance(cwd := event.get("cwd"), str) else os.getcwd()
     ctx.budget.reset(budget)
     try:
         chosen = scopes(ctx, agent, directory)
@@ -46,8 +46,8 @@ def pull(ctx: Context, event: dict[str, object], agent: str, helper: str, budget
     for scope in chosen:
         for place in scope.places:
             recent = FolderIndex(History.folder_of(ctx.bucket, agent, scope.scope), place).recent
-            if isinstance(recent.get("at"), (int, float)) and recent["at"] >= started:  # pulled after it read them
-                pulled += [path for path in recent.get("pulled", []) if isinstance(path, str)]
+            if isinstance(at := recent.get("at"), (int, float)) and at >= started:  # pulled after it read them
+                pulled += _pulled(recent)
                 lines += _index_lines(agent, place, recent)
                 came += [found for found in _came(recent).values() if isinstance(found, dict)]
     if pulled:
@@ -64,10 +64,10 @@ def pull(ctx: Context, event: dict[str, object], agent: str, helper: str, budget
     mine = {scope.scope for scope in chosen}
     states = [state for state in folder_states(ctx.bucket) if state["agent"] == agent and state["scope"] in mine]
     conflicts = [item for state in states for item in state["conflicts"]]
-    for item in conflicts[:MAX_NAMED]:
+    for conflict in conflicts[:MAX_NAMED]:
         lines.append(
-            f"agent-memory sync: the memory file {item['path']} {what_happened(item)}; {keeps(item)} until the user "
-            f"decides. Show both: {helper} {item['show'].removeprefix('agent-memory ')}"
+            f"agent-memory sync: the memory file {conflict['path']} {what_happened(conflict)}; {keeps(conflict)} until "
+            f"the user decides. Show both: {helper} {conflict['show'].removeprefix('agent-memory ')}"
         )
     # folders not synced and deletions held: what the user is to decide, with the command (the helper's own path)
     told = [blocked_line(item) for state in states for item in state["blocked"]][:MAX_NAMED]
@@ -81,7 +81,7 @@ def pull(ctx: Context, event: dict[str, object], agent: str, helper: str, budget
 def push(ctx: Context, event: dict[str, object], agent: str, budget: float) -> str | None:
     """Push what changed here in `agent`'s memory (a failed upload stays in the outbox); a line for the runtime's
     log when something was done, else None (and no network was used)."""
-    directory = event.get("cwd") if isinstance(event.get("cwd"), str) else os.getcwd()
+    directory = cwd if isinstance(cwd := event.get("cwd"), str) else os.getcwd()
     chosen = [scope for scope in scopes(ctx, agent, directory) if changed_here(ctx, scope)]
     if not chosen:
         return None
@@ -103,16 +103,22 @@ def push(ctx: Context, event: dict[str, object], agent: str, budget: float) -> s
     return f"synced {agent}'s memory: " + ", ".join(parts)
 
 
+def _pulled(recent: dict[str, object]) -> list[str]:
+    """The files a recorded pull brought (the record is ours, but anyone's shell can write it: checked)."""
+    listed = recent.get("pulled")
+    return [path for path in listed if isinstance(path, str)] if isinstance(listed, list) else []
+
+
 def _index_lines(agent: str, folder: Path, recent: dict[str, object]) -> list[str]:
     """The lines a pull added to the runtime's index file, for the reminder (bounded; the rest: read the file)."""
     name = agents.runtime(agent).MEMORY_INDEX
-    if name not in recent.get("pulled", []):
+    if name not in _pulled(recent):
         return []
     try:
-        new = folders.read(folder, name).text.splitlines()
+        new = (folders.read(folder, name).text or "").splitlines()
     except (OSError, Refused):
         return [f"agent-memory sync: {name} changed on another machine after this session loaded it: read it again."]
-    before = recent.get("before") if isinstance(recent.get("before"), dict) else {}
+    before = found if isinstance(found := recent.get("before"), dict) else {}
     old = set(str(before.get(name) or "").splitlines())
     added = [line for line in new if line.strip() and line not in old]
     if not added:
@@ -125,7 +131,7 @@ def _index_lines(agent: str, folder: Path, recent: dict[str, object]) -> list[st
         shown.append(line)
     rest = "" if len(shown) == len(added) else f" ({len(added) - len(shown)} more lines: read {folder / name})"
     came = _came(recent)
-    whose = f" ({from_where(came[name])})" if isinstance(came.get(name), dict) else ""
+    whose = f" ({from_where(arrival)})" if isinstance(arrival := came.get(name), dict) else ""
     head = f"agent-memory sync: lines another machine added to {name} after this session loaded it{whose}{rest}:"
     return [head, *shown]
 

@@ -98,7 +98,7 @@ def reminder(ctx: Context, payload: dict[str, object], agent: str = "codex") -> 
 
 def _reminder(ctx: Context, payload: dict[str, object], agent: str, helper: str) -> tuple[list[str], list[str]]:
     """The reminder's lines, and those of them that tell what is pending (what a resume compares)."""
-    directory = payload.get("cwd") if isinstance(payload.get("cwd"), str) else os.getcwd()
+    directory = cwd if isinstance(cwd := payload.get("cwd"), str) else os.getcwd()
     ctx.use(directory=directory)
     project: str | None = None
     try:
@@ -164,12 +164,12 @@ def _held(cache: ProjectCache) -> str:
     now = time.time()
     ceiling = time.strftime("%Y%m%d-%H%M%S", time.gmtime(now + FUTURE_SLACK))  # an id from later is not believed
     newest: str | None = max(ids)
-    if newest[:15] > ceiling or clock.id_time(newest) is None:  # from later, or of another shape: the slow way
+    if newest is None or newest[:15] > ceiling or clock.id_time(newest) is None:  # later, or another shape: slowly
         dated = (note_id for note_id in ids if note_id[:15] <= ceiling and clock.id_time(note_id) is not None)
         newest = max(dated, default=None)
-    if newest is None:
+    if newest is None or (saved := clock.id_time(newest)) is None:  # (dated: never None)
         return text
-    return f"{text}, the newest saved {_ago(now - clock.id_time(newest))} ({newest[:4]}-{newest[4:6]}-{newest[6:8]})"
+    return f"{text}, the newest saved {_ago(now - saved)} ({newest[:4]}-{newest[4:6]}-{newest[6:8]})"
 
 
 def _ago(seconds: float) -> str:

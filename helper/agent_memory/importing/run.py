@@ -28,6 +28,11 @@ from ..outbox import plans
 from .files import File, find_files, read
 from .sources import TOOLS, Source, claude_source, cline_memory_bank, codex_memories, folder_source
 
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import ImportRow, ImportSource
+    from .shape import ImportedNote, ImportRun, Row
+
 TAG = "imported"
 Progress = Callable[[int, int, File], None]
 
@@ -40,7 +45,7 @@ def sources(ctx: Context, path: str | None, tool: str | None) -> list[Source]:
     if path is not None:
         return [folder_source(path, tool, checkout)]
     here = ctx.folder
-    finders = {
+    finders: dict[str, Callable[[], Source]] = {
         "claude": lambda: _claude(here, checkout),
         "codex": codex_memories,
         "cline": lambda: cline_memory_bank(here, checkout),
@@ -57,7 +62,7 @@ def _claude(here: Path, checkout: Path) -> Source:
     return found
 
 
-def run(ctx: Context, found: list[Source], *, dry_run: bool, progress: Progress | None = None) -> dict[str, object]:
+def run(ctx: Context, found: list[Source], *, dry_run: bool, progress: Progress | None = None) -> ImportRun:
     """Import every file of the `found` sources that exist: `{"project", "dry_run", "sources", "files", "counts"}`
     and the refresh's freshness under `"freshness"` (for the command to tell).
 
@@ -70,7 +75,7 @@ def run(ctx: Context, found: list[Source], *, dry_run: bool, progress: Progress 
         seen = {file.path for _source, file in files}  # a folder two sources share (a setting may point anywhere)
         files += [(source, file) for file in find_files(source) if file.path not in seen] if source.found else []
     cache = ProjectCache(ctx.bucket, project)
-    listed = []
+    listed: list[ImportRow] = []
     # one import at a time on this machine: a second one, started meanwhile, then finds the first one's notes
     with contextlib.nullcontext() if dry_run else locked(paths.state_dir() / "import.lock"):
         freshness = refresh(ctx.store, cache)  # notes imported on other machines count too
@@ -78,7 +83,7 @@ def run(ctx: Context, found: list[Source], *, dry_run: bool, progress: Progress 
         for count, (source, file) in enumerate(files, start=1):
             data, problem = read(source, file) if file.problem is None else (None, file.problem)
             row = _plan(source, file, data, problem, known)
-            if row["action"] in ("new", "correction") and not dry_run:
+            if row["action"] in ("new", "correction") and not dry_run and data is not None:  # (read: never None)
                 if progress is not None:
                     progress(count, len(files), file)
                 _save(ctx, row, data)
@@ -106,7 +111,7 @@ class _Imported:
     is never trusted for them. A few notes are read at a time (`_READ_AT_ONCE`)."""
 
     def __init__(self, ctx: Context, cache: ProjectCache) -> None:
-        self.by_source: dict[str, list[dict[str, object]]] = {}
+        self.by_source: dict[str, list[ImportedNote]] = {}
         self.by_body: dict[str, str] = {}
         ids = cache.search_pack(b"", _tagged)  # the pack's text holds no tags (see `pack`): its headers do
         for start in range(0, len(ids), _READ_AT_ONCE):
@@ -119,7 +124,9 @@ class _Imported:
                 found = pending_copy(key) if kind == NOTES.name else None
             except (plans.Damaged, UsageError):  # damage is for `pending` to show, never trusted here
                 continue
-            plan, data = found or ({}, b"")
+            if found is None:
+                continue
+            plan, data = found
             if plan.get("bucket") == ctx.bucket and (plan.get("display") or {}).get("project") == ctx.project:
                 self._add(key, data)
 
@@ -129,10 +136,15 @@ class _Imported:
             return
         meta, body = notes.split(data.decode("utf-8").removeprefix("\ufeff"))
         tags, sources = meta.get("tags") or [], meta.get("sources") or []
-        if TAG not in tags:
-            return
+        if not (isinstance(tags, list) and isinstance(sources, list)) or TAG not in tags:
+            return  # (`notes.fields` has held both to lists of text)
         digest = sha256(body.encode("utf-8"))
-        note = {"id": note_id, "created": checked["created"], "corrects": meta.get("corrects"), "body": digest}
+        note: ImportedNote = {
+            "id": note_id,
+            "created": checked["created"],
+            "corrects": checked["corrects"] or None,
+            "body": digest,
+        }
         for source in sources:
             self.by_source.setdefault(source, []).append(note)
         self.by_body[digest] = note_id
@@ -149,23 +161,32 @@ def _body(data: bytes) -> str:
     return (text if text.endswith("\n") else text + "\n").lstrip("\r\n")
 
 
-def _plan(source: Source, file: File, data: bytes | None, problem: str | None, known: _Imported) -> dict[str, object]:
+def _plan(source: Source, file: File, data: bytes | None, problem: str | None, known: _Imported) -> Row:
     """What importing `file` (its bytes `data`, or why there are none) means: new, a correction of an earlier
     import, unchanged, refused or empty."""
     text = (data or b"").decode("utf-8", "replace").removeprefix("\ufeff")
     title = _title(file, text)
-    row: dict[str, object] = {"file": file, "tool": source.tool, "action": "refused", "id": None, "corrects": None}
-    row.update({"status": None, "reason": problem, "findings": [], "title": title})
+    row: Row = {
+        "file": file,
+        "tool": source.tool,
+        "action": "refused",
+        "id": None,
+        "corrects": None,
+        "status": None,
+        "reason": problem,
+        "findings": [],
+        "title": title,
+    }
     if data is None:
         return row
     if not text.strip() or "\x00" in text:
-        row.update(action="empty" if not text.strip() else "refused", reason=_empty_or_binary(text))
+        row.update({"action": "empty" if not text.strip() else "refused", "reason": _empty_or_binary(text)})
         return row
     body = sha256(_body(data).encode("utf-8"))
     latest = _latest(known.by_source.get(file.source, []))
     same = known.by_body.get(body)  # imported from another path, or on another machine
     if (latest and latest["body"] == body) or (not latest and same):
-        row.update(action="unchanged", id=latest["id"] if latest else same)
+        row.update({"action": "unchanged", "id": latest["id"] if latest else same})
         return row
     in_body = guard.scan(text)
     if in_body or guard.scan(file.source) or guard.scan(title):  # what `save` would refuse
@@ -175,11 +196,11 @@ def _plan(source: Source, file: File, data: bytes | None, problem: str | None, k
         if in_body:  # the heading is shortened: a token cut there would no longer be found and masked whole
             row["title"] = _title(file, guard.redact(text))
         return row
-    row.update(action="correction" if latest else "new", corrects=latest["id"] if latest else None)
+    row.update({"action": "correction" if latest else "new", "corrects": latest["id"] if latest else None})
     return row
 
 
-def _latest(imports: list[dict[str, object]]) -> dict[str, object] | None:
+def _latest(imports: list[ImportedNote]) -> ImportedNote | None:
     """The newest import of one file: the one no other corrects (the newest of them, should there be several)."""
     corrected = {note["corrects"] for note in imports}
     heads = [note for note in imports if note["id"] not in corrected] or imports
@@ -205,8 +226,8 @@ def _short(title: str) -> str:
     return title[: notes.TITLE_MAX * 2]
 
 
-def _save(ctx: Context, row: dict[str, object], data: bytes) -> None:
-    file: File = row["file"]
+def _save(ctx: Context, row: Row, data: bytes) -> None:
+    file = row["file"]
     try:
         result = saving.save(
             ctx,
@@ -218,15 +239,15 @@ def _save(ctx: Context, row: dict[str, object], data: bytes) -> None:
             agent=str(row["tool"]) if row["tool"] in TOOLS else None,
         )
     except (ContentRefused, UsageError) as exc:  # this file only: the others are imported
-        row.update(action="refused", reason=f"{exc.message} ({exc.next_step})", corrects=None)
+        row.update({"action": "refused", "reason": f"{exc.message} ({exc.next_step})", "corrects": None})
         return
-    row.update(id=result["id"], status=result["status"])
+    row.update({"id": result["id"], "status": result["status"]})
 
 
-def _shown(row: dict[str, object], dry_run: bool) -> dict[str, object]:
+def _shown(row: Row, dry_run: bool) -> ImportRow:
     """A row of the result, as printed and in `--json`: every string from outside made safe to print, and any
     credential in it masked (a refused file's heading or name says what it holds, never the value)."""
-    file: File = row["file"]
+    file = row["file"]
     status = row["status"]
     if dry_run and row["action"] in ("new", "correction"):
         status = "planned"
@@ -249,6 +270,6 @@ def _masked(text: str) -> str:
     return guard.redact(safe(text))
 
 
-def _source_entry(source: Source, files: list[tuple[Source, File]]) -> dict[str, object]:
+def _source_entry(source: Source, files: list[tuple[Source, File]]) -> ImportSource:
     count = sum(1 for owner, _file in files if owner is source)
     return {"tool": source.tool, "path": _masked(str(source.folder)), "found": source.found, "files": count}

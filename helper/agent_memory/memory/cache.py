@@ -51,6 +51,16 @@ from ..store.base import StoreError
 from . import checksums, pack
 from .checksums import Checksum
 
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import TypeVar
+
+    from ..contract import DamagedNote, Skipped
+    from .shape import CacheReport
+
+    Consumed = TypeVar("Consumed")  # what a search of the pack gives back
+
 TAIL = 4 << 20  # more than the longest record (a 1 MiB note, lowercased)
 SMALL_RECORD = 64 << 10  # bytes of refresh.json and stands.json read at most: they hold a few lines
 NOTE_FILE_MAX = 4 << 20  # bytes of a cached note read at most: more than any note (1 MiB and its frontmatter)
@@ -70,7 +80,7 @@ class Stand:
 
     __slots__ = ("cursor", "updated_at", "listed", "files")
 
-    def __init__(self, cursor: str | None, updated_at: str | None, listed: str, files: list | None) -> None:
+    def __init__(self, cursor: str | None, updated_at: str | None, listed: str, files: list[object] | None) -> None:
         self.cursor = cursor
         self.updated_at = updated_at
         self.listed = listed
@@ -115,7 +125,7 @@ class ProjectCache:
         """What each verified note must be: `{id: (size, crc32, remote hash or None)}`."""
         return checksums.read(self.checksum_file)
 
-    def verified_checksums_of(self, note_ids: list[str] | set[str] | dict[str, object]) -> dict[str, Checksum]:
+    def verified_checksums_of(self, note_ids: list[str] | set[str] | Mapping[str, object]) -> dict[str, Checksum]:
         """`verified_checksums` of these notes only (for a few, cheaper than parsing every line)."""
         return checksums.read(self.checksum_file, note_ids)
 
@@ -147,16 +157,16 @@ class ProjectCache:
             return None
         return data if expected is not None and (len(data), crc32(data)) == expected[:2] else None
 
-    def search_pack(self, needle: bytes, consume: Callable[[Iterator[bytes]], object]) -> object:
+    def search_pack(self, needle: bytes, consume: Callable[[Iterator[bytes]], Consumed]) -> Consumed:
         """`consume(headers)` of the pack records whose text contains `needle` (see `pack.scan`)."""
         return self.search_hits((needle,) if needle else (), lambda hits: consume(hit.header for hit in hits))
 
     def search_hits(
         self,
         needles: tuple[bytes, ...],
-        consume: Callable[[Iterator[pack.Hit]], object],
+        consume: Callable[[Iterator[pack.Hit]], Consumed],
         corrections: dict[str, tuple[str, str]] | None = None,
-    ) -> object:
+    ) -> Consumed:
         """`consume(hits)` of the pack records whose text contains one of `needles` (all records if there is
         none), filling `corrections` (see `pack.hits`).
 
@@ -173,7 +183,7 @@ class ProjectCache:
                 corrections.clear()  # what the damaged read found
             return consume(pack.hits(self.pack, needles, corrections))
 
-    def damaged_notes(self) -> list[dict[str, str]]:
+    def damaged_notes(self) -> list[DamagedNote]:
         """The notes of the pack whose fields cannot be used, as `{"id", "problem"}` (see `notes.fields`), from
         `damaged.json` when it describes the pack as it is; otherwise read from the pack, and recorded."""
         before = self._pack_signature()
@@ -181,11 +191,11 @@ class ProjectCache:
         if recorded is not None and before is not None and recorded[0] == before:
             return recorded[1]
 
-        def damaged(headers: Iterator[bytes]) -> list[dict[str, str]]:
+        def damaged(headers: Iterator[bytes]) -> list[DamagedNote]:
             found = (pack.fields(header) for header in headers)
             return [{"id": f["id"], "problem": f["problem"]} for f in found if f.get("problem")]
 
-        found: list[dict[str, str]] = self.search_pack(b"", damaged)  # type: ignore[assignment]
+        found = self.search_pack(b"", damaged)
         if before is not None and self._pack_signature() == before:  # nobody wrote the pack meanwhile
             try:
                 self._record_damaged(found, before)
@@ -196,7 +206,7 @@ class ProjectCache:
     def _pack_signature(self) -> list[int] | None:
         return self.files_signature()[1]
 
-    def _damaged_record(self) -> tuple[list[int], list[dict[str, str]]] | None:
+    def _damaged_record(self) -> tuple[list[int], list[DamagedNote]] | None:
         """`(the pack's signature, the damaged notes)` as `damaged.json` holds them, None if it cannot be used."""
         try:
             found = read_json(self.dir / DAMAGED, DAMAGED_MAX)
@@ -211,7 +221,7 @@ class ProjectCache:
             return None
         return signature, notes
 
-    def _record_damaged(self, notes: list[dict[str, str]], signature: list[int] | None) -> None:
+    def _record_damaged(self, notes: list[DamagedNote], signature: list[int] | None) -> None:
         """Write `damaged.json`: these damaged notes, for the pack of this signature."""
         write_json_atomic(self.dir / DAMAGED, {"pack": signature, "notes": notes})
 
@@ -228,7 +238,7 @@ class ProjectCache:
             for note_id, source in notes.items():
                 adding.put(note_id, source, remote.get(note_id))
 
-    def adding(self, note_ids: list[str] | dict[str, object]) -> Adding:
+    def adding(self, note_ids: list[str] | Mapping[str, object]) -> Adding:
         """Notes of `note_ids` to put (`Adding.put`) in a block that holds the lock (`with cache.adding(ids) as
         adding`); what was put is recorded when the block ends, also when it fails."""
         return Adding(self, note_ids)
@@ -346,7 +356,7 @@ class ProjectCache:
         """Write the pack again from the verified notes; copies that no longer match their line are removed."""
         known = self.verified_checksums()
         damaged = set()
-        unusable: list[dict[str, str]] = []  # notes whose fields cannot be used (`damaged.json`)
+        unusable: list[DamagedNote] = []  # notes whose fields cannot be used (`damaged.json`)
 
         def records() -> Iterator[bytes]:
             for note_id in sorted(known):
@@ -375,11 +385,13 @@ class ProjectCache:
     def last_refresh(self) -> str | None:
         """When the cache last matched the bucket, or None."""
         try:
-            return (read_json(self.dir / "refresh.json", SMALL_RECORD, {}) or {}).get("last_success")
+            found = read_json(self.dir / "refresh.json", SMALL_RECORD, {})
+            last = found.get("last_success") if isinstance(found, dict) else None
+            return last if isinstance(last, str) else None
         except (ValueError, OSError):
             return None
 
-    def record_report(self, skipped: list[dict[str, str]], gone: list[str], when: str) -> None:
+    def record_report(self, skipped: list[Skipped], gone: list[str], when: str) -> None:
         """Keep what a listing skipped (replacing what the last one skipped) and the notes it found gone (added
         to those found before, with `when`, a `clock.utc_now()` stamp), for `status`."""
         before = self.report()
@@ -387,11 +399,12 @@ class ProjectCache:
         if skipped or kept or before["skipped"]:
             write_json_atomic(self.dir / REPORT, {"skipped": skipped, "gone": kept[:GONE_KEPT]})
 
-    def report(self) -> dict[str, list[dict[str, str]]]:
+    def report(self) -> CacheReport:
         """`{"skipped": [{"path", "reason", "detail", "next"}], "gone": [{"path", "at"}]}` as the last listings left
         them (empty when unreadable: the next listing writes it again)."""
         try:
-            found = read_json(self.dir / REPORT, REPORT_MAX, {}) or {}
+            found = read_json(self.dir / REPORT, REPORT_MAX, {})
+            found = found if isinstance(found, dict) else {}  # anything else is damaged: read as nothing kept
             skipped, gone = found.get("skipped"), found.get("gone")
             if isinstance(skipped, list) and isinstance(gone, list):
                 fields = ({"path", "reason", "detail", "next"}, {"path", "at"})
@@ -466,7 +479,7 @@ class Adding:
     line before its file is whole, nor a record without its line. A first fill makes the whole pack by appends.
     """
 
-    def __init__(self, cache: ProjectCache, note_ids: list[str] | dict[str, object]) -> None:
+    def __init__(self, cache: ProjectCache, note_ids: list[str] | Mapping[str, object]) -> None:
         self.cache = cache
         self.note_ids = note_ids
         self.lock = cache.lock()
@@ -488,7 +501,7 @@ class Adding:
         finally:
             self.lock.__exit__(None, None, None)
 
-    def _begin(self, cache: ProjectCache, note_ids: list[str] | dict[str, object]) -> None:
+    def _begin(self, cache: ProjectCache, note_ids: list[str] | Mapping[str, object]) -> None:
         # whether `checksums` and the pack agree as found: as this cache's last Adding left them, or both empty
         found = cache.files_signature()
         own = found == cache.agreed  # the pack ends with a whole record: the last one appended here
@@ -554,14 +567,16 @@ class Adding:
         if self.lines:
             self.cache._record(self.lines)
         if self.records and not self.replaced:
-            recorded = self.cache._damaged_record()
+            recorded: tuple[list[int] | None, list[DamagedNote]] | None = self.cache._damaged_record()
             before = self.cache._pack_signature()
             append(self.cache.pack, self.records)
             if before is None or before[1] == 0:  # a new pack: no damaged note yet
                 recorded = (before, [])
             if recorded is not None and recorded[0] == before:  # it describes the pack: extended with these
                 unusable = [(record, pack.record_problem(record)) for record in self.records]
-                added = [{"id": pack.record_id(r[pack.PREFIX :]), "problem": p} for r, p in unusable if p]
+                added: list[DamagedNote] = [
+                    {"id": pack.record_id(r[pack.PREFIX :]), "problem": p} for r, p in unusable if p
+                ]
                 self.cache._record_damaged(recorded[1] + added, self.cache._pack_signature())
         self.lines, self.records, self.held = [], [], 0
 

@@ -16,6 +16,10 @@ from pathlib import Path
 
 from ..fsutil import open_own, read_own
 
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
 Checksum = tuple[int, int, "str | None"]  # size, CRC-32, remote hash: a plain tuple, cheap to build 50,000 of
 MAX_FILE = 64 << 20  # bytes: the lines of a few hundred thousand notes; a larger file is damage, never read
 FEW = 32  # up to this many notes, look their lines up one by one instead of parsing the whole file
@@ -27,7 +31,7 @@ def line(note_id: str, checksum: Checksum) -> bytes:
     return f"{note_id}\t{size}\t{crc:08x}\t{remote or '-'}\n".encode()
 
 
-def read(file: Path, note_ids: list[str] | set[str] | dict[str, object] | None = None) -> dict[str, Checksum]:
+def read(file: Path, note_ids: list[str] | set[str] | Mapping[str, object] | None = None) -> dict[str, Checksum]:
     """The checksums of `note_ids` (of every note when None) that `file` records."""
     data = _complete(file)
     if note_ids is None or len(note_ids) > FEW:

@@ -88,8 +88,9 @@ def simple(text: str) -> dict[str, object] | None:
             if listing is None or item is None:
                 return None
             items = found[listing]
-            if items is None:
-                items = found[listing] = []
+            if not isinstance(items, list):  # None: the key's first item
+                items = []
+                found[listing] = items
             items.append(item)
             continue
         # a key twice (which YAML may take either way), or one YAML reads as a bool or null (the pattern of a key
@@ -130,14 +131,15 @@ def _plain(value: str) -> str | None:
 
 @functools.lru_cache(maxsize=4096)  # keys and the usual values (kinds, agents, tags) recur in every note of a fill
 def _resolved_as_string(value: str) -> bool:
-    return _RESOLVER.resolve(yaml.ScalarNode, value, (True, False)) == _STR
+    tag: str = _RESOLVER.resolve(yaml.ScalarNode, value, (True, False))  # type: ignore[no-untyped-call]  # PyYAML's stubs leave it untyped
+    return tag == _STR
 
 
 def _invalid(exc: Exception) -> ValueError:
     return ValueError(f"the frontmatter is not valid YAML ({type(exc).__name__})")
 
 
-def _check_tree(root: object, depth_max: int) -> None:
+def _check_tree(root: yaml.Node, depth_max: int) -> None:
     """ValueError if a node is reached twice (an alias) or lists and mappings nest deeper than `depth_max`."""
     seen = {id(root)}
     stack = [(root, 0)]

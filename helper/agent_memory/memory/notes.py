@@ -17,6 +17,10 @@ from ..display import is_safe
 from ..errors import ContentRefused, UsageError
 from ..names import PROJECT_MAX, is_id
 
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
 MAX_BYTES = 1024 * 1024
 KINDS = ("note", "checkpoint")
 TITLE_MAX = 120  # a derived title; one given with --title may have twice as many characters
@@ -123,7 +127,7 @@ def _shorten(text: str) -> str:
     return text if len(text) <= TITLE_MAX else text[: TITLE_MAX - 1].rstrip() + "…"
 
 
-def render(meta: dict[str, object], body: str) -> bytes:
+def render(meta: Mapping[str, object], body: str) -> bytes:
     """The note file: YAML frontmatter in a stable key order, then the body, ending with a newline."""
     # `sources` is always written, even empty; the other optional fields only when they have a value
     ordered = {key: meta[key] for key in _ORDER if key == "sources" or meta.get(key) not in (None, [])}
@@ -206,7 +210,7 @@ def _known(note_id: str, meta: dict[str, object]) -> dict[str, str]:
 
     if corrects and not is_id(corrects):
         raise Malformed("corrects is not a note id")
-    _list(meta, "tags", TAGS_MAX, TAG_MAX)  # shown to nobody; kept in the search pack, one line, for `import`
+    tags = _list(meta, "tags", TAGS_MAX, TAG_MAX)  # shown to nobody; kept in the search pack, one line, for `import`
     _list(meta, "sources", SOURCES_MAX, SOURCE_MAX)
     _text(meta, "session", SESSION_MAX)
 
@@ -218,7 +222,7 @@ def _known(note_id: str, meta: dict[str, object]) -> dict[str, str]:
         "agent": _text(meta, "agent", NAME_MAX),
         "machine": _text(meta, "machine", NAME_MAX),
         "corrects": corrects,
-        "tags": " ".join(" ".join(tag.split()) for tag in meta.get("tags") or []),
+        "tags": " ".join(" ".join(tag.split()) for tag in tags),
     }
 
 
@@ -237,10 +241,11 @@ def _text(meta: dict[str, object], key: str, limit: int, *, required: bool = Fal
     return line
 
 
-def _list(meta: dict[str, object], key: str, count: int, limit: int) -> None:
+def _list(meta: dict[str, object], key: str, count: int, limit: int) -> list[str]:
+    """Field `key`: a list of at most `count` strings of at most `limit` characters each (absent: empty)."""
     value = meta.get(key)
     if value is None:
-        return
+        return []
     if not isinstance(value, list):
         raise Malformed(f"{key} is not a list of text")
     longest = 0
@@ -252,6 +257,7 @@ def _list(meta: dict[str, object], key: str, count: int, limit: int) -> None:
         raise Malformed(f"{key} has more than {count} items")
     if longest > limit:
         raise Malformed(f"an item of {key} is longer than {limit} characters")
+    return value
 
 
 @functools.cache  # then a lookup, not an import statement, per call: a fill parses thousands of notes
@@ -267,6 +273,7 @@ def _frontmatter() -> ModuleType:
 def _created(value: object) -> str:
     """`created` as `YYYY-MM-DDTHH:MM:SSZ` (UTC); Malformed if it is no time with its offset, or is in the future."""
     try:
-        return _frontmatter().created(value, FUTURE_SLACK)
+        created: str = _frontmatter().created(value, FUTURE_SLACK)  # (the module is loaded here: typed as it is)
+        return created
     except ValueError as exc:
         raise Malformed(str(exc)) from None

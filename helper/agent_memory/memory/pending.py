@@ -16,6 +16,8 @@ from .cache import ProjectCache
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
     from ..contract import NoteUpload, PendingNote
+    from ..outbox.shape import Plan
+    from .shape import WaitingNote
 
 
 class NoteUploads(Kind):
@@ -24,7 +26,7 @@ class NoteUploads(Kind):
     name = "note"
     group = "notes"
 
-    def entry(self, plan: dict[str, object]) -> PendingNote:
+    def entry(self, plan: Plan) -> PendingNote:
         return {
             "id": plan["id"],
             "path": plan["objects"][-1]["path"],
@@ -41,10 +43,17 @@ class NoteUploads(Kind):
             message = (
                 f"Not shared yet: {key} is kept on this machine only, because {outcome.because}; do not save it again."
             )
-        found = {"id": key, "project": (plan.get("display") or {}).get("project"), "bucket": plan["bucket"]}
-        return {**found, "path": plan["objects"][-1]["path"], "status": status, "message": message, "next": next_step}
+        return {
+            "id": key,
+            "project": (plan.get("display") or {}).get("project"),
+            "bucket": plan["bucket"],
+            "path": plan["objects"][-1]["path"],
+            "status": status,
+            "message": message,
+            "next": next_step,
+        }
 
-    def delivered(self, plan: dict[str, object], objects: list[tuple[str, bytes]], ctx: Context) -> None:
+    def delivered(self, plan: Plan, objects: list[tuple[str, bytes]], ctx: Context) -> None:
         """Put the note in the project's cache: it has left the outbox, and offline search must still find it before
         the next online refresh. The cache is a convenience, so a failure here fails nothing."""
         project = (plan.get("display") or {}).get("project")
@@ -83,9 +92,9 @@ class NoteUploads(Kind):
 NOTES = NoteUploads()
 
 
-def pending(ctx: Context) -> list[dict[str, object]]:
+def pending(ctx: Context) -> list[WaitingNote]:
     """The notes of this command's project and bucket waiting for upload, with their displayed fields and text."""
-    found = []
+    found: list[WaitingNote] = []
     for plan, objects in waiting(NOTES):
         display = plan.get("display") or {}
         if plan["bucket"] == ctx.bucket and display.get("project") == ctx.project:
@@ -94,7 +103,7 @@ def pending(ctx: Context) -> list[dict[str, object]]:
     return found
 
 
-def pending_copy(note_id: str) -> tuple[dict[str, object], bytes] | None:
+def pending_copy(note_id: str) -> tuple[Plan, bytes] | None:
     """The plan and exact bytes of one pending note, None if it is not pending (Damaged if it is, but damaged)."""
     found = waiting(NOTES, note_id)
     return (found[0][0], found[0][1][-1][1]) if found else None

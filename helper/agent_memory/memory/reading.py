@@ -12,8 +12,13 @@ from .cache import NOTE_FILE_MAX, ProjectCache
 from .notes import object_path
 from .pending import pending_copy
 
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..outbox.shape import Plan
+    from .shape import FoundNote
 
-def read(ctx: Context, note_id: str, *, fresh: bool = False) -> dict[str, object]:
+
+def read(ctx: Context, note_id: str, *, fresh: bool = False) -> FoundNote:
     """`{"id", "path", "content" (bytes), "source": "cache"|"bucket"|"pending"}` for a note of the command's
     project."""
     names.note_id(note_id)
@@ -68,12 +73,12 @@ def known(ctx: Context, note_id: str) -> bool | None:
         return None
 
 
-def _pending(note_id: str) -> tuple[dict[str, object], bytes] | None:
+def _pending(note_id: str) -> tuple[Plan, bytes] | None:
     try:
         return pending_copy(note_id)
     except Damaged as exc:
         raise damaged_error(note_id, str(exc)) from exc
 
 
-def _found(note_id: str, path: str, content: bytes, source: str) -> dict[str, object]:
+def _found(note_id: str, path: str, content: bytes, source: str) -> FoundNote:
     return {"id": note_id, "path": path, "content": content, "source": source}

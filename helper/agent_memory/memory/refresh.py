@@ -56,6 +56,10 @@ from .cache import NOTE_FILE_MAX, ProjectCache, Stand
 from .checksums import Checksum
 from .notes import object_path
 
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import Skipped
+
 _NOTE_FILE = re.compile(r"projects/[^/]+/notes/([^/]+)\.md")
 BATCH = 1000  # notes per download: one request for a few new notes, kept progress for a first fill of thousands
 LIST_EVERY = 86400  # seconds: the longest a cache goes without a complete listing, which heals what nothing showed
@@ -196,13 +200,14 @@ def _refresh(store: Store, cache: ProjectCache) -> tuple[list[UnsafeObject | Ove
     else:
         cache.forget_stand()  # no feed to follow, a partial listing, damage left: the next refresh lists again
     cache.record_refresh(utc_now())
-    told = [*{s.path: s for s in skipped}.values(), *too_large]  # once each, though both passes may meet one
+    once = {s.path: s for s in skipped}  # once each, though both passes may meet one
+    told: list[UnsafeObject | OversizedObject] = [*once.values(), *too_large]
     paths = sorted(object_path(cache.project, note_id) for note_id in gone)
     cache.record_report([_reported(s) for s in told], paths, utc_now())
     return told, paths
 
 
-def _reported(skipped: UnsafeObject | OversizedObject) -> dict[str, str]:
+def _reported(skipped: UnsafeObject | OversizedObject) -> Skipped:
     reason = "oversized" if isinstance(skipped, OversizedObject) else "unsafe"
     return {"path": skipped.path, "reason": reason, "detail": skipped.detail, "next": skipped.next_step}
 
@@ -213,7 +218,11 @@ def _note_id(path: str) -> str | None:
 
 
 def _sync(
-    store: Store, cache: ProjectCache, remote: dict[str, ObjectInfo], skipped: list[UnsafeObject], kept: set[str]
+    store: Store,
+    cache: ProjectCache,
+    remote: dict[str, ObjectInfo],
+    skipped: list[UnsafeObject],
+    kept: set[str | None],
 ) -> set[str]:
     """Fetch what the cache lacks of `remote`, drop the verified notes it no longer lists (but those of `skipped`
     and `kept`, which it lists but could not read); the ids of the verified notes dropped."""
@@ -265,7 +274,7 @@ def _verify_by_hash(store: Store, cache: ProjectCache, infos: dict[str, ObjectIn
         return []
     files = [cache.note_file(note_id) for note_id in infos]
     try:
-        hashes = store.hashes(files)
+        hashes: list[str | None] = store.hashes(files)
     except OSError:  # a copy vanished meanwhile: download them all
         return list(infos)
     same = {note_id for (note_id, info), got in zip(infos.items(), hashes, strict=True) if got and got == info.hash}
@@ -390,7 +399,7 @@ def _keep(store: Store, cache: ProjectCache, staging: Path, infos: dict[str, Obj
             raise StoreError("error", f"incomplete download of {info.path}")
         complete[note_id] = file
     if verify and complete:
-        got = store.hashes([staging / infos[note_id].path for note_id in complete])
+        got: list[str | None] = store.hashes([staging / infos[note_id].path for note_id in complete])
         for note_id, found_hash in zip(complete, got, strict=True):
             if found_hash is not None and found_hash != infos[note_id].hash:
                 raise StoreError("error", f"{infos[note_id].path} did not download with the hash it was told")

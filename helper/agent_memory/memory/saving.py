@@ -20,6 +20,13 @@ from . import notes, reading
 from .origin import MACHINE_VARIABLE, home_suffix, machine_name
 from .pending import NOTES
 
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from ..contract import NoteUpload
+    from ..outbox.shape import Display
+
 # where the fields that do not come from the note itself are given, for the secret guard's message
 ORIGINS = {
     "title": "--title or the first heading",
@@ -42,7 +49,7 @@ def save(
     corrects: str | None = None,
     agent: str | None = None,
     note_id: str | None = None,
-) -> dict[str, object]:
+) -> NoteUpload:
     """Save a note of the command's project; the contract's result, `saved` or `pending`.
 
     Every check runs before anything is written: a refused note leaves nothing behind, not even a pending entry.
@@ -68,12 +75,13 @@ def save(
         names.note_id(corrects)
     title = notes.derive_title(body, title)
     note_id = note_id or new_id()
-    meta = {
+    created = utc_now()
+    meta: dict[str, object] = {
         "id": note_id,
         "title": title,
         "kind": kind,
         "project": project,
-        "created": utc_now(),
+        "created": created,
         "agent": agent,
         "machine": machine,
         "session": session if session and len(session) <= notes.SESSION_MAX and is_safe(session) else None,
@@ -95,7 +103,14 @@ def save(
             "machine's pending notes), so nothing was saved.",
             next_step=f"{commands.line('search', 'QUERY')} (lists this project's notes and their ids), then save again",
         )
-    display = {key: meta[key] for key in ("project", "title", "kind", "created", "agent", "machine")}
+    display: Display = {
+        "project": project,
+        "title": title,
+        "kind": kind,
+        "created": created,
+        "agent": agent,
+        "machine": machine,
+    }
     writing.create(NOTES.name, note_id, bucket, [(notes.object_path(project, note_id), data)], display)
     if machine is not None and not os.environ.get(MACHINE_VARIABLE):
         home_suffix(keep=True)  # the name a kept note carries stays this home's when the home moves
@@ -108,7 +123,7 @@ def save(
     return NOTES.result(outcome)
 
 
-def check_secrets(body: str, meta: dict[str, object], origins: dict[str, str] | None = None) -> None:
+def check_secrets(body: str, meta: Mapping[str, object], origins: dict[str, str] | None = None) -> None:
     """ContentRefused naming the body line or field and the rule (never the value) if the note holds a credential.
 
     Every string of `meta` is scanned, lists included, so a field added later is covered without a change here;

@@ -33,7 +33,12 @@ from .pending import NOTES, pending
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
+    from typing import TypeVar
+
     from ..contract import Found, Match, NoteHit
+    from .shape import Candidate, HasId, PendingCandidate, WaitingNote
+
+    Chained = TypeVar("Chained", bound=HasId)  # a search's candidates, or anything else with an id
 
 MAX_MATCHES_PER_NOTE = 3
 MATCH_TEXT_MAX = 200
@@ -143,7 +148,7 @@ def search(
     *,
     limit: int,
     kind: str | None,
-    pending_notes: list[dict[str, object]],
+    pending_notes: list[WaitingNote],
     current: bool = False,
     everything: bool = False,
 ) -> list[NoteHit]:
@@ -181,15 +186,15 @@ def search(
     ranked = _in_chains(ranked, corrections)[:limit]
     copies = cache.verified([found["id"] for found in ranked if not found["pending"]])
     damaged = {note_id for note_id, data in copies.items() if data is None and cache.note_file(note_id).exists()}
-    results = []
+    results: list[NoteHit] = []
     for found in ranked:
-        if found["pending"]:
+        if found["pending"] and found["entry"] is not None:  # (a pending note is listed with its entry)
             text = found["entry"]["content"]
         else:
             data = copies[found["id"]]
             text = data.decode("utf-8", errors="replace") if data is not None else ""
         fields = found["fields"]
-        result = {
+        result: NoteHit = {
             "id": found["id"],
             "title": fields.get("title") or "",
             "kind": fields.get("kind") or "",
@@ -214,7 +219,7 @@ def search(
     return results
 
 
-def _pending_candidate(entry: dict[str, object]) -> dict[str, object]:
+def _pending_candidate(entry: WaitingNote) -> PendingCandidate:
     """A pending note as the pack would hold it: its fields, and its lowercased title line and body."""
     content = str(entry["content"])
     fields = {key: " ".join(str(entry.get(key) or "").split()) for key in HEADER_FIELDS}
@@ -239,11 +244,11 @@ def _ranked(
     query: Query,
     limit: int,
     accepted: Callable[[dict[str, str]], bool],
-    waiting: dict[str, dict[str, object]],
+    waiting: dict[str, PendingCandidate],
     corrections: dict[str, tuple[str, str]] | None,
     *,
     partial: bool,
-) -> tuple[list[dict[str, object]], bool]:
+) -> tuple[list[Candidate], bool]:
     """The best `limit` candidates of the pack and the pending notes (those `accepted`), best first, and whether
     the pack held more candidates than were kept. Only notes with every term, unless `partial`: then those with
     the most terms (at least one)."""
@@ -277,6 +282,7 @@ def _ranked(
 
     # a pack found damaged halfway is repaired and read again: `consume` starts afresh each time
     best, seen, overflow = cache.search_hits(() if partial else tuple(query.terms), consume, corrections)
+    candidates: list[tuple[Key, dict[str, str], frozenset[bytes], bool, WaitingNote | None]]
     candidates = [(key, fields, has, False, None) for key, fields, has in best]
     for note_id, entry in waiting.items():
         if note_id in seen or not accepted(entry["fields"]):
@@ -290,7 +296,7 @@ def _ranked(
         most = max(key[0] for key, *_rest in candidates)
         candidates = [candidate for candidate in candidates if candidate[0][0] == most]
     candidates.sort(key=lambda candidate: candidate[0], reverse=True)
-    ranked = [
+    ranked: list[Candidate] = [
         {"id": fields["id"], "fields": fields, "found": key[0], "has": has, "pending": is_pending, "entry": entry}
         for key, fields, has, is_pending, entry in candidates[:limit]
     ]
@@ -306,7 +312,7 @@ def _corrected_by(corrections: dict[str, tuple[str, str]]) -> dict[str, str]:
     return {target: note_id for target, (_created, note_id) in newest.items()}
 
 
-def _in_chains(ranked: list[dict[str, object]], corrections: dict[str, tuple[str, str]]) -> list[dict[str, object]]:
+def _in_chains(ranked: list[Chained], corrections: dict[str, tuple[str, str]]) -> list[Chained]:
     """`ranked` with each chain of corrections together, where its best-ranked note is: the latest correction
     first, the note it corrects right after it, and so on to the first note of the chain."""
 
@@ -317,7 +323,7 @@ def _in_chains(ranked: list[dict[str, object]], corrections: dict[str, tuple[str
             root, depth = target, depth + 1
         return root, depth
 
-    placed: dict[str, list[tuple[int, int, dict[str, object]]]] = {}
+    placed: dict[str, list[tuple[int, int, Chained]]] = {}
     for order, found in enumerate(ranked):
         root, depth = chain(found["id"])
         placed.setdefault(root, []).append((-depth, order, found))
@@ -328,7 +334,8 @@ def _refreshed(ctx: Context, cache: ProjectCache) -> Freshness:
     """Refresh the cache; where it cannot be written (Codex's sandbox without the consent, a read-only home),
     answer from it as it is, stale, as `--offline` would: a search must not fail for want of a write."""
     try:
-        return _refresh().refresh(ctx.store, cache)
+        fresh: Freshness = _refresh().refresh(ctx.store, cache)  # (the module is loaded here: typed as it is)
+        return fresh
     except OSError as exc:
         if (reason := cache_not_written(exc)) is None:
             raise  # a store's folder, a full disk: not this case
@@ -350,12 +357,15 @@ def search_project(
     cache = ProjectCache(ctx.bucket, ctx.project)
     freshness = Freshness(offline=True) if offline else _refreshed(ctx, cache)
     mine = pending(ctx)
-    options = {"limit": limit, "kind": kind, "pending_notes": mine, "current": current, "everything": everything}
-    results = search(cache, query, **options)
+
+    def find() -> list[NoteHit]:
+        return search(cache, query, limit=limit, kind=kind, pending_notes=mine, current=current, everything=everything)
+
+    results = find()
     if cache.discarded and freshness.fresh:
         # fetch the damaged copies just found, and show them as they are
         freshness = _refresh().refresh(ctx.store, cache)
-        results = search(cache, query, **options)
+        results = find()
     waiting = summary().get(NOTES.name, 0)
     return {"project": ctx.project, "query": query, "results": results, "pending": waiting}, freshness
 

@@ -46,7 +46,7 @@ def failed() -> float:
         if failures and now < until <= now + LONGEST:
             return until - now  # counted already
         failures += 1
-        wait = min(FIRST * 2 ** min(failures - 1, 16), LONGEST)
+        wait: float = min(FIRST * 2 ** min(failures - 1, 16), LONGEST)
         write_json_atomic(record(), {"failures": failures, "until": now + wait})
     return wait
 

@@ -18,7 +18,7 @@ from pathlib import Path
 try:
     import fcntl
 except ImportError:  # Windows: no advisory locks; a concurrent retry there at worst checks twice
-    fcntl = None
+    fcntl = None  # type: ignore[assignment]  # Windows has no fcntl: every use tests for None
 
 from ..fsutil import UnsafeLocalFile, open_own, open_private
 from . import plans

@@ -19,7 +19,8 @@ from .kinds import Kind, Outcome, damaged_error, not_waiting
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
-    from ..contract import NoteUpload, Publication, Retries
+    from ..contract import Damage, Delivered, Retries
+    from .shape import Plan
 
 _MIN_SECONDS = 0.5  # less than this left of a budget is not enough to start an upload
 
@@ -45,24 +46,14 @@ def deliver(kind: Kind, key: str, ctx: Context, *, check_first: bool = True) -> 
     return outcome
 
 
-def retry(
-    kinds: Sequence[Kind], ctx: Context, key: str | None = None, *, by_user: bool = True
-) -> Retries | NoteUpload | Publication:
-    """Retry the uploads of `kinds`, within the command's one budget; asked `by_user`, it tries even during an
-    outage (`store.outage`) and ends the hooks' wait (`backoff`), whatever comes of it, so that the next turn tries
-    again too.
-
-    With `key`, that one upload: its result (an error saying how to list them if it is not there, unless the
-    bucket has it already, which is then reported as done). Without, every one: `{"results", "damaged"}`, what
-    the budget does not reach staying pending, reported as such.
+def retry(kinds: Sequence[Kind], ctx: Context, *, by_user: bool = True) -> Retries:
+    """Retry every upload of `kinds`, within the command's one budget: `{"results", "damaged"}`, what the budget does
+    not reach staying pending, reported as such. Asked `by_user`, it tries even during an outage (`store.outage`) and
+    ends the hooks' wait (`backoff`), whatever comes of it, so that the next turn tries again too.
     """
-    if by_user:
-        backoff.reset()
-        ctx.go_online()  # an explicit retry always tries, whatever outage was recorded
-    writing.tidy()
-    if key is not None:
-        return _retry_one(kinds, ctx, key)
-    results, damaged = [], []
+    _start(ctx, by_user)
+    results: list[Delivered] = []
+    damaged: list[Damage] = []
     by_name = {kind.name: kind for kind in kinds}
     for op in plans.operations():
         name, found_key = plans.split(op)
@@ -80,14 +71,17 @@ def retry(
             continue
         except AgentMemoryError as exc:  # its store refused to open (a folder store opened to others): the rest go on
             plan = peek(op)
-            outcome = Outcome(plan, done=False, reason="auth", detail=exc.message.rstrip("."), fix=exc.next_step)
-            outcome = outcome if plan else None
+            detail, fix = exc.message.rstrip("."), exc.next_step
+            outcome = Outcome(plan, done=False, reason="auth", detail=detail, fix=fix) if plan else None
         if outcome is not None:
             results.append(kind.result(outcome))
     return {"results": results, "damaged": damaged}
 
 
-def _retry_one(kinds: Sequence[Kind], ctx: Context, key: str) -> NoteUpload | Publication:
+def retry_one(kinds: Sequence[Kind], ctx: Context, key: str, *, by_user: bool = True) -> Delivered:
+    """Retry the upload `key` of `kinds` as `retry` does: its result (an error saying how to list them if it is not
+    there, unless the bucket has it already, which is then reported as done)."""
+    _start(ctx, by_user)
     op = plans.find(key, {kind.name for kind in kinds})
     if op is not None:
         kind = next(kind for kind in kinds if kind.name == plans.split(op)[0])
@@ -103,8 +97,15 @@ def _retry_one(kinds: Sequence[Kind], ctx: Context, key: str) -> NoteUpload | Pu
     raise kinds[0].not_waiting(key) if len(kinds) == 1 else not_waiting(key)
 
 
+def _start(ctx: Context, by_user: bool) -> None:
+    if by_user:
+        backoff.reset()
+        ctx.go_online()  # an explicit retry always tries, whatever outage was recorded
+    writing.tidy()
+
+
 def _execute(
-    kind: Kind, op: str, plan: dict[str, object], objects: list[tuple[str, bytes]], ctx: Context, check_first: bool
+    kind: Kind, op: str, plan: Plan, objects: list[tuple[str, bytes]], ctx: Context, check_first: bool
 ) -> Outcome:
     store = ctx.store_for(plan["bucket"])  # where it was planned to go, whatever the configuration says now
     last_path, last_data = objects[-1]
@@ -123,7 +124,7 @@ def _execute(
     return Outcome(plan, done=True)
 
 
-def peek(op: str) -> dict[str, object] | None:
+def peek(op: str) -> Plan | None:
     """The plan of `op` read without claiming it (for messages only), None if absent or unreadable."""
     try:
         return plans.load(op)

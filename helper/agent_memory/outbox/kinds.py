@@ -14,7 +14,8 @@ from ..errors import AgentMemoryError
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
-    from ..contract import NoteUpload, PendingNote, PendingPublication, Publication
+    from ..contract import Delivered, NoteUpload, Progress, Waiting
+    from .shape import Plan
 
 RETRY = commands.line("pending", "retry")  # the one retry command every hint names
 WHY = {
@@ -26,7 +27,7 @@ WHY = {
 }
 
 
-def progress(plan: dict[str, object]) -> dict[str, object]:
+def progress(plan: Plan) -> Progress:
     """Where an upload goes and how its attempts went, as `pending` and `status` list every kind."""
     return {
         "bucket": plan["bucket"],
@@ -43,7 +44,7 @@ class Outcome:
     __slots__ = ("plan", "done", "reason", "detail", "fix")
 
     def __init__(
-        self, plan: dict[str, object], *, done: bool, reason: str = "error", detail: str = "", fix: str | None = None
+        self, plan: Plan, *, done: bool, reason: str = "error", detail: str = "", fix: str | None = None
     ) -> None:
         self.plan = plan
         self.done = done
@@ -78,15 +79,15 @@ class Kind:
     name = ""  # the plan's kind, and the prefix of its folder in the outbox
     group = ""  # the key that lists the waiting ones in `pending` and `status`
 
-    def entry(self, plan: dict[str, object]) -> PendingNote | PendingPublication:
+    def entry(self, plan: Plan) -> Waiting:
         """How `pending` and `status` list one that waits."""
         raise NotImplementedError
 
-    def result(self, outcome: Outcome) -> NoteUpload | Publication:
+    def result(self, outcome: Outcome) -> Delivered:
         """The command's result for one delivery, its `message` included."""
         raise NotImplementedError
 
-    def delivered(self, plan: dict[str, object], objects: list[tuple[str, bytes]], ctx: Context) -> None:
+    def delivered(self, plan: Plan, objects: list[tuple[str, bytes]], ctx: Context) -> None:
         """What to do once the bucket has confirmed the upload (nothing, unless the domain says)."""
 
     def shared_already(self, key: str, ctx: Context) -> NoteUpload | None:

@@ -10,13 +10,14 @@ from .kinds import Kind
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
-    from ..contract import Pending
+    from ..contract import Damage, Pending, Waiting
+    from .shape import Plan
 
 
 def entries(kinds: Sequence[Kind]) -> Pending:
     """Everything in the outbox, for `status` and `pending`: a list per kind's group, and `damaged`."""
     by_name = {kind.name: kind for kind in kinds}
-    found: dict[str, list[dict[str, object]]] = {kind.group: [] for kind in kinds}
+    found: dict[str, list[Waiting | Damage]] = {kind.group: [] for kind in kinds}
     found["damaged"] = []
     for op in plans.operations():
         kind = by_name.get(plans.split(op)[0])
@@ -30,7 +31,7 @@ def entries(kinds: Sequence[Kind]) -> Pending:
             continue
         if kind is not None:
             found[kind.group].append(kind.entry(plan))
-    return found
+    return found  # type: ignore[return-value]  # a list per kind's group (notes, skills, sync) and "damaged"
 
 
 def summary() -> dict[str, int]:
@@ -48,7 +49,7 @@ def summary() -> dict[str, int]:
     return counts
 
 
-def waiting(kind: Kind, key: str | None = None) -> list[tuple[dict[str, object], list[tuple[str, bytes]]]]:
+def waiting(kind: Kind, key: str | None = None) -> list[tuple[Plan, list[tuple[str, bytes]]]]:
     """The plans and exact objects of the uploads of `kind` (only `key`'s, if given) that wait; a damaged one is
     left out here (`entries` and `retry` report it), never shown as if it were intact."""
     ops = [plans.op_name(kind.name, key)] if key is not None else plans.operations()

@@ -20,6 +20,11 @@ from ..contents import sha256
 from ..errors import UsageError
 from ..fsutil import UnsafeLocalFile, read_own
 
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import Damage
+    from .shape import Plan, PlannedObject
+
 FORMAT = 1
 PLAN_FILE = "plan.json"
 PLAN_MAX = 1 << 20  # bytes of a plan read at most: a thousand objects' paths and checksums
@@ -56,7 +61,7 @@ def folder(op: str) -> Path:
     return root() / op
 
 
-def load(op: str) -> dict[str, object] | None:
+def load(op: str) -> Plan | None:
     """The plan of `op`, None if there is none; Damaged if its file cannot be used."""
     try:
         raw = read_own(folder(op) / PLAN_FILE, PLAN_MAX)
@@ -69,13 +74,13 @@ def load(op: str) -> dict[str, object] | None:
     except OSError as exc:
         raise Damaged(f"{folder(op) / PLAN_FILE} cannot be read ({exc.strerror or exc})") from None
     try:
-        plan = json.loads(raw.decode("utf-8"))
+        plan: object = json.loads(raw.decode("utf-8"))
     except ValueError as exc:
         raise Damaged(f"{folder(op) / PLAN_FILE} is not valid JSON ({exc})") from exc
     problem = _shape_problem(plan, op)
     if problem:
         raise Damaged(f"{folder(op) / PLAN_FILE}: {problem}")
-    return plan
+    return plan  # type: ignore[return-value]  # _shape_problem has just held the keys that delivery reads
 
 
 def _shape_problem(plan: object, op: str) -> str | None:
@@ -90,10 +95,18 @@ def _shape_problem(plan: object, op: str) -> str | None:
     for item in objects:
         if not (isinstance(item, dict) and isinstance(item.get("path"), str) and isinstance(item.get("sha256"), str)):
             return "an object has no path or checksum"
+    # what a retry updates and `pending` shows: a plan edited by hand must be told as damaged, never crash them
+    attempts = plan.get("attempts", 0)
+    if not isinstance(attempts, int) or isinstance(attempts, bool) or attempts < 0:
+        return "its count of attempts is not a whole number"
+    if not isinstance(plan.get("last_error"), (dict, type(None))) or not isinstance(
+        plan.get("display"), (dict, type(None))
+    ):
+        return "its last error or its display is not an object"
     return None
 
 
-def contents(op: str, plan: dict[str, object]) -> list[tuple[str, bytes]]:
+def contents(op: str, plan: Plan) -> list[tuple[str, bytes]]:
     """The exact `(path, bytes)` of every object, in upload order; Damaged if any is missing or changed."""
     found = []
     for index, item in enumerate(plan["objects"]):
@@ -112,18 +125,20 @@ def contents(op: str, plan: dict[str, object]) -> list[tuple[str, bytes]]:
     return found
 
 
-def object_bound(item: dict[str, object]) -> int:
+def object_bound(item: PlannedObject) -> int:
     """How many bytes of one planned object are read at most: its recorded size (more is damage), within
     OBJECT_MAX."""
     size = item.get("size")
     return size if type(size) is int and 0 <= size <= OBJECT_MAX else OBJECT_MAX
 
 
-def done_plan(op: str) -> dict[str, object] | None:
+def done_plan(op: str) -> Plan | None:
     """The plan of `op` as it was when the bucket confirmed it (kept for a week), or None."""
     try:
-        value = json.loads(read_own(done_file(op), PLAN_MAX))
-        return value if isinstance(value, dict) and _shape_problem(value, op) is None else None
+        value: object = json.loads(read_own(done_file(op), PLAN_MAX))
+        if _shape_problem(value, op) is None:
+            return value  # type: ignore[return-value]  # _shape_problem has just held the keys that delivery reads
+        return None
     except (OSError, ValueError):
         return None
 
@@ -142,7 +157,7 @@ def find(key: str, kinds: set[str] | None = None) -> str | None:
     return None
 
 
-def damage(op: str, problem: Exception) -> dict[str, object]:
+def damage(op: str, problem: Exception) -> Damage:
     """How a damaged plan is listed: `{"kind", "id", "file", "problem"}`."""
     kind, key = split(op)
     return {"kind": kind, "id": key, "file": str(folder(op)), "problem": str(problem)}

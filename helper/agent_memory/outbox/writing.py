@@ -16,11 +16,15 @@ from ..contents import sha256
 from ..fsutil import make_dirs, remove_tree, write_atomic
 from .plans import FORMAT, PLAN_FILE, done_file, folder, op_name, root
 
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from .shape import Display, Plan
+
 _STALE_SECONDS = 24 * 3600  # a temporary folder this old belongs to a process that died before finishing
 _DONE_KEEP_SECONDS = 7 * 24 * 3600
 
 
-def create(kind: str, key: str, bucket: str, objects: list[tuple[str, bytes]], display: dict[str, object]) -> str:
+def create(kind: str, key: str, bucket: str, objects: list[tuple[str, bytes]], display: Display) -> str:
     """Persist a new plan atomically and return its operation name; FileExistsError if it exists already."""
     op = op_name(kind, key)
     tidy()
@@ -31,7 +35,7 @@ def create(kind: str, key: str, bucket: str, objects: list[tuple[str, bytes]], d
     try:
         for index, (_path, data) in enumerate(objects):
             write_atomic(staging / "objects" / str(index), data)
-        plan = {
+        plan: Plan = {
             "format": FORMAT,
             "kind": kind,
             "id": key,
@@ -50,7 +54,7 @@ def create(kind: str, key: str, bucket: str, objects: list[tuple[str, bytes]], d
     return op
 
 
-def record_failure(op: str, plan: dict[str, object], reason: str, detail: str) -> dict[str, object]:
+def record_failure(op: str, plan: Plan, reason: str, detail: str) -> Plan:
     """Keep the plan, noting one more failed attempt and why (the caller holds its claim)."""
     plan = {**plan, "attempts": plan.get("attempts", 0) + 1}
     plan["last_error"] = {"reason": reason, "detail": detail, "at": utc_now()}
@@ -58,7 +62,7 @@ def record_failure(op: str, plan: dict[str, object], reason: str, detail: str) -
     return plan
 
 
-def finish(op: str, plan: dict[str, object]) -> None:
+def finish(op: str, plan: Plan) -> None:
     """Record that the bucket confirmed the plan, then take it away (the caller holds its claim).
 
     The record is written first: a worker that waited for this claim reads it and reports the work done.
@@ -106,5 +110,5 @@ def prune_done(keep_seconds: float = _DONE_KEEP_SECONDS) -> list[str]:
     return old
 
 
-def _dump(value: dict[str, object]) -> bytes:
+def _dump(value: Plan) -> bytes:
     return (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode("utf-8")

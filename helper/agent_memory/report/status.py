@@ -29,7 +29,17 @@ from . import usage
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
-    from ..contract import Outage, Pending, StateDamage, Status, StoreCheck, SyncFolderState, SyncSummary
+    from ..contract import (
+        DamagedNote,
+        Mapping,
+        Outage,
+        StateDamage,
+        Status,
+        StoreCheck,
+        SyncFolderState,
+        SyncSummary,
+    )
+    from .shape import Waiting
 
 USAGE_DAYS = 30  # the period of status's line on the use of memory (`usage --days N` shows others)
 
@@ -38,14 +48,14 @@ def status(ctx: Context) -> Status:
     """The machine's state, as the status command's JSON object."""
     bucket = ctx.config.get("bucket")
     try:
-        project: dict[str, str] | None = ctx.mapping()
+        project: Mapping | None = ctx.mapping()
         project_error = None
     except NotSetUp as exc:
         project, project_error = None, f"{exc.message} Next: {exc.next_step}"
     cache = ProjectCache(bucket, project["project"]) if bucket and project else None
     report = cache.report() if cache else {"skipped": [], "gone": []}
     waiting = _waiting()
-    result = {
+    result: Status = {
         "version": __version__,
         "config_file": str(paths.config_file()),
         "bucket": bucket,
@@ -55,7 +65,13 @@ def status(ctx: Context) -> Status:
         "last_refresh": cache.last_refresh() if cache else None,
         "pending": waiting["notes"],
         "pending_skills": [
-            {key: entry[key] for key in ("name", "revision", "bucket", "attempts", "last_error")}
+            {
+                "name": entry["name"],
+                "revision": entry["revision"],
+                "bucket": entry["bucket"],
+                "attempts": entry["attempts"],
+                "last_error": entry["last_error"],
+            }
             for entry in waiting["skills"]
         ],
         "damaged": waiting["damaged"],
@@ -73,7 +89,7 @@ def status(ctx: Context) -> Status:
     return safe_tree(result)  # notes' problems, store errors and paths reach people and models alike
 
 
-def _waiting() -> Pending:
+def _waiting() -> Waiting:
     """Every upload in the outbox, by its kind's group (notes as status lists them), and the damaged ones.
 
     The kinds of upload (`uploads`, with each domain's own, and the age of a note waiting) are loaded here,
@@ -145,7 +161,7 @@ def damaged_state(bucket: str | None, cache: ProjectCache | None) -> list[StateD
         files += [(cache.checksum_file, checksums.MAX_FILE), (cache.dir / DAMAGED, DAMAGED_MAX)]
     if bucket:
         files.append((catalog.index_file(bucket), catalog.INDEX_MAX))
-    found = []
+    found: list[StateDamage] = []
     for file, limit in files:
         if (problem := damage(file, limit)) is not None:
             found.append({"file": str(file), "problem": f"{file} {problem.why}", "next": problem.next_step})
@@ -165,7 +181,7 @@ def _outage(bucket: str | None) -> Outage | None:
     }
 
 
-def _damaged_notes(cache: ProjectCache) -> list[dict[str, str]]:
+def _damaged_notes(cache: ProjectCache) -> list[DamagedNote]:
     """The cached notes of the project whose fields cannot be used, as `{"id", "problem"}` (see `notes.fields`):
     recorded when the pack is written, so status costs the same whatever the size of the memory."""
     try:

@@ -23,6 +23,10 @@ from ..errors import AgentMemoryError
 from ..fsutil import locked, write_atomic
 from .agent_files_read import read_text
 
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from .shape import FileEdit
+
 
 def write_text(path: Path, text: str) -> None:
     """Replace the file's text atomically, through a symlink (dotfiles repositories link these files), keeping its
@@ -66,7 +70,7 @@ def left_alone() -> list[str]:
     return found
 
 
-def edit(path: Path, runtime: str, change: Callable[[str | None], str | None], *, empty: str = "") -> dict[str, object]:
+def edit(path: Path, runtime: str, change: Callable[[str | None], str | None], *, empty: str = "") -> FileEdit:
     """Change one of `runtime`'s files: `change` gets its text (None: there is no file) and gives the new text
     (None: no file). Under one lock for all the agents' files, so that two commands at once lose neither change;
     the previous file is backed up first, and a file with nothing to change is not written. `{"changed", "backup"}`.

@@ -24,7 +24,7 @@ from ..memory.origin import machine_id
 from ..memory.refresh import refresh
 from ..memory.search import SETUP, search_project
 from ..names import MalformedBucket, folder_path
-from ..outbox.delivery import retry
+from ..outbox.delivery import retry_one
 from ..outbox.plans import Damaged
 from ..skills.install_read import local_changes, read_marker, skill_roots
 from ..skills.install_write import holds_revision, install_files, install_revision
@@ -41,7 +41,7 @@ from .command import helper_command
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
-    from ..contract import Bootstrap
+    from ..contract import Bootstrap, Delivered
 
 CORE_SKILL_DIR = Path(__file__).parent.parent / "core_skill"
 VERIFICATION_TITLE = notes.SETUP_TITLE
@@ -113,7 +113,9 @@ def bootstrap(
     shared = [_install_shared_skill(ctx, uri, name, revision, agent, warnings) for name, revision in wanted_skills]
 
     helper = helper_command()
-    written, made, backups = [], [], []
+    written: list[dict[str, str]] = []
+    made: list[str] = []
+    backups: list[str] = []
     for name in roots:
         path = agents.runtime(name).instructions_file()
         if not path.exists():
@@ -158,7 +160,7 @@ def bootstrap(
         warnings.append(f"Verification {verification['status']}: {problem}")
     mapping = "unchanged" if mapped_before == project else "mapped" if mapped_before is None else "remapped"
     warnings += agent_files_write.left_alone()  # linked files whose targets cannot be written: told, not an error
-    result = {
+    result: Bootstrap = {
         "bucket": uri,
         "bucket_created": created,
         "bucket_was": previous if previous and previous != uri else None,
@@ -182,11 +184,13 @@ def bootstrap(
         "command": command,
         "verification": verification,
         "warnings": warnings,
+        "changed": False,
     }
-    return {**result, "changed": _changed(result)}
+    result["changed"] = _changed(result)
+    return result
 
 
-def _changed(result: dict[str, object]) -> bool:
+def _changed(result: Bootstrap) -> bool:
     """Whether this run changed anything on the machine (the verification note aside: it is written once)."""
     return bool(
         result["bucket_created"]
@@ -402,16 +406,17 @@ def verification_id(bucket: str, project: str) -> str:
     return f"{notes.SETUP_ID_PREFIX}{digest}"
 
 
-def _verify(ctx: Context) -> tuple[dict[str, str], str | None]:
+def _verify(ctx: Context) -> tuple[dict[str, str | None], str | None]:
     """Save (once), read back from the bucket bypassing the cache, find with search: `({"id", "status"}, why)`.
 
     Through the operations that `save`, `read --fresh` and `search` run, so that a verified setup is one where
     those commands work, and nothing here duplicates how they work.
     """
     note_id = verification_id(ctx.bucket, ctx.project)
+    saved: Delivered | dict[str, str]
     try:
         if pending.pending_copy(note_id) is not None:
-            saved = retry([pending.NOTES], ctx, note_id)
+            saved = retry_one([pending.NOTES], ctx, note_id)
         else:
             shared, problem = _searched(ctx, note_id)  # from an earlier run: the id is the same every time
             if problem:

@@ -38,7 +38,7 @@ def set_bucket(ctx: Context, spec: str) -> BucketSet:
     return {
         "bucket": uri,
         "created": created,
-        "was": previous if previous and previous != uri else None,
+        "was": previous if previous and previous != uri else None,  # type: ignore[typeddict-item]  # unchecked: a damaged value it replaced is shown as it was
         "unchanged": previous == uri,
     }
 

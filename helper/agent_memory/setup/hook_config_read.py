@@ -28,7 +28,10 @@ from .command import guarded, helper_command
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from ..contract import HookFile
+    from .shape import HookSettings
 
 INSTALLED, OWN, OUTDATED, OWN_OUTDATED, MISSING = (
     "installed",
@@ -43,12 +46,13 @@ PROJECT_SETTINGS_MAX = 1 << 20  # bytes: a settings file any larger is not read
 
 def hooks_file(runtime: str) -> Path:
     """The file that holds `runtime`'s user-level hooks."""
-    return agents.runtime(runtime).hooks_file()
+    file: Path = agents.runtime(runtime).hooks_file()  # (the runtime's module: typed as it is)
+    return file
 
 
 def status(agent: str = "both") -> list[HookFile]:
     """For each runtime: its hook file, the state of each of our events, and what the user has to know."""
-    found = []
+    found: list[HookFile] = []
     helper = helper_command()  # looked up once for every runtime and event
     for runtime in agents.selected(agent):
         try:
@@ -80,7 +84,7 @@ def runs_this_helper(commands: list[str], guarded_line: str, line: str) -> bool:
     return guarded_line in commands or line in commands
 
 
-def groups_of(settings: dict[str, object], event: str) -> list[dict[str, object]]:
+def groups_of(settings: HookSettings, event: str) -> list[dict[str, object]]:
     return (settings.get("hooks") or {}).get(event) or []
 
 
@@ -108,7 +112,8 @@ def _is_our_group(group: dict[str, object], runtime: str, argument: str, timeout
         return False
     handler = handlers[0]
     return (
-        set(handler) == {"type", "command", "timeout"}
+        isinstance(handler, dict)  # (as `_runs_our_hook` has just held)
+        and set(handler) == {"type", "command", "timeout"}
         and handler["type"] == "command"
         and type(handler["timeout"]) is int
         and handler["timeout"] == timeout
@@ -119,6 +124,12 @@ def our_groups(groups: list[dict[str, object]], runtime: str, argument: str, tim
     return [i for i, group in enumerate(groups) if _is_our_group(group, runtime, argument, timeout)]
 
 
+def command_of(group: dict[str, object]) -> object:
+    """The command of a group of ours (`_is_our_group`): its one handler's."""
+    handler = _handlers(group)[0]
+    return handler.get("command") if isinstance(handler, dict) else None
+
+
 def own_commands(groups: list[dict[str, object]], runtime: str, argument: str, timeout: int) -> list[str]:
     """The commands of the user's own entries that run our hook: any handler of it outside a group of ours."""
     return [
@@ -126,14 +137,14 @@ def own_commands(groups: list[dict[str, object]], runtime: str, argument: str, t
         for group in groups
         if not _is_our_group(group, runtime, argument, timeout)
         for handler in _handlers(group)
-        if _runs_our_hook(handler, runtime, argument)
+        if isinstance(handler, dict) and _runs_our_hook(handler, runtime, argument)
     ]
 
 
 # -- reading and reporting -----------------------------------------------------------------------------------
 
 
-def report(runtime: str, settings: dict[str, object], helper: str) -> dict[str, object]:
+def report(runtime: str, settings: HookSettings, helper: str) -> HookFile:
     """The state of `runtime`'s hooks in its `settings`, for the helper that `helper` (`helper_command()`) runs."""
     module = agents.runtime(runtime)
     file = hooks_file(runtime)
@@ -142,7 +153,7 @@ def report(runtime: str, settings: dict[str, object], helper: str) -> dict[str, 
     for event, argument, timeout in module.HOOKS:
         command = commands_of[event] = command_line(module, helper, argument)
         groups = groups_of(settings, event)
-        ours = [groups[i]["hooks"][0]["command"] for i in our_groups(groups, runtime, argument, timeout)]
+        ours = [command_of(groups[i]) for i in our_groups(groups, runtime, argument, timeout)]
         own = own_commands(groups, runtime, argument, timeout)
         if command in ours:
             events[event] = INSTALLED
@@ -175,7 +186,7 @@ def report(runtime: str, settings: dict[str, object], helper: str) -> dict[str, 
     return {"agent": runtime, "file": str(file), "state": state, "events": events, "note": note}
 
 
-def _turned_off(runtime: str, settings: dict[str, object]) -> str | None:
+def _turned_off(runtime: str, settings: Mapping[str, object]) -> str | None:
     """The user's setting that keeps the runtime from running any hook, ours included, or None: in Claude Code,
     `disableAllHooks` in the user settings or in this folder's project settings (`.claude/settings.json`,
     `.claude/settings.local.json`)."""
@@ -209,12 +220,12 @@ def _own_note(events: list[str]) -> str:
     return f"{' and '.join(events)} are your own entries, which agent-memory never changes or removes"
 
 
-def read(path: Path) -> dict[str, object]:
+def read(path: Path) -> HookSettings:
     """The file's JSON object (`{}` if it does not exist); refuses anything we could not merge into safely."""
     return parse(path, agent_files_read.read_text(path))
 
 
-def parse(path: Path, text: str | None) -> dict[str, object]:
+def parse(path: Path, text: str | None) -> HookSettings:
     """The JSON object of a hook file's `text` (None or blank: there is none, `{}`), as `json_edits.Document` reads
     it; refuses (AgentMemoryError) a text that is not JSON, or whose hooks do not have the runtimes' shape."""
     text = text if text and text.strip() else "{}"
@@ -234,7 +245,7 @@ def parse(path: Path, text: str | None) -> dict[str, object]:
             raise refused(path, f'"hooks.{event}" is not a list of groups')
         if any("hooks" in g and not isinstance(g["hooks"], list) for g in groups):
             raise refused(path, f'a group in "hooks.{event}" has "hooks" that is not a list')
-    return settings
+    return settings  # type: ignore[return-value]  # checked just above: events that map to lists of groups
 
 
 def _not_json(name: str) -> object:

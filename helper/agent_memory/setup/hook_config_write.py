@@ -34,6 +34,7 @@ from .json_edits import Document
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
     from ..contract import HookFile
+    from .shape import HookHandler
 
 PLACEHOLDER: dict[str, object] = {"hooks": []}
 
@@ -59,7 +60,7 @@ def check(agent: str = "both") -> None:
 # -- editing ------------------------------------------------------------------------------------------------
 
 
-def _edit(runtime: str, change: Callable[[str, Document], None]) -> dict[str, object]:
+def _edit(runtime: str, change: Callable[[str, Document], None]) -> HookFile:
     path = entries.hooks_file(runtime)
     after: list[Document] = []
 
@@ -90,7 +91,7 @@ def _install_into(runtime: str, document: Document) -> None:
             keep = None  # the user's own entry runs it already: a group of ours would run it twice
         elif ours:
             keep = ours[0]
-            if groups[keep]["hooks"][0]["command"] != wanted["command"]:  # the helper moved
+            if entries.command_of(groups[keep]) != wanted["command"]:  # the helper moved
                 document.replace(("hooks", event, keep, "hooks", 0, "command"), wanted["command"])
         elif own:
             continue  # the user's own entry runs another helper: theirs to change, and status says so
@@ -142,6 +143,6 @@ def _document(path: Path, text: str | None) -> Document:
     return Document(text or "")
 
 
-def _handler(module: ModuleType, helper: str, argument: str, timeout: int) -> dict[str, object]:
+def _handler(module: ModuleType, helper: str, argument: str, timeout: int) -> HookHandler:
     """The one handler install writes for an event."""
     return {"type": "command", "command": entries.command_line(module, helper, argument), "timeout": timeout}

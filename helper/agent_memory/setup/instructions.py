@@ -23,7 +23,11 @@ from . import agent_files_read, agent_files_write
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
+    from typing import Final
+
+    from ..config.shape import Config
     from ..contract import InstructionsRemoved
+    from .shape import FileEdit
 
 BEGIN = "<!-- agent-memory:begin -->"
 END = "<!-- agent-memory:end -->"
@@ -60,13 +64,13 @@ def render_block(helper: str) -> str:
     )
 
 
-def upsert(path: Path, helper: str, *, runtime: str) -> dict[str, object]:
+def upsert(path: Path, helper: str, *, runtime: str) -> FileEdit:
     """Ensure `path` holds exactly one block with the current text: `{"changed", "backup"}` (the previous file's
     copy, None if nothing changed or there was no file)."""
     return agent_files_write.edit(path, runtime, lambda text: _with_block(text or "", helper, path))
 
 
-def remove(path: Path, *, runtime: str, created: bool = False) -> dict[str, object]:
+def remove(path: Path, *, runtime: str, created: bool = False) -> FileEdit:
     """Remove the block and the separator `upsert` added, nothing else: `{"changed", "backup"}`.
 
     `created`: upsert created the file (so it added no separator); if nothing is left, the file goes too.
@@ -117,10 +121,10 @@ def _with_block(text: str, helper: str, path: Path) -> str:
     return text + newline + newline + block
 
 
-CREATED = "instructions_created"  # configuration key: the instruction files that bootstrap created
+CREATED: Final = "instructions_created"  # configuration key: the instruction files that bootstrap created
 
 
-def record_created(config: dict[str, object], created: list[str]) -> None:
+def record_created(config: Config, created: list[str]) -> None:
     """Note in `config` (being edited) the instruction files that bootstrap has just created."""
     config[CREATED] = sorted(set(config.get(CREATED) or []) | set(created))
 
@@ -133,12 +137,15 @@ def remove_blocks(files: dict[str, Path]) -> InstructionsRemoved:
     """
 
     recorded = set(config_file.load().get(CREATED) or [])
-    removed, deleted, backups = [], [], []
+    removed: list[str] = []
+    deleted: list[str] = []
+    backups: list[str] = []
     for runtime, path in files.items():
         result = remove(path, runtime=runtime, created=str(path) in recorded)
         if result["changed"]:
             removed.append(str(path))
-            backups.append(result["backup"])
+            if result["backup"]:  # (a block taken out: there was a file, so there is a backup)
+                backups.append(result["backup"])
             if not path.exists():
                 deleted.append(str(path))
     if recorded & set(removed):

@@ -11,6 +11,10 @@ from __future__ import annotations
 import json
 import re
 
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from typing import Any
+
 KeyPath = tuple[str | int, ...]  # keys and indexes from the top of the document
 _SPACE = re.compile(r"[ \t\n\r]*")
 _STRING = re.compile(r'(?s)"[^"\\]*(?:\\.[^"\\]*)*"')
@@ -28,7 +32,8 @@ class Document:
 
     def __init__(self, text: str) -> None:
         self.text = text if text.strip() else "{}\n"
-        self.value: object = json.loads(self.text, parse_constant=_not_json)
+        # Any: a JSON value of any shape, which each caller checks as it reads it (json.loads gives Any too)
+        self.value: Any = json.loads(self.text, parse_constant=_not_json)
 
     def insert(self, path: KeyPath, value: object, key: str | None = None) -> None:
         """Add `value` at the end of the array at `path` (or, with `key`, as the last member of the object there)."""
@@ -52,7 +57,7 @@ class Document:
     def consistent(self) -> bool:
         """Whether the text still parses to the value (an edit that could not be made exactly shows here)."""
         try:
-            return json.loads(self.text, parse_constant=_not_json) == self.value
+            return bool(json.loads(self.text, parse_constant=_not_json) == self.value)
         except (ValueError, RecursionError):
             return False
 
@@ -61,7 +66,9 @@ def _not_json(name: str) -> object:
     raise ValueError(f"{name} is not a JSON value")
 
 
-def _at(value: object, path: KeyPath) -> object:
+def _at(value: Any, path: KeyPath) -> Any:
+    """The JSON value at `path`, which the caller read from this very value (Any: a JSON value of any shape, each
+    step of the path a key of an object or an index of an array that the caller found there)."""
     for step in path:
         value = value[step]
     return value
@@ -80,7 +87,7 @@ def _value_end(text: str, pos: int) -> int:
     if first == '"':
         return _STRING.match(text, pos).end()  # type: ignore[union-attr]  # the text has parsed
     if first not in "[{":
-        return _SCALAR.match(text, pos).end()  # type: ignore[union-attr]
+        return _SCALAR.match(text, pos).end()  # type: ignore[union-attr]  # the text has parsed
     depth = 0
     for token in _BRACKET_OR_STRING.finditer(text, pos):
         mark = token.group()

@@ -16,6 +16,13 @@ from pathlib import Path
 
 from ..fsutil import make_dirs
 
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from typing import Final
+
+    from ..config.shape import Config
+    from ..contract import CommandLink
+
 NAME = "agent-memory"
 EXPORT = 'export PATH="$HOME/.local/bin:$PATH"'
 
@@ -25,7 +32,7 @@ def bin_dir() -> Path:
     return Path.home() / ".local" / "bin"
 
 
-def put_on_path() -> dict[str, object] | None:
+def put_on_path() -> CommandLink | None:
     """Make a new login shell's `agent-memory` this helper; `{"path", "target", "state", "was", "found",
     "warning"}`, or None where there is nothing to link (Windows, or a helper run as `python -m`).
 
@@ -36,7 +43,14 @@ def put_on_path() -> dict[str, object] | None:
     if os.name == "nt" or not (helper.is_file() and os.access(helper, os.X_OK)):
         return None
     link = bin_dir() / NAME
-    result: dict[str, object] = {"path": str(link), "target": str(helper), "was": None, "warning": None}
+    result: CommandLink = {
+        "path": str(link),
+        "target": str(helper),
+        "was": None,
+        "warning": None,
+        "state": "",  # each return below says which
+        "found": None,
+    }
     found = login_lookup()
     if found is not None and _same(found, helper):
         return {**result, "path": found, "state": "on path", "found": found}
@@ -124,17 +138,17 @@ def _profile() -> str:
     return "~/.profile"
 
 
-LINKED = "command_link"  # configuration key: the link bootstrap made (`uninstall` takes out only that one)
+LINKED: Final = "command_link"  # configuration key: the link bootstrap made (`uninstall` takes out only that one)
 
 
-def record_link(config: dict[str, object], made: dict[str, object] | None) -> None:
+def record_link(config: Config, made: CommandLink | None) -> None:
     """Note in `config` (being edited) the link `put_on_path` has just made: a link that pipx or uv made to the
     same helper is theirs, and only this record tells the two apart."""
     if made is not None and made["state"] in ("linked", "replaced"):
         config[LINKED] = made["path"]
 
 
-def remove_link(config: dict[str, object]) -> dict[str, object] | None:
+def remove_link(config: Config) -> dict[str, str] | None:
     """Take out the link bootstrap made (recorded in `config`, being edited): `{"path", "target", "state":
     "removed"|"other"}`, or None when bootstrap made none. A link there to another helper (a later install of the
     user's) is theirs, and stays."""

@@ -38,6 +38,11 @@ from ..memory.notes import FUTURE_SLACK, NAME_MAX
 from ..memory.origin import MACHINE_VARIABLE, machine_name
 from ..store.base import Store, StoreError
 
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import OriginClaim
+    from .shape import OriginEvent
+
 PREFIX = "origins"
 CLAIM_MAX = 4096  # bytes: a claim is about 200; anything larger in its place is not one we wrote
 CLAIM, WITHDRAWAL = "claim", "withdrawal"
@@ -60,10 +65,10 @@ def this_machine() -> str | None:
     return None if name is None else names.given(name, f"machine name ({MACHINE_VARIABLE})", fix)
 
 
-def _newest(store: Store, origin: str) -> dict[str, dict[str, object]]:
+def _newest(store: Store, origin: str) -> dict[str, OriginEvent]:
     """For each project with a claim or withdrawal of `origin`, the newest one: `{project: {"action", "stamp",
     "path", "size"}}`. Entries that are neither (planted, damaged, not a project name) are ignored."""
-    newest: dict[str, dict[str, object]] = {}
+    newest: dict[str, OriginEvent] = {}
     ahead = (datetime.now(timezone.utc) + timedelta(seconds=FUTURE_SLACK)).strftime(_STAMP)
     for info in store.list(folder(origin)):
         if match := re.fullmatch(_EVENT, info.path):
@@ -74,7 +79,7 @@ def _newest(store: Store, origin: str) -> dict[str, dict[str, object]]:
             continue
         if not names.is_project(project) or stamp > ahead:
             continue  # not a project name, or a time to come that would outrank every real claim: not ours
-        event = {"action": action, "stamp": stamp, "path": info.path, "size": info.size}
+        event: OriginEvent = {"action": action, "stamp": stamp, "path": info.path, "size": info.size}
         if project not in newest or (stamp, info.path) > (str(newest[project]["stamp"]), str(newest[project]["path"])):
             newest[project] = event
     return newest
@@ -91,7 +96,7 @@ def claim(store: Store, origin: str, project: str) -> dict[str, str | None]:
     return _who(store, origin, project, _newest(store, origin).get(project))
 
 
-def _who(store: Store, origin: str, project: str, event: dict[str, object] | None) -> dict[str, str | None]:
+def _who(store: Store, origin: str, project: str, event: OriginEvent | None) -> dict[str, str | None]:
     """`claim` of the newest `event` of `project`, as `_newest` lists it (its object read, within CLAIM_MAX)."""
     found: dict[str, str | None] = {"project": project, "machine": None, "time": None}
     if event is None or event["action"] != CLAIM or not event["stamp"] or int(event["size"]) > CLAIM_MAX:
@@ -125,7 +130,7 @@ def _stamp_of(time: str) -> str | None:
         return None
 
 
-def _write(store: Store, project: str, origin: str, action: str, machine: str | None) -> dict[str, object] | None:
+def _write(store: Store, project: str, origin: str, action: str, machine: str | None) -> OriginClaim | None:
     """Write one claim or withdrawal; None if written, else the refusal (the guard found a credential in it)."""
     now = datetime.now(timezone.utc)
     time = now.strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -138,7 +143,7 @@ def _write(store: Store, project: str, origin: str, action: str, machine: str | 
     return None
 
 
-def record(store: Store, project: str, origin: str, machine: str | None) -> dict[str, object]:
+def record(store: Store, project: str, origin: str, machine: str | None) -> OriginClaim:
     """Claim `origin` for `project` unless its standing claim is already this machine's: `{"origin", "state",
     "others"}`, where state is "recorded", "unchanged" or "refused" (with `error`: a credential in the claim)
     and `others` are the other projects that claim the same origin."""
@@ -150,7 +155,7 @@ def record(store: Store, project: str, origin: str, machine: str | None) -> dict
     return refused or {"origin": origin, "state": "recorded", "others": others}
 
 
-def withdraw(store: Store, project: str, origin: str, machine: str | None) -> dict[str, object]:
+def withdraw(store: Store, project: str, origin: str, machine: str | None) -> OriginClaim:
     """Withdraw the claim of `project` on `origin`: `{"origin", "state"}`, state "withdrawn", "unchanged" (it did
     not claim it) or "refused" (with `error`)."""
     if project not in claimants(store, origin):
@@ -165,7 +170,7 @@ def origin_of(root: Path) -> str | None:
     return repo.origin() if repo is not None else None
 
 
-def record_for(ctx: Context, project: str, root: Path, machine: str | None) -> dict[str, object] | None:
+def record_for(ctx: Context, project: str, root: Path, machine: str | None) -> OriginClaim | None:
     """Claim, in the configured bucket, the origin of the repository holding `root` for `project`; None when
     `root` is in no repository with an origin, or no bucket is configured yet (bootstrap records it then).
     A failure is reported in the result (`state` "failed", `error`), never raised: the mapping stands."""
@@ -179,7 +184,7 @@ def record_for(ctx: Context, project: str, root: Path, machine: str | None) -> d
         return {"origin": origin, "state": "failed", "others": [], "error": guard.redact(f"{exc.reason}: {exc.detail}")}
 
 
-def warnings(recorded: dict[str, object] | None, command: str) -> list[str]:
+def warnings(recorded: OriginClaim | None, command: str) -> list[str]:
     """What a user should know after a claim: it failed (and how to retry it), was refused, or other projects
     claim it too."""
     if recorded is None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from pathlib import Path
 
 from .. import commands, paths
@@ -131,7 +132,8 @@ def status(bucket: str | None = None) -> Consent:
     if block == ours:  # exactly those folders: allowed, told without parsing TOML (tomllib, with typing, is costly)
         return _state(path, "allowed", needed, True, [], None)
     settings = parse(block, path).get(KEY, {})
-    granted = [Path(root) for root in settings.get("writable_roots", []) if isinstance(root, str)]
+    writable = settings.get("writable_roots", [])  # type: ignore[attr-defined]  # unchecked: not a table raises
+    granted = [Path(root) for root in writable if isinstance(root, str)]
     missing = [root for root in needed if not any(root == given or given in root.parents for given in granted)]
     state = "allowed" if granted == needed else "incomplete" if missing else "outdated"
     return _state(path, state, granted, True, missing, None if state == "allowed" else ALLOW)
@@ -150,7 +152,7 @@ def _state(
     }
 
 
-def in_words(consent: dict[str, object] | None) -> list[str]:
+def in_words(consent: Consent | None) -> list[str]:
     """The consent (`status()`, or what `allow` returned) in words: bootstrap, status and codex-sandbox tell it
     alike."""
     if not consent:
@@ -301,13 +303,14 @@ def parse(text: str, path: Path) -> dict[str, object]:
     interpreter's own start-up, and a machine without Codex's config.toml has nothing to parse."""
     if not text:
         return {}  # no file, or an empty one: no settings
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ImportError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
+    else:  # Python 3.10
+        import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]  # installed on Python 3.10 only
 
     try:
-        return tomllib.loads(text)
+        settings: dict[str, object] = tomllib.loads(text)
+        return settings
     except tomllib.TOMLDecodeError as exc:
         raise AgentMemoryError(
             f"{path} is not valid TOML ({exc}); nothing was changed.",

@@ -37,6 +37,8 @@ from . import (
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ..contract import Uninstall, UninstallStep
 
 
@@ -113,7 +115,7 @@ def _uploads(count: int) -> str:
     return f"{count} upload saved on this machine is" if count == 1 else f"{count} uploads saved on this machine are"
 
 
-def _step(name: str, removed: list[str], backups: list[str | None]) -> UninstallStep:
+def _step(name: str, removed: list[str], backups: Sequence[str | None]) -> UninstallStep:
     """One step's result; `deleted`: the agents' files it emptied, and so took away (none held anything else)."""
     files = name in ("codex-sandbox", "hooks", "instructions")
     return {

@@ -21,7 +21,8 @@ from . import layout
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
-    from ..contract import SkillSearch
+    from ..contract import SkillHit, SkillSearch
+    from .shape import FoundFile
 
 INDEX_MAX = 16 << 20  # bytes of the index read at most: thousands of revisions with their descriptions
 _REVISION_FILE = re.compile(r"(?s)skills/([^/]+)/([^/]+)/(.+)")
@@ -38,11 +39,11 @@ def discover(ctx: Context, query: str = "", *, offline: bool = False) -> tuple[S
     newest first."""
     bucket = ctx.bucket
     try:
-        index: dict[str, str] = read_json(index_file(bucket), INDEX_MAX, {}) or {}
+        cached = read_json(index_file(bucket), INDEX_MAX, {}) or {}
     except (ValueError, OSError):  # damaged or planted: a cache, rebuilt by the next online search
-        index = {}
-    if not isinstance(index, dict) or not all(isinstance(v, str) for v in index.values()):
-        index = {}
+        cached = {}
+    valid = isinstance(cached, dict) and all(isinstance(v, str) for v in cached.values())
+    index: dict[str, str] = cached if valid and isinstance(cached, dict) else {}
     freshness = Freshness(offline=True)
     if not offline:
         try:
@@ -55,13 +56,14 @@ def discover(ctx: Context, query: str = "", *, offline: bool = False) -> tuple[S
                 raise
             freshness = Freshness(error=reason)
     wanted = query.lower()
-    found = []
+    found: list[SkillHit] = []
     for key, description in index.items():
         name, revision = key.split("/")
         if wanted in name.lower() or wanted in description.lower():
             found.append(layout.summary(name, revision, description))
     found.sort(key=lambda s: (s["revision"], s["name"]), reverse=True)
-    return safe_tree({"skills": found}), freshness  # descriptions come from outside
+    result: SkillSearch = {"skills": found}
+    return safe_tree(result), freshness  # descriptions come from outside
 
 
 def _refresh_index(store: Store, bucket: str, index: dict[str, str]) -> tuple[dict[str, str], list[OversizedObject]]:
@@ -109,7 +111,7 @@ def _valid(name: str, revision: str) -> bool:
     return True
 
 
-def read_file(ctx: Context, name: str, revision: str, file: str = layout.SKILL_FILE) -> dict[str, object]:
+def read_file(ctx: Context, name: str, revision: str, file: str = layout.SKILL_FILE) -> FoundFile:
     """`{"name", "revision", "file", "content" (bytes)}` of one file of a complete revision."""
     names.skill(name, allow_reserved=True)
     names.revision(revision)

@@ -17,6 +17,10 @@ from ..contents import compare, sha256
 from ..fsutil import read_own
 from . import layout
 
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import InstalledSkill
+
 MARKER_MAX = 1 << 20  # bytes of an install marker read at most: the checksums of a thousand files
 
 
@@ -57,12 +61,12 @@ def local_changes(folder: Path) -> dict[str, list[str]] | None:
     if marker is None:
         return None
     current = {p: (sha256(d) if d is not None else None) for p, d in folder_files(folder).items()}
-    return compare(dict(marker.get("files") or {}), current)
+    return compare(dict(marker.get("files") or {}), current)  # type: ignore[call-overload]  # we wrote it: an object
 
 
-def installed_skills() -> list[dict[str, object]]:
+def installed_skills() -> list[InstalledSkill]:
     """Every skill folder we installed, per agent, with its revision and whether it was edited locally."""
-    found = []
+    found: list[InstalledSkill] = []
     for agent, root in skill_roots("both").items():
         for folder in sorted(root.iterdir()) if root.is_dir() else []:
             marker = read_marker(folder)

@@ -35,7 +35,10 @@ from .install_read import folder_files, local_changes, read_marker, skill_roots
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from ..contract import Installed
+    from .shape import InstalledFiles
 
 
 def install_revision(
@@ -56,7 +59,7 @@ def install_revision(
     bucket = bucket or ctx.bucket
     # revisions are immutable: an unmodified install of the same one is already what was asked for, there
     held = {runtime for runtime, root in roots.items() if holds_revision(root / name, bucket, revision)}
-    result = {
+    result: Installed = {
         "name": name,
         "revision": revision,
         "installed": [str(root / name) for root in roots.values()],
@@ -167,12 +170,12 @@ def install_files(
     name: str,
     files: dict[str, bytes],
     roots: dict[str, Path],
-    marker: dict[str, object],
+    marker: Mapping[str, object],
     *,
     replace: bool,
     backup: bool = True,
     executable: list[str] | tuple[str, ...] = (),
-) -> dict[str, object]:
+) -> InstalledFiles:
     """Install `files` as skill `name` under each root; `{"installed": [paths], "backup": path|None}`.
 
     Every destination is checked before anything changes; then all are staged beside their destination and

@@ -18,6 +18,10 @@ from .. import commands, names
 from ..errors import AgentMemoryError, ContentRefused, UsageError
 from ..memory import notes
 
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import SkillHit
+
 SKILL_FILE = "SKILL.md"
 MARKER = ".agent-memory-skill.json"
 DESCRIPTION_MAX = 1024
@@ -184,6 +188,6 @@ def not_found(name: str, revision: str, bucket: str) -> AgentMemoryError:
     )
 
 
-def summary(name: str, revision: str, description: str) -> dict[str, object]:
+def summary(name: str, revision: str, description: str) -> SkillHit:
     """One entry of `search --skills`."""
     return {"name": name, "revision": revision, "description": description, "published": published_at(revision)}

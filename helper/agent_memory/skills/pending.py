@@ -10,6 +10,7 @@ from ..outbox.kinds import Kind, Outcome, progress
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
     from ..contract import PendingPublication, Publication
+    from ..outbox.shape import Plan
 
 
 class SkillUploads(Kind):
@@ -18,7 +19,7 @@ class SkillUploads(Kind):
     name = "skill"
     group = "skills"
 
-    def entry(self, plan: dict[str, object]) -> PendingPublication:
+    def entry(self, plan: Plan) -> PendingPublication:
         display = plan.get("display") or {}
         return {
             "name": display.get("name"),
@@ -29,7 +30,7 @@ class SkillUploads(Kind):
 
     def result(self, outcome: Outcome) -> Publication:
         display = outcome.plan.get("display") or {}
-        found = {
+        found: Publication = {
             "name": display.get("name"),
             "revision": outcome.key,
             "status": "published" if outcome.done else "pending",

@@ -19,8 +19,12 @@ from ..store.bucket import check_private
 from . import layout
 from .pending import SKILLS
 
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import Publication
 
-def publish(ctx: Context, folder: str, name: str | None = None) -> dict[str, object]:
+
+def publish(ctx: Context, folder: str, name: str | None = None) -> Publication:
     """Validate `folder`, freeze it as a new revision, upload it; the contract's result."""
     bucket = ctx.bucket
     meta, files, executable = layout.read_folder(Path(folder).expanduser(), name)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import shlex
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
@@ -210,7 +211,7 @@ def oversized(store: Store, path: str, size: int, limit: int) -> OversizedObject
     return OversizedObject(path, size, limit, what, store.removal(path))
 
 
-class Listing(list):
+class Listing(list[ObjectInfo]):
     """What `Store.list` returns: the objects, and in `skipped` those left out because they cannot be trusted
     (UnsafeObject: a folder store's links), so that one bad object never stops the others from being read."""
 
@@ -281,14 +282,14 @@ class Store(ABC):
         that cannot be trusted, which are left out and named in `skipped`."""
 
     @abstractmethod
-    def fetch(self, objects: list[ObjectInfo], dest: Path) -> None:
+    def fetch(self, objects: builtins.list[ObjectInfo], dest: Path) -> None:
         """Download each object, in order, to `dest / object.path` (the caller makes the result atomic).
 
         An object found unsafe only now (it changed after the listing) raises UnsafeObject, after the objects
         before it were copied and before any after it.
         """
 
-    def read_many(self, objects: list[ObjectInfo]) -> Iterator[tuple[ObjectInfo, bytes]]:
+    def read_many(self, objects: builtins.list[ObjectInfo]) -> Iterator[tuple[ObjectInfo, bytes]]:
         """Of a `direct` store only: each object with its bytes, in order, read where it is: at most one byte more
         than its listed size (the caller finds one that is not that size: it changed since the listing). An object
         found unsafe only now raises UnsafeObject, after the objects before it were given and before any after it.
@@ -320,7 +321,7 @@ class Store(ABC):
         one request; None if it cannot tell (a folder store)."""
         return None
 
-    def hashes(self, files: list[Path]) -> list[str | None]:
+    def hashes(self, files: builtins.list[Path]) -> builtins.list[str | None]:
         """For each local file, the hash that `list` would give an object with its bytes (None: no such hash).
 
         A folder store's listing gives none: hashing would read every object on every refresh, which is the

@@ -100,15 +100,17 @@ def open_store(uri: str, *, budget: Budget, online: bool = False, hook: bool = F
         check_private(uri)
         if not online and (found := outage.current(uri)) is not None:  # its folder did not answer the check
             return outage.OutageStore(uri, found)
-        return _backend("bounded").BoundedStore(_backend("local").FolderStore(folder), folder, budget)
-    return _backend("hub").HubStore(hub_id(uri) or "", budget=budget)
+        folder_store: Store = _backend("bounded").BoundedStore(_backend("local").FolderStore(folder), folder, budget)
+        return folder_store  # (modules loaded here: typed as they are)
+    hub_store: Store = _backend("hub").HubStore(hub_id(uri) or "", budget=budget)
+    return hub_store
 
 
 def _stat(uri: str, folder: Path) -> tuple[int, int] | None:
     """The folder's stat, None if it did not answer within twice the hearing time: a hung mount, recorded as the
     store's outage, which later commands and hooks do not wait for."""
     seconds = 2 * hearing_seconds()
-    info = _backend("bounded").stat(folder, seconds)  # loaded only for a folder store
+    info: tuple[int, int] | None = _backend("bounded").stat(folder, seconds)  # loaded only for a folder store
     if info is None:
         outage.failed(
             uri, FolderSilent(folder, f"the folder store {folder} did not answer a stat within {seconds:.3g} s")
@@ -118,7 +120,8 @@ def _stat(uri: str, folder: Path) -> tuple[int, int] | None:
 
 def hub_user(budget: Budget) -> str:
     """The Hub user behind this machine's credentials (NoCredentials if there are none or they are refused)."""
-    return _backend("hub").whoami(budget)
+    user: str = _backend("hub").whoami(budget)
+    return user
 
 
 def _backend(name: str) -> ModuleType:

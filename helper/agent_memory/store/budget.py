@@ -14,6 +14,12 @@ import sys
 import time
 from collections.abc import Callable
 
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    Result = TypeVar("Result")  # what a store's call gives back
+
 DEFAULT_SECONDS = 30.0
 # how long a call may go without any answer once the store is in doubt (see `within`): a second silence in one command
 # means the store is down (an outage: `outage`), and the command's later calls fail at once
@@ -64,12 +70,12 @@ def command_timeout() -> float:
 
 def within(
     budget: Budget,
-    fn: Callable[[], object],
+    fn: Callable[[], Result],
     cap: float | None = None,
     *,
     ask: Callable[[float], None] | None = None,
     heard: Callable[[], int] = lambda: 0,
-) -> object:
+) -> Result:
     """Run `fn` within the remaining budget (and at most `cap` seconds) in a daemon thread, which the process can
     leave blocked (a Hub that never answers, a hung mount); DeadlineExceeded if it does not return in time (the
     thread that still waits is recorded in the budget as abandoned). `heard` counts the answers the store gave this
@@ -85,7 +91,7 @@ def within(
     """
     import threading  # here: the hooks that use no store must not load it (about 5 ms)
 
-    result: list[object] = []
+    result: list[Result] = []
     error: list[BaseException] = []
 
     def target() -> None:

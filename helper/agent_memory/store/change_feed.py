@@ -17,7 +17,9 @@ import json
 import time
 from collections.abc import Callable, Generator, Iterator
 
-from .base import Change, Replay, Unfollowable  # what a replay answers: the stores' vocabulary
+from .base import Change as Change  # what a replay answers: the stores' vocabulary, re-exported
+from .base import Replay as Replay
+from .base import Unfollowable as Unfollowable
 
 MAX_LINE = 1 << 20  # bytes in one line of the stream (a `changes` event of a thousand files is about 300 KB)
 MAX_EVENT = 4 << 20  # bytes of one event's data
@@ -94,7 +96,7 @@ def _apply(data: str, changes: dict[str, Change], folder: str) -> str:
     return cursor
 
 
-def _payload(data: str) -> dict:
+def _payload(data: str) -> dict[str, object]:
     try:
         payload = json.loads(data) if data.strip() else {}
     except ValueError:
@@ -118,7 +120,8 @@ def _events(chunks: Iterator[bytes], deadline: float, budget: list[int]) -> Iter
     arrives (keep-alives included); the read timeout of the stream bounds the wait for one.
     """
     buffer = bytearray()
-    name, data, size = "", [], 0
+    name, size = "", 0
+    data: list[str] = []
     after_cr = False  # the last chunk ended with a CR: an LF starting this one is the rest of a CRLF
     for chunk in chunks:
         if time.monotonic() > deadline:

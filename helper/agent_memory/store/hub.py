@@ -7,6 +7,7 @@ print them. Every call runs inside the command's time budget, and the SDK's own 
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import functools
 import os
@@ -37,6 +38,12 @@ from .base import (
     oversized,
 )
 from .budget import SILENT_SECONDS, Budget, DeadlineExceeded, within
+
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    Result = TypeVar("Result")  # what a call to the Hub gives back
 
 try:  # what the change feed is read with: an SDK without them makes every refresh list, as before the feed was used
     from huggingface_hub.utils import build_hf_headers, get_session
@@ -138,7 +145,7 @@ class HubStore(Store):
         """Give the SDK back its own HTTP client (a process that goes on may use the SDK itself, or another Hub)."""
         set_client_factory(default_client_factory)
 
-    def _call(self, fn: Callable[[], object], *, cap: float | None = None) -> object:
+    def _call(self, fn: Callable[[], Result], *, cap: float | None = None) -> Result:
         """`fn` within the budget (and `cap` seconds, if given); a lasting failure is remembered (`outage`), as is
         a success, which ends any outage."""
         if self.down is not None:
@@ -222,7 +229,7 @@ class HubStore(Store):
         self.put_many([(path, data)])
 
     def put_many(self, objects: list[tuple[str, bytes]]) -> None:
-        add = [(data, path) for path, data in objects]
+        add: builtins.list[tuple[str | Path | bytes, str]] = [(data, path) for path, data in objects]
         self._call(lambda: self.api.batch_bucket_files(self.bucket_id, add=add))
 
     def list(self, prefix: str) -> Listing:
@@ -246,21 +253,20 @@ class HubStore(Store):
 
         return Listing(sorted(self._call(listing), key=lambda info: info.path))  # a bucket holds no links
 
-    def fetch(self, objects: list[ObjectInfo], dest: Path) -> None:
+    def fetch(self, objects: builtins.list[ObjectInfo], dest: Path) -> None:
         if objects:
+            files: builtins.list[tuple[str | huggingface_hub.BucketFile, str | Path]]
             files = [(self._remote(info), dest / info.path) for info in objects]
-            self._call(
-                lambda: self.api.download_bucket_files(self.bucket_id, files, raise_on_missing_files=True)  # type: ignore[arg-type]
-            )
+            self._call(lambda: self.api.download_bucket_files(self.bucket_id, files, raise_on_missing_files=True))
 
     @staticmethod
-    def _remote(info: ObjectInfo) -> object:
+    def _remote(info: ObjectInfo) -> huggingface_hub.BucketFile | str:
         """What the SDK downloads: the listing's entry; for a change told by the feed, an entry made from its size
         and hash (which saves the SDK a lookup); else the path, which it looks up."""
-        if info.ref is not None:
+        if isinstance(info.ref, huggingface_hub.BucketFile):  # (the only entries this store lists)
             return info.ref
         if info.hash is not None:
-            return huggingface_hub.BucketFile(type="file", path=info.path, size=info.size, xetHash=info.hash)
+            return huggingface_hub.BucketFile(type="file", path=info.path, size=info.size, xetHash=info.hash)  # type: ignore[no-untyped-call]  # a dataclass the SDK declares without types
         return info.path
 
     def changes(self, cursor: str | None, prefix: str) -> change_feed.Replay:
@@ -333,7 +339,7 @@ class HubStore(Store):
         value = getattr(info, "updatedAt", None)  # a field BucketInfo keeps as the Hub spells it
         return value if isinstance(value, str) and 0 < len(value) <= 100 else None
 
-    def _stat(self, path: str) -> object:
+    def _stat(self, path: str) -> huggingface_hub.BucketFile | None:
         found = self._call(lambda: list(self.api.get_bucket_paths_info(self.bucket_id, [path])))
         return found[0] if found else None
 
@@ -345,7 +351,7 @@ class HubStore(Store):
             raise ObjectConflict(path)
         return True
 
-    def hashes(self, files: list[Path]) -> list[str | None]:
+    def hashes(self, files: builtins.list[Path]) -> builtins.list[str | None]:
         if not files:
             return []
         return [info.hash for info in hf_xet.hash_files([str(file) for file in files])]
@@ -386,8 +392,8 @@ def _configure() -> None:
 
 
 def _within(
-    budget: Budget, fn: Callable[[], object], cap: float | None = None, *, ask: Callable[[float], None] | None = None
-) -> object:
+    budget: Budget, fn: Callable[[], Result], cap: float | None = None, *, ask: Callable[[float], None] | None = None
+) -> Result:
     """`budget.within`, hearing the Hub by the responses this process got (`_ANSWERS`)."""
     return within(budget, fn, cap, ask=ask, heard=_ANSWERS.count)
 
@@ -396,7 +402,8 @@ def whoami(budget: Budget) -> str:
     """The user name behind the local credentials; StoreError `auth` if there are none or they are refused."""
     store = HubStore("", budget=budget)
     try:
-        return store._call(lambda: store.api.whoami())["name"]
+        name: str = store._call(lambda: store.api.whoami())["name"]
+        return name
     except StoreError as exc:
         if exc.reason == "auth":
             raise NoCredentials(exc.detail) from exc
@@ -422,7 +429,8 @@ def _xet_hash(data: bytes) -> str:
     with tempfile.NamedTemporaryFile(prefix="agent-memory-hash-") as handle:
         handle.write(data)
         handle.flush()
-        return hf_xet.hash_files([handle.name])[0].hash
+        found: str = hf_xet.hash_files([handle.name])[0].hash  # (hf_xet ships no types)
+        return found
 
 
 def _first_line(exc: BaseException) -> str:

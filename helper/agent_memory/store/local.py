@@ -13,6 +13,7 @@ umask: folders 0700, files 0600.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import errno
 import os
@@ -81,7 +82,7 @@ class FolderStore(Store):
         return UnsafeObject(failure.where, failure.why, str(self.root.joinpath(*failure.where.split("/"))))
 
     @contextlib.contextmanager
-    def _folder(self, parts: list[str], *, create: bool = False):
+    def _folder(self, parts: list[str], *, create: bool = False) -> Iterator[Folder]:
         """The folder at `parts` below the root (made if `create`), open for the block. The root itself is
         trusted as configured: only the names below it are the store's."""
         folder = open_root(str(self.root))
@@ -225,7 +226,7 @@ class FolderStore(Store):
                 skipped.append(exc)
         return Listing(sorted(found, key=lambda info: info.path), sorted(skipped, key=lambda exc: exc.path))
 
-    def _walk(self, top: Folder, found: list[ObjectInfo], skipped: list[UnsafeObject]) -> None:
+    def _walk(self, top: Folder, found: builtins.list[ObjectInfo], skipped: builtins.list[UnsafeObject]) -> None:
         """Add every object below `top` to `found`, and every entry that cannot be trusted to `skipped`.
 
         Depth first with a stack, so that a deep tree costs neither Python's recursion nor more descriptors
@@ -264,7 +265,7 @@ class FolderStore(Store):
             for folder, _entries in stack[1:]:
                 folder.close()
 
-    def fetch(self, objects: list[ObjectInfo], dest: Path) -> None:
+    def fetch(self, objects: builtins.list[ObjectInfo], dest: Path) -> None:
         self._reachable()
         with _as_store_error(), contextlib.ExitStack() as opened:
             folders: dict[str, tuple[Folder, Path]] = {}  # objects share a few folders: open each (and its copy) once
@@ -282,7 +283,7 @@ class FolderStore(Store):
                     raise self._unsafe(exc) from None
                 _copy(source, target / parts[-1])
 
-    def read_many(self, objects: list[ObjectInfo]) -> Iterator[tuple[ObjectInfo, bytes]]:
+    def read_many(self, objects: builtins.list[ObjectInfo]) -> Iterator[tuple[ObjectInfo, bytes]]:
         self._reachable()
         with _as_store_error(), contextlib.ExitStack() as opened:
             folders: dict[str, Folder] = {}  # notes share one folder: open it once
@@ -356,7 +357,7 @@ def _copy(source: int, target: Path) -> None:
 
 
 @contextlib.contextmanager
-def _as_store_error():
+def _as_store_error() -> Iterator[None]:
     try:
         yield
     except (StoreError, AgentMemoryError):  # ours already, as is a link planted in the cache it fetches into

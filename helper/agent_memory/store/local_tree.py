@@ -15,6 +15,10 @@ import stat
 
 from ..fsutil import DIR_MODE, FILE_MODE
 
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 TMP_PREFIX = ".tmp-"
 _LINK = "is a symbolic link (never followed out of the folder store)"
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -50,7 +54,7 @@ class Folder:
     def _name(self, name: str) -> str:
         return name if _AT else os.path.join(self.path, name)
 
-    def _kw(self) -> dict:
+    def _kw(self) -> dict[str, int | None]:
         return {"dir_fd": self.fd} if _AT else {}
 
     def relative(self, name: str) -> str:
@@ -59,7 +63,7 @@ class Folder:
     def lstat(self, name: str) -> os.stat_result:
         return os.stat(self._name(name), follow_symlinks=False, **self._kw())
 
-    def entries(self) -> list[os.DirEntry]:
+    def entries(self) -> list[os.DirEntry[str]]:
         with os.scandir(self.fd if _AT else self.path) as found:
             return list(found)
 
@@ -133,7 +137,7 @@ class Folder:
             raise
         return fd, info
 
-    def why_not(self, name: str, info: os.stat_result, again=None) -> str | None:
+    def why_not(self, name: str, info: os.stat_result, again: Callable[[], os.stat_result] | None = None) -> str | None:
         """Why the entry `name` with `info` cannot be trusted as an object, or None if it can."""
         if stat.S_ISLNK(info.st_mode):
             return _LINK

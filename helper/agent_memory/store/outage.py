@@ -15,6 +15,7 @@ planted, from a clock far away) counts as no outage: the next failure writes a g
 
 from __future__ import annotations
 
+import builtins
 import json
 import time
 from pathlib import Path
@@ -111,9 +112,10 @@ def failed(bucket: str, error: StoreError) -> None:
             found = _read()
             if found is not None and found.bucket == bucket and now < found.until <= now + LONGEST:
                 return  # counted already
-            same = found is not None and found.bucket == bucket
-            failures = found.failures + 1 if same else 1
-            since = found.since if same else now
+            if found is not None and found.bucket == bucket:  # the same bucket again: one more failure
+                failures, since = found.failures + 1, found.since
+            else:
+                failures, since = 1, now
             wait = min(FIRST * 2 ** min(failures - 1, 16), LONGEST)
             value = {"bucket": bucket, "since": since, "until": now + wait, "failures": failures}
             write_json_atomic(record(), {**value, "reason": error.reason, "detail": detail})
@@ -173,7 +175,7 @@ class OutageStore(Store):
     def list(self, prefix: str) -> Listing:
         raise self._fail()
 
-    def fetch(self, objects: list[ObjectInfo], dest: Path) -> None:
+    def fetch(self, objects: builtins.list[ObjectInfo], dest: Path) -> None:
         raise self._fail()
 
     def holds(self, path: str, data: bytes) -> bool:

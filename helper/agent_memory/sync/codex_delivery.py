@@ -38,6 +38,10 @@ from .engine import FolderSync
 from .history import MAX_NEW, History
 from .versions import Refused
 
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..store.base import ObjectInfo
+
 EXTENSION = "agent-memory"
 # the scope every machine shared before (its versions merged into Codex's own files); machines that still run that
 # version of agent-memory push there, so its new versions are delivered as any machine's
@@ -136,7 +140,7 @@ def deliver(
     changed: list[Delivery] = []
     if stamp is None or stamp != record.listed_at:
         whole = True
-        by_scope: dict[str, list] = {}
+        by_scope: dict[str, list[ObjectInfo]] = {}
         for info in store.list(versions.PREFIX + "/codex"):  # one listing for every machine
             parts = info.path.split("/")
             if len(parts) > 2 and parts[2] != mine and (parts[2].startswith(SCOPE_PREFIX) or parts[2] == OLD_SCOPE):

@@ -32,6 +32,12 @@ from .merging import Conflicting, merge
 from .summary import DELETED_THERE
 from .versions import Refused, Version
 
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from typing import Literal
+
+    from ..contract import SyncRefused
+
 
 def conflicts_folder(runtime: str, scope: str) -> Path:
     """Where the other texts of files in conflict are kept: outside every folder a runtime loads."""
@@ -52,7 +58,7 @@ class FolderSync:
         self.before: dict[str, str | None] = {}  # the text a pulled file had here before (None: no file)
         self.arrived: dict[str, dict[str, object]] = {}  # a pulled or merged file: whose versions, made when
         self.conflicts: list[dict[str, object]] = []
-        self.refused: list[dict[str, str]] = []
+        self.refused: list[SyncRefused] = []
         self.in_step = 0  # files here in step with the bucket after the pass (a deletion in step is no file here)
         self.new: list[Version] = []
         self.blocked: dict[str, str] = {}  # folders not synced now ("": the memory folder itself), and why
@@ -134,7 +140,7 @@ def _sync_file(
             except (OSError, Refused):  # changed since the scan (replaced by a link, removed): the next sync sees
                 done.waiting.append(path)
                 return
-        if here is not None and (found := guard.scan(here.text)):
+        if here is not None and here.text is not None and (found := guard.scan(here.text)):  # (read: it has text)
             _refuse(done, path, _guard_reason(found))
             index.held[path] = {"size": here.size, "mtime_ns": here.mtime_ns, "hash": here.hash}
             return
@@ -143,7 +149,7 @@ def _sync_file(
             return
         if here is None and folders.missing_folder(done.folder, path) is not None:
             return  # its folder went away since the scan: that is no deletion (the next sync tells it)
-        bases = [h for h in conflict["heads"] if h in history.versions] if conflict else [base] if base else []
+        bases = [h for h in conflict["heads"] if h in history.versions] if conflict else [base] if base else []  # type: ignore[attr-defined]  # heads: a list (index._well_formed)
         if source:  # the folder is the truth: its text supersedes every version the bucket has of the file
             bases = history.heads(path)
         version = Version(new_id(), path, bases, here.text if here else None, machine, utc_now())
@@ -161,7 +167,7 @@ def _sync_file(
             done.in_step += history.versions[heads[0]]["hash"] is not None  # a deletion pulled: no file here
             _arrived(history, done, path, heads, base)
         return
-    if conflict and sorted(conflict["heads"]) == heads:
+    if conflict and sorted(conflict["heads"]) == heads:  # type: ignore[call-overload]  # a list (index._well_formed)
         done.conflicts.append({"path": path, **conflict})  # still undecided: nothing new to try
         return
     if not push and base not in heads:
@@ -227,7 +233,7 @@ def _write(history: History, index: FolderIndex, done: FolderSync, path: str, he
     return True
 
 
-def _write_text(done: FolderSync, path: str, text: str | None, here: Local | None) -> Local | None | bool:
+def _write_text(done: FolderSync, path: str, text: str | None, here: Local | None) -> Local | None | Literal[False]:
     """`folders.write` over the file as it was read; False (nothing written) if it changed since (it waits for the
     next sync) or its place in the folder is refused (a link on the way)."""
     try:

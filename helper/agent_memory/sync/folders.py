@@ -21,6 +21,10 @@ from . import settings, versions
 from .index import GONE, LINK, NOT_FOLDER
 from .versions import Refused
 
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..config.shape import Config
+
 MAX_FILES = 1000  # files of one memory folder that are synced; more are reported, not synced
 TEAM = "team"  # Claude Code's own team memory, inside its memory folder: never read or written
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -45,7 +49,7 @@ class Moved(Exception):
     """The file changed on disk since it was read (the runtime wrote it): it was left as it is."""
 
 
-def claude_places(config: dict[str, object], project: str) -> list[tuple[Path, str]]:
+def claude_places(config: Config, project: str) -> list[tuple[Path, str]]:
     """Claude Code's memory folder of every checkout mapped to `project` here (worktrees share their main
     checkout's), each once, with where its place came from."""
     found: dict[Path, str] = {}
@@ -66,7 +70,7 @@ def own_folder(runtime: str) -> Path:
     return claude.config_dir() if runtime == "claude" else codex.home()
 
 
-def allowed(config: dict[str, object], runtime: str, folder: Path) -> bool:
+def allowed(config: Config, runtime: str, folder: Path) -> bool:
     """Whether sync uses `folder`: inside the runtime's own folder, or named by the user. A repository's settings
     or an environment variable can point the runtime anywhere (`~/Documents`): it is synced only once named."""
     place = os.path.normpath(os.path.abspath(folder))
@@ -140,7 +144,7 @@ def scan(
                 continue
             record = known.get(path)
             if record and record.get("size") == info.st_size and record.get("mtime_ns") == info.st_mtime_ns:
-                files[path] = Local(info.st_size, info.st_mtime_ns, record.get("hash"))
+                files[path] = Local(info.st_size, info.st_mtime_ns, record.get("hash"))  # type: ignore[arg-type]  # unchecked: this machine's own index
                 continue
             try:
                 files[path] = read(folder, path)
@@ -227,13 +231,15 @@ def write(folder: Path, path: str, text: str | None, expected: str | None) -> Lo
     versions.check_path(path)
     *parents, name = path.split("/")
     folder.mkdir(parents=True, exist_ok=True)
-    fd = os.open(folder, os.O_RDONLY | _DIRECTORY)
+    fd: int | None = os.open(folder, os.O_RDONLY | _DIRECTORY)
     try:
         for part in parents:
-            fd, outer = None, fd
+            outer, fd = fd, None  # `_enter` closes it: `finally` must not close it again
+            assert outer is not None  # (opened: a folder that is not there returns just below)
             fd = _enter(outer, part, create=text is not None)
             if fd is None:
                 return None  # its folder is gone: so is the file, which is what a deletion wants
+        assert fd is not None  # (every folder on the way opened)
         if _hash_at(fd, name) != expected:
             raise Moved(path)
         if text is None:
@@ -305,10 +311,11 @@ def _hash_at(fd: int, name: str) -> str | None:
 def _open_in(folder: Path, path: str, flags: int) -> int:
     """A file below `folder`, every part opened without following a link."""
     *parents, name = path.split("/")
-    fd = os.open(folder, os.O_RDONLY | _DIRECTORY)
+    fd: int | None = os.open(folder, os.O_RDONLY | _DIRECTORY)
     try:
         for part in parents:
-            fd, outer = None, fd
+            outer, fd = fd, None  # `_enter` closes it: `finally` must not close it again
+            assert outer is not None  # (opened: a folder that is not there returns just below)
             fd = _enter(outer, part, create=False)
             if fd is None:
                 raise FileNotFoundError(errno.ENOENT, "no such folder", part)

@@ -21,6 +21,10 @@ from ..store.base import ObjectInfo, Store, StoreError
 from . import versions
 from .versions import Refused, Version
 
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from .shape import HistoryRecord, VersionMeta
+
 MAX_VERSIONS = 20_000  # versions of one scope this machine keeps track of; more are refused, with why
 MAX_FILES = 1000  # distinct files of one scope; a version of another file beyond them is refused
 MAX_LISTED = 100_000  # objects in one scope's folder of the bucket; more: the scope is not synced, and says why
@@ -36,14 +40,14 @@ class History:
         self.scope = scope
         self.folder = self.folder_of(bucket, runtime, scope)
         record = _read(self.folder / "versions.json")
-        self.versions: dict[str, dict[str, object]] = record.get("versions", {})
+        self.versions: dict[str, VersionMeta] = record.get("versions", {})
         self.objects: dict[str, str] = record.get("objects", {})  # object path -> version id, or "" if refused
         self.refused: dict[str, str] = record.get("refused", {})  # object path -> why
         self.updated_at: str | None = record.get("updated_at")
         # version id -> the versions that name it as a base (of any file: heads() keeps those of the same file),
         # made once and kept up to date by add(): a refresh adds thousands of versions, one at a time
         self._children: dict[str, set[str]] | None = None
-        self._by_path: dict[str, list[dict[str, object]]] | None = None  # path -> its versions
+        self._by_path: dict[str, list[VersionMeta]] | None = None  # path -> its versions
 
     @staticmethod
     def folder_of(bucket: str, runtime: str, scope: str) -> Path:
@@ -141,7 +145,7 @@ class History:
 
     def add(self, version: Version, object_name: str | None = None) -> None:
         """Record a version (read from the bucket, or made here) and keep its text."""
-        if version.text is not None:
+        if version.text is not None and version.hash is not None:  # (a text always has its hash)
             file = self.folder / "texts" / version.hash
             if not file.is_file():
                 write_atomic(file, version.text.encode("utf-8"))
@@ -160,11 +164,11 @@ class History:
         """Every file that has a version."""
         return self._paths_map().keys()
 
-    def of(self, path: str) -> list[dict[str, object]]:
+    def of(self, path: str) -> list[VersionMeta]:
         """The versions of `path`, in the order of their ids."""
         return sorted(self._paths_map().get(path, []), key=lambda m: m["id"])
 
-    def _paths_map(self) -> dict[str, list[dict[str, object]]]:
+    def _paths_map(self) -> dict[str, list[VersionMeta]]:
         if self._by_path is None:
             self._by_path = {}
             for meta in self.versions.values():
@@ -225,20 +229,21 @@ class History:
                 self._link(meta)
         return self._children
 
-    def _link(self, meta: dict[str, object]) -> None:
+    def _link(self, meta: VersionMeta) -> None:
         """Record `meta` as a child of each of its bases, whether that base is known yet or not (a version may
         arrive before the one it is based on)."""
+        assert self._children is not None  # (made before the first link: `_child_map`, `add`)
         for base in meta["bases"]:
             self._children.setdefault(base, set()).add(meta["id"])
 
 
-def _read(file: Path) -> dict[str, object]:
+def _read(file: Path) -> HistoryRecord:
     """The record, `{}` when missing; a record that is not ours (damaged, a link) is started again: the bucket
     still has every version, and the next refresh lists it whole."""
     with contextlib.suppress(OSError, ValueError):
         value = json.loads(read_own(file, _RECORD_MAX).decode("utf-8"))
         if isinstance(value, dict) and _well_formed(value):
-            return value
+            return value  # type: ignore[return-value]  # _well_formed has just held its shape
     return {}
 
 

@@ -19,6 +19,10 @@ from ..clock import utc_now
 from ..contents import sha256
 from ..fsutil import read_own, write_json_atomic
 
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from .shape import IndexRecord
+
 _RECORD_MAX = 16 * 1024 * 1024
 MAX_ARRIVED = 20  # arrivals kept per folder: `sync status` shows a short list
 
@@ -69,9 +73,9 @@ class FolderIndex:
     def read(cls, file: str) -> FolderIndex | None:
         """The record kept in `file` (for reports), None if it is damaged or names no folder."""
         record = _read(Path(file))
-        if not isinstance(record.get("folder"), str):
+        if not isinstance(folder := record.get("folder"), str):
             return None
-        return cls(Path(file).parent.parent, Path(record["folder"]))
+        return cls(Path(file).parent.parent, Path(folder))
 
     def arrive(self, path: str, found: dict[str, object]) -> None:
         """Record that a version of `path` made on other machines (`found`: their names, when) was written here."""
@@ -123,11 +127,11 @@ def _strings(value: object) -> dict[str, str]:
     return {key: item for key, item in value.items() if isinstance(key, str) and isinstance(item, str)}
 
 
-def _read(file: Path) -> dict[str, object]:
+def _read(file: Path) -> IndexRecord:
     with contextlib.suppress(OSError, ValueError):
-        value = json.loads(read_own(file, _RECORD_MAX).decode("utf-8"))
+        value: object = json.loads(read_own(file, _RECORD_MAX).decode("utf-8"))
         if _well_formed(value):
-            return value
+            return value  # type: ignore[return-value]  # _well_formed has just held its shape
     return {}
 
 

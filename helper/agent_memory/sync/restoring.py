@@ -159,7 +159,7 @@ def versions_of(ctx: Context, found: Found) -> tuple[list[SyncVersion], str | No
         )
     here = (index.files.get(found.path) or {}).get("version")
     kept = (index.conflicts.get(found.path) or {}).get("kept", [])
-    return listed, here, kept
+    return listed, here, kept  # type: ignore[return-value]  # this machine's own index: a version id, kept paths
 
 
 def differences(ctx: Context, found: Found, chosen: list[str]) -> list[SyncDiff]:

@@ -32,7 +32,10 @@ from .uploads import SYNC
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
-    from ..contract import SyncUpload
+    from ..config.shape import Config
+    from ..contract import SyncRefused, SyncUpload
+    from ..outbox.shape import Display, Plan
+    from .codex_delivery import Delivery
 
 
 class Scope:
@@ -67,7 +70,7 @@ class Run:
         self.uploads: list[SyncUpload] = []
         self.errors: list[str] = []
         self.busy: list[str] = []
-        self.refused: list[dict[str, str]] = []  # objects of the bucket refused now, and why
+        self.refused: list[SyncRefused] = []  # objects of the bucket refused now, and why
 
 
 def scopes(ctx: Context, runtime: str, directory: str | os.PathLike[str] | None = None) -> list[Scope]:
@@ -90,9 +93,7 @@ def scopes(ctx: Context, runtime: str, directory: str | os.PathLike[str] | None 
     return [_scope(config, "claude", name, folders.claude_places(config, name)) for name in names]
 
 
-def _scope(
-    config: dict[str, object], runtime: str, name: str, places: list[tuple[Path, str]], source: bool = False
-) -> Scope:
+def _scope(config: Config, runtime: str, name: str, places: list[tuple[Path, str]], source: bool = False) -> Scope:
     """A scope whose folders outside the runtime's own folder are left out until the user names them."""
     scope = Scope(runtime, name, [], dict(places), source=source)
     for folder, _source in places:
@@ -213,7 +214,8 @@ def sync(
 def _deliver_codex(ctx: Context, run: Run, machine: str, stamp: str | None) -> None:
     """Other machines' Codex memories into Codex's extension folder (the old layout moved over first, once); the
     caller holds this machine's Codex scope lock."""
-    migrate, covered = None, None
+    migrate: list[Delivery] | None = None
+    covered: dict[str, str] | None = None
     if not codex_delivery.Record(ctx.bucket).migrated:
         migrate, covered = [], {}
         if codex_migration.pending(ctx.bucket):
@@ -238,27 +240,38 @@ def _waiting(lock: Path, seconds: float) -> Iterator[bool]:
         time.sleep(0.1)
 
 
-def _plan(ctx: Context, scope: Scope, new: list) -> str:
+def _plan(ctx: Context, scope: Scope, new: list[versions.Version]) -> str:
     runtime, name = scope.runtime, scope.scope
     objects = [(versions.object_path(runtime, name, v), versions.encode(runtime, name, v)) for v in new]
-    display = {"agent": scope.runtime, "scope": scope.scope, "files": sorted({version.path for version in new})}
+    display: Display = {"agent": scope.runtime, "scope": scope.scope, "files": sorted({v.path for v in new})}
     key = new_id()
     writing.create(SYNC.name, key, ctx.bucket, objects, display)
     return key
 
 
 def _deliver(ctx: Context, key: str) -> SyncUpload:
-    found = {"id": key, "agent": None, "bucket": ctx.bucket, "files": []}  # what is known without its plan
+    def known(status: str, message: str, next_step: str | None) -> SyncUpload:  # what is known without its plan
+        return {
+            "id": key,
+            "agent": None,
+            "bucket": ctx.bucket,
+            "files": [],
+            "status": status,
+            "message": message,
+            "next": next_step,
+        }
+
     try:
         outcome = delivery.deliver(SYNC, key, ctx)
     except plans.Damaged as exc:  # shown by `pending`, never skipped
         damaged = damaged_error(key, str(exc))
-        return {**found, "status": "pending", "message": damaged.message, "next": damaged.next_step}
+        return known("pending", damaged.message, damaged.next_step)
     except AgentMemoryError as exc:
-        plan = delivery.peek(plans.op_name(SYNC.name, key)) or {"id": key, "bucket": ctx.bucket}
+        gone: Plan = {"id": key, "bucket": ctx.bucket}  # type: ignore[typeddict-item]  # all a result reads of it
+        plan = delivery.peek(plans.op_name(SYNC.name, key)) or gone
         outcome = Outcome(plan, done=False, reason="auth", detail=exc.message.rstrip("."), fix=exc.next_step)
     if outcome is None:
-        return {**found, "status": "saved", "message": "", "next": None}
+        return known("saved", "", None)
     return SYNC.result(outcome)
 
 

@@ -6,8 +6,12 @@ from __future__ import annotations
 from ..agents import RUNTIMES
 from ..config.settings import editing
 
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..config.shape import Config
 
-def enabled(config: dict[str, object]) -> list[str]:
+
+def enabled(config: Config) -> list[str]:
     """The runtimes whose memory is synced (a value that is not `true` is off)."""
     found = config.get("sync")
     return [name for name in RUNTIMES if isinstance(found, dict) and found.get(name) is True]
@@ -19,7 +23,7 @@ def switch(runtimes: tuple[str, ...], on: bool) -> dict[str, bool]:
         return set_in(config, runtimes, on)
 
 
-def set_in(config: dict[str, object], runtimes: tuple[str, ...] | list[str], on: bool) -> dict[str, bool]:
+def set_in(config: Config, runtimes: tuple[str, ...] | list[str], on: bool) -> dict[str, bool]:
     """Turn sync on or off for `runtimes` in a configuration being edited; whether each was on before."""
     found = config.get("sync")
     found = dict(found) if isinstance(found, dict) else {}
@@ -44,7 +48,7 @@ def name_folder(runtime: str, folder: str, on: bool) -> dict[str, list[str]]:
         return {name: list(items) for name, items in listed.items() if isinstance(items, list)}
 
 
-def folders_named(config: dict[str, object]) -> dict[str, list[str]]:
+def folders_named(config: Config) -> dict[str, list[str]]:
     """The folders named for sync, per runtime (`sync enable --folder`)."""
     found = config.get("sync")
     listed = found.get("folders") if isinstance(found, dict) else None

@@ -101,7 +101,7 @@ def _recorded(root: Path) -> list[SyncFolderState]:
 
 def arrival(entry: dict[str, object]) -> SyncArrival:
     """A file that versions from other machines reached (the record is ours, but read as anyone's: bounded)."""
-    machines = entry.get("machines") if isinstance(entry.get("machines"), list) else []
+    machines = listed if isinstance(listed := entry.get("machines"), list) else []
     return {
         "path": str(entry.get("path"))[:300],
         "machines": [str(name)[:100] for name in machines[:MAX_MACHINES]],
@@ -126,8 +126,8 @@ def conflict(runtime: str, scope: str, folder: object, path: str, entry: dict[st
         "scope": scope,
         "folder": str(folder),
         "path": path,
-        "heads": list(entry.get("heads", [])),
-        "kept": [str(kept) for kept in entry.get("kept", [])],
+        "heads": list(entry.get("heads", [])),  # type: ignore[call-overload]  # unchecked: this machine's own index
+        "kept": [str(kept) for kept in entry.get("kept", [])],  # type: ignore[attr-defined]  # the same
         "deleted_here": entry.get("deleted_here") is True,
         "show": commands.line("sync", "history", path, "--agent", runtime),
     }
@@ -166,6 +166,24 @@ def held(runtime: str, scope: str, folder: Path, path: str, why: str) -> SyncHel
     """A deletion held until the user confirms it."""
     fix = commands.line("sync", "now", "--allow-deletes")
     return {"agent": runtime, "scope": scope, "folder": str(folder), "path": path, "why": why, "next": fix}
+
+
+def refused_line(path: str, why: str, folder: str) -> str:
+    """How a file that was not synced is told (`sync now`), with what makes it sync: the reasons are this package's
+    own words (`engine`, `folders`, `versions`), so the fix is chosen by them."""
+    where = os.path.join(folder, path)
+    again = commands.line("sync", "now")
+    if "secret" in why and "another machine" in why:
+        fix = f"take the credential out of {path} on the machine that changed it, then run {again} there"
+    elif "secret" in why:
+        fix = f"take the credential out of {where} (or out of its name), then {again}"
+    elif "link" in why or "regular file" in why:
+        fix = f"put a regular file in place of {where} (sync never follows a link), then {again}"
+    elif "larger than" in why or "more than" in why:
+        fix = f"make {where} smaller, or move it out of the memory folder, then {again}"
+    else:
+        fix = f"{commands.line('sync', 'history', path)} (its versions), then fix or move {where}"
+    return f"Not synced: {path}: {why}.\nNext: {fix}"
 
 
 def blocked_line(item: SyncBlocked) -> str:

@@ -8,6 +8,7 @@ from ..outbox.kinds import Kind, Outcome, progress
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
     from ..contract import PendingSync, SyncUpload
+    from ..outbox.shape import Plan
 
 
 class SyncUploads(Kind):
@@ -16,7 +17,7 @@ class SyncUploads(Kind):
     name = "sync"
     group = "sync"
 
-    def entry(self, plan: dict[str, object]) -> PendingSync:
+    def entry(self, plan: Plan) -> PendingSync:
         display = plan.get("display") or {}
         return {
             "id": plan["id"],

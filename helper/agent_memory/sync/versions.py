@@ -18,6 +18,10 @@ import unicodedata
 from .. import names
 from ..contents import sha256
 
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from .shape import VersionMeta
+
 FORMAT = 1
 PREFIX = "sync"
 
@@ -60,7 +64,7 @@ class Version:
         """Whether this version is a tombstone."""
         return self.text is None
 
-    def meta(self) -> dict[str, object]:
+    def meta(self) -> VersionMeta:
         """Its fields without the text (what the local record of versions keeps)."""
         return {
             "id": self.id,
@@ -98,7 +102,7 @@ def encode(runtime: str, scope: str, version: Version) -> bytes:
     return (json.dumps(value, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
 
 
-def check_path(path: str) -> str:
+def check_path(path: object) -> str:
     """`path` if it is a safe relative path inside a memory folder (`/`-separated, no `..`, no hidden or empty
     part, no control character, bounded); Refused otherwise."""
     if not isinstance(path, str) or not path or len(path) > MAX_PATH:
@@ -149,6 +153,8 @@ def decode(object_name: str, data: bytes, runtime: str, scope: str) -> Version:
     if value.get("hash") != expected:
         raise Refused("its text does not match its hash")
     machine, time = value.get("machine"), value.get("time")
-    if not all(isinstance(field, str) and len(field) <= MAX_FIELD for field in (machine, time)):
+    if not (
+        isinstance(machine, str) and len(machine) <= MAX_FIELD and isinstance(time, str) and len(time) <= MAX_FIELD
+    ):
         raise Refused("its machine or time is not short text")
     return Version(version_id, path, list(dict.fromkeys(bases)), text, machine, time)

@@ -11,6 +11,14 @@ from urllib.parse import unquote
 
 from markdown_it import MarkdownIt
 
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from markdown_it.renderer import RendererHTML
+    from markdown_it.token import Token
+    from markdown_it.utils import EnvType, OptionsDict
+
 ALLOWED_SCHEMES = ("http", "https", "mailto")
 _SCHEME = re.compile(r"^([a-z][a-z0-9+.\-]*):")
 _IGNORED = re.compile(r"[\x00-\x20\x7f-\x9f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
@@ -32,7 +40,7 @@ def _parser() -> MarkdownIt:
     md.disable("image")  # an image is a request: `![x](url)` stays text, its link checked as any other
     md.validateLink = safe_link  # type: ignore[method-assign]  # markdown-it-py's documented hook
 
-    def link_open(self, tokens, idx, options, env):  # type: ignore[no-untyped-def]
+    def link_open(self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
         tokens[idx].attrSet("rel", "noopener noreferrer nofollow")
         tokens[idx].attrSet("referrerpolicy", "no-referrer")
         return self.renderToken(tokens, idx, options, env)
@@ -43,4 +51,5 @@ def _parser() -> MarkdownIt:
 
 def to_html(text: str) -> str:
     """The HTML of a note's Markdown body."""
-    return _parser().render(text)
+    html: str = _parser().render(text)
+    return html

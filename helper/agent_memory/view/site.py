@@ -25,6 +25,10 @@ from .charts import charts
 from .markdown import to_html
 from .sync_diffs import sync_view
 
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..memory.shape import HasId
+
 CHUNK = 500  # notes per data file: the first page needs only the first file
 WRITE_SECONDS = 3.5  # Markdown is rendered until then (the newest CHUNK notes always), unless `render_all`
 HERE = Path(__file__).resolve().parent
@@ -133,7 +137,8 @@ def _ordered(notes: list[sources.Note]) -> list[sources.Note]:
     newest = sorted(notes, key=lambda n: (n.fields.get("created", ""), n.id), reverse=True)
     corrections = {n.id: (n.fields["corrects"], n.fields.get("created", "")) for n in notes if n.fields.get("corrects")}
     by_id = {n.id: n for n in notes}
-    return [by_id[str(found["id"])] for found in _in_chains([{"id": n.id} for n in newest], corrections)]
+    ids: list[HasId] = [{"id": n.id} for n in newest]
+    return [by_id[found["id"]] for found in _in_chains(ids, corrections)]
 
 
 def _listed(

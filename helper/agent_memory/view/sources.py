@@ -12,7 +12,7 @@ import os
 import time
 from binascii import crc32
 from collections.abc import Iterator
-from typing import Any, cast
+from typing import Any
 
 from .. import commands, paths
 from ..errors import NotSetUp
@@ -32,6 +32,11 @@ from ..store import outage
 from ..sync.history import History
 from ..sync.summary import folder_states
 from ..sync.versions import Refused
+
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from ..contract import NoteWaiting
+    from ..memory.shape import WaitingNote
 
 MAX_SYNC_FILES = 1000  # files of one synced folder shown (`sync.history` tracks at most as many)
 
@@ -64,7 +69,7 @@ def projects(bucket: str, mapped: dict[str, object]) -> list[str]:
     except OSError:
         pass
     for plan, _objects in waiting(NOTES):
-        project = cast(dict[str, Any], plan.get("display") or {}).get("project")
+        project = (plan.get("display") or {}).get("project")
         if plan.get("bucket") == bucket and isinstance(project, str) and is_project(project):
             found.add(project)
     return sorted(found)
@@ -87,7 +92,7 @@ def cached_notes(bucket: str, project: str) -> list[Note]:
         return [Note(project, pack.fields(header)) for header in found]
 
     try:
-        return cast(list[Note], cache.search_pack(b"", headers))
+        return cache.search_pack(b"", headers)
     except OSError:  # a damaged pack that a read-only cache cannot rebuild: the next search will
         return []
 
@@ -96,12 +101,13 @@ def pending_notes(bucket: str, wanted: set[str]) -> list[Note]:
     """The notes of `wanted` projects waiting in the outbox for `bucket`, with the fields `search` gives them."""
     found = []
     for plan, objects in waiting(NOTES):
-        display = cast(dict[str, Any], plan.get("display") or {})
+        display = plan.get("display") or {}
         if plan.get("bucket") != bucket or display.get("project") not in wanted:
             continue
         path, data = objects[-1]
-        entry = {**display, "id": plan["id"], "path": path, "content": data.decode("utf-8", errors="replace")}
-        fields = cast(dict[str, str], _pending_candidate(entry)["fields"])
+        text = data.decode("utf-8", errors="replace")
+        entry: WaitingNote = {**display, "id": plan["id"], "path": path, "content": text}
+        fields = _pending_candidate(entry)["fields"]
         found.append(Note(str(display["project"]), fields, data))
     return found
 
@@ -126,7 +132,7 @@ class NoteTexts:
         if expected is None:
             return None
         try:  # the check `ProjectCache.verified` makes, with a plain path: 50,000 `Path` objects cost a second
-            data = read_own(f"{folder}/{note.id}.md", NOTE_FILE_MAX)  # type: ignore[arg-type]
+            data = read_own(f"{folder}/{note.id}.md", NOTE_FILE_MAX)  # type: ignore[arg-type]  # a str opens as well: no Path per note
         except (FileNotFoundError, UnsafeLocalFile):
             return None
         return data if (len(data), crc32(data)) == expected[:2] else None
@@ -223,7 +229,7 @@ def health(bucket: str, projects: list[str], damaged_notes: list[dict[str, str]]
     waiting_now = entries(KINDS)
     items: dict[str, list[dict[str, str]]] = {
         "pending": [
-            {"what": f"{entry['id']} -> {entry['path']}", "detail": _attempts(note_summary(dict(entry))), "next": RETRY}
+            {"what": f"{entry['id']} -> {entry['path']}", "detail": _attempts(note_summary(entry)), "next": RETRY}
             for entry in waiting_now["notes"]
         ]
         + [
@@ -259,7 +265,7 @@ def health(bucket: str, projects: list[str], damaged_notes: list[dict[str, str]]
     return items
 
 
-def _attempts(entry: dict[str, Any]) -> str:
-    error = entry.get("last_error") or {}
+def _attempts(entry: NoteWaiting) -> str:
+    error = entry["last_error"]
     told = f"{entry['attempts']} attempts"
     return f"{told}, last error: {error.get('reason')}: {error.get('detail')}" if error else told
