@@ -59,10 +59,6 @@ class HungMount:
     def hang(self) -> None:
         self.switch.touch()
 
-    def answer(self) -> None:
-        """Answer again (the calls still waiting get their answers)."""
-        self.switch.unlink()
-
     def stop(self) -> None:
         self.process.kill()
         self.process.wait()
@@ -92,7 +88,7 @@ def _serve(source: str, mount: str, switch: str) -> None:
     def gate(method):
         def wrapped(self, path, *args):
             while os.path.exists(switch):
-                time.sleep(0.1)  # hung: no answer until the switch is gone
+                time.sleep(0.1)  # hung: no answer while the switch is there
             try:
                 return method(self, source + path, *args)
             except OSError as exc:
