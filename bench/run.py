@@ -33,6 +33,7 @@ import bounds  # noqa: E402
 import ci  # noqa: E402
 import corpus  # noqa: E402
 import env  # noqa: E402
+import hung_folder  # noqa: E402
 import importing  # noqa: E402
 import local  # noqa: E402
 import outage  # noqa: E402
@@ -61,6 +62,7 @@ CASES = (
     bounds.status_size,
     bounds.query_bounds,
     view_page.view,
+    hung_folder.hung_folder,
 )  # in the order of their tables' numbers (docs/benchmarks.md and its summary list them so)
 # cases that prepare their own notes, or none
 NO_CORPUS = {
@@ -76,6 +78,7 @@ NO_CORPUS = {
     local.folder_store,
     bounds.status_size,
     bounds.query_bounds,
+    hung_folder.hung_folder,
 }
 
 INTRO = """

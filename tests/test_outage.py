@@ -16,8 +16,9 @@ import json
 import time
 
 import tools
-from agent_memory.store import hub as hub_store
+from agent_memory.store import budget
 from conftest import BUCKET
+from hub_emulator import ENDPOINTS
 
 
 def _outage(machine) -> dict:
@@ -140,7 +141,7 @@ def test_a_slow_hub_that_answers_is_waited_for_and_a_large_note_uploads(alice, h
     # the commands' own budget (conftest's): the save hears nothing for a fifteenth of it, or 2 s, before it asks
     env = {"AGENT_MEMORY_TIMEOUT": f"{tools.scaled(20):.0f}"}
     monkeypatch.setenv("AGENT_MEMORY_TIMEOUT", env["AGENT_MEMORY_TIMEOUT"])
-    slow = 1.5 * hub_store.hearing_seconds()  # what the save's command hears nothing for, and half as long again
+    slow = 1.5 * budget.hearing_seconds()  # what the save's command hears nothing for, and half as long again
     hub.fault("xet-write-token", "slow", times=0, seconds=slow)
     body = "A large note, written on a slow link.\n" + "The pool holds eight sockets.\n" * 33_000  # about 1 MB
     started = time.monotonic()
@@ -238,6 +239,11 @@ def test_concurrent_stop_hooks_that_fail_together_count_once(alice, hub):
     for proc in hooks:
         assert proc.wait(timeout=120) == 0
     assert json.loads(alice.backoff.read_text())["failures"] == 2  # the next interval's failures count once too
+    # the hooks asked the Hub nothing: one of them started the one probe, which nobody waits for, and which records
+    # the next interval's failure
+    end = time.monotonic() + tools.scaled(30)
+    while _outage(alice)["failures"] != 2 and time.monotonic() < end:
+        time.sleep(0.1)
     assert _outage(alice)["failures"] == 2
 
 
@@ -267,7 +273,7 @@ def test_a_call_left_less_time_than_it_takes_to_hear_the_hub_records_no_outage(a
     assert not alice.outage.exists()  # no network at all is no outage either
     hub.hang()
     env = {"AGENT_MEMORY_HOOK_BUDGET": "1"}  # under the hearing window, whatever the load (at least 2 s)
-    assert hub_store.hearing_seconds() >= 2 * float(env["AGENT_MEMORY_HOOK_BUDGET"])
+    assert budget.hearing_seconds() >= 2 * float(env["AGENT_MEMORY_HOOK_BUDGET"])
     stopped = alice.run("hook", "stop", "--agent", "claude", "--json", input="{}", env=env)
     tools.exited(stopped)
     assert [r["status"] for r in stopped.json["results"]] == ["pending"], stopped.out
@@ -281,3 +287,16 @@ def test_a_call_left_less_time_than_it_takes_to_hear_the_hub_records_no_outage(a
     retried = alice.run("pending", "retry", "--json")
     tools.exited(retried)
     assert [r["status"] for r in retried.json["results"]] == ["saved"], retried.out
+
+
+def test_after_a_500_the_outage_says_what_the_hub_answered(alice, hub):
+    _seeded(alice, hub)
+    for endpoint in ENDPOINTS:  # every request answered with a 500
+        hub.fault(endpoint, "fail", status=500, times=0)
+    first = alice.run("search", "pool", "--json", process=True)
+    tools.exited(first)
+    assert _outage(alice)["reason"] == "error", _outage(alice)
+    later = alice.run("search", "pool", "--json", process=True)
+    detail = later.json["freshness"]["detail"]
+    assert "has failed since" in detail and "500" in detail, detail  # what it answered
+    assert "has not answered" not in detail, detail

@@ -23,6 +23,7 @@ from .commands import PROGRAM, TABLE
 from .config.context import Context
 from .errors import AgentMemoryError, UsageError
 from .fsutil import tighten
+from .store.budget import stuck
 
 DESCRIPTION = "Portable memory and skills for coding agents."
 
@@ -136,7 +137,10 @@ def _exit(code: int, ctx: Context) -> int:
     """`code`, or the end of the process right here if a network call is still blocked in a thread: the SDK's
     exit handlers could wait for it, and neither an agent nor its hook may be kept waiting."""
     sys.stdout.flush()
-    if ctx.budget.abandoned:
+    if ctx.budget.abandoned or stuck():
         sys.stderr.flush()
+        # a thread blocked in a hung mount keeps the process from being reaped, and its descriptors open: closed
+        # here, the agent that runs a hook reads the end of its output at once
+        os.closerange(0, 3)
         os._exit(code)
     return code

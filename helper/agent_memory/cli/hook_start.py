@@ -26,6 +26,7 @@ def declare(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Rendered:
+    ctx.hook = True  # a store in an outage is never waited on here (see store.probe)
     event = read_event()
     synced = _pull(ctx, event, args.agent)  # first: the reminder then says what changed
     context = session_start(ctx, event, args.agent)

@@ -29,6 +29,7 @@ def declare(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Rendered:
+    ctx.hook = True  # a store in an outage is never waited on here (see store.probe)
     event = args.command.partition(" ")[2]
     payload = read_event()
     if synced := _push(ctx, payload, args.agent, event):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..store import outage
 from ..store.base import Store
 from ..store.bucket import open_store
 from ..store.budget import Budget
@@ -33,6 +34,7 @@ class Context:
         self._config: Config | None = None
         self._stores: dict[str, Store] = {}
         self.online = False  # try the bucket even during an outage (`--online`, an explicit retry): see store.outage
+        self.hook = False  # a hook: a store in an outage is probed where no session waits (see store.probe)
 
     def use(self, *, project: str | None = None, directory: str | os.PathLike[str] | None = None) -> None:
         """Work for `project` (else the folder's) in `directory` (else the working folder): bootstrap's options, or
@@ -83,8 +85,14 @@ class Context:
 
     def store_for(self, uri: str) -> Store:
         """The store of `uri` (a pending upload keeps the bucket it was saved for), opened once per command."""
+        opened = self._stores.get(uri)
+        # a hook's store that failed a moment ago (its push) is not asked again by its retry: one wait per hook
+        if self.hook and opened is not None and not isinstance(opened, OutageStore) and (found := outage.current(uri)):
+            if not self.budget.abandoned:
+                opened.close()
+            self._stores[uri] = OutageStore(uri, found)
         if uri not in self._stores:
-            self._stores[uri] = open_store(uri, budget=self.budget, online=self.online)
+            self._stores[uri] = open_store(uri, budget=self.budget, online=self.online, hook=self.hook)
         return self._stores[uri]
 
     def close(self) -> None:

@@ -139,9 +139,12 @@ def store_check(bucket: str | None) -> StoreCheck:
         detail = "a Hugging Face bucket is checked when it is used (status uses no network)"
         return {"status": "not checked", "detail": detail, "next": None}
     try:
-        check_private(bucket)
+        check_private(bucket)  # a folder that does not answer is not waited for: it records an outage
     except AccessError as exc:  # every save, search and read refuses it the same way, with exit 4
         return {"status": "refused", "detail": exc.message, "next": exc.next_step}
+    if (down := outage.current(bucket)) is not None:
+        detail = f"{down.error().detail}: saves stay pending"
+        return {"status": "not checked", "detail": detail, "next": commands.line("search", "--online", "WORDS")}
     if not folder.is_dir():
         missing = FolderMissing(folder)  # told as a command that meets it tells it
         return {"status": "missing", "detail": f"{missing.detail}: saves stay pending", "next": missing.fix}

@@ -106,6 +106,21 @@ class FolderMissing(StoreError):
         return f"mount the drive that holds {self.root} (or move the folder back there)"  # what waits is planned here
 
 
+class FolderSilent(StoreError):
+    """A folder store's folder that does not answer at all: a network share or mount whose server went away (its
+    calls block in the kernel). `lasting`: an outage (`outage`)."""
+
+    def __init__(self, root: Path, detail: str) -> None:
+        super().__init__("offline", detail)
+        self.root = root
+        self.lasting = True
+
+    @property
+    def fix(self) -> str:
+        where = shlex.quote(str(self.root))
+        return f"bring back the share or drive that holds {self.root} (or unmount it: umount -l {where})"
+
+
 class FolderDenied(StoreError):
     """A file or folder of a folder store that this user may not open."""
 

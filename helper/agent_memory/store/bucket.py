@@ -11,14 +11,15 @@ import importlib
 import os
 import shlex
 import stat
+from pathlib import Path
 from types import ModuleType
 
 from .. import commands, names
 from ..errors import AccessError
 from ..names import FILE_SCHEME, folder_path, hub_id
 from . import outage
-from .base import Store, StoreError
-from .budget import Budget
+from .base import FolderSilent, Store, StoreError
+from .budget import Budget, hearing_seconds
 
 
 def landed_anyway(store: Store, failure: StoreError, path: str, data: bytes) -> bool:
@@ -50,45 +51,71 @@ def check_private(uri: str) -> None:
     folder = folder_path(uri)
     if folder is None or os.name == "nt":  # Windows has no mode bits to check
         return
+    if outage.current(uri) is not None:  # not answering a moment ago: not asked again (checked when it answers)
+        return
     try:
-        info = os.stat(folder)
+        found = _stat(uri, folder)
     except OSError:
         return
-    if not (info.st_uid != os.getuid() or info.st_mode & 0o077):
+    if found is None:  # a hung mount: the commands that use it answer from what is local
+        return
+    owner, mode = found
+    if not (owner != os.getuid() or mode & 0o077):
         return
     quoted = shlex.quote(str(folder))
-    if info.st_uid != os.getuid():
+    if owner != os.getuid():
         raise AccessError(
-            f"The folder store {folder} belongs to another user (uid {info.st_uid}), so agent-memory will not use it.",
+            f"The folder store {folder} belongs to another user (uid {owner}), so agent-memory will not use it.",
             next_step=f"use a folder of your own: {commands.line('config', 'set', 'bucket', 'file:///ABSOLUTE/PATH')}",
         )
-    if info.st_mode & stat.S_ISVTX and info.st_mode & 0o002:  # shared by design, as /tmp: closing it locks others out
+    if mode & stat.S_ISVTX and mode & 0o002:  # shared by design, as /tmp: closing it locks others out
         own = FILE_SCHEME + str(folder / "agent-memory-store")
         next_step = f"{commands.line('config', 'set', 'bucket', own)} (a folder of your own in it, created owner-only)"
     else:
         next_step = f"chmod 700 {quoted} (if only you should use it)"
     raise AccessError(
-        f"The folder store {folder} can be read or written by other users (mode {stat.filemode(info.st_mode)}), "
+        f"The folder store {folder} can be read or written by other users (mode {stat.filemode(mode)}), "
         "so agent-memory will not use it; its permissions were not changed.",
         next_step=next_step,
     )
 
 
-def open_store(uri: str, *, budget: Budget, online: bool = False) -> Store:
+def open_store(uri: str, *, budget: Budget, online: bool = False, hook: bool = False) -> Store:
     """The store for a canonical bucket URI; `budget` bounds its network calls (the command's one budget).
 
-    A folder store is checked first (`check_private`): every command that uses one goes through here. A Hub bucket
-    that did not answer a moment ago is not asked again before its wait is over (`outage`), unless `online`
-    (`--online`, an explicit retry): its store then fails every call at once, and loads no network library.
+    A folder store is checked first (`check_private`): every command that uses one goes through here, and each of its
+    calls runs within `budget` (`bounded`). A store of either kind that did not answer a moment ago is not asked
+    again before its wait is over (`outage`), unless `online` (`--online`, an explicit retry): its store then fails
+    every call at once, and loads no network library. A `hook` never asks a store in an outage, even once its wait is
+    over: it starts a probe that no session waits for (`probe`), and answers from what is local.
     """
-    if (folder := folder_path(uri)) is not None:
-        check_private(uri)
-        folder_store: Store = _backend("local").FolderStore(folder)  # (a module loaded here: typed as it is)
-        return folder_store
     if not online and (found := outage.current(uri)) is not None:
         return outage.OutageStore(uri, found)
+    if hook and not online and (found := outage.due(uri)) is not None:
+        from . import probe
+
+        probe.spawn(uri)
+        return outage.OutageStore(uri, found)
+    if (folder := folder_path(uri)) is not None:
+        check_private(uri)
+        if not online and (found := outage.current(uri)) is not None:  # its folder did not answer the check
+            return outage.OutageStore(uri, found)
+        folder_store: Store = _backend("bounded").BoundedStore(_backend("local").FolderStore(folder), folder, budget)
+        return folder_store  # (modules loaded here: typed as they are)
     hub_store: Store = _backend("hub").HubStore(hub_id(uri) or "", budget=budget)
     return hub_store
+
+
+def _stat(uri: str, folder: Path) -> tuple[int, int] | None:
+    """The folder's stat, None if it did not answer within twice the hearing time: a hung mount, recorded as the
+    store's outage, which later commands and hooks do not wait for."""
+    seconds = 2 * hearing_seconds()
+    info: tuple[int, int] | None = _backend("bounded").stat(folder, seconds)  # loaded only for a folder store
+    if info is None:
+        outage.failed(
+            uri, FolderSilent(folder, f"the folder store {folder} did not answer a stat within {seconds:.3g} s")
+        )
+    return info
 
 
 def hub_user(budget: Budget) -> str:
@@ -98,7 +125,7 @@ def hub_user(budget: Budget) -> str:
 
 
 def _backend(name: str) -> ModuleType:
-    """The backend module `name` (`local` or `hub`), loaded when a bucket of its kind is first opened: the Hub's
-    brings huggingface_hub, httpx2 and hf_xet (about 150 ms), which a command that never uses the Hub must not
-    pay for."""
+    """The backend module `name` (`local`, `bounded` or `hub`), loaded when a bucket of its kind is first opened:
+    the Hub's brings huggingface_hub, httpx2 and hf_xet (about 150 ms), which a command that never uses the Hub must
+    not pay for."""
     return importlib.import_module(f"{__package__}.{name}")

@@ -37,7 +37,7 @@ from .base import (
     StoreError,
     oversized,
 )
-from .budget import Budget, command_timeout
+from .budget import SILENT_SECONDS, Budget, DeadlineExceeded, within
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
@@ -58,15 +58,6 @@ XET_SETTINGS = {"HF_XET_CLIENT_RETRY_MAX_ATTEMPTS": "2", "HF_XET_CLIENT_RETRY_BA
 # at most this long (or half the budget) for the feed to get ready, then list instead: the feed's replay of a few
 # changes takes the Hub well under a second, and a refresh with nothing new is this one request
 FEED_SECONDS = 3.0
-# how long a request may go without any answer once the Hub is in doubt: the feed's first bytes, and every request
-# after one that got no answer; a second silence in one command means the Hub is down (an outage: `outage`), and
-# the command's later calls fail at once. So the first search of an outage costs about twice this.
-SILENT_SECONDS = 2.0
-# a call that would wait the whole budget (an upload, a download, a listing) may hear nothing at all from the Hub
-# this long before it asks the Hub once more, and that request as long (`_within`): so the first save of an outage
-# costs about twice this too. At the default budget it is SILENT_SECONDS; a user who gives commands longer to reach
-# the Hub (AGENT_MEMORY_TIMEOUT: a slow link, a loaded machine) gives it as much longer to start answering.
-HEAR_SHARE = 1 / 15
 
 
 class _Answers:
@@ -403,67 +394,8 @@ def _configure() -> None:
 def _within(
     budget: Budget, fn: Callable[[], Result], cap: float | None = None, *, ask: Callable[[float], None] | None = None
 ) -> Result:
-    """Run `fn` within the remaining budget (and at most `cap` seconds); DeadlineExceeded if it does not return in
-    time (the thread that still waits is recorded in the budget as abandoned).
-
-    With `ask`, a Hub that answers nothing is not waited on for the whole budget: if no response has come within
-    `hearing_seconds()`, `ask` puts one more request to it for as long (as the first search of an outage gives the
-    change feed 2 s, then the listing 2 s), and if neither the call nor that request has heard any answer by then,
-    the Hub counts as hung (DeadlineExceeded, `twice`). A call that hears nothing is not always one the Hub ignores: an
-    upload's bytes and its token go through hf_xet, whose requests this process never sees, so a large note on a
-    slow link is silent here for as long as it takes. The one more request is what tells that Hub (it answers) from
-    a hung one; once anything was answered, the call has the rest of the budget, as every call had before.
-    """
-    result: list[Result] = []
-    error: list[BaseException] = []
-
-    def target() -> None:
-        try:
-            result.append(fn())
-        except BaseException as exc:  # handed over to the waiting thread
-            error.append(exc)
-
-    heard = _ANSWERS.count()
-    worker = threading.Thread(target=target, name="agent-memory-network", daemon=True)
-    worker.start()
-    wait = budget.remaining() if cap is None else min(cap, budget.remaining())
-    end = time.monotonic() + wait
-    silence = hearing_seconds()
-    if ask is not None and wait > 2 * silence:
-        worker.join(silence)
-        if worker.is_alive() and _ANSWERS.count() == heard:
-            ask(silence)  # it may be answered, or the call's own request meanwhile
-            if worker.is_alive() and _ANSWERS.count() == heard:
-                budget.abandoned.append(worker.name)
-                raise DeadlineExceeded(f"no answer at all within {2 * silence:.3g} s", twice=True)
-    worker.join(max(0.0, end - time.monotonic()))
-    if worker.is_alive():
-        budget.abandoned.append(worker.name)
-        if wait < (silence if cap is None else min(cap, silence)):
-            # what was left of the budget (a loaded machine spends it starting up and on the calls before) was too
-            # short to tell a silent Hub from one that answers in its time: no verdict on the Hub
-            detail = f"the command's time ran out with {wait:.2g} s left for this call, too little to hear the Hub"
-            raise DeadlineExceeded(detail, judged=False)
-        raise DeadlineExceeded(f"no answer within {wait:.3g} s")
-    if error:
-        raise error[0]
-    return result[0]
-
-
-def hearing_seconds() -> float:
-    """How long a call may hear nothing at all before the Hub is asked once more (see HEAR_SHARE)."""
-    return max(SILENT_SECONDS, command_timeout() * HEAR_SHARE)
-
-
-class DeadlineExceeded(Exception):
-    """The command's time budget ran out before the call returned; `twice`: the Hub answered nothing at all, to the
-    call or to one more request (see `_within`); not `judged`: the call was left too little of the budget to tell
-    whether the Hub answers, so its failure says nothing of the Hub (no silence, no outage)."""
-
-    def __init__(self, detail: str, *, twice: bool = False, judged: bool = True) -> None:
-        super().__init__(detail)
-        self.twice = twice
-        self.judged = judged
+    """`budget.within`, hearing the Hub by the responses this process got (`_ANSWERS`)."""
+    return within(budget, fn, cap, ask=ask, heard=_ANSWERS.count)
 
 
 def whoami(budget: Budget) -> str:

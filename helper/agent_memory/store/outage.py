@@ -1,4 +1,5 @@
-"""The outage memory: a Hub that did not answer is not asked again by every command, only once its wait is over.
+"""The outage memory: a store that did not answer (the Hub, a folder store on a hung mount) is not asked again by
+every command, only once its wait is over.
 
 A store call that fails for a reason that does not clear within seconds (refused, timed out, hung, a 5xx answer:
 `StoreError.lasting`) records the bucket, what failed and when to try again, in one small file of the state folder.
@@ -21,7 +22,8 @@ from pathlib import Path
 
 from .. import paths
 from ..fsutil import locked, read_own, write_json_atomic
-from .base import Listing, ObjectInfo, Replay, Store, StoreError
+from ..names import folder_path
+from .base import FolderSilent, Listing, ObjectInfo, Replay, Store, StoreError
 
 FIRST = 30.0  # seconds of the first wait
 LONGEST = 300.0  # a Hub that is back is found again within this long, whatever the outage lasted
@@ -51,10 +53,15 @@ class Outage:
         again, and how to try now or not at all."""
         at = time.strftime("%H:%M:%S", time.localtime(self.since))
         again = time.strftime("%H:%M:%S", time.localtime(self.until))
+        store = "the bucket" if folder_path(self.bucket) is None else "the folder store"
+        # what it did: no answer at all, or an answer that was an error (a 500), which is said as it came
+        what = f"has not answered since {at}" if self.reason == "offline" else f"has failed since {at}"
         detail = (
-            f"the bucket has not answered since {at} ({self.detail}); agent-memory tries it again from {again} "
+            f"{store} {what} ({self.detail}); agent-memory tries it again from {again} "
             f"(in {round(self.left())} s); --online tries it now, and search --offline never asks it"
         )
+        if (folder := folder_path(self.bucket)) is not None:
+            return FolderSilent(folder, detail)
         error = StoreError(self.reason, detail)
         error.lasting = True
         return error
@@ -72,6 +79,27 @@ def current(bucket: str) -> Outage | None:
         return None
     left = found.until - time.time()
     return found if 0 < left <= LONGEST else None  # beyond the longest wait: a clock that moved
+
+
+def due(bucket: str) -> Outage | None:
+    """The outage of `bucket` whose wait is over but which no answer has ended yet, unless a probe of it started less
+    than FIRST seconds ago: a hook does not ask the store then, it leaves that to a probe nobody waits for (`probe`),
+    and records that it started one, so that the hooks of several sessions start one probe. The probe's failure
+    counts as the next interval's (the wait is over), its success ends the outage."""
+    now = time.time()
+    try:
+        with locked(paths.state_dir() / "outage.lock"):
+            found = _read()
+            if found is None or found.bucket != bucket or found.until > now or found.reason != "offline":
+                return None  # a store that answered, if with an error (a 500), answers the hook as fast
+            value = json.loads(read_own(record(), MAX_RECORD))
+            probed = value.get("probed")
+            if isinstance(probed, (int, float)) and 0 <= now - probed < FIRST:
+                return None  # another hook's probe is under way: this hook asks nothing either
+            write_json_atomic(record(), {**value, "probed": now})
+    except (OSError, ValueError):  # a read-only state: the hook asks the store itself, as before
+        return None
+    return found
 
 
 def failed(bucket: str, error: StoreError) -> None:

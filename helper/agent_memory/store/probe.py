@@ -1,0 +1,56 @@
+"""Whether a store in an outage answers again, found where no session waits: a hook whose store's outage wait is over
+does not ask the store itself (a hung mount or Hub would hold the session's start or the end of its turn); it starts
+this module as a detached process, which it never waits for, and answers from what is local at once.
+
+The probe asks the store one small question (`ensure`: the bucket's info, a stat of the folder) within its own
+budget: an answer ends the outage (the next hook uses the store again), silence records the next, longer wait.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+PROBE_SECONDS = 10.0  # the probe's own budget: nobody waits for it, and a store that answers does within a second
+
+
+def spawn(uri: str) -> None:
+    """Start the probe of `uri` in a process of its own session, its output nowhere; never wait for it."""
+    package_root = str(Path(__file__).resolve().parents[2])  # the folder that holds agent_memory
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
+    try:
+        subprocess.Popen(
+            [sys.executable, "-m", "agent_memory.store.probe", uri],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            close_fds=True,
+            env=env,
+        )
+    except OSError:  # no process could be started (a sandbox): a later command tries the store itself
+        pass
+
+
+def main(uri: str) -> int:
+    """Ask the store of `uri` once, online; 0 if it answered."""
+    from .base import StoreError
+    from .bucket import open_store
+    from .budget import Budget
+
+    store = open_store(uri, budget=Budget(PROBE_SECONDS), online=True)
+    try:
+        store.ensure(create=False)
+    except StoreError:
+        return 1  # a lasting failure was recorded by the store as the next wait
+    finally:
+        store.close()
+    return 0
+
+
+if __name__ == "__main__":
+    code = main(sys.argv[1])
+    sys.stdout.flush()
+    os._exit(code)  # a call still blocked in a thread must not keep this process
