@@ -187,14 +187,18 @@ BOUNDS_TABLES = ("13", "14")  # status at three sizes, the largest query (bench/
 VIEW_SECTION = "## The view's page"
 VIEW_TABLES = "15"  # `agent-memory view` (bench/view_page.py)
 
+HUNG_FOLDER_SECTION = "## A hung folder store"
+HUNG_FOLDER_TABLES = "16"  # every command and hook against a mount that never answers (bench/hung_folder.py)
+
 # the tables numbered past the results (9 onwards) each have a section of their own, in that order
-OWN_SECTIONS = (SPACE_TABLES, RECALL_TABLES, SYNC_TABLES, CI_TABLES, *BOUNDS_TABLES, VIEW_TABLES)
+OWN_SECTIONS = (SPACE_TABLES, RECALL_TABLES, SYNC_TABLES, CI_TABLES, *BOUNDS_TABLES, VIEW_TABLES, HUNG_FOLDER_TABLES)
 # those made of their tables alone, by the number their tables' titles start with
 SECTIONS = {
     SYNC_TABLES: SYNC_SECTION,
     CI_TABLES: CI_SECTION,
     **dict.fromkeys(BOUNDS_TABLES, BOUNDS_SECTION),
     VIEW_TABLES: VIEW_SECTION,
+    HUNG_FOLDER_TABLES: HUNG_FOLDER_SECTION,
 }
 
 
