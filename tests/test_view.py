@@ -54,7 +54,8 @@ def test_an_out_that_is_a_link_or_someone_elses_folder_is_refused(ready, tmp_pat
     (theirs / "keep.txt").write_text("mine")
     link = tmp_path / "link"
     link.symlink_to(theirs)
-    for out in (link, theirs, theirs / "keep.txt"):
+    # ... and a folder inside a file, or inside a folder that is not there
+    for out in (link, theirs, theirs / "keep.txt", theirs / "keep.txt" / "site", tmp_path / "gone" / "site"):
         refused = view(ready, "--out", str(out))
         tools.exited(refused, 1)
         assert refused.json["next"] == "agent-memory view --out NEW_FOLDER"
