@@ -283,8 +283,12 @@ def test_sync_conflict_side_by_side_the_health_list_and_the_picture(machine, mac
     assert conflict.get_by_role("heading").inner_text() == "Conflict: changed here and elsewhere"
     rows = conflict.locator("tbody tr.changed")
     assert rows.count() == 1
-    sides = {rows.locator("td.text").nth(0).inner_text(), rows.locator("td.text").nth(1).inner_text()}
-    assert sides == {"- release: Wednesday", "- release: Friday"}
+    sides = [rows.locator("td.text").nth(0).inner_text(), rows.locator("td.text").nth(1).inner_text()]
+    assert sides == ["- release: Friday", "- release: Wednesday"]  # the file here first, and said so
+    heading = conflict.locator("thead th").all_inner_texts()
+    assert heading[1].endswith(" (the file here)") and heading[3].endswith(" (the other)")
+    marked = versions.locator("tbody tr", has_text="here")
+    assert marked.count() == 1 and marked.locator("td").nth(0).inner_text() == heading[1].split()[0]
     assert conflict.locator("tbody tr.same").count() == 2
     commands = conflict.locator("ul.commands code").all_inner_texts()
     assert len(commands) == 2 and all(c.startswith("agent-memory sync restore MEMORY.md --version ") for c in commands)
