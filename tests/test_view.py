@@ -42,6 +42,7 @@ def test_the_site_is_written_owner_only_under_the_state_folder(ready):
     assert saved in listed and "Enable WAL before the first write." in listed
     plain = ready.run("view")
     tools.exited(plain)
+    assert plain.err.strip() == "Wrote the view of 1 project: 1 note, 0 sync conflicts, 0 items needing attention."
     assert plain.out.strip() == (out / "index.html").as_uri()  # the address alone on stdout
     # nothing else beside it: the staging folders and the previous site are gone
     assert sorted(p.name for p in out.parent.iterdir() if p.name.startswith(".view")) == []

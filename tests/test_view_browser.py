@@ -306,6 +306,9 @@ def test_sync_conflict_side_by_side_the_health_list_and_the_picture(machine, mac
             | {"reason": "offline", "detail": "the drive is away"}
         )
     )
+    told = b.run("view", "--out", str(b.root / "told"))
+    tools.exited(told)
+    assert ": 7 notes, 1 sync conflict, 4 items needing attention." in told.err, told.err
     site = watched(written(b, b.root / "site"))
     page = site.page
     site.go("#sync")
@@ -340,6 +343,7 @@ def test_sync_conflict_side_by_side_the_health_list_and_the_picture(machine, mac
     health = page.locator("#health-view")
     pending = health.locator("ul[data-kind=pending] li")
     assert pending.count() == 1 and pending.locator("code").inner_text() == "agent-memory pending retry"
+    assert ": 1 attempt, last error: offline: " in pending.inner_text()
     broken = health.locator("ul[data-kind=damaged] li")
     assert broken.count() == 1 and damaged in broken.inner_text()
     assert broken.locator("code").inner_text() == f"agent-memory read {damaged}"

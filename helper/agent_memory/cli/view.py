@@ -78,7 +78,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Rendered:
     }
     notice(
         f"Wrote the view of {plural(len(chosen), 'project')}: {plural(result['notes'], 'note')}, "
-        f"{result['conflicts']} sync conflicts, {result['health']} items needing attention."
+        f"{plural(result['conflicts'], 'sync conflict')}, {plural(result['health'], 'item')} needing attention."
     )
     if args.open and not opened:
         notice(f"No browser could be opened: open {url} in yours.")

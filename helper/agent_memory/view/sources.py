@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .. import commands, paths
+from ..display import plural
 from ..errors import NotSetUp
 from ..fsutil import UnsafeLocalFile, read_own
 from ..memory import pack
@@ -285,5 +286,5 @@ def health(bucket: str, projects: list[str], damaged_notes: list[dict[str, str]]
 
 def _attempts(entry: NoteWaiting) -> str:
     error = entry["last_error"]
-    told = f"{entry['attempts']} attempts"
+    told = plural(entry["attempts"], "attempt")
     return f"{told}, last error: {error.get('reason')}: {error.get('detail')}" if error else told
