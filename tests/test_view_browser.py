@@ -329,6 +329,11 @@ def test_sync_conflict_side_by_side_the_health_list_and_the_picture(machine, mac
     assert conflict.locator("tbody tr.same").count() == 2
     commands = conflict.locator("ul.commands code").all_inner_texts()
     assert len(commands) == 2 and all(c.startswith("agent-memory sync restore MEMORY.md --version ") for c in commands)
+    kept = heading[1].split()[0], heading[3].split()[0]
+    assert conflict.locator("ul.commands li").all_inner_texts() == [
+        f"Keep the file here: agent-memory sync restore MEMORY.md --version {kept[0]} --agent claude",
+        f"Keep the other: agent-memory sync restore MEMORY.md --version {kept[1]} --agent claude",
+    ]
     # any two versions compared: the first with each of the others
     compare = file.locator(".compare")
     ids = compare.get_by_label("Compare version").locator("option").all_inner_texts()

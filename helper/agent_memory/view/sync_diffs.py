@@ -41,7 +41,8 @@ def sync_view(files: list[dict[str, Any]]) -> list[dict[str, object]]:
                 "here": left == file["here"],
                 "rows": side_by_side(texts.get(left), texts.get(right))[0],
                 "kept": file["conflict"]["kept"],
-                "settle": [_restore(file, head) for head in file["conflict"]["heads"]],
+                # the texts in the order shown (the file here first), then any further head
+                "settle": [_restore(file, head) for head in dict.fromkeys([left, right, *file["conflict"]["heads"]])],
             }
         shown.append(
             {
