@@ -94,6 +94,9 @@ def test_bad_input_says_what_to_run(ready, machine_b):
     tools.exited(view(ready, "--project", "Not A Name!"), 2)
     tools.exited(view(ready, "--days", "0"), 2)
     tools.exited(view(ready, "--project", "demo", "--all-projects"), 2)
+    empty = view(ready, "--out", " ")  # an empty folder name is no folder: not the default one taken silently
+    tools.exited(empty, 2)
+    assert empty.json["next"] == "agent-memory view" and not (ready.state / "state" / "view").exists()
     not_set_up = view(machine_b)
     tools.exited(not_set_up, 3)
     assert not_set_up.json["next"].startswith("agent-memory bootstrap")
