@@ -135,10 +135,10 @@ def test_a_clean_concurrent_edit_merges(machine, machine_b, bucket):
     assert (claude_folder(b) / "MEMORY.md").read_text() == expected
 
 
-def test_two_machines_appending_to_memory_glue_and_drop_no_line(machine, machine_b, folder_store):
+def test_two_machines_appending_to_memory_glue_and_drop_no_line(machine, machine_b, bucket):
     """Both machines append to MEMORY.md, A without a final newline, and each adds a code fence: the merge keeps
     every line of both, B's (the merging machine's) first, none glued, both fences whole, on both machines."""
-    a, b = two_machines(machine, machine_b, folder_store)
+    a, b = two_machines(machine, machine_b, bucket)
     base = "# Memory\n- old\n"
     claude_folder(a).mkdir(parents=True)
     (claude_folder(a) / "MEMORY.md").write_text(base)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from pathlib import Path
 
 import pytest
 import test_sync
@@ -17,8 +18,31 @@ import tools
 from agent_memory import contract
 from agent_memory.contents import sha256
 from agent_memory.sync.versions import path_key
+from conftest import BUCKET
 
 pytestmark = pytest.mark.outside_tmp
+
+
+class Stored:
+    """The sync's objects of either store, read and planted the same way: a folder store's files, or the Hub
+    emulator's bucket (planted as an older helper, or a hand, would put them there)."""
+
+    def __init__(self, request: pytest.FixtureRequest, bucket: str) -> None:
+        self.folder = Path(bucket.removeprefix("file://")) if bucket.startswith("file://") else None
+        self.hub = None if self.folder else request.getfixturevalue("hub")
+
+    def objects(self) -> dict[str, bytes]:
+        if self.folder is not None:
+            return test_sync.store_objects(self.folder)  # by their paths in the store: `sync/...`
+        paths = [path for path in self.hub.list_paths(BUCKET) if path.startswith("sync/")]
+        return {path: self.hub.read_file(BUCKET, path) for path in paths}
+
+    def plant(self, path: str, data: bytes) -> None:
+        if self.folder is not None:
+            (self.folder / path).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            (self.folder / path).write_bytes(data)
+        else:
+            self.hub.put_file(BUCKET, path, data)
 
 
 def _on_both(a, b, text: str) -> None:
@@ -87,8 +111,9 @@ def test_the_side_that_deleted_a_file_is_told_it_deleted_it(machine, machine_b, 
     assert "same lines" not in done.err
 
 
-def test_a_token_in_a_name_keeps_the_file_here_and_is_never_printed(machine, machine_b, folder_store, tmp_path):
-    a, b = two_machines(machine, machine_b, folder_store)
+def test_a_token_in_a_name_keeps_the_file_here_and_is_never_printed(machine, machine_b, bucket, request):
+    a, b = two_machines(machine, machine_b, bucket)
+    stored = Stored(request, bucket)
     token = "ghp_" + "Ab3" * 12
     mine = claude_folder(a)
     (mine / f"keys-{token}").mkdir(parents=True)
@@ -103,22 +128,19 @@ def test_a_token_in_a_name_keeps_the_file_here_and_is_never_printed(machine, mac
     assert all("its name looks like it holds a secret (GitHub token)" in item["why"] for item in folder["refused"])
     assert "Not synced: deploy-[redacted].md" in done.err
     assert token not in done.out + done.err
-    objects = test_sync.store_objects(tmp_path / "store")
-    assert objects and not any(b"ghp_" in data for data in objects.values())
+    objects = stored.objects()
+    assert objects and not any(b"ghp_" in data or "ghp_" in name for name, data in objects.items())
 
     stopped = test_sync.hook(a, "Stop")  # held: unchanged, the hook has nothing to do
     tools.exited(stopped)
     assert token not in stopped.out + stopped.err and "pushed" not in stopped.err
 
     # a version with such a name in the bucket (an older helper pushed it) is never written here
-    store = tmp_path / "store"
-    good = next(iter(test_sync.store_objects(store)))
-    planted = json.loads((store / good).read_text())
+    planted = json.loads(next(iter(stored.objects().values())))
     path = f"other-{token}.md"
     planted.update(id="20300101-000000-000000-0000000001", path=path, bases=[], text="planted\n")
     planted["hash"] = sha256(b"planted\n")
-    (store / "sync" / "claude" / "demo" / path_key(path)).mkdir(mode=0o700)
-    (store / "sync" / "claude" / "demo" / path_key(path) / f"{planted['id']}.json").write_text(json.dumps(planted))
+    stored.plant(f"sync/claude/demo/{path_key(path)}/{planted['id']}.json", json.dumps(planted).encode())
     pulled = b.run("sync", "now", "--json")
     tools.exited(pulled)
     assert sorted(os.listdir(claude_folder(b))) == ["MEMORY.md"]
@@ -235,16 +257,16 @@ def test_lines_from_elsewhere_say_whose_and_when(machine, machine_b, folder_stor
     assert [(item["path"], item["machines"]) for item in state["arrived"]] == [("parser.md", ["desk"])]
 
 
-def test_a_pulled_version_the_guard_refuses_is_never_written(machine, machine_b, folder_store, tmp_path):
-    a, b = two_machines(machine, machine_b, folder_store)
+def test_a_pulled_version_the_guard_refuses_is_never_written(machine, machine_b, bucket, request):
+    a, b = two_machines(machine, machine_b, bucket)
+    stored = Stored(request, bucket)
     _on_both(a, b, "- fine\n")
-    store = tmp_path / "store"
-    ((name, data),) = test_sync.store_objects(store).items()
+    ((name, data),) = stored.objects().items()
     head = json.loads(data)
     text = f"- fine\n- {test_sync.TOKEN_LINE}\n"  # planted by a machine whose guard did not look (or by hand)
     planted = {**head, "id": "20300101-000000-000000-0000000002", "bases": [head["id"]], "text": text}
     planted["hash"] = sha256(text.encode())
-    (store / name).parent.joinpath(f"{planted['id']}.json").write_text(json.dumps(planted))
+    stored.plant(name.replace(head["id"], planted["id"]), json.dumps(planted).encode())
 
     context = reminder(b)
     assert "not written here: MEMORY.md: the version from another machine looks like it holds a secret" in context
@@ -263,7 +285,7 @@ def test_a_pulled_version_the_guard_refuses_is_never_written(machine, machine_b,
     tools.exited(done)
     assert "not written here" in done.json["folders"][0]["refused"][0]["why"]
     assert (claude_folder(b) / "MEMORY.md").read_text() == "- fine\n- and more\n"
-    holding = [key for key, data in test_sync.store_objects(store).items() if b"ghp_" in data]
+    holding = [key for key, data in stored.objects().items() if b"ghp_" in data]
     assert holding == [name.replace(head["id"], planted["id"])]  # the planted version alone
 
 
