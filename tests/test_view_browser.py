@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from space_browser import chromium_fixture  # noqa: F401
+from space_browser import chromium_fixture, contrast  # noqa: F401
 from test_sync import claude_folder, sync_now, two_machines
 
 import tools
@@ -242,27 +242,7 @@ def test_keyboard_alone_and_accessible_names(ready, watched, tmp_path):
     site.clean()
 
 
-# WCAG contrast of each kind of text against the background it is drawn on (as the Space's test measures it)
-CONTRAST = """() => {
-  const rgb = (color) => color.match(/[\\d.]+/g).slice(0, 3).map(Number);
-  const luminance = ([r, g, b]) => [r, g, b]
-    .map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; })
-    .reduce((sum, v, i) => sum + v * [0.2126, 0.7152, 0.0722][i], 0);
-  const background = (element) => {
-    for (let e = element; e; e = e.parentElement) {
-      const color = getComputedStyle(e).backgroundColor;
-      if (!color.startsWith("rgba(0, 0, 0, 0)") && color !== "transparent") return color;
-    }
-    // Chromium's canvas under `color-scheme: light dark`
-    return matchMedia("(prefers-color-scheme: dark)").matches ? "rgb(18, 18, 18)" : "rgb(255, 255, 255)";
-  };
-  const ratio = (element) => {
-    const [a, b] = [luminance(rgb(getComputedStyle(element).color)), luminance(rgb(background(element)))];
-    return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
-  };
-  const selectors = ["h1", "header nav a", "#results h3 a", ".meta", ".help", ".flag", ".flag.warn", ".excerpt"];
-  return Object.fromEntries(selectors.map((s) => [s, ratio(document.querySelector(s))]));
-}"""
+CONTRASTED = ["h1", "header nav a", "#results h3 a", ".meta", ".help", ".flag", ".flag.warn", ".excerpt"]
 
 
 def test_text_is_readable_in_light_and_dark_mode(ready, watched, tmp_path):
@@ -271,7 +251,7 @@ def test_text_is_readable_in_light_and_dark_mode(ready, watched, tmp_path):
     site = watched(written(ready, tmp_path / "site"))
     for scheme in ("light", "dark"):
         site.page.emulate_media(color_scheme=scheme)
-        ratios = site.page.evaluate(CONTRAST)
+        ratios = contrast(site.page, CONTRASTED)
         assert all(ratio >= 4.5 for ratio in ratios.values()), (scheme, ratios)
     site.clean()
 
