@@ -124,3 +124,30 @@ def fill_form(page: Any, values: dict[str, object]) -> str:
         else:
             control.fill(str(value))
     return page.get_by_label("Setup commands", exact=True).inner_text()
+
+
+def contrast(page: Any, selectors: list[str]) -> dict[str, float]:
+    """The WCAG contrast of the first element of each of `selectors` against the background it is drawn on (the
+    browser's canvas, light or dark as the page is shown, where no element paints one)."""
+    return page.evaluate(CONTRAST, selectors)
+
+
+CONTRAST = """(selectors) => {
+  const rgb = (color) => color.match(/[\\d.]+/g).slice(0, 3).map(Number);
+  const luminance = ([r, g, b]) => [r, g, b]
+    .map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; })
+    .reduce((sum, v, i) => sum + v * [0.2126, 0.7152, 0.0722][i], 0);
+  const background = (element) => {
+    for (let e = element; e; e = e.parentElement) {
+      const color = getComputedStyle(e).backgroundColor;
+      if (!color.startsWith("rgba(0, 0, 0, 0)") && color !== "transparent") return color;
+    }
+    // Chromium's canvas under `color-scheme: light dark`
+    return matchMedia("(prefers-color-scheme: dark)").matches ? "rgb(18, 18, 18)" : "rgb(255, 255, 255)";
+  };
+  const ratio = (element) => {
+    const [a, b] = [luminance(rgb(getComputedStyle(element).color)), luminance(rgb(background(element)))];
+    return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+  };
+  return Object.fromEntries(selectors.map((s) => [s, ratio(document.querySelector(s))]));
+}"""

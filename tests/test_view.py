@@ -42,6 +42,7 @@ def test_the_site_is_written_owner_only_under_the_state_folder(ready):
     assert saved in listed and "Enable WAL before the first write." in listed
     plain = ready.run("view")
     tools.exited(plain)
+    assert plain.err.strip() == "Wrote the view of 1 project: 1 note, 0 sync conflicts, 0 items needing attention."
     assert plain.out.strip() == (out / "index.html").as_uri()  # the address alone on stdout
     # nothing else beside it: the staging folders and the previous site are gone
     assert sorted(p.name for p in out.parent.iterdir() if p.name.startswith(".view")) == []
@@ -54,7 +55,8 @@ def test_an_out_that_is_a_link_or_someone_elses_folder_is_refused(ready, tmp_pat
     (theirs / "keep.txt").write_text("mine")
     link = tmp_path / "link"
     link.symlink_to(theirs)
-    for out in (link, theirs, theirs / "keep.txt"):
+    # ... and a folder inside a file, or inside a folder that is not there
+    for out in (link, theirs, theirs / "keep.txt", theirs / "keep.txt" / "site", tmp_path / "gone" / "site"):
         refused = view(ready, "--out", str(out))
         tools.exited(refused, 1)
         assert refused.json["next"] == "agent-memory view --out NEW_FOLDER"
@@ -92,6 +94,9 @@ def test_bad_input_says_what_to_run(ready, machine_b):
     tools.exited(view(ready, "--project", "Not A Name!"), 2)
     tools.exited(view(ready, "--days", "0"), 2)
     tools.exited(view(ready, "--project", "demo", "--all-projects"), 2)
+    empty = view(ready, "--out", " ")  # an empty folder name is no folder: not the default one taken silently
+    tools.exited(empty, 2)
+    assert empty.json["next"] == "agent-memory view" and not (ready.state / "state" / "view").exists()
     not_set_up = view(machine_b)
     tools.exited(not_set_up, 3)
     assert not_set_up.json["next"].startswith("agent-memory bootstrap")

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from space_browser import chromium_fixture  # noqa: F401
+from space_browser import chromium_fixture, contrast  # noqa: F401
 from test_sync import claude_folder, sync_now, two_machines
 
 import tools
@@ -242,6 +242,20 @@ def test_keyboard_alone_and_accessible_names(ready, watched, tmp_path):
     site.clean()
 
 
+CONTRASTED = ["h1", "header nav a", "#results h3 a", ".meta", ".help", ".flag", ".flag.warn", ".excerpt"]
+
+
+def test_text_is_readable_in_light_and_dark_mode(ready, watched, tmp_path):
+    first = save_as(ready, "# WAL mode\n\nEnable WAL first.", "codex", "laptop")
+    save_as(ready, "# WAL is the default\n\nSince 3.2.", "claude", "desktop", "--corrects", first)
+    site = watched(written(ready, tmp_path / "site"))
+    for scheme in ("light", "dark"):
+        site.page.emulate_media(color_scheme=scheme)
+        ratios = contrast(site.page, CONTRASTED)
+        assert all(ratio >= 4.5 for ratio in ratios.values()), (scheme, ratios)
+    site.clean()
+
+
 @pytest.mark.outside_tmp
 def test_sync_conflict_side_by_side_the_health_list_and_the_picture(machine, machine_b, folder_store, watched):
     a, b = two_machines(machine, machine_b, folder_store)
@@ -272,6 +286,9 @@ def test_sync_conflict_side_by_side_the_health_list_and_the_picture(machine, mac
             | {"reason": "offline", "detail": "the drive is away"}
         )
     )
+    told = b.run("view", "--out", str(b.root / "told"))
+    tools.exited(told)
+    assert ": 7 notes, 1 sync conflict, 4 items needing attention." in told.err, told.err
     site = watched(written(b, b.root / "site"))
     page = site.page
     site.go("#sync")
@@ -283,11 +300,20 @@ def test_sync_conflict_side_by_side_the_health_list_and_the_picture(machine, mac
     assert conflict.get_by_role("heading").inner_text() == "Conflict: changed here and elsewhere"
     rows = conflict.locator("tbody tr.changed")
     assert rows.count() == 1
-    sides = {rows.locator("td.text").nth(0).inner_text(), rows.locator("td.text").nth(1).inner_text()}
-    assert sides == {"- release: Wednesday", "- release: Friday"}
+    sides = [rows.locator("td.text").nth(0).inner_text(), rows.locator("td.text").nth(1).inner_text()]
+    assert sides == ["- release: Friday", "- release: Wednesday"]  # the file here first, and said so
+    heading = conflict.locator("thead th").all_inner_texts()
+    assert heading[1].endswith(" (the file here)") and heading[3].endswith(" (the other)")
+    marked = versions.locator("tbody tr", has_text="here")
+    assert marked.count() == 1 and marked.locator("td").nth(0).inner_text() == heading[1].split()[0]
     assert conflict.locator("tbody tr.same").count() == 2
     commands = conflict.locator("ul.commands code").all_inner_texts()
     assert len(commands) == 2 and all(c.startswith("agent-memory sync restore MEMORY.md --version ") for c in commands)
+    kept = heading[1].split()[0], heading[3].split()[0]
+    assert conflict.locator("ul.commands li").all_inner_texts() == [
+        f"Keep the file here: agent-memory sync restore MEMORY.md --version {kept[0]} --agent claude",
+        f"Keep the other: agent-memory sync restore MEMORY.md --version {kept[1]} --agent claude",
+    ]
     # any two versions compared: the first with each of the others
     compare = file.locator(".compare")
     ids = compare.get_by_label("Compare version").locator("option").all_inner_texts()
@@ -302,6 +328,7 @@ def test_sync_conflict_side_by_side_the_health_list_and_the_picture(machine, mac
     health = page.locator("#health-view")
     pending = health.locator("ul[data-kind=pending] li")
     assert pending.count() == 1 and pending.locator("code").inner_text() == "agent-memory pending retry"
+    assert ": 1 attempt, last error: offline: " in pending.inner_text()
     broken = health.locator("ul[data-kind=damaged] li")
     assert broken.count() == 1 and damaged in broken.inner_text()
     assert broken.locator("code").inner_text() == f"agent-memory read {damaged}"

@@ -48,6 +48,11 @@ def run(args: argparse.Namespace, ctx: Context) -> Rendered:
             f"--days must be between 1 and {usage.KEEP_DAYS} (older receipts are not kept).",
             next_step=commands.line("view", "--days", "30"),
         )
+    if args.out is not None and not args.out.strip():
+        raise UsageError(
+            "--out is empty: it names no folder (without --out, the page goes under the state folder).",
+            next_step=commands.line("view"),
+        )
     from ..view import output, site, sources  # jinja2 and markdown-it-py come with them: loaded by this command only
 
     bucket = ctx.bucket
@@ -78,7 +83,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Rendered:
     }
     notice(
         f"Wrote the view of {plural(len(chosen), 'project')}: {plural(result['notes'], 'note')}, "
-        f"{result['conflicts']} sync conflicts, {result['health']} items needing attention."
+        f"{plural(result['conflicts'], 'sync conflict')}, {plural(result['health'], 'item')} needing attention."
     )
     if args.open and not opened:
         notice(f"No browser could be opened: open {url} in yours.")

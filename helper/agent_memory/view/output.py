@@ -39,7 +39,7 @@ def check(out: Path) -> None:
         make_dirs(out.parent, DIR_MODE)  # the state folder, on a machine that has none yet
     try:
         info = os.lstat(out)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # the second when a folder above it is a file
         parent = out.parent
         if not parent.is_dir():
             raise not_ours(out, f"is in {parent}, which is not a folder") from None

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .. import commands, paths
+from ..display import plural
 from ..errors import NotSetUp
 from ..fsutil import UnsafeLocalFile, read_own
 from ..memory import pack
@@ -30,6 +31,7 @@ from ..report import usage
 from ..report.status import damaged_state
 from ..store import outage
 from ..sync.history import History
+from ..sync.index import FolderIndex
 from ..sync.summary import folder_states
 from ..sync.versions import Refused
 
@@ -177,6 +179,7 @@ def sync_files(bucket: str) -> list[dict[str, Any]]:
     found = []
     for history in _histories(bucket):
         runtime, scope = history.runtime, history.scope
+        here = _here(history)
         for path in sorted(history.paths())[:MAX_SYNC_FILES]:
             versions = []
             for meta in history.of(path):
@@ -192,10 +195,26 @@ def sync_files(bucket: str) -> list[dict[str, Any]]:
                     "path": path,
                     "versions": versions,
                     "heads": history.heads(path),
+                    "here": here.get(path),
                     "conflict": conflicts.get((runtime, scope, path)),
                 }
             )
     return found
+
+
+def _here(history: History) -> dict[str, str]:
+    """The version each file of this machine's folder matches (as `sync history` marks it "here"), by path."""
+    here: dict[str, str] = {}
+    try:
+        records = sorted(e.path for e in os.scandir(history.folder / "folders") if e.name.endswith(".json"))
+    except OSError:
+        return here
+    for record in records:
+        index = FolderIndex.read(record)
+        for path, entry in (index.files if index is not None else {}).items():
+            if isinstance(version := entry.get("version"), str):
+                here.setdefault(path, version)
+    return here
 
 
 def sync_refused(bucket: str) -> list[dict[str, str]]:
@@ -267,5 +286,5 @@ def health(bucket: str, projects: list[str], damaged_notes: list[dict[str, str]]
 
 def _attempts(entry: NoteWaiting) -> str:
     error = entry["last_error"]
-    told = f"{entry['attempts']} attempts"
+    told = plural(entry["attempts"], "attempt")
     return f"{told}, last error: {error.get('reason')}: {error.get('detail')}" if error else told

@@ -33,12 +33,16 @@ def sync_view(files: list[dict[str, Any]]) -> list[dict[str, object]]:
         conflict = None
         if file["conflict"] and len(file["conflict"]["heads"]) >= 2:
             left, right = file["conflict"]["heads"][:2]
+            if right == file["here"]:  # this machine's file on the left, as `sync status` tells it first
+                left, right = right, left
             conflict = {
                 "left": left,
                 "right": right,
+                "here": left == file["here"],
                 "rows": side_by_side(texts.get(left), texts.get(right))[0],
                 "kept": file["conflict"]["kept"],
-                "settle": [_restore(file, head) for head in file["conflict"]["heads"]],
+                # the texts in the order shown (the file here first), then any further head
+                "settle": [_restore(file, head) for head in dict.fromkeys([left, right, *file["conflict"]["heads"]])],
             }
         shown.append(
             {
@@ -53,6 +57,7 @@ def sync_view(files: list[dict[str, Any]]) -> list[dict[str, object]]:
                         "time": v["time"],
                         "deleted": v["hash"] is None,
                         "head": v["id"] in heads,
+                        "here": v["id"] == file["here"],
                         "problem": v["problem"],
                     }
                     for v in versions
