@@ -108,7 +108,7 @@ def hooks_cost(ctx: Context) -> list[Table]:
 
 def _measure(
     ctx: Context, store: str, runtime: str, runs: int
-) -> tuple[dict[str, list[float]], dict[str, float], Counter]:
+) -> tuple[dict[str, list[float]], dict[str, float], Counter[str]]:
     """Alternating sessions of `runtime` on two machines using `store`: ours, and the same with `true` hooks; then
     each of our hook commands alone, and the Hub requests of one session with our hooks."""
     name = f"hooks-cost-{runtime}-{'hub' if store == 'Hub emulator' else 'folder'}"
