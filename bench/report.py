@@ -190,8 +190,20 @@ VIEW_TABLES = "15"  # `agent-memory view` (bench/view_page.py)
 HUNG_FOLDER_SECTION = "## A hung folder store"
 HUNG_FOLDER_TABLES = "16"  # every command and hook against a mount that never answers (bench/hung_folder.py)
 
+HOOKS_COST_SECTION = "## The hooks' cost in a real session"
+HOOKS_COST_TABLES = "17"  # one-turn sessions of the real runtimes, our hooks against `true` (bench/hooks_cost.py)
+
 # the tables numbered past the results (9 onwards) each have a section of their own, in that order
-OWN_SECTIONS = (SPACE_TABLES, RECALL_TABLES, SYNC_TABLES, CI_TABLES, *BOUNDS_TABLES, VIEW_TABLES, HUNG_FOLDER_TABLES)
+OWN_SECTIONS = (
+    SPACE_TABLES,
+    RECALL_TABLES,
+    SYNC_TABLES,
+    CI_TABLES,
+    *BOUNDS_TABLES,
+    VIEW_TABLES,
+    HUNG_FOLDER_TABLES,
+    HOOKS_COST_TABLES,
+)
 # those made of their tables alone, by the number their tables' titles start with
 SECTIONS = {
     SYNC_TABLES: SYNC_SECTION,
@@ -199,6 +211,7 @@ SECTIONS = {
     **dict.fromkeys(BOUNDS_TABLES, BOUNDS_SECTION),
     VIEW_TABLES: VIEW_SECTION,
     HUNG_FOLDER_TABLES: HUNG_FOLDER_SECTION,
+    HOOKS_COST_TABLES: HOOKS_COST_SECTION,
 }
 
 

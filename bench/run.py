@@ -33,6 +33,7 @@ import bounds  # noqa: E402
 import ci  # noqa: E402
 import corpus  # noqa: E402
 import env  # noqa: E402
+import hooks_cost  # noqa: E402
 import hung_folder  # noqa: E402
 import importing  # noqa: E402
 import local  # noqa: E402
@@ -63,6 +64,7 @@ CASES = (
     bounds.query_bounds,
     view_page.view,
     hung_folder.hung_folder,
+    hooks_cost.hooks_cost,
 )  # in the order of their tables' numbers (docs/benchmarks.md and its summary list them so)
 # cases that prepare their own notes, or none
 NO_CORPUS = {
@@ -79,6 +81,7 @@ NO_CORPUS = {
     bounds.status_size,
     bounds.query_bounds,
     hung_folder.hung_folder,
+    hooks_cost.hooks_cost,
 }
 
 INTRO = """
