@@ -14,7 +14,9 @@ from agent_clis import CLIS
 from conftest import BUCKET
 from model_servers import Say, Shell
 
-pytestmark = pytest.mark.slow
+# its checkout outside /tmp: a parallel test's Codex sandbox makes /tmp a repository for a moment, and Claude Code
+# then keys the session's project by /tmp (see conftest's outside_tmp)
+pytestmark = [pytest.mark.slow, pytest.mark.outside_tmp]
 
 INHERITED = f"{COMPACTED} This conversation (in the session it was forked from) saved the checkpoint "
 
