@@ -60,8 +60,13 @@ class Watched:
         box.fill(query)
         wanted = "newest first" if not query.strip() and not any(chosen.values()) else "matching notes"
         self.page.get_by_role("status").filter(has_text=wanted).wait_for()
-        self.page.wait_for_timeout(250)  # the box's own pause before it searches
-        self.page.get_by_role("status").filter(has_text=wanted).wait_for()
+        # the list drawn for this query (the box waits a moment before it searches, longer on a loaded machine)
+        drawn = json.dumps([query], ensure_ascii=False)[:-1] + ","
+        self.page.wait_for_function(
+            "drawn => (document.getElementById('results').dataset.shown || '').startsWith(drawn)",
+            arg=drawn,
+            timeout=tools.scaled(10) * 1000,
+        )
         links = self.page.locator("#results h3 a")
         return [href.split("/", 1)[1] for href in links.evaluate_all("links => links.map(a => a.hash)")]
 
@@ -225,7 +230,10 @@ def test_keyboard_alone_and_accessible_names(ready, watched, tmp_path):
     assert page.evaluate("document.activeElement.tagName") == "A"
     page.keyboard.press("Enter")
     site.ready()
-    assert page.evaluate("document.activeElement.id") == "note-title"
+    # the title takes the focus once the note's page is drawn (its data file loads first): waited for, on a loaded
+    # machine as on an idle one
+    focused_title = "document.activeElement && document.activeElement.id === 'note-title'"
+    page.wait_for_function(focused_title, timeout=tools.scaled(10) * 1000)
     assert page.locator("#note-title").inner_text() in {"WAL mode", "Release process", "Database locks"}
     # back with the keyboard: the link before the title
     page.keyboard.press("Shift+Tab")

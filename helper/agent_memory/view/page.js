@@ -196,6 +196,7 @@
     state.shown = key + "#" + state.page;
     const results = $("results");
     results.replaceChildren(...list.map((r) => item(r, partial, words)));
+    results.dataset.shown = key; // what the list answers: the query and the filters it was drawn for
     const pages = Math.max(1, Math.ceil(total / PAGE));
     $("summary").textContent = (plain ? total + " notes, newest first" : total + " matching notes") +
       (partial ? " (no note holds every term: those holding the most of them)" : "") + ".";
