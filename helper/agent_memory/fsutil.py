@@ -253,7 +253,7 @@ def open_private(path: Path, flags: int) -> int:
     return open_own(path, flags | os.O_CREAT | os.O_APPEND, FILE_MODE)
 
 
-def open_own(path: Path, flags: int = os.O_RDONLY, mode: int = FILE_MODE) -> int:
+def open_own(path: str | Path, flags: int = os.O_RDONLY, mode: int = FILE_MODE) -> int:
     """`os.open`, refusing (UnsafeLocalFile) a symbolic link, a file with another hard link, a file of another
     user, anything but a regular file: checked on the descriptor opened, so nothing can be swapped in between."""
     try:
@@ -278,7 +278,7 @@ def open_own(path: Path, flags: int = os.O_RDONLY, mode: int = FILE_MODE) -> int
     return fd
 
 
-def read_own(path: Path, limit: int) -> bytes:
+def read_own(path: str | Path, limit: int) -> bytes:
     """The bytes of our own file `path` (see `open_own`), at most `limit` of them: FileNotFoundError if it is
     missing, UnsafeLocalFile if it is anything but a regular file of this user (a FIFO, a link to `/dev/zero`) or
     larger than `limit`, which nothing agent-memory writes there ever is. Never waits, never reads more than that.
@@ -310,7 +310,7 @@ def damage(path: Path, limit: int) -> UnsafeLocalFile | None:
         os.close(fd)
 
 
-def _oversized(path: Path, limit: int) -> UnsafeLocalFile:
+def _oversized(path: str | Path, limit: int) -> UnsafeLocalFile:
     return UnsafeLocalFile(path, f"is larger than {limit:,} bytes", oversized=True)
 
 

@@ -10,16 +10,14 @@ from __future__ import annotations
 
 import os
 import time
-from binascii import crc32
 from collections.abc import Iterator
 from typing import Any
 
 from .. import commands, paths
 from ..display import plural
 from ..errors import NotSetUp
-from ..fsutil import UnsafeLocalFile, read_own
 from ..memory import pack
-from ..memory.cache import NOTE_FILE_MAX, ProjectCache
+from ..memory.cache import ProjectCache
 from ..memory.checksums import Checksum
 from ..memory.notes import SETUP_ID_PREFIX, SETUP_TITLE, object_path
 from ..memory.pending import NOTES
@@ -120,7 +118,7 @@ class NoteTexts:
 
     def __init__(self, bucket: str) -> None:
         self.bucket = bucket
-        self._caches: dict[str, tuple[str, dict[str, Checksum]]] = {}
+        self._caches: dict[str, tuple[ProjectCache, dict[str, Checksum]]] = {}
 
     def of(self, note: Note) -> bytes | None:
         """A note's bytes; None if its cached copy no longer matches what was verified."""
@@ -128,16 +126,9 @@ class NoteTexts:
             return note.content
         if note.project not in self._caches:
             cache = ProjectCache(self.bucket, note.project)
-            self._caches[note.project] = (str(cache.notes), cache.verified_checksums())
-        folder, known = self._caches[note.project]
-        expected = known.get(note.id)
-        if expected is None:
-            return None
-        try:  # the check `ProjectCache.verified` makes, with a plain path: 50,000 `Path` objects cost a second
-            data = read_own(f"{folder}/{note.id}.md", NOTE_FILE_MAX)  # type: ignore[arg-type]  # a str opens as well: no Path per note
-        except (FileNotFoundError, UnsafeLocalFile):
-            return None
-        return data if (len(data), crc32(data)) == expected[:2] else None
+            self._caches[note.project] = (cache, cache.verified_checksums())
+        cache, known = self._caches[note.project]
+        return cache.matching(note.id, known.get(note.id))
 
 
 def note_path(note: Note) -> str:
