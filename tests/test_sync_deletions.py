@@ -5,6 +5,7 @@ point sync at no folder the user did not trust and name; Claude Code's `team/` f
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -137,8 +138,32 @@ def test_a_folder_replaced_by_a_file_deletes_nothing(machine, machine_b, bucket)
     assert claude_folder(a).read_text() == "not a folder\n"
 
 
+@contextlib.contextmanager
+def reachable_by_others(*places: Path) -> Iterator[None]:
+    """The folders above `places` (the checkout, the interpreter's environment) passable by another user for the
+    block: a clone in a folder of `mktemp -d` (mode 0700) would keep that user from the helper's own code. Only the
+    search bit (o+x) is added, where missing, and taken back after."""
+    changed: dict[Path, int] = {}
+    for place in places:
+        for folder in [place.resolve(), *place.resolve().parents]:
+            mode = folder.stat().st_mode
+            if folder not in changed and not mode & 0o001:
+                changed[folder] = mode
+                folder.chmod((mode & 0o7777) | 0o001)
+    try:
+        yield
+    finally:
+        for folder, mode in changed.items():
+            folder.chmod(mode & 0o7777)
+
+
 def as_nobody(machine: Machine, *args: str) -> subprocess.CompletedProcess:
     """`agent-memory ARGS` run as an unprivileged user that owns the machine's files (and a folder store)."""
+    with reachable_by_others(Path(__file__).parent.parent, Path(sys.prefix)):
+        return _as_nobody(machine, *args)
+
+
+def _as_nobody(machine: Machine, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [
             "setpriv",
