@@ -73,7 +73,7 @@ def within(
     fn: Callable[[], Result],
     cap: float | None = None,
     *,
-    ask: Callable[[float], None] | None = None,
+    ask: Callable[[float], object] | None = None,
     heard: Callable[[], int] = lambda: 0,
 ) -> Result:
     """Run `fn` within the remaining budget (and at most `cap` seconds) in a daemon thread, which the process can
