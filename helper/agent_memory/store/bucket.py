@@ -80,21 +80,24 @@ def check_private(uri: str) -> None:
     )
 
 
-def open_store(uri: str, *, budget: Budget, online: bool = False, hook: bool = False) -> Store:
+def open_store(uri: str, *, budget: Budget, online: bool = False) -> Store:
     """The store for a canonical bucket URI; `budget` bounds its network calls (the command's one budget).
 
     A folder store is checked first (`check_private`): every command that uses one goes through here, and each of its
     calls runs within `budget` (`bounded`). A store of either kind that did not answer a moment ago is not asked
     again before its wait is over (`outage`), unless `online` (`--online`, an explicit retry): its store then fails
-    every call at once, and loads no network library. A `hook` never asks a store in an outage, even once its wait is
-    over: it starts a probe that no session waits for (`probe`), and answers from what is local.
+    every call at once, and loads no network library. Nor is it asked once its wait is over, by a command or a hook
+    alike: the first to find the wait over starts a probe that nobody waits for (`probe`), and each answers from what
+    is local until the probe (or an explicit retry) finds that it answers again.
     """
     if not online and (found := outage.current(uri)) is not None:
         return outage.OutageStore(uri, found)
-    if hook and not online and (found := outage.due(uri)) is not None:
-        from . import probe
+    if not online and (due := outage.due(uri)) is not None:
+        found, start = due
+        if start:
+            from . import probe
 
-        probe.spawn(uri)
+            probe.spawn(uri)
         return outage.OutageStore(uri, found)
     if (folder := folder_path(uri)) is not None:
         check_private(uri)
