@@ -86,8 +86,9 @@ class Worker:
                 return None
             chunk = os.read(self._answers, 1 << 20)
             if not chunk:
+                why = "its answer was cut short" if self._buffer else "its process ended"
                 self.abandon()
-                raise Ended("its answer was cut short" if self._buffer else "its process ended")
+                raise Ended(why)
             self.heard = True
             self._buffer += chunk
 
