@@ -3,7 +3,7 @@
 A folder store on a network share that stops answering (a hard NFS mount, a FUSE filesystem whose server hangs)
 blocks in a system call that never returns, and no timeout of Python's can end it. So every call is made by a child
 process (`worker`) that the command leaves behind at its budget: a blocked thread would keep the process from ending.
-A call that hears nothing for `hearing_seconds()` asks the folder once more (a stat of its root, in a child of its
+A call that hears nothing for its budget's hearing time asks the folder once more (a stat of its root, in a child of its
 own); if that is not answered either, the store is hung: the outage is recorded (`outage`), the command's later calls
 fail at once, and later commands and hooks answer from what is local until a probe finds it answers again.
 
@@ -25,7 +25,7 @@ from pathlib import Path
 
 from . import outage
 from .base import FolderSilent, Listing, ObjectInfo, Replay, Store, StoreError
-from .budget import Budget, DeadlineExceeded, hearing_seconds, within
+from .budget import Budget, DeadlineExceeded, within
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
@@ -78,7 +78,7 @@ class BoundedStore(Store):
         hearing time and whose folder does not answer a stat either is hung."""
         wait = self.budget.remaining()
         end = time.monotonic() + wait
-        silence = hearing_seconds()
+        silence = self.budget.hearing()
         question: Question | None = None
         if wait > 2 * silence:
             found = worker.receive(time.monotonic() + silence)

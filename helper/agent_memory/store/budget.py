@@ -44,6 +44,13 @@ class Budget:
         """Seconds left, never negative."""
         return max(0.0, self.end - time.monotonic())
 
+    def hearing(self) -> float:
+        """How long a folder store's call within this budget may hear nothing before its folder is asked once more:
+        `hearing_seconds()` for a command's budget, as short as SILENT_SECONDS for a hook's, whose runtime ends it
+        after a few seconds whatever AGENT_MEMORY_TIMEOUT says (a hook's first call on a hung mount must be heard
+        out, and the outage recorded, within the hook's own time)."""
+        return max(SILENT_SECONDS, min(hearing_seconds(), self.seconds * HEAR_SHARE))
+
     def reset(self, seconds: float) -> None:
         """Start again with `seconds` from now: a hook has its own budget, not a command's."""
         self.seconds = seconds
