@@ -13,6 +13,7 @@ upload (a save goes pending with its id and bytes), and its next call forks a ne
 
 from __future__ import annotations
 
+import io
 import os
 import pickle
 import select
@@ -77,7 +78,7 @@ class Worker:
                 if len(self._buffer) >= _HEADER.size + size:
                     body = bytes(self._buffer[_HEADER.size : _HEADER.size + size])
                     del self._buffer[: _HEADER.size + size]
-                    kind, value = _answer(body)
+                    kind, value = pickle.loads(body)  # our own child's answer
                     if kind in ("ok", "end", "error"):
                         self.busy = False
                     return kind, value
@@ -170,8 +171,24 @@ def _serve(store: Store, requests: int, answers: int) -> None:
 
 
 def _send(fd: int, kind: str, value: object) -> None:
-    message = pickle.dumps((kind, value), protocol=pickle.HIGHEST_PROTOCOL)
-    _write_all(fd, _HEADER.pack(len(message)) + message)
+    _write_all(fd, _framed(kind, value))
+
+
+def _framed(kind: str, value: object) -> bytes:
+    """The answer as it goes through the pipe: its length, then the pickle (`_Pickler`, which carries our errors)."""
+    buffer = io.BytesIO()
+    _Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump((kind, value))
+    return _HEADER.pack(len(buffer.getvalue())) + buffer.getvalue()
+
+
+class _Pickler(pickle.Pickler):
+    """A pickler for the child's answers: our errors (alone, or in a listing's `skipped`) take other arguments
+    than they keep, so each goes as its class, arguments and attributes and is rebuilt without its constructor."""
+
+    def reducer_override(self, obj: object) -> Any:  # noqa: ANN401 (pickle's own type: a reduction, or NotImplemented)
+        if isinstance(obj, BaseException) and not isinstance(obj, OSError):  # OSError pickles itself, errno and all
+            return _rebuilt, (type(obj), obj.args, dict(getattr(obj, "__dict__", {})))
+        return NotImplemented
 
 
 def _read_message(fd: int) -> Any:  # noqa: ANN401 (our own child's message, unpacked by _serve)
@@ -199,28 +216,16 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _portable(exc: BaseException) -> tuple[type[BaseException], tuple[object, ...], dict[str, object]]:
-    """An exception as its class, arguments and attributes: our errors take other arguments than they keep, so
-    they are rebuilt without calling their constructor (`_rebuilt`). One that cannot go through a pipe is told as
-    a StoreError with its words."""
-    found = (type(exc), exc.args, dict(getattr(exc, "__dict__", {})))
+def _portable(exc: BaseException) -> BaseException:
+    """The error itself, unless it cannot go through a pipe: then a StoreError with its words."""
     try:
-        pickle.dumps(found)
+        _framed("error", exc)
     except Exception:
-        return StoreError, ("error", str(exc)), {"reason": "error", "detail": str(exc), "what": None, "lasting": False}
-    return found
-
-
-def _answer(body: bytes) -> tuple[str, object]:
-    kind, value = pickle.loads(body)  # our own child's answer
-    if kind == "error":
-        return kind, _rebuilt(*value)
-    return kind, value
+        return StoreError("error", str(exc))
+    return exc
 
 
 def _rebuilt(cls: type[BaseException], args: tuple[object, ...], state: dict[str, object]) -> BaseException:
-    if issubclass(cls, OSError):
-        return cls(*args)  # errno and strerror come from its arguments
     exc = cls.__new__(cls)
     exc.args = args
     exc.__dict__.update(state)
