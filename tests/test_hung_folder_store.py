@@ -12,6 +12,7 @@ more), and "at once" is proved by the outage record's failures staying at one (n
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
 from pathlib import Path
@@ -214,3 +215,22 @@ def test_real_turns_on_a_hung_folder_store_end_in_their_time_and_say_no_hook_fai
     # before: 47-48 s per Claude Code turn and 10.5 s per Codex turn, every turn; a hang detector, scaled by load
     assert first_seconds < tools.scaled(30) and second_seconds < tools.scaled(20), (first_seconds, second_seconds)
     assert _failures(machine) == 1  # the first hook that met the mount recorded it; no later one touched it
+
+
+def test_a_stat_left_blocked_in_the_mount_holds_none_of_the_commands_descriptors(tmp_path, mount):
+    """A stat's child blocked in a hung mount must hold no pipe of the command (its output, which the agent reads to
+    its end; a worker's pipe, whose end that worker would never see) and no lock."""
+    from agent_memory.store.bounded import Question
+
+    mount.hang()
+    kept = os.open(tmp_path / "lock", os.O_CREAT | os.O_RDWR, 0o600)
+    question = Question(mount.mount)
+    try:
+        assert question.answer(1.0) is None  # blocked in the mount
+        held = {os.readlink(f"/proc/{question.pid}/fd/{fd}") for fd in os.listdir(f"/proc/{question.pid}/fd")}
+        assert str(tmp_path / "lock") not in held, held
+        assert all(path.startswith("pipe:") or path == os.devnull for path in held), held
+        assert len([path for path in held if path.startswith("pipe:")]) == 1, held  # its own answer's
+    finally:
+        question.close()
+        os.close(kept)

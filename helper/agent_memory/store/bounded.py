@@ -246,6 +246,7 @@ class Question:
                 null = os.open(os.devnull, os.O_RDWR)
                 for fd in (0, 1, 2):
                     os.dup2(null, fd)
+                close_all_but(write_end)
                 try:
                     info = os.stat(folder)
                     answer = f"{info.st_uid} {info.st_mode}"
@@ -293,6 +294,18 @@ def stat(folder: Path, seconds: float) -> tuple[int, int] | None:
         return question.answer(seconds)
     finally:
         question.close()
+
+
+def close_all_but(*keep: int) -> None:
+    """Close every descriptor from 3 on but `keep`, in a child that may be left blocked (a stat's, a worker's): it must
+    hold none of the command's (a pipe the agent reads to its end, a lock, another child's pipe, whose end that child
+    would then never see)."""
+    top = os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 1 << 16
+    low = 3
+    for fd in sorted(keep):
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, top)
 
 
 def _stat_here(folder: Path) -> tuple[int, int]:

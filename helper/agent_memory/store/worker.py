@@ -23,6 +23,7 @@ import time
 import warnings
 
 from .base import Store, StoreError
+from .bounded import close_all_but
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 
 _HEADER = struct.Struct(">Q")  # the length of the pickled message that follows
 MAX_MESSAGE = 1 << 31  # bytes: more than any call of ours answers; a longer header is a damaged answer
+CLOSE_SECONDS = 1.0  # an idle child ends within milliseconds of its pipe's end; one that does not is left behind
 _left: list[int] = []  # children given up on, reaped when they end (not waited for)
 
 
@@ -104,14 +106,20 @@ class Worker:
         self._forget()
 
     def close(self) -> None:
-        """End the child: an idle one ends at once when its pipe closes, and is reaped; a busy one is abandoned."""
+        """End the child: an idle one ends at once when its pipe closes, and is reaped; a busy one, or one that does
+        not end within CLOSE_SECONDS, is abandoned."""
         if self.busy:
             self.abandon()
             return
         pid = self.pid
         self._forget()
-        if pid:
-            _reap(pid, block=True)
+        end = time.monotonic() + CLOSE_SECONDS
+        while pid and not _reap(pid, block=False):
+            if time.monotonic() > end:
+                self.pid = pid
+                self.abandon()
+                return
+            time.sleep(0.002)
 
     def _forget(self) -> None:
         for fd in (self._requests, self._answers):
@@ -149,10 +157,7 @@ def _detach(keep: tuple[int, int]) -> None:
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
-    low, high = sorted(keep)
-    os.closerange(3, low)
-    os.closerange(low + 1, high)
-    os.closerange(high + 1, os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 1 << 16)
+    close_all_but(*keep)
 
 
 def _serve(store: Store, requests: int, answers: int) -> None:
