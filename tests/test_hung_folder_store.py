@@ -234,3 +234,49 @@ def test_a_stat_left_blocked_in_the_mount_holds_none_of_the_commands_descriptors
     finally:
         question.close()
         os.close(kept)
+
+
+def test_the_first_hook_to_meet_the_hang_records_it_however_short_its_budget(machine, mount):
+    """A hook's budget shorter than the time a command gives the folder to answer (a long AGENT_MEMORY_TIMEOUT, a
+    loaded machine): the hook still hears the folder out within its own budget, and records the outage."""
+    machine.setup(f"file://{mount.mount}")
+    mount.hang()
+    pending, _ = _timed(machine, "save", "--json", "--title", "Socket limit", input="Raise the socket limit.")
+    tools.exited(pending, 75)
+    machine.outage.unlink()  # as if no command had met the hang yet: the Stop hook's retry is the first
+    env = {"AGENT_MEMORY_HOOK_BUDGET": "1", "AGENT_MEMORY_TIMEOUT": "120"}  # a command would wait 8 s, twice
+    stop, seconds = _timed(machine, "hook", "stop", "--agent", "claude", env=env)
+    assert stop.code == 0 and len(stop.err.splitlines()) <= 1 and len(stop.out.splitlines()) <= 1, stop
+    record = json.loads(machine.outage.read_text())
+    assert record["failures"] == 1 and "did not answer" in record["detail"], record
+    assert seconds < tools.scaled(8), seconds  # a hang detector: a command's hearing alone would take 16 s
+
+
+@pytest.mark.parametrize("seconds", [1.0, 0.2])
+def test_a_call_left_little_time_asks_a_stat_beside_it_and_a_hung_folder_answers_neither(
+    tmp_path, mount, monkeypatch, seconds
+):
+    """Left less than the hearing time, a call cannot ask after a silence: the stat asked beside it tells a hung folder
+    (neither answers: the outage is recorded) from a slow one. Left less than MIN_VERDICT, the call gives no verdict
+    and a probe nobody waits for asks the folder with time of its own."""
+    from agent_memory.store import bounded, outage
+    from agent_memory.store.budget import Budget
+    from agent_memory.store.local import FolderStore
+
+    monkeypatch.setenv("AGENT_MEMORY_HOME", str(tmp_path / "home"))
+    spawned: list[str] = []
+    monkeypatch.setattr("agent_memory.store.probe.spawn", spawned.append)
+    mount.hang()
+    store = bounded.BoundedStore(FolderStore(mount.mount), mount.mount, Budget(seconds))
+    with pytest.raises(bounded.StoreError) as raised:
+        store.read("notes/a.md")
+    uri = f"file://{mount.mount}"
+    if seconds >= bounded.MIN_VERDICT:
+        assert raised.value.lasting and outage.current(uri) is not None, raised.value.detail
+        assert spawned == []
+    else:
+        assert not raised.value.lasting and outage.current(uri) is None, raised.value.detail
+        assert spawned == [uri]
+    with pytest.raises(bounded.StoreError):  # the command's later calls fail at once
+        store.read("notes/b.md")
+    store.close()
