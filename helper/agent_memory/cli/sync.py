@@ -162,7 +162,7 @@ def told_run(run: Run) -> Rendered:
         for conflict_found in done["conflicts"]:
             notice(_conflict_line(conflict_found))
         for refused in done["refused"]:
-            notice(reports.refused_line(refused["path"], refused["why"], done["folder"]))
+            notice(reports.refused_line(refused))
         for blocked in done["blocked"]:
             notice(reports.blocked_line(blocked))
         for line in reports.held_lines(done["held"]):
@@ -174,8 +174,8 @@ def told_run(run: Run) -> Rendered:
             notice(told_pending(upload))
     for error in result["errors"]:
         notice(f"The bucket could not be read ({error}): synced with what this machine knows.")
-    for refused in result["refused"]:
-        notice(f"Refused from the bucket: {refused['path']}: {refused['why']}.")
+    for from_bucket in result["refused"]:
+        notice(f"Refused from the bucket: {from_bucket['path']}: {from_bucket['why']}.")
     for busy in result["busy"]:
         notice(f"{busy} is being synced by another process right now.")
     pending = any(upload["status"] == "pending" for upload in result["uploads"])
