@@ -500,6 +500,25 @@ def test_history_of_a_file_both_agents_keep_asks_which(machine, machine_b, folde
         assert shown["agent"] == agent and shown["versions"][-1]["text"] == [line]
 
 
+def test_history_looks_each_agents_memory_up_once(machine, machine_b, folder_store, monkeypatch):
+    """Which agents have the file, and the one shown, come from one look at each agent's memory folders."""
+    from agent_memory.sync import restoring
+
+    a, _b = two_machines(machine, machine_b, folder_store)
+    tools.exited(a.run("sync", "enable", "--agent", "codex"))
+    claude_folder(a).mkdir(parents=True)
+    (claude_folder(a) / "notes.md").write_text("- from Claude Code\n")
+    sync_now(a)
+    looked: list[str] = []
+    scopes = restoring.scopes
+    monkeypatch.setattr(
+        restoring, "scopes", lambda ctx, runtime, folder: looked.append(runtime) or scopes(ctx, runtime, folder)
+    )
+    shown = tools.exited(a.run("sync", "history", "notes.md", "--json")).json
+    assert shown["agent"] == "claude" and shown["versions"][-1]["text"] == ["- from Claude Code"]
+    assert sorted(looked) == ["claude", "codex"]
+
+
 def test_a_file_not_synced_is_told_with_what_makes_it_sync(machine, machine_b, folder_store):
     """Every file `sync now` leaves out comes with a Next: line: a secret in its text or its name, a link."""
     a, _b = two_machines(machine, machine_b, folder_store)

@@ -273,16 +273,10 @@ def _state_lines(state: SyncFolderState) -> list[str]:
     return lines
 
 
-def _one_agent_has(ctx: Context, file: str, runtimes: list[str]) -> None:
-    """UsageError when more than one agent's memory has `file` (both keep a `MEMORY.md`): the history shown must be
-    the one the user means, never one picked in silence."""
-    having = []
-    for runtime in runtimes:
-        try:
-            restoring.find(ctx, file, [runtime])
-        except UsageError:
-            continue
-        having.append(runtime)
+def _one_agent_has(file: str, known: list[restoring.Found]) -> None:
+    """UsageError when more than one agent's memory has `file` (`known`: `restoring.find_all`; both keep a
+    `MEMORY.md`): the history shown must be the one the user means, never one picked in silence."""
+    having = [found.scope.runtime for found in known]
     if len(having) > 1:
         raise UsageError(
             f"Both {' and '.join(agents.own_memory(name) for name in having)} have {file}.",
@@ -296,9 +290,10 @@ def _runtimes(args: argparse.Namespace, ctx: Context) -> list[str]:
 
 def history(args: argparse.Namespace, ctx: Context) -> Rendered:
     runtimes = _runtimes(args, ctx)
-    if args.agent is None and len(runtimes) > 1:
-        _one_agent_has(ctx, args.file, runtimes)
-    found = restoring.find(ctx, args.file, runtimes, ask_bucket=True)
+    known = restoring.find_all(ctx, args.file, runtimes)
+    if args.agent is None:
+        _one_agent_has(args.file, known)
+    found = restoring.find(ctx, args.file, runtimes, ask_bucket=True, known=known)
     listed, here, kept = restoring.versions_of(ctx, found)
     left_out = restoring.not_synced(ctx, found)
     diffs = restoring.differences(ctx, found, args.diff) if args.diff is not None else []
