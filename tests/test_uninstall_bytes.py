@@ -11,6 +11,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import tools
 from conftest import Machine
@@ -152,3 +154,42 @@ def test_damaged_notes_fall_back_to_taking_out_what_only_held_ours(machine, fold
     uninstall(machine)
     assert read(path) == '{"model": "o3"}\n'
     assert not (machine.state / "state" / "hook-files" / "codex.json").exists()  # spent
+
+
+SPACE = st.sampled_from(["", " ", "  ", "\n", "\n  ", "\n\t", "\r\n", "\r\n    ", "\n\n"])
+USER_GROUP = '{"hooks": [{"type": "command", "command": "echo mine"}]}'
+
+
+@st.composite
+def spelled(draw, members: list[tuple[str, str]]) -> str:
+    """A JSON object of `members` (key, value text), spelled with whitespace drawn anywhere JSON allows it."""
+    if not members:
+        return "{" + draw(SPACE) + "}"
+    items = [json.dumps(key) + draw(SPACE) + ":" + draw(SPACE) + value for key, value in members]
+    joined = "".join(
+        item + (draw(SPACE) + "," if i < len(items) - 1 else "") + draw(SPACE) for i, item in enumerate(items)
+    )
+    return "{" + draw(SPACE) + joined + "}"
+
+
+@st.composite
+def hook_files(draw) -> str:
+    """A user's hook file: other keys, maybe a `hooks` object, maybe events in it, empty or with a group of theirs."""
+    events = draw(st.lists(st.sampled_from(["Stop", "SessionStart", "PreToolUse"]), unique=True, max_size=3))
+    hooks = [(event, "[" + draw(SPACE) + draw(st.sampled_from(["", USER_GROUP])) + "]") for event in events]
+    others = draw(st.lists(st.sampled_from(["model", "env"]), unique=True, max_size=2))
+    members = [(key, '"opus"' if key == "model" else draw(spelled([]))) for key in others]
+    if draw(st.booleans()):
+        members.insert(draw(st.integers(0, len(members))), ("hooks", draw(spelled(hooks))))
+    return draw(st.sampled_from(["", "\n"])) + draw(spelled(members)) + draw(st.sampled_from(["", "\n", "\r\n"]))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(hook_files())
+def test_any_spelling_of_a_hook_file_comes_back_byte_for_byte(machine, text):
+    for name in FILES.values():
+        put(machine, name, text)
+    tools.exited(machine.run("hooks", "install", "--json"))
+    tools.exited(machine.run("hooks", "remove", "--json"))
+    for name in FILES.values():
+        assert read(machine.home / name) == text, name
