@@ -54,6 +54,10 @@ TOML_CORPUS = [
     "[features]\nweb_search = true\n\n# trailing comment\n",
     '  key  =  "odd spacing"   # c\n\n\n',
     "[projects]\n",
+    "\n\n[features]\nhooks = true\n",
+    "\ufeff\n",
+    '"quoted key" = 1\r\n[t]\r\nx = 2',
+    'a = """\n# agent-memory:begin codex-sandbox\n"""\n',
 ]
 FILES = {"codex": ".codex/hooks.json", "claude": ".claude/settings.json"}
 CONFIG = ".codex/config.toml"
