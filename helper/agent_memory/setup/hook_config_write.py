@@ -7,7 +7,8 @@ The file belongs to the user: the edit changes only the bytes it must (key order
 stay as they were), a file with nothing to change is not written at all, and a backup outside the agent's folders
 comes first. A file that does not parse is refused and left as it is. Install writes our one shape of group
 (`hook_config_read`), and remove takes out only groups of that shape; a group of ours whose helper moved is updated in
-place rather than installed twice.
+place rather than installed twice. What remove leaves empty goes only if install created it: the `hooks` object,
+an event's list, the file; one of the user's stays, spelled as they wrote it (`hook_config_before`).
 
 Our groups are appended after the user's, never inserted before them, because Codex keys its trust by a group's
 position (X3); for the same reason a group of ours taken out from before another group is left as an empty
@@ -47,7 +48,8 @@ def install(agent: str = "both") -> list[HookFile]:
 
 
 def remove(agent: str = "both") -> list[HookFile]:
-    """Take out only what install wrote (and events it leaves empty); each runtime's status afterwards."""
+    """Take out only what install wrote (and the containers it created, which that leaves empty); each runtime's
+    status afterwards."""
     check(agent)
     return [_edit(runtime, _remove_from, installing=False) for runtime in agents.selected(agent)]
 
