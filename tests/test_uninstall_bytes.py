@@ -41,6 +41,8 @@ JSON_CORPUS = [
     '{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "echo mine"}]}]}}\n',
     '{\r\n  "hooks": {},\r\n  "model": "opus"\r\n}\r\n',
     '{\n  "hooks": {\n    "SessionStart": [],\n    "Stop": [ ]\n  },\n  "env": {}\n}\n',
+    '{"hoo\\u006bs": {"St\\u006fp": [ ]}}\n',  # keys spelled with escapes
+    '{"hooks": {"Stop": [1]}, "hooks": { }}',  # a duplicate key: the last one counts, as Codex reads it
 ]
 TOML_CORPUS = [
     None,
