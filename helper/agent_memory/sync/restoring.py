@@ -32,7 +32,7 @@ class Found:
         self.scope = scope
         self.folder = folder
         self.path = path
-        self.history = history  # the scope's versions as this machine knew them when the file was found
+        self.history = history  # the scope's versions as this machine knows them
 
 
 def find_all(ctx: Context, file: str, runtimes: list[str]) -> list[Found]:
@@ -70,6 +70,7 @@ def find(
     for found in find_all(ctx, file, runtimes) if known is None else known:
         if ask_bucket and not found.history.of(found.path):
             _learn(ctx, found.scope, found.path, failures)
+            found.history = History(ctx.bucket, found.scope.runtime, found.scope.scope)  # with what it learned
         return found
     relative = not Path(file).expanduser().is_absolute() and _valid(file)
     if ask_bucket and relative:
