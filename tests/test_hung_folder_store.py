@@ -105,15 +105,6 @@ def test_a_hung_folder_store_costs_the_first_search_only(machine, mount):
     assert _failures(machine) == 1  # none of them met the mount: they answered from the outage memory
 
 
-def _until(check, seconds: float) -> bool:
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if check():
-            return True
-        time.sleep(0.1)
-    return check()
-
-
 def test_hooks_leave_the_probe_of_a_store_that_did_not_answer_to_a_process_nobody_waits_for(machine, mount):
     machine.setup(f"file://{mount.mount}")
     mount.hang()
@@ -127,7 +118,7 @@ def test_hooks_leave_the_probe_of_a_store_that_did_not_answer_to_a_process_nobod
     record = json.loads(machine.outage.read_text())
     assert record["failures"] == 1 and "probed" in record, record  # the hook started the probe and asked nothing
     # the probe, in a process of its own, meets the silence and records the next, longer wait
-    assert _until(lambda: _failures(machine) == 2, tools.scaled(30)), machine.outage.read_text()
+    assert tools.until(lambda: _failures(machine) == 2, tools.scaled(30)), machine.outage.read_text()
 
 
 def test_an_online_search_on_a_hung_folder_store_exits_at_its_budget(machine, mount):
@@ -177,7 +168,7 @@ def test_a_search_after_the_wait_asks_nothing_in_the_foreground_and_its_probe_do
         again.json["freshness"]["status"] == "stale"
         and json.loads(machine.outage.read_text())["probed"] == (record["probed"])
     ), again.out
-    assert _until(lambda: _failures(machine) == 2, tools.scaled(30)), machine.outage.read_text()
+    assert tools.until(lambda: _failures(machine) == 2, tools.scaled(30)), machine.outage.read_text()
 
 
 @pytest.mark.slow

@@ -162,15 +162,6 @@ def test_a_slow_hub_that_answers_is_waited_for_and_a_large_note_uploads(alice, h
     assert again.json["status"] == "saved" and not alice.outage.exists(), again.out
 
 
-def _until(check, seconds: float) -> bool:
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if check():
-            return True
-        time.sleep(0.1)
-    return check()
-
-
 def test_once_the_wait_is_over_a_probe_nobody_waits_for_tries_the_hub_and_finds_it_healthy(alice, hub):
     _seeded(alice, hub)
     hub.hang()
@@ -182,7 +173,7 @@ def test_once_the_wait_is_over_a_probe_nobody_waits_for_tries_the_hub_and_finds_
     assert "tries it again in the background now" in again.json["freshness"]["detail"], again.out
     assert _outage(alice)["failures"] == 1 and "probed" in _outage(alice)  # the search asked nothing itself
     # the probe, in a process of its own, meets the silence and records the next, longer wait
-    assert _until(lambda: _outage(alice)["failures"] == 2, tools.scaled(30)), alice.outage.read_text()
+    assert tools.until(lambda: _outage(alice)["failures"] == 2, tools.scaled(30)), alice.outage.read_text()
     assert 50 <= _outage(alice)["until"] - time.time() <= 60
 
     hub.clear_faults()  # the Hub is back: nothing asks it before the wait is over
@@ -192,7 +183,7 @@ def test_once_the_wait_is_over_a_probe_nobody_waits_for_tries_the_hub_and_finds_
     _wait_over(alice)
     waiting = alice.run("search", "pool", "--json", process=True)
     assert waiting.json["freshness"]["status"] == "stale", waiting.out  # the probe, not the search, asks it
-    assert _until(lambda: not alice.outage.exists(), tools.scaled(30))  # the probe's success ended it
+    assert tools.until(lambda: not alice.outage.exists(), tools.scaled(30))  # the probe's success ended it
     healthy = alice.run("search", "pool", "--json")
     assert healthy.json["freshness"]["status"] == "fresh", healthy.out
     assert alice.run("status", "--json").json["outage"] is None
