@@ -17,7 +17,6 @@ import io
 import os
 import pickle
 import select
-import signal
 import struct
 import time
 import warnings
@@ -31,7 +30,6 @@ if TYPE_CHECKING:
 
 _HEADER = struct.Struct(">Q")  # the length of the pickled message that follows
 MAX_MESSAGE = 1 << 31  # bytes: more than any call of ours answers; a longer header is a damaged answer
-CLOSE_SECONDS = 1.0  # an idle child ends within milliseconds of its pipe's end; one that does not is left behind
 _left: list[int] = []  # children given up on, reaped when they end (not waited for)
 
 
@@ -98,6 +96,8 @@ class Worker:
     def abandon(self) -> None:
         """Kill the child and never wait for it: one blocked in a hung mount ends when the mount answers."""
         if self.pid:
+            import signal  # here: a command whose calls were answered never needs it
+
             try:
                 os.kill(self.pid, signal.SIGKILL)
             except OSError:
@@ -106,20 +106,15 @@ class Worker:
         self._forget()
 
     def close(self) -> None:
-        """End the child: an idle one ends at once when its pipe closes, and is reaped; a busy one, or one that does
-        not end within CLOSE_SECONDS, is abandoned."""
+        """End the child: an idle one ends when its pipe closes (not waited for: a command that used its store
+        would pay for the child's exit); a busy one is abandoned."""
         if self.busy:
             self.abandon()
             return
         pid = self.pid
         self._forget()
-        end = time.monotonic() + CLOSE_SECONDS
-        while pid and not _reap(pid, block=False):
-            if time.monotonic() > end:
-                self.pid = pid
-                self.abandon()
-                return
-            time.sleep(0.002)
+        if pid and not _reap(pid, block=False):
+            _left.append(pid)  # it ends at its pipe's end, within milliseconds: reaped later, or by init
 
     def _forget(self) -> None:
         for fd in (self._requests, self._answers):
@@ -152,8 +147,7 @@ class Worker:
 
 def _detach(keep: tuple[int, int]) -> None:
     """The child's descriptors: nothing of the command's (its output, which the agent reads to the end; its locks)
-    but the two pipes; Ctrl-C ends it as it ends the command."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    but the two pipes. (Ctrl-C reaches it too: its call fails with KeyboardInterrupt, as the command's own does.)"""
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
