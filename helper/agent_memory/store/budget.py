@@ -1,10 +1,11 @@
 """A time budget per command: every call to a store gets what is left of it, so nothing hangs.
 
 The SDK's HTTP client has no timeout and hf_xet retries on its own, and a folder store on a hung mount blocks in a
-system call that never returns, so the bound must come from outside: every store runs each call in a daemon thread
-(`within`) and stops waiting when the budget is spent (`hub`, `bounded`). A thread that is still
-blocked is abandoned, and the budget says so: `entry` then ends the process with os._exit, so that the SDK's exit
-handlers cannot wait for it.
+system call that never returns, so the bound must come from outside. The Hub's store runs each call in a daemon
+thread (`within`) and stops waiting when the budget is spent (`hub`); a thread that is still blocked is abandoned,
+and the budget says so: `entry` then ends the process with os._exit, so that the SDK's exit handlers cannot wait for
+it. A folder store's calls run in a child process instead (`bounded`, `worker`): a thread blocked in the kernel
+would keep the process from ending at all.
 """
 
 from __future__ import annotations
