@@ -45,7 +45,7 @@ def test_calls_go_through_the_child_and_its_errors_come_back_as_they_were(tmp_pa
     with pytest.raises(StoreError) as raised:  # raised in the child, rebuilt here with its reason and words
         store.read("../outside.md")
     assert raised.value.reason == "error" and isinstance(raised.value.detail, str), vars(raised.value)
-    child = store._worker.pid
+    child = store._workers[0].pid
     assert child and child != os.getpid()  # the calls were made in the child
     store.close()
     assert tools.until(lambda: _ended(child), 10)  # it ends at its pipe's end, never waited for by the command
@@ -135,10 +135,25 @@ def test_the_child_holds_none_of_the_commands_descriptors(tmp_path):
     store = BoundedStore(FolderStore(root), root, Budget(20))
     try:
         store.put("notes/a.md", b"first")
-        child = store._worker.pid
+        child = store._workers[0].pid
         held = {os.readlink(f"/proc/{child}/fd/{fd}") for fd in os.listdir(f"/proc/{child}/fd")}
         assert str(tmp_path / "lock") not in held, held
         assert all(path.startswith("pipe:") or path == os.devnull for path in held), held
     finally:
         store.close()
         os.close(kept)
+
+
+def test_a_call_made_while_notes_are_read_gets_a_child_of_its_own(tmp_path):
+    root = tmp_path / "store"
+    root.mkdir(mode=0o700)
+    FolderStore(root).put_many([(f"notes/{i}.md", f"note {i}".encode()) for i in range(3)])
+    store = BoundedStore(FolderStore(root), root, Budget(20))
+    listing = store.list("notes")
+    read = []
+    for info, data in store.read_many(list(listing)):
+        read.append(data)
+        assert store.read(info.path) == data  # answered by another child: the first still hands notes over
+    assert sorted(read) == [b"note 0", b"note 1", b"note 2"]
+    assert len(store._workers) == 2
+    store.close()

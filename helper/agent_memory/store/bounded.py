@@ -47,7 +47,7 @@ class BoundedStore(Store):
         self.direct = inner.direct
         self.budget = budget
         self.down: StoreError | None = None
-        self._worker: Worker | None = None
+        self._workers: list[Worker] = []  # one child serves every call, one at a time (`_started`)
         self._answers = 0  # questions of `_ask` the folder answered
         self._answered = False  # a call went through: any outage recorded is over (ended once per command)
         self._probed = False
@@ -67,11 +67,15 @@ class BoundedStore(Store):
         return value
 
     def _started(self) -> Worker:
-        if self._worker is None:
-            from .worker import Worker  # here: loaded by the first call, not by the commands that only open it
+        """The child for the next call: the command's one, unless a `read_many` still hands notes over through it
+        (a call made while its notes are read then gets a child of its own)."""
+        from .worker import Worker  # here: loaded by the first call, not by the commands that only open it
 
-            self._worker = Worker(self.inner)
-        return self._worker
+        free = next((worker for worker in self._workers if not worker.busy), None)
+        if free is None:
+            free = Worker(self.inner)
+            self._workers.append(free)
+        return free
 
     def _next(self, worker: Worker) -> tuple[str, object]:
         """The next answer of the call sent to `worker`, within the budget; a worker that hears nothing for the
@@ -151,9 +155,9 @@ class BoundedStore(Store):
         return found
 
     def close(self) -> None:
-        if self._worker is not None:
-            self._worker.close()
-            self._worker = None
+        for worker in self._workers:
+            worker.close()
+        self._workers.clear()
 
     # -- the Store interface, each call bounded -------------------------------------------------------------
 
