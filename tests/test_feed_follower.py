@@ -1,0 +1,214 @@
+"""The bucket's feed follower (`store.follow`, `store.follower`): with sync on and a Hub bucket, the SessionStart hook
+starts a detached process that holds the bucket's change feed open; a session start that it shows nothing changed
+for asks the bucket nothing and loads no Hub library, and any doubt (a killed follower, a feed that is not served,
+a reset, a stalled stream, a damaged record) makes the session ask, losing nothing. Through the Hub emulator with
+the real huggingface_hub, counting its requests; no follower outlives its test."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from test_import_paths import loaded
+from test_sync import claude_folder, reminder, sync_now, two_machines
+
+import followers
+import tools
+from conftest import BUCKET, Machine
+
+pytestmark = pytest.mark.outside_tmp  # Claude Code's memory folders: see conftest's outside_tmp
+
+SCOPE = "sync/claude/demo"  # the folder of the project's Claude Code memory in the bucket, as the follower counts it
+
+
+def folder(machine: Machine) -> Path:
+    return machine.state / "state" / "follow" / "hf--alice--memory"
+
+
+def record(machine: Machine) -> dict | None:
+    try:
+        return json.loads((folder(machine) / "record.json").read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def wait_for(check: Callable[[], object], what: str, seconds: float = 20) -> object:
+    """What `check` gives once it is true; fails after `seconds` (scaled with the machine's load)."""
+    end = time.monotonic() + tools.scaled(seconds)
+    while time.monotonic() < end:
+        if found := check():
+            return found
+        time.sleep(0.05)
+    raise AssertionError(f"waited {tools.scaled(seconds):.0f} s for {what}; the record: {record_text()}")
+
+
+record_text: Callable[[], str] = lambda: ""  # noqa: E731 (set by each test for its failure messages)
+
+
+def live(machine: Machine) -> dict | None:
+    found = record(machine)
+    return found if found and found.get("live") is True and found.get("since") else None
+
+
+def asked(hub) -> list[str]:
+    return [endpoint for _method, endpoint, _path in hub.requests]
+
+
+def write_memory(machine: Machine, text: str) -> None:
+    claude_folder(machine).mkdir(parents=True, exist_ok=True)
+    (claude_folder(machine) / "MEMORY.md").write_text(text)
+    sync_now(machine)
+
+
+def quiet(machine: Machine, machine_b: Machine, hub) -> tuple[Machine, Machine]:
+    """A on the bucket, B with a live follower and a refresh since its follow began: B's next session asks nothing."""
+    global record_text
+    hub.feed_stream_seconds = 600  # one stream for the whole test: its requests are only the hooks'
+    a, b = two_machines(machine, machine_b, BUCKET)
+    record_text = lambda: str(record(b))  # noqa: E731
+    write_memory(a, "- one\n")
+    assert "- one" in reminder(b)  # the first session starts the follower, and asks
+    wait_for(lambda: live(b), "a live follower")
+    reminder(b)  # its refresh began after the follow did
+    hub.reset_requests()
+    reminder(b)
+    assert hub.requests == []
+    return a, b
+
+
+def test_a_session_with_nothing_changed_asks_nothing_and_loads_no_hub_library(machine, machine_b, hub, tmp_path):
+    _a, b = quiet(machine, machine_b, hub)
+    event = json.dumps({"cwd": str(b.work), "hook_event_name": "SessionStart"})
+    modules = loaded(b, tmp_path, "hook", "session-start", "--agent", "claude", stdin=event)
+    assert "agent_memory.hooks.memory_sync" in modules and "agent_memory.store.follow" in modules  # it pulled
+    assert not modules & {"huggingface_hub", "hf_xet", "httpx2", "agent_memory.store.hub", "subprocess"}
+    assert hub.requests == []
+    assert followers.running(b.state) == [record(b)["pid"]]
+
+
+def test_what_another_machine_pushes_reaches_the_next_session(machine, machine_b, hub):
+    a, b = quiet(machine, machine_b, hub)
+    before = record(b)["changes"].get(SCOPE, 0)
+    write_memory(a, "- one\n- two\n")
+    wait_for(lambda: record(b)["changes"].get(SCOPE, 0) > before, "the follower to see the push")
+    told = reminder(b)
+    assert "- two" in told and "changed on another machine" in told
+    assert (claude_folder(b) / "MEMORY.md").read_text() == "- one\n- two\n"
+    assert "info" in asked(hub)
+    hub.reset_requests()
+    reminder(b)  # the pull learned it: quiet again
+    assert hub.requests == []
+
+
+def test_a_killed_follower_is_replaced_and_the_session_asks(machine, machine_b, hub):
+    a, b = quiet(machine, machine_b, hub)
+    pid = record(b)["pid"]
+    os.kill(pid, signal.SIGKILL)
+    wait_for(lambda: not followers.running(b.state), "the follower to be gone")
+    write_memory(a, "- one\n- while nobody followed\n")
+    hub.reset_requests()
+    assert "- while nobody followed" in reminder(b)
+    assert "info" in asked(hub)
+    wait_for(lambda: (found := live(b)) and found["pid"] != pid, "a new follower")
+    assert followers.running(b.state) == [record(b)["pid"]]
+
+
+def test_an_unavailable_feed_makes_every_session_ask_and_starts_no_follower_again(machine, machine_b, hub):
+    global record_text
+    hub.feed_off(501)
+    a, b = two_machines(machine, machine_b, BUCKET)
+    record_text = lambda: str(record(b))  # noqa: E731
+    write_memory(a, "- one\n")
+    assert "- one" in reminder(b)
+    stopped = wait_for(lambda: (found := record(b)) and found.get("stopped"), "the follower to record the refusal")
+    assert "501" in stopped["reason"] and stopped["until"] > time.time() + 600
+    wait_for(lambda: not followers.running(b.state), "the follower to end")
+    write_memory(a, "- one\n- two\n")
+    hub.reset_requests()
+    assert "- two" in reminder(b)
+    assert "info" in asked(hub)
+    time.sleep(tools.scaled(1))  # what a follower started by mistake would ask for by now
+    assert "events" not in asked(hub) and not followers.running(b.state)
+
+
+def test_a_reset_of_the_feed_starts_a_new_follow_and_the_session_asks(machine, machine_b, hub):
+    a, b = quiet(machine, machine_b, hub)
+    since = record(b)["since"]
+    hub.feed_buffer(0)  # every change is dropped from the replay buffer before the stream sends it: `reset`
+    write_memory(a, "- one\n- after the reset\n")
+    wait_for(lambda: (found := live(b)) and found["since"] > since, "a new follow")
+    hub.reset_requests()
+    assert "- after the reset" in reminder(b)
+    assert "info" in asked(hub)
+
+
+def _stale(record: dict) -> bytes:
+    return json.dumps({**record, "alive_at": time.time() - 100}).encode()  # no byte heard for 100 s: stalled
+
+
+DAMAGE: dict[str, Callable[[dict], bytes]] = {
+    "stalled": _stale,
+    "truncated": lambda record: json.dumps(record).encode()[:40],
+    "huge": lambda record: json.dumps({**record, "padding": "x" * 100_000}).encode(),
+    "wrong types": lambda record: json.dumps({**record, "since": str(record["since"]), "changes": []}).encode(),
+    "not live": lambda record: json.dumps({**record, "live": 1}).encode(),
+    "a time from the future": lambda record: json.dumps({**record, "alive_at": time.time() + 3600}).encode(),
+    "bad change time": lambda record: json.dumps({**record, "changes": {SCOPE: True}}).encode(),
+}
+
+
+@pytest.mark.parametrize("damage", [*DAMAGE, "link"])
+def test_a_stalled_or_damaged_record_makes_the_session_ask(machine, machine_b, hub, damage, tmp_path):
+    a, b = quiet(machine, machine_b, hub)
+    hub.feed_keepalive = 3600  # the stream says nothing more: the follower writes no new record over ours
+    time.sleep(0.1)  # (a keep-alive already on its way)
+    file = folder(b) / "record.json"
+    if damage == "link":
+        target = tmp_path / "planted.json"
+        target.write_text(file.read_text())
+        file.unlink()
+        file.symlink_to(target)
+    else:
+        file.write_bytes(DAMAGE[damage](json.loads(file.read_text())))
+    hub.reset_requests()
+    reminder(b)
+    assert asked(hub) == ["info"]  # asked, and learned nothing changed
+    assert followers.running(b.state)  # a follower holds the lock: none other is started
+
+
+def test_two_session_starts_at_once_start_one_follower(machine, machine_b, hub):
+    global record_text
+    a, b = two_machines(machine, machine_b, BUCKET)
+    record_text = lambda: str(record(b))  # noqa: E731
+    write_memory(a, "- one\n")
+    event = json.dumps({"cwd": str(b.work), "hook_event_name": "SessionStart"}).encode()
+    starts = [b.popen("hook", "session-start", "--agent", "claude", "--json", input=event) for _ in range(3)]
+    for start in starts:
+        tools.exited(tools.finished(start, timeout=120))
+    assert "- one" in (claude_folder(b) / "MEMORY.md").read_text()
+    wait_for(lambda: live(b), "a live follower")
+    wait_for(lambda: len(followers.running(b.state)) == 1, "the other followers to give way")
+    assert followers.running(b.state) == [record(b)["pid"]]
+
+
+@pytest.mark.parametrize("how", ["hub gone", "idle", "folder gone"])
+def test_a_follower_ends_when_nothing_wants_it(machine, machine_b, hub, how):
+    _a, b = quiet(machine, machine_b, hub)
+    if how == "hub gone":
+        hub.stop()
+    elif how == "idle":
+        old = time.time() - 2 * 3600
+        os.utime(folder(b) / "wanted", (old, old))
+    else:
+        shutil.rmtree(folder(b))
+    wait_for(lambda: not followers.running(b.state), "the follower to end")
+    if how == "folder gone":
+        assert not folder(b).exists()  # nothing made again
+    else:
+        assert record(b)["live"] is False and record(b)["since"] is None
