@@ -212,3 +212,28 @@ def test_a_follower_ends_when_nothing_wants_it(machine, machine_b, hub, how):
         assert not folder(b).exists()  # nothing made again
     else:
         assert record(b)["live"] is False and record(b)["since"] is None
+
+
+def test_a_codex_session_asks_nothing_until_another_machines_memories_change(machine, machine_b, hub):
+    """Codex's pull also delivers every other machine's Codex memories: the follower's silence must cover them all."""
+    global record_text
+    hub.feed_stream_seconds = 600
+    a, b = two_machines(machine, machine_b, BUCKET, agent="codex")
+    record_text = lambda: str(record(b))  # noqa: E731
+    memory = a.home / ".codex" / "memories" / "MEMORY.md"
+    memory.parent.mkdir(parents=True)
+    memory.write_text("- learned: the parser uses a lookahead of 2\n")
+    sync_now(a)
+    assert "lookahead of 2" in reminder(b, "codex")
+    wait_for(lambda: live(b), "a live follower")
+    reminder(b, "codex")
+    hub.reset_requests()
+    reminder(b, "codex")
+    assert hub.requests == []
+    memory.write_text("- learned: the parser uses a lookahead of 2\n- learned: releases are cut on Tuesdays\n")
+    sync_now(a)
+    wait_for(lambda: any(name.startswith("sync/codex/") for name in record(b)["changes"]), "the follower to see it")
+    assert "releases are cut on Tuesdays" in reminder(b, "codex")
+    hub.reset_requests()
+    reminder(b, "codex")
+    assert hub.requests == []
