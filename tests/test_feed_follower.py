@@ -237,3 +237,24 @@ def test_a_codex_session_asks_nothing_until_another_machines_memories_change(mac
     hub.reset_requests()
     reminder(b, "codex")
     assert hub.requests == []
+
+
+def test_the_record_stays_bounded_and_what_overflows_counts_for_every_folder(tmp_path, monkeypatch):
+    monkeypatch.setenv("AGENT_MEMORY_HOME", str(tmp_path / "state"))
+    from agent_memory.store import follow
+    from agent_memory.store.follower import Follower
+
+    follower = Follower(follow.folder("hf://buckets/alice/memory"))
+    follower.since, follower.live = time.time() - 10, True
+    follower.saw([f"projects/p{i}/notes/n.md" for i in range(follow.MAX_KEYS + 50)])
+    saved = json.loads((follower.where / "record.json").read_text())
+    assert len(saved["changes"]) == follow.MAX_KEYS and saved["other"] is not None
+    assert follow.Watch(saved, held=True).quiet([SCOPE], time.time() + 0.5)  # all of it before the refresh began
+    assert not follow.Watch(saved, held=True).quiet([SCOPE], saved["other"])  # an overflow: any folder may have
+    assert not follow.Watch(saved, held=False).quiet([SCOPE], time.time() + 0.5)  # no follower holds the lock
+
+    follower.other = None
+    follower.saw(["sync/" + "x" * 1000 + "/n.json"])  # a folder name too long to keep: counted as any change
+    saved = json.loads((follower.where / "record.json").read_text())
+    assert len((follower.where / "record.json").read_bytes()) < follow.MAX_RECORD and saved["other"] is not None
+    assert not follow.Watch(saved, held=True).quiet([SCOPE], saved["other"])

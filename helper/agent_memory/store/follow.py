@@ -122,6 +122,7 @@ def spawn(uri: str) -> None:
     with contextlib.suppress(OSError):  # no process could be started (a sandbox): every pull asks the bucket
         subprocess.Popen(
             [sys.executable, "-m", "agent_memory.store.follower", uri],
+            cwd=folder(uri),  # not the session's folder, which the follower must not keep busy (an unmount)
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

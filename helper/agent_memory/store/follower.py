@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
     Opener = Callable[[dict[str, str]], AbstractContextManager[Iterator[bytes]]]
 
+MAX_KEY = 200  # characters of a folder with a time of its own: MAX_KEYS of them fit far within the record's bound
 LOCK_TRIES = 20  # times 0.05 s: a session start holds the lock for an instant to see whether a follower holds it
 WRITE_EVERY = 5.0  # seconds between records of keep-alives alone (a change is recorded at once)
 MAX_OPENS = 5  # streams in a row that end before `ready`: the feed is left alone for SHORT_WAIT
@@ -85,6 +86,9 @@ class Follower:
         now = time.time()
         for path in paths:
             name = key(path)
+            if len(name) > MAX_KEY:  # a folder name of the bucket's choosing: kept short, the record stays small
+                self.other = now
+                continue
             if name not in self.changes and len(self.changes) >= MAX_KEYS:  # the oldest joins "any other change"
                 oldest = min(self.changes, key=self.changes.__getitem__)
                 self.other = max(self.other or 0.0, self.changes.pop(oldest))
