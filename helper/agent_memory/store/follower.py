@@ -188,7 +188,9 @@ def _opener(bucket_id: str) -> Opener:
             timeout = httpx2.Timeout(FRESH, connect=10.0)  # no byte for this long: a gap, resumed at the cursor
             with get_session().stream("GET", url, headers=headers, params=params, timeout=timeout) as response:
                 status = response.status_code
-                if status >= 400:  # refused (401, 403, 404), or a cursor it will not take (400)
+                if status == 400 and "cursor" in params:  # a cursor it will not take: a new follow, from its head
+                    raise change_feed.Unfollowable("refused", "the change feed refused the cursor")
+                if status >= 400:  # refused (401, 403, 404)
                     raise Stop(f"the change feed answered {status}", LONG_WAIT)
                 if not response.headers.get("content-type", "").startswith("text/event-stream"):
                     raise Stop("the change feed answered something else", LONG_WAIT)
