@@ -166,20 +166,23 @@ DAMAGE: dict[str, Callable[[dict], bytes]] = {
 @pytest.mark.parametrize("damage", [*DAMAGE, "link"])
 def test_a_stalled_or_damaged_record_makes_the_session_ask(machine, machine_b, hub, damage, tmp_path):
     a, b = quiet(machine, machine_b, hub)
-    hub.feed_keepalive = 3600  # the stream says nothing more: the follower writes no new record over ours
-    time.sleep(0.1)  # (a keep-alive already on its way)
-    file = folder(b) / "record.json"
-    if damage == "link":
-        target = tmp_path / "planted.json"
-        target.write_text(file.read_text())
-        file.unlink()
-        file.symlink_to(target)
-    else:
-        file.write_bytes(DAMAGE[damage](json.loads(file.read_text())))
-    hub.reset_requests()
-    reminder(b)
-    assert asked(hub) == ["info"]  # asked, and learned nothing changed
-    assert followers.running(b.state)  # a follower holds the lock: none other is started
+    pid = record(b)["pid"]
+    os.kill(pid, signal.SIGSTOP)  # it holds its lock, and writes no record over ours
+    try:
+        file = folder(b) / "record.json"
+        if damage == "link":
+            target = tmp_path / "planted.json"
+            target.write_text(file.read_text())
+            file.unlink()
+            file.symlink_to(target)
+        else:
+            file.write_bytes(DAMAGE[damage](json.loads(file.read_text())))
+        hub.reset_requests()
+        reminder(b)
+        assert asked(hub) == ["info"]  # asked, and learned nothing changed
+        assert followers.running(b.state) == [pid]  # it holds the lock: no other follower is started
+    finally:
+        os.kill(pid, signal.SIGCONT)
 
 
 def test_two_session_starts_at_once_start_one_follower(machine, machine_b, hub):
