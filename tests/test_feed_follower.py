@@ -200,7 +200,7 @@ def test_two_session_starts_at_once_start_one_follower(machine, machine_b, hub):
     assert followers.running(b.state) == [record(b)["pid"]]
 
 
-@pytest.mark.parametrize("how", ["hub gone", "idle", "folder gone"])
+@pytest.mark.parametrize("how", ["hub gone", "idle", "folder gone", "uninstall"])
 def test_a_follower_ends_when_nothing_wants_it(machine, machine_b, hub, how):
     _a, b = quiet(machine, machine_b, hub)
     if how == "hub gone":
@@ -208,10 +208,12 @@ def test_a_follower_ends_when_nothing_wants_it(machine, machine_b, hub, how):
     elif how == "idle":
         old = time.time() - 2 * 3600
         os.utime(folder(b) / "wanted", (old, old))
+    elif how == "uninstall":
+        tools.exited(b.run("uninstall", "--json"))
     else:
         shutil.rmtree(folder(b))
     wait_for(lambda: not followers.running(b.state), "the follower to end")
-    if how == "folder gone":
+    if how in ("folder gone", "uninstall"):
         assert not folder(b).exists()  # nothing made again
     else:
         assert record(b)["live"] is False and record(b)["since"] is None

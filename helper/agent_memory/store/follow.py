@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from .. import paths
-from ..fsutil import make_dirs, read_own, try_locked
+from ..fsutil import make_dirs, read_own, remove_tree, try_locked
 from ..names import hub_id
 
 FRESH = 75.0  # seconds: the Hub sends a keep-alive about every 30 s; a follower heard later than this is in doubt
@@ -95,6 +95,11 @@ def watch(uri: str) -> Watch | None:
     if not held and not _backing_off(record):
         spawn(uri)
     return Watch(record, held)
+
+
+def stop_all() -> None:
+    """End every follower of this machine: each ends when it finds its folder gone (at its next keep-alive)."""
+    remove_tree(paths.state_dir() / "follow")
 
 
 def alive(where: Path) -> bool:
