@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import sys
 import time
 from pathlib import Path
 
@@ -120,21 +119,10 @@ def read(where: Path) -> dict[str, object] | None:
 
 def spawn(uri: str) -> None:
     """Start the follower of `uri` in a process of its own session, its output nowhere; never wait for it."""
-    import subprocess  # only here: a session start with a live follower never needs it
+    from . import detached  # only here: a session start with a live follower starts nothing
 
-    package_root = str(Path(__file__).resolve().parents[2])  # the folder that holds agent_memory
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
-    with contextlib.suppress(OSError):  # no process could be started (a sandbox): every pull asks the bucket
-        subprocess.Popen(
-            [sys.executable, "-m", "agent_memory.store.follower", uri],
-            cwd=folder(uri),  # not the session's folder, which the follower must not keep busy (an unmount)
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-            close_fds=True,
-            env=env,
-        )
+    # in its own folder, not the session's, which the follower must not keep busy (an unmount)
+    detached.start("agent_memory.store.follower", uri, cwd=folder(uri))
 
 
 def _backing_off(record: dict[str, object] | None) -> bool:
