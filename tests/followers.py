@@ -28,7 +28,7 @@ def running(state: Path) -> list[int]:
     return sorted(found)
 
 
-def stop(state: Path, patience: float = 5.0) -> list[int]:
+def stop(state: Path, patience: float = 1.0) -> list[int]:
     """Give the followers of `state` `patience` seconds to end by themselves (their Hub is gone), then end them;
     the ids of those that had to be ended."""
     end = time.monotonic() + patience
