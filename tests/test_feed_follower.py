@@ -263,3 +263,15 @@ def test_the_record_stays_bounded_and_what_overflows_counts_for_every_folder(tmp
     saved = json.loads((follower.where / "record.json").read_text())
     assert len((follower.where / "record.json").read_bytes()) < follow.MAX_RECORD and saved["other"] is not None
     assert not follow.Watch(saved, held=True).quiet([SCOPE], saved["other"])
+
+
+def test_the_switch_turns_the_follower_off(machine, machine_b, hub):
+    a, b = two_machines(machine, machine_b, BUCKET)
+    b.own_env["AGENT_MEMORY_FOLLOW"] = "0"
+    write_memory(a, "- one\n")
+    assert "- one" in reminder(b)
+    for _ in range(2):
+        hub.reset_requests()
+        reminder(b)
+        assert asked(hub) == ["info"]  # every session asks, as before the follower, and nothing follows the feed
+    assert not folder(b).exists() and not followers.running(b.state)
