@@ -275,3 +275,19 @@ def test_the_switch_turns_the_follower_off(machine, machine_b, hub):
         reminder(b)
         assert asked(hub) == ["info"]  # every session asks, as before the follower, and nothing follows the feed
     assert not folder(b).exists() and not followers.running(b.state)
+
+
+def test_a_session_that_checks_at_the_same_moment_is_not_taken_for_a_follower(machine, machine_b, hub):
+    """A session finds a follower by its lock; another session looking at that lock at the same instant, after the
+    follower died, must not pass for it (its record still looks live)."""
+    import fcntl
+
+    a, b = quiet(machine, machine_b, hub)
+    os.kill(record(b)["pid"], signal.SIGKILL)
+    wait_for(lambda: not followers.running(b.state), "the follower to be gone")
+    write_memory(a, "- one\n- after the follower died\n")
+    with open(folder(b) / "lock", "rb") as lock:
+        fcntl.flock(lock, fcntl.LOCK_SH)  # what another session's look at the lock holds, for an instant
+        hub.reset_requests()
+        assert "- after the follower died" in reminder(b)
+    assert "info" in asked(hub)

@@ -21,7 +21,12 @@ import time
 from pathlib import Path
 
 from .. import paths
-from ..fsutil import make_dirs, read_own, remove_tree, try_locked
+from ..fsutil import make_dirs, open_private, read_own, remove_tree
+
+try:
+    import fcntl
+except ImportError:  # Windows: no follower, every pull asks the bucket
+    fcntl = None  # type: ignore[assignment]
 from ..names import hub_id
 
 FRESH = 75.0  # seconds: the Hub sends a keep-alive about every 30 s; a follower heard later than this is in doubt
@@ -44,7 +49,7 @@ def key(path: str) -> str:
 
 def enabled(uri: str) -> bool:
     """Whether a follower is used for `uri`: a Hub bucket (a folder store has no feed), unless turned off."""
-    return hub_id(uri) is not None and os.environ.get(SWITCH, "1") != "0"
+    return hub_id(uri) is not None and os.environ.get(SWITCH, "1") != "0" and fcntl is not None
 
 
 class Watch:
@@ -102,10 +107,19 @@ def stop_all() -> None:
 
 
 def alive(where: Path) -> bool:
-    """Whether a follower holds the lock of `where` now (taken and given back at once if free: a follower that
-    starts meanwhile tries again, see `follower.LOCK_TRIES`)."""
-    with try_locked(where / "lock") as ours:
-        return not ours
+    """Whether a follower holds the lock of `where` now. A session asks with a shared lock, taken and given back at
+    once: two sessions that ask together never take each other for a follower (a follower's lock is exclusive, and
+    one that starts meanwhile tries again, see `follower.LOCK_TRIES`)."""
+    if fcntl is None:  # (no follower is ever started without it: see `enabled`)
+        return False
+    fd = open_private(where / "lock", os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # (which gives back a lock it took)
+    return False
 
 
 def read(where: Path) -> dict[str, object] | None:
