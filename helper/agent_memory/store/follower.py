@@ -36,6 +36,8 @@ LOCK_TRIES = 20  # times 0.05 s: a session start holds the lock for an instant t
 WRITE_EVERY = 5.0  # seconds between records of keep-alives alone (a change is recorded at once)
 MAX_OPENS = 5  # streams in a row that end before `ready`: the feed is left alone for SHORT_WAIT
 SHORT_WAIT = 120.0  # seconds after the Hub could not be reached or failed (a 5xx) before a session starts another
+SHORT_STREAM = 10.0  # seconds: a stream that ended sooner is followed by a pause before the next (doubling)
+MAX_PAUSE = 60.0
 LONG_WAIT = 3600.0  # seconds after the Hub refused the feed or the bucket (401, 403, 404, 501, a non-stream answer)
 
 
@@ -103,10 +105,10 @@ class Follower:
 
     def run(self, open_stream: Opener) -> None:
         """Follow until a Stop."""
-        failed = 0
+        failed, pause = 0, 0.0
         while True:
             self.check()
-            ready = False
+            ready, opened = False, time.monotonic()
             try:
                 with open_stream({"cursor": self.cursor} if self.cursor else {}) as chunks:
                     ready = self._follow(chunks)
@@ -121,6 +123,9 @@ class Follower:
             failed = 0 if ready else failed + 1
             if failed >= MAX_OPENS:
                 raise Stop(f"the change feed ended {MAX_OPENS} times before it was ready", SHORT_WAIT)
+            # a stream that ends at once is not opened again at once: a server that keeps doing so is not hammered
+            pause = 0.0 if time.monotonic() - opened >= SHORT_STREAM else min(max(1.0, 2 * pause), MAX_PAUSE)
+            time.sleep(pause)
 
     def _follow(self, chunks: Iterator[bytes]) -> bool:
         """Read one stream until it ends; whether it got `ready`."""
@@ -157,7 +162,7 @@ class Follower:
             wanted = os.stat(self.where / "wanted").st_mtime
         except OSError:
             raise Stop("its folder is gone", None, gone=True) from None
-        if time.time() - wanted > IDLE:
+        if not -IDLE <= time.time() - wanted <= IDLE:  # (a time far ahead is no session's)
             raise Stop("no session wanted it", None)
 
 
