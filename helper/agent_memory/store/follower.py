@@ -36,7 +36,7 @@ LOCK_TRIES = 20  # times 0.05 s: a session start holds the lock for an instant t
 WRITE_EVERY = 5.0  # seconds between records of keep-alives alone (a change is recorded at once)
 MAX_OPENS = 5  # streams in a row that end before `ready`: the feed is left alone for SHORT_WAIT
 SHORT_WAIT = 120.0  # seconds after the Hub could not be reached or failed (a 5xx) before a session starts another
-SHORT_STREAM = 10.0  # seconds: a stream that ended sooner is followed by a pause before the next (doubling)
+SHORT_STREAM = 5.0  # seconds: a stream that ended sooner is followed by a pause before the next (doubling)
 MAX_PAUSE = 60.0
 LONG_WAIT = 3600.0  # seconds after the Hub refused the feed or the bucket (401, 403, 404, 501, a non-stream answer)
 
