@@ -271,3 +271,19 @@ def test_a_call_left_little_time_asks_a_stat_beside_it_and_a_hung_folder_answers
     with pytest.raises(bounded.StoreError):  # the command's later calls fail at once
         store.read("notes/b.md")
     store.close()
+
+
+@pytest.mark.parametrize("command", [("config", "set", "bucket"), ("bootstrap", "--project", "demo", "--bucket")])
+def test_setting_up_on_a_hung_folder_store_says_so_and_changes_nothing(machine, command, mount):
+    """Before, `config set bucket` and `bootstrap` asked the folder's stat in the foreground and hung with it."""
+    mount.hang()
+    before = {path: path.read_bytes() for path in machine.state.rglob("*") if path.is_file()}
+    budget = 4
+    result, seconds = _timed(machine, *command, f"file://{mount.mount}", env={"AGENT_MEMORY_TIMEOUT": str(budget)})
+    assert result.code == 1, (result.out, result.err)
+    assert "did not answer a stat" in result.err and "nothing was changed" in result.err, result.err
+    assert f"Next: check that the share is mounted and answers (ls {mount.mount})" in result.err, result.err
+    assert seconds < tools.scaled(budget + 6), (seconds, result.err)
+    after = {path: path.read_bytes() for path in machine.state.rglob("*") if path.is_file()}
+    assert after == before  # no bucket set, nothing written
+    assert "bucket" not in machine.run("config", "show", "--json").out

@@ -15,7 +15,7 @@ from pathlib import Path
 from types import ModuleType
 
 from .. import commands, names
-from ..errors import AccessError
+from ..errors import AccessError, AgentMemoryError
 from ..names import FILE_SCHEME, folder_path, hub_id
 from . import outage
 from .base import FolderSilent, Store, StoreError
@@ -33,11 +33,26 @@ def landed_anyway(store: Store, failure: StoreError, path: str, data: bytes) -> 
 
 
 def parse_bucket(spec: str) -> str:
-    """Canonical URI for a bucket given as `owner/name`, `hf://buckets/owner/name` or `file:///abs/path`."""
+    """Canonical URI for a bucket given as `owner/name`, `hf://buckets/owner/name` or `file:///abs/path`.
+
+    A folder that exists is named by its resolved path (one URI per folder, whatever symlinks led to it). Its stat is
+    asked in a child within the hearing time first: setup on a hung mount says so instead of hanging with it."""
     uri = names.bucket(spec)
-    if (folder := folder_path(uri)) is not None and folder.exists():
-        return FILE_SCHEME + str(folder.resolve())  # one URI per folder, whatever symlinks led to it
-    return uri
+    if (folder := folder_path(uri)) is None:
+        return uri
+    seconds = 2 * hearing_seconds()
+    try:
+        answered = _backend("bounded").stat(folder, seconds) is not None
+    except OSError:  # not there (yet): bootstrap creates it, and the other commands report it
+        return uri
+    if not answered:
+        raise AgentMemoryError(
+            f"The folder store {folder} did not answer a stat within {seconds:.2g} s (a mount that hangs?); "
+            "nothing was changed.",
+            next_step=f"check that the share is mounted and answers (ls {shlex.quote(str(folder))}), "
+            "then run the command again",
+        )
+    return FILE_SCHEME + str(folder.resolve())
 
 
 def check_private(uri: str, budget: Budget | None = None) -> None:
