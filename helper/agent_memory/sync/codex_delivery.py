@@ -28,14 +28,13 @@ from pathlib import Path
 
 from .. import guard
 from ..clock import utc_now
-from ..contents import sha256
 from ..display import plural
 from ..fsutil import read_own, write_json_atomic
-from ..memory.origin import machine_id
 from ..store.base import Store
 from . import folders, versions
 from .engine import FolderSync
 from .history import MAX_NEW, History
+from .scopes import SCOPE_PREFIX, codex_scope
 from .versions import Refused
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
@@ -46,7 +45,6 @@ EXTENSION = "agent-memory"
 # the scope every machine shared before (its versions merged into Codex's own files); machines that still run that
 # version of agent-memory push there, so its new versions are delivered as any machine's
 OLD_SCOPE = versions.CODEX_SCOPE
-SCOPE_PREFIX = "machine-"
 MIGRATED = "machine-synced-before"  # the lines an earlier sync wrote into Codex's own files (`codex_migration`)
 # another machine's Phase 2 inputs, which its own consolidation folds into its MEMORY.md: delivering them as well
 # would give this machine's consolidation each lesson twice
@@ -56,11 +54,6 @@ MAX_RECENT_LINES = 40  # added lines kept per delivery for the SessionStart remi
 _RECORD_MAX = 4 * 1024 * 1024
 _HEADING = re.compile(r"\s*#")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
-
-
-def scope() -> str:
-    """This machine's scope of Codex memories in the bucket: from its random id, so two homes on one host differ."""
-    return SCOPE_PREFIX + sha256(f"codex memories\n{machine_id()}".encode())[:16]
 
 
 def extension_folder() -> Path:
@@ -74,7 +67,7 @@ class Record:
     last delivery (for the SessionStart reminder)."""
 
     def __init__(self, bucket: str) -> None:
-        self.file = History.folder_of(bucket, "codex", scope()) / "delivered.json"
+        self.file = History.folder_of(bucket, "codex", codex_scope()) / "delivered.json"
         value: dict[str, object] = {}
         with contextlib.suppress(OSError, ValueError):
             found = json.loads(read_own(self.file, _RECORD_MAX).decode("utf-8"))
@@ -133,7 +126,7 @@ def deliver(
     just asked it (None: unknown): when it is the one of the last listing, nothing changed and nothing is listed.
     `migrate_from`: the lines moved over from the old layout (`codex_migration`), with the old scope's versions
     they cover (`baseline`, recorded as delivered)."""
-    mine = scope()
+    mine = codex_scope()
     record = Record(bucket)
     record.delivered.update(baseline or {})
     done = FolderSync("codex", mine, extension_folder())

@@ -3,7 +3,8 @@ learned, each folder brought in step (`engine`), the new versions planned in the
 recorded, then uploaded within the command's budget.
 
 The hooks use it cheaply: the SessionStart hook pulls (one question to the bucket: has it changed?); the Stop and
-SessionEnd hooks push, and with nothing changed here they stop after one stat per file, with no network at all.
+SessionEnd hooks push, and with nothing changed here they stop after one stat per file (`scopes.changed_here`),
+before this module is loaded.
 """
 
 from __future__ import annotations
@@ -16,49 +17,25 @@ from pathlib import Path
 
 from .. import agents
 from ..clock import new_id
-from ..config import projects
 from ..config.context import Context
-from ..errors import AgentMemoryError, NotSetUp
+from ..errors import AgentMemoryError
 from ..fsutil import locked, try_locked
 from ..memory.origin import machine_name
 from ..outbox import delivery, plans, writing
 from ..outbox.kinds import Outcome, damaged_error
 from ..store.base import StoreError
-from . import codex_delivery, codex_migration, folders, versions
+from . import versions
 from .engine import FolderSync, sync_folder
 from .history import History
-from .index import HERE, FolderIndex
+from .index import FolderIndex
+from .scopes import Scope
 from .uploads import SYNC
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
-    from ..config.shape import Config
     from ..contract import SyncRefused, SyncUpload
     from ..outbox.shape import Display, Plan
     from .codex_delivery import Delivery
-
-
-class Scope:
-    """One runtime's files for one scope (a project, or this machine's Codex memories), the folders they go to here
-    (`places`), where each folder's place came from (`sources`), and the folders the runtime uses that are not synced
-    until the user names them (`unnamed`: outside the runtime's own folder); a `source` scope's folders are only
-    read (Codex's, see `codex_delivery`)."""
-
-    def __init__(
-        self,
-        runtime: str,
-        scope: str,
-        places: list[Path],
-        sources: dict[Path, str] | None = None,
-        *,
-        source: bool = False,
-    ) -> None:
-        self.runtime = runtime
-        self.scope = scope
-        self.places = places
-        self.sources = sources or {}
-        self.unnamed: list[Path] = []
-        self.source = source
 
 
 class Run:
@@ -71,34 +48,6 @@ class Run:
         self.errors: list[str] = []
         self.busy: list[str] = []
         self.refused: list[SyncRefused] = []  # objects of the bucket refused now, and why
-
-
-def scopes(ctx: Context, runtime: str, directory: str | os.PathLike[str] | None = None) -> list[Scope]:
-    """The scopes of `runtime` to sync: this machine's Codex memories (pushed, never written: other machines' reach
-    Codex's extension folder); Claude Code's project of `directory` (with every checkout mapped to it here), or,
-    without `directory`, every project mapped here."""
-    if runtime == "codex":
-        folder = folders.codex_folder()
-        return [_scope(ctx.config, "codex", codex_delivery.scope(), [(folder, "Codex's folder (CODEX_HOME)")], True)]
-    config = ctx.config
-    if directory is not None:
-        try:
-            project = projects.resolve(directory, config=config)["project"]
-        except NotSetUp:
-            return []
-        places = folders.claude_places(config, project)
-        here = folders.claude_place_of(directory)  # a worktree or clone found by its origin, not mapped itself
-        return [_scope(config, "claude", project, places + ([here] if here[0] not in dict(places) else []))]
-    names = sorted(set(config.get("projects", {}).values()))
-    return [_scope(config, "claude", name, folders.claude_places(config, name)) for name in names]
-
-
-def _scope(config: Config, runtime: str, name: str, places: list[tuple[Path, str]], source: bool = False) -> Scope:
-    """A scope whose folders outside the runtime's own folder are left out until the user names them."""
-    scope = Scope(runtime, name, [], dict(places), source=source)
-    for folder, _source in places:
-        (scope.places if folders.allowed(config, runtime, folder) else scope.unnamed).append(folder)
-    return scope
 
 
 def _forget_gone(scope_folder: Path, places: list[Path]) -> None:
@@ -119,26 +68,6 @@ def _forget_gone(scope_folder: Path, places: list[Path]) -> None:
             continue
         with contextlib.suppress(OSError):
             os.unlink(entry.path)
-
-
-def changed_here(ctx: Context, scope: Scope) -> bool:
-    """Whether any file of the scope's folders differs from its record (one stat per file; no network)."""
-    history_folder = History.folder_of(ctx.bucket, scope.runtime, scope.scope)
-    for place in scope.places:
-        index = FolderIndex(history_folder, place)
-        known = {path: entry for path, entry in index.files.items() if entry.get("hash") is not None}
-        known.update(index.held)  # a file the guard keeps here is unchanged while it stays as it was
-        local, skipped, blocked = folders.scan(scope.runtime, place, known)
-        if blocked != index.blocked:
-            return True  # a folder went away or came back: told by a sync, which deletes nothing for it
-        # a file whose deletion is held is unchanged while it stays away: the hooks do not ask again each turn
-        away = {path for path, why in index.holding.items() if why == HERE}
-        expected = {path for path in known if folders.under(path, blocked) is None} - set(skipped) - away
-        if set(local) != expected:
-            return True
-        if any(local[path].hash != known[path].get("hash") for path in local):
-            return True
-    return False
 
 
 def sync(
@@ -214,6 +143,8 @@ def sync(
 def _deliver_codex(ctx: Context, run: Run, machine: str, stamp: str | None) -> None:
     """Other machines' Codex memories into Codex's extension folder (the old layout moved over first, once); the
     caller holds this machine's Codex scope lock."""
+    from . import codex_delivery, codex_migration  # Codex's alone: a sync of Claude Code's memory does not load them
+
     migrate: list[Delivery] | None = None
     covered: dict[str, str] | None = None
     if not codex_delivery.Record(ctx.bucket).migrated:
