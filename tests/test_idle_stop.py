@@ -48,8 +48,12 @@ def test_sync_named_in_the_configuration_goes_to_the_whole_hook(home: Path) -> N
     assert idle.stop_has_nothing_to_do(STOP) is False
 
 
+def test_claude_codes_session_end_is_the_same_quiet_turn(home: Path) -> None:
+    assert idle.stop_has_nothing_to_do(["hook", "session-end", "--agent", "claude"]) is True
+
+
 def test_another_command_line_goes_to_the_whole_command(home: Path) -> None:
-    for argv in (["hook", "stop", "--agent", "claude", "--json"], ["hook", "session-end", "--agent", "claude"]):
+    for argv in (["hook", "stop", "--agent", "claude", "--json"], ["hook", "session-start", "--agent", "claude"]):
         assert idle.stop_has_nothing_to_do(argv) is False
     assert idle.stop_has_nothing_to_do(["hook", "stop", "--agent", "cursor"]) is False
     assert sys.stdin.read() == '{"hook_event_name": "Stop"}'

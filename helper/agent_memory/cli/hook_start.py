@@ -56,10 +56,12 @@ def _pull(ctx: Context, event: dict[str, object], agent: str) -> list[str]:
             return []
     except AgentMemoryError:  # a configuration that cannot be used: the reminder says so
         return []
-    from ..hooks import memory_sync
+    from ..hooks import memory_sync, quiet
     from ..hooks.budgets import budget_seconds
 
-    return memory_sync.pull(ctx, event, agent, helper_command(), budget_seconds("session-start"))
+    lines = memory_sync.pull(ctx, event, agent, helper_command(), budget_seconds("session-start"))
+    quiet.after_pull(ctx, agent, event)  # the session's first Stop, if nothing changes by then, is answered by `idle`
+    return lines
 
 
 MAX_SYNC = 2400  # bytes of sync's lines in the reminder: with it, far below both runtimes' caps

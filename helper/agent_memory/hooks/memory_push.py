@@ -5,12 +5,11 @@ the outbox) only when a file changed."""
 
 from __future__ import annotations
 
-import os
-
 from .. import commands
 from ..config.context import Context
 from ..display import plural, some
 from ..sync.scopes import changed_here, scopes
+from . import quiet
 
 MAX_NAMED = 5  # files named in a hook's line or reminder; the rest are counted
 
@@ -18,9 +17,11 @@ MAX_NAMED = 5  # files named in a hook's line or reminder; the rest are counted
 def push(ctx: Context, event: dict[str, object], agent: str, budget: float) -> str | None:
     """Push what changed here in `agent`'s memory (a failed upload stays in the outbox); a line for the runtime's
     log when something was done, else None (and no network was used)."""
-    directory = cwd if isinstance(cwd := event.get("cwd"), str) else os.getcwd()
-    chosen = [scope for scope in scopes(ctx, agent, directory) if changed_here(ctx, scope)]
+    synced = scopes(ctx, agent, quiet.directory_of(event))
+    seen = quiet.looked(ctx, synced)  # before the check: a file changed after it is not recorded as in step
+    chosen = [scope for scope in synced if changed_here(ctx, scope)]
     if not chosen:
+        quiet.remember(agent, event, seen)  # the session's next Stop, if all is still so, is answered by `idle`
         return None
     from ..sync.running import sync  # something changed here: the sync itself, loaded only now
 

@@ -69,8 +69,10 @@ class Record:
     def __init__(self, bucket: str) -> None:
         self.file = History.folder_of(bucket, "codex", codex_scope()) / "delivered.json"
         value: dict[str, object] = {}
+        self.known: bytes | None = None  # the record as read: written again only when it changed
         with contextlib.suppress(OSError, ValueError):
-            found = json.loads(read_own(self.file, _RECORD_MAX).decode("utf-8"))
+            self.known = read_own(self.file, _RECORD_MAX)
+            found = json.loads(self.known.decode("utf-8"))
             value = found if isinstance(found, dict) else {}
         delivered, machines, recent = value.get("delivered"), value.get("machines"), value.get("recent")
         self.delivered: dict[str, str] = delivered if isinstance(delivered, dict) else {}
@@ -90,6 +92,7 @@ class Record:
                 "recent": self.recent,
                 "listed_at": self.listed_at,
             },
+            known=self.known,
         )
 
 

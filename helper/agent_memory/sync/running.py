@@ -21,7 +21,7 @@ from ..config.context import Context
 from ..errors import AgentMemoryError
 from ..fsutil import locked, try_locked
 from ..memory.origin import machine_name
-from ..outbox import delivery, plans, writing
+from ..outbox import plans
 from ..outbox.kinds import Outcome, damaged_error
 from ..store.base import StoreError
 from . import versions
@@ -175,6 +175,8 @@ def _plan(ctx: Context, scope: Scope, new: list[versions.Version]) -> str:
     runtime, name = scope.runtime, scope.scope
     objects = [(versions.object_path(runtime, name, v), versions.encode(runtime, name, v)) for v in new]
     display: Display = {"agent": scope.runtime, "scope": scope.scope, "files": sorted({v.path for v in new})}
+    from ..outbox import writing  # the write path, loaded only when a new version is to be uploaded
+
     key = new_id()
     writing.create(SYNC.name, key, ctx.bucket, objects, display)
     return key
@@ -191,6 +193,8 @@ def _deliver(ctx: Context, key: str) -> SyncUpload:
             "message": message,
             "next": next_step,
         }
+
+    from ..outbox import delivery  # the write path: a sync that made no new version never loads it
 
     try:
         outcome = delivery.deliver(SYNC, key, ctx)
