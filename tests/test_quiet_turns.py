@@ -103,6 +103,10 @@ def test_codex_quiet_turns_too(machine, folder_store):
     session = str(uuid.uuid4())
     assert "sync.codex_delivery" in hook(machine, "SessionStart", session, "codex")  # what others' memories bring
     assert hook(machine, "Stop", session, "codex") == FIRST
+    (delivered,) = machine.state.glob("state/sync/*/codex-machine-*/delivered.json")
+    before = delivered.stat()
+    hook(machine, "SessionStart", str(uuid.uuid4()), "codex")  # nothing delivered: the record is not written again
+    assert (delivered.stat().st_ino, delivered.stat().st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
 
 
 @pytest.mark.parametrize("damage", ["garbage", "fifo", "link", "another folder", "too large"])

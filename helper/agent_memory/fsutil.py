@@ -182,12 +182,13 @@ def _shutil() -> ModuleType:
     return shutil
 
 
-def write_json_atomic(path: Path, value: object, *, known: bytes | None = None) -> None:
-    """Write `value` as indented JSON, atomically; not at all when that is `known` (the file's bytes as they were
-    read): a record a hook finds unchanged costs it no write and no fsync."""
+def write_json_atomic(path: Path, value: object, *, known: bytes | None = None) -> bytes:
+    """Write `value` as indented JSON, atomically; not at all when that is `known` (the file's bytes as last read or
+    written): a record a hook finds unchanged costs it no write and no fsync. The bytes the file now holds."""
     data = (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
     if data != known:
         write_atomic(path, data)
+    return data
 
 
 def append(path: Path, chunks: Iterable[bytes]) -> None:

@@ -69,7 +69,7 @@ class Record:
     def __init__(self, bucket: str) -> None:
         self.file = History.folder_of(bucket, "codex", codex_scope()) / "delivered.json"
         value: dict[str, object] = {}
-        self.known: bytes | None = None  # the record as read: written again only when it changed
+        self.known: bytes | None = None  # the record as last read or written: written again only when it changed
         with contextlib.suppress(OSError, ValueError):
             self.known = read_own(self.file, _RECORD_MAX)
             found = json.loads(self.known.decode("utf-8"))
@@ -83,7 +83,7 @@ class Record:
         self.listed_at: str | None = listed_at if isinstance(listed_at, str) else None
 
     def save(self) -> None:
-        write_json_atomic(
+        self.known = write_json_atomic(
             self.file,
             {
                 "delivered": self.delivered,
