@@ -116,11 +116,8 @@ def quiet_entries(files: list[str], folders: list[str]) -> list[list[object]] | 
                 entries = sorted((entry.name, entry.path, entry.is_dir(follow_symlinks=False)) for entry in listed)
         except OSError:  # not a folder, gone, unreadable: its own entry above says what it is
             entries = []
-        for _name, path, is_folder in reversed(entries):
-            if is_folder:
-                pending.append(path)
-            else:
-                found.append([path, *_stat(path)])
+        found += [[path, *_stat(path)] for _name, path, is_folder in entries if not is_folder]
+        pending += [path for _name, path, is_folder in reversed(entries) if is_folder]  # then each, in name order
         if len(found) > MAX_QUIET_ENTRIES:
             return None
     return found
