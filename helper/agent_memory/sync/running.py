@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from .. import agents
@@ -85,7 +85,7 @@ def sync(
     `session`: when a session started (POSIX time: its SessionStart pull), from which `sync status` counts what
     arrived."""
     run = Run()
-    machine = _machine()
+    machine = _Machine()
     for scope in chosen:
         lock = History.folder_of(ctx.bucket, scope.runtime, scope.scope) / "lock"
         with locked(lock) if wait is None else _waiting(lock, wait) as ours:
@@ -140,7 +140,7 @@ def sync(
     return run
 
 
-def _deliver_codex(ctx: Context, run: Run, machine: str, stamp: str | None) -> None:
+def _deliver_codex(ctx: Context, run: Run, machine: Callable[[], str], stamp: str | None) -> None:
     """Other machines' Codex memories into Codex's extension folder (the old layout moved over first, once); the
     caller holds this machine's Codex scope lock."""
     from . import codex_delivery, codex_migration  # Codex's alone: a sync of Claude Code's memory does not load them
@@ -150,7 +150,7 @@ def _deliver_codex(ctx: Context, run: Run, machine: str, stamp: str | None) -> N
     if not codex_delivery.Record(ctx.bucket).migrated:
         migrate, covered = [], {}
         if codex_migration.pending(ctx.bucket):
-            migrate, covered = codex_migration.lines_from_elsewhere(ctx.bucket, machine)
+            migrate, covered = codex_migration.lines_from_elsewhere(ctx.bucket, machine())
     try:
         done = codex_delivery.deliver(ctx.store, ctx.bucket, stamp=stamp, migrate_from=migrate, baseline=covered)
         run.folders.append(done)
@@ -208,6 +208,19 @@ def _deliver(ctx: Context, key: str) -> SyncUpload:
     if outcome is None:
         return known("saved", "", None)
     return SYNC.result(outcome)
+
+
+class _Machine:
+    """This machine's name, found when a sync first needs it (a new version records it), then kept for the sync: it
+    checks the host name with the secret guard, whose patterns a sync with nothing new would compile for nothing."""
+
+    def __init__(self) -> None:
+        self.name: str | None = None
+
+    def __call__(self) -> str:
+        if self.name is None:
+            self.name = _machine()
+        return self.name
 
 
 def _machine() -> str:
