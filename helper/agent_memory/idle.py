@@ -30,9 +30,10 @@ _NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO planted in place of the file 
 
 
 def stop_has_nothing_to_do(argv: list[str]) -> bool:
-    """True when `argv` is the Stop hook's and it has nothing to do: no operation in the outbox, no sync configured,
-    and an event that looks like a JSON object (read from stdin, as the whole hook would). False hands the event on
-    to the whole hook."""
+    """True when `argv` is the Stop (or SessionEnd) hook's and it has nothing to do: no operation in the outbox, and
+    either no sync configured and an event that looks like a JSON object, or this session's quiet record with
+    nothing in it changed (the event read from stdin, as the whole hook would). False hands the event on to the
+    whole hook."""
     if tuple(argv) not in STOP or _outbox_holds_anything():
         return False
     if not _sync_configured():

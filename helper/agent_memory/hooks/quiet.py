@@ -8,8 +8,8 @@ which maps folders to projects and turns sync on, and each folder's record); and
 every file and subfolder is covered by its kind, inode, size and times. It is written only when nothing changed,
 from a look taken before the check that said so: a file changed after the look differs from the record, and the
 next hook looks again. A file changed too recently for its times to tell (within `RACY_SECONDS`, as git treats a
-file changed in the second its index was written) leaves no record. Any other change goes to the whole hook, which
-forgets the record.
+file changed in the second its index was written) leaves no record. Any change goes to the whole hook, which
+looks again (and pushes what changed).
 """
 
 from __future__ import annotations
