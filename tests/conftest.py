@@ -23,6 +23,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(1, str(Path(__file__).parent.parent))  # the Space's own code (space/) beside build.py
 
+import followers  # noqa: E402
 import in_process  # noqa: E402
 import tools  # noqa: E402
 from file_order import FileTimes  # noqa: E402
@@ -263,7 +264,9 @@ def machine_b(request: pytest.FixtureRequest, tmp_path: Path, base_env: dict[str
 
 def _machine(request: pytest.FixtureRequest, root: Path, base_env: dict[str, str]) -> Iterator[Machine]:
     if request.node.get_closest_marker("outside_tmp") is None:
-        yield Machine(root, base_env)
+        made = Machine(root, base_env)
+        yield made
+        followers.stop(made.state)  # its Hub emulator is stopped by now: each ends by itself within a moment
     else:
         yield from outside_tmp(base_env)
 
@@ -327,5 +330,7 @@ def outside_tmp(base_env: dict[str, str]) -> Iterator[Machine]:
     machine A's files to push, into `~/.claude/projects/-tmp/memory`, 2026-12-03).
     """
     root = Path(tempfile.mkdtemp(prefix="agent-memory-test-", dir="/var/tmp"))
-    yield Machine(root, base_env)
+    made = Machine(root, base_env)
+    yield made
+    followers.stop(made.state)
     shutil.rmtree(root, ignore_errors=True)

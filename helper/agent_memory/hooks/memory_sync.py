@@ -1,6 +1,7 @@
 """Sync in the SessionStart hook: it pulls what other machines changed (before the runtime reads its memory, see
 docs/sync.md#when); the Stop and SessionEnd hooks push what changed here (`memory_push`). With nothing changed in
-the bucket, a pull costs one question to it (a folder store: one listing of the scope's folder)."""
+the bucket, a pull costs one question to it (a folder store: one listing of the scope's folder), and none at all
+while the bucket's feed follower saw nothing change (`store.follow`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from .. import agents
 from ..config.context import Context
 from ..display import plural, some
 from ..errors import AgentMemoryError
+from ..store import follow
 from ..sync import folders
 from ..sync.history import History
 from ..sync.index import FolderIndex
@@ -37,7 +39,9 @@ def pull(ctx: Context, event: dict[str, object], agent: str, helper: str, budget
     ctx.budget.reset(budget)
     try:
         chosen = scopes(ctx, agent, directory)
-        run = sync(ctx, chosen, push=False, wait=budget / 2, session=started)
+        # the bucket's feed follower (started here if none is alive) may tell that nothing changed: then no question
+        watch = follow.watch(ctx.bucket) if chosen else None
+        run = sync(ctx, chosen, push=False, wait=budget / 2, session=started, watch=watch)
     except (AgentMemoryError, OSError) as exc:
         return [f"agent-memory sync: this machine's copy of {agent}'s memory was not updated ({exc})."]
     lines, pulled, came = [], [], []

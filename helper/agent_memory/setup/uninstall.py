@@ -24,6 +24,7 @@ from ..errors import REFUSED, AgentMemoryError
 from ..fsutil import locked
 from ..outbox.listing import summary
 from ..skills.install_write import uninstall_all
+from ..store import follow
 from ..sync import settings as sync_settings
 from . import (
     agent_files_write,
@@ -75,6 +76,7 @@ def _uninstall(discard_pending: bool) -> Uninstall:
         with config_file.editing() as config:
             sync_off = sync_settings.enabled(config)
             config.pop("sync", None)
+    follow.stop_all()  # no session starts a feed follower now: the running ones end within a keep-alive
     link = None
     if config_file.load().get(on_path.LINKED):  # bootstrap made the link: it goes, and its record with it
         with config_file.editing() as config:

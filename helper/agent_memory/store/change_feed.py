@@ -47,9 +47,9 @@ def head_or_changes(
     for _session in range(MAX_SESSIONS):
         stream = open_stream({"cursor": cursor} if cursor else {})
         try:
-            for name, data in _events(stream, deadline, budget):
+            for name, data in events(stream, deadline, budget):
                 if name == "changes":
-                    cursor = _apply(data, changes, folder)
+                    cursor = apply(data, changes, folder)
                 elif name == "ready":
                     got = _payload(data).get("cursor")
                     return Replay(_cursor(got) if got is not None else cursor, changes)
@@ -66,8 +66,8 @@ def head_or_changes(
     raise Unfollowable("ended", f"the change feed asked to reconnect {MAX_SESSIONS} times before it was ready")
 
 
-def _apply(data: str, changes: dict[str, Change], folder: str) -> str:
-    """Merge one `changes` event into `changes` (paths below `folder` only); its cursor."""
+def apply(data: str, changes: dict[str, Change], folder: str) -> str:
+    """Merge one `changes` event into `changes` (paths below `folder` only: all for an empty one); its cursor."""
     payload = _payload(data)
     cursor, items = _cursor(payload.get("cursor")), payload.get("changes")
     if not isinstance(items, list):
@@ -112,8 +112,9 @@ def _cursor(value: object) -> str:
     return value
 
 
-def _events(chunks: Iterator[bytes], deadline: float, budget: list[int]) -> Iterator[tuple[str, str]]:
-    """`(event name, data)` of each server-sent event with data, within the limits above.
+def events(chunks: Iterator[bytes], deadline: float, budget: list[int] | None) -> Iterator[tuple[str, str]]:
+    """`(event name, data)` of each server-sent event with data, within the limits above (`budget`: the bytes left
+    for the whole stream, None for a stream followed live, see `follower`).
 
     Lines end with LF, CRLF or CR; a blank line dispatches the event; lines starting with `:` are comments
     (keep-alives). Fields other than `event` and `data` are ignored. The deadline is checked as each chunk
@@ -126,8 +127,9 @@ def _events(chunks: Iterator[bytes], deadline: float, budget: list[int]) -> Iter
     for chunk in chunks:
         if time.monotonic() > deadline:
             raise Unfollowable("slow", "the change feed did not get ready in time")
-        budget[0] -= len(chunk)
-        if budget[0] < 0:
+        if budget is not None:
+            budget[0] -= len(chunk)
+        if budget is not None and budget[0] < 0:
             raise Unfollowable("long", f"the change feed replays more than {MAX_REPLAY >> 20} MiB")
         if after_cr and chunk.startswith(b"\n"):
             chunk = chunk[1:]

@@ -9,29 +9,16 @@ budget: an answer ends the outage (the next hook uses the store again), silence 
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
-from pathlib import Path
+
+from . import detached
 
 PROBE_SECONDS = 10.0  # the probe's own budget: nobody waits for it, and a store that answers does within a second
 
 
 def spawn(uri: str) -> None:
     """Start the probe of `uri` in a process of its own session, its output nowhere; never wait for it."""
-    package_root = str(Path(__file__).resolve().parents[2])  # the folder that holds agent_memory
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
-    try:
-        subprocess.Popen(
-            [sys.executable, "-m", "agent_memory.store.probe", uri],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-            close_fds=True,
-            env=env,
-        )
-    except OSError:  # no process could be started (a sandbox): a later command tries the store itself
-        pass
+    detached.start("agent_memory.store.probe", uri)
 
 
 def main(uri: str) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import time
 from collections.abc import KeysView
 from pathlib import Path
 
@@ -44,6 +45,10 @@ class History:
         self.objects: dict[str, str] = record.get("objects", {})  # object path -> version id, or "" if refused
         self.refused: dict[str, str] = record.get("refused", {})  # object path -> why
         self.updated_at: str | None = record.get("updated_at")
+        # when the last refresh that learned the scope whole began (POSIX time): a feed follower that followed the
+        # bucket from before then, and saw nothing change in the scope since, stands for asking it (`store.follow`)
+        checked = record.get("checked_at")
+        self.checked_at = float(checked) if isinstance(checked, (int, float)) and checked is not True else None
         # version id -> the versions that name it as a base (of any file: heads() keeps those of the same file),
         # made once and kept up to date by add(): a refresh adds thousands of versions, one at a time
         self._children: dict[str, set[str]] | None = None
@@ -63,17 +68,21 @@ class History:
                 "objects": self.objects,
                 "refused": self.refused,
                 "updated_at": self.updated_at,
+                "checked_at": self.checked_at,
             },
         )
 
     def refresh(self, store: Store) -> int:
         """Learn the versions the bucket has and this machine has not seen; how many were new (StoreError if the
         bucket fails: what is known stays known)."""
+        started = time.time()
         stamp = store.updated_at()
         if stamp is not None and stamp == self.updated_at:
+            self.checked_at = started
             return 0  # nothing in the bucket changed since the last listing
         found, whole = self._learn(store, versions.prefix(self.runtime, self.scope))
         self.updated_at = stamp if whole else None
+        self.checked_at = started if whole else None
         self.save()
         return found
 

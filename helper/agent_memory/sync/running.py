@@ -35,6 +35,7 @@ TYPE_CHECKING = False  # typing's flag without loading typing: type checkers rea
 if TYPE_CHECKING:
     from ..contract import SyncRefused, SyncUpload
     from ..outbox.shape import Display, Plan
+    from ..store.follow import Watch
     from .codex_delivery import Delivery
 
 
@@ -79,11 +80,13 @@ def sync(
     only: set[str] | None = None,
     allow_deletes: bool = False,
     session: float | None = None,
+    watch: Watch | None = None,
 ) -> Run:
     """Sync each scope (see the module's docstring); with `wait` seconds (a hook), a scope that another process
     keeps syncing longer than that is left to it; `allow_deletes`: the user confirmed many deletions at once;
     `session`: when a session started (POSIX time: its SessionStart pull), from which `sync status` counts what
-    arrived."""
+    arrived; `watch`: the bucket's feed follower, which may tell that nothing changed there (the bucket is then not
+    asked, and no store is opened)."""
     run = Run()
     machine = _Machine()
     for scope in chosen:
@@ -94,8 +97,10 @@ def sync(
                 continue
             history = History(ctx.bucket, scope.runtime, scope.scope)  # read under the lock: what it knows now
             known, reached = set(history.refused), True
+            quiet = watch is not None and _quiet(ctx, watch, scope, history)
             try:
-                history.refresh(ctx.store)
+                if not quiet:
+                    history.refresh(ctx.store)
             except StoreError as exc:
                 run.errors.append(f"{ctx.bucket}: {exc.detail}")
                 reached = False
@@ -131,13 +136,26 @@ def sync(
                     index.recent = {"at": time.time(), "pulled": done.pulled, "before": before, "from": came}
                 index.save(synced=reached)
                 run.folders.append(done)
-            if scope.source and reached and only is None:
+            if scope.source and reached and only is None and not quiet:
                 _deliver_codex(ctx, run, machine, history.updated_at)
             if scope.runtime == "claude" and only is None and wait is None:  # `sync now`, which looks at them all
                 _forget_gone(history.folder, scope.places + scope.unnamed)
         if key is not None:
             run.uploads.append(_deliver(ctx, key))
     return run
+
+
+def _quiet(ctx: Context, watch: Watch, scope: Scope, history: History) -> bool:
+    """Whether the feed follower tells that nothing this scope's pull depends on changed since its last refresh
+    began: its own folder of the bucket, and for Codex every machine's (delivered here), once they were delivered."""
+    if scope.source:
+        from . import codex_delivery  # Codex's alone: a pull of Claude Code's memory does not load it
+
+        record = codex_delivery.Record(ctx.bucket)
+        if not record.migrated or record.listed_at is None or record.listed_at != history.updated_at:
+            return False  # the last delivery did not list what the last refresh learned
+        return watch.quiet([f"{versions.PREFIX}/{scope.runtime}"], history.checked_at)
+    return watch.quiet([versions.prefix(scope.runtime, scope.scope)], history.checked_at)
 
 
 def _deliver_codex(ctx: Context, run: Run, machine: Callable[[], str], stamp: str | None) -> None:

@@ -25,6 +25,7 @@ class HistoryRecord(TypedDict, total=False):
     objects: dict[str, str]
     refused: dict[str, str]
     updated_at: str | None
+    checked_at: float | None
 
 
 class IndexRecord(TypedDict, total=False):
