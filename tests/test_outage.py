@@ -162,25 +162,30 @@ def test_a_slow_hub_that_answers_is_waited_for_and_a_large_note_uploads(alice, h
     assert again.json["status"] == "saved" and not alice.outage.exists(), again.out
 
 
-def test_the_hub_is_tried_again_once_the_wait_is_over_and_found_healthy(alice, hub):
+def test_once_the_wait_is_over_a_probe_nobody_waits_for_tries_the_hub_and_finds_it_healthy(alice, hub):
     _seeded(alice, hub)
     hub.hang()
     assert alice.run("search", "pool", "--json", process=True, timeout=60).json["freshness"]["status"] == "stale"
 
-    _wait_over(alice)  # still hung: one more try, and a longer wait after it
+    _wait_over(alice)  # still hung: the search answers from the cache at once, its probe tries once more
     again = alice.run("search", "pool", "--json", process=True, timeout=60)
-    assert again.json["freshness"]["status"] == "stale"
-    record = _outage(alice)
-    assert record["failures"] == 2 and 55 <= record["until"] - time.time() <= 60
+    assert again.json["freshness"]["status"] == "stale", again.out
+    assert "tries it again in the background now" in again.json["freshness"]["detail"], again.out
+    assert _outage(alice)["failures"] == 1 and "probed" in _outage(alice)  # the search asked nothing itself
+    # the probe, in a process of its own, meets the silence and records the next, longer wait
+    assert tools.until(lambda: _outage(alice)["failures"] == 2, tools.scaled(30)), alice.outage.read_text()
+    assert 50 <= _outage(alice)["until"] - time.time() <= 60
 
     hub.clear_faults()  # the Hub is back: nothing asks it before the wait is over
     hub.reset_requests()
     assert alice.run("search", "pool", "--json").json["freshness"]["status"] == "stale"
     assert hub.requests == []
     _wait_over(alice)
+    waiting = alice.run("search", "pool", "--json", process=True)
+    assert waiting.json["freshness"]["status"] == "stale", waiting.out  # the probe, not the search, asks it
+    assert tools.until(lambda: not alice.outage.exists(), tools.scaled(30))  # the probe's success ended it
     healthy = alice.run("search", "pool", "--json")
     assert healthy.json["freshness"]["status"] == "fresh", healthy.out
-    assert not alice.outage.exists()  # the success ended it
     assert alice.run("status", "--json").json["outage"] is None
 
 

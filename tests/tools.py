@@ -18,8 +18,9 @@ import json
 import os
 import shutil
 import subprocess
+import time
 import warnings
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +86,16 @@ def load_factor() -> float:
 def scaled(seconds: float) -> float:
     """`seconds` of an idle machine, on this machine as loaded as it is now."""
     return seconds * load_factor()
+
+
+def until(check: Callable[[], bool], seconds: float) -> bool:
+    """Whether `check` became true within `seconds` (asked every 0.1 s): for what a process nobody waits for does."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if check():
+            return True
+        time.sleep(0.1)
+    return check()
 
 
 def missing(reason: str) -> None:

@@ -139,8 +139,8 @@ def _exit(code: int, ctx: Context) -> int:
     sys.stdout.flush()
     if ctx.budget.abandoned or stuck():
         sys.stderr.flush()
-        # a thread blocked in a hung mount keeps the process from being reaped, and its descriptors open: closed
-        # here, the agent that runs a hook reads the end of its output at once
+        # a thread still blocked (the Hub's; a folder store's only where there is no fork) keeps the descriptors
+        # open: closed here, the agent that runs a hook reads the end of its output at once
         os.closerange(0, 3)
         os._exit(code)
     return code

@@ -92,7 +92,7 @@ class Context:
                 opened.close()
             self._stores[uri] = OutageStore(uri, found)
         if uri not in self._stores:
-            self._stores[uri] = open_store(uri, budget=self.budget, online=self.online, hook=self.hook)
+            self._stores[uri] = open_store(uri, budget=self.budget, online=self.online)
         return self._stores[uri]
 
     def close(self) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 from types import ModuleType
 
 from .. import commands, names
-from ..errors import AccessError
+from ..errors import AccessError, AgentMemoryError
 from ..names import FILE_SCHEME, folder_path, hub_id
 from . import outage
 from .base import FolderSilent, Store, StoreError
@@ -33,20 +33,36 @@ def landed_anyway(store: Store, failure: StoreError, path: str, data: bytes) -> 
 
 
 def parse_bucket(spec: str) -> str:
-    """Canonical URI for a bucket given as `owner/name`, `hf://buckets/owner/name` or `file:///abs/path`."""
+    """Canonical URI for a bucket given as `owner/name`, `hf://buckets/owner/name` or `file:///abs/path`.
+
+    A folder that exists is named by its resolved path (one URI per folder, whatever symlinks led to it). Its stat is
+    asked in a child within the hearing time first: setup on a hung mount says so instead of hanging with it."""
     uri = names.bucket(spec)
-    if (folder := folder_path(uri)) is not None and folder.exists():
-        return FILE_SCHEME + str(folder.resolve())  # one URI per folder, whatever symlinks led to it
-    return uri
+    if (folder := folder_path(uri)) is None:
+        return uri
+    seconds = 2 * hearing_seconds()
+    try:
+        answered = _backend("bounded").stat(folder, seconds) is not None
+    except OSError:  # not there (yet): bootstrap creates it, and the other commands report it
+        return uri
+    if not answered:
+        raise AgentMemoryError(
+            f"The folder store {folder} did not answer a stat within {seconds:.2g} s (a mount that hangs?); "
+            "nothing was changed.",
+            next_step=f"check that the share is mounted and answers (ls {shlex.quote(str(folder))}), "
+            "then run the command again",
+        )
+    return FILE_SCHEME + str(folder.resolve())
 
 
-def check_private(uri: str) -> None:
+def check_private(uri: str, budget: Budget | None = None) -> None:
     """For a folder store, AccessError (saying the command that fixes it) unless only this user can open it.
 
     A folder that others can read leaks private notes; one that others can write lets them plant notes or skills
     that agents will trust. Like a public bucket, it is refused wherever the store is used, and its permissions
-    are never changed for the user. One stat, so every command can afford it. A folder that is not there passes:
-    using it reports an unmounted drive. Hub buckets are checked by bootstrap (private, never made public).
+    are never changed for the user. One stat, so every command can afford it (within `budget` when one is given: a
+    hook's is short). A folder that is not there passes: using it reports an unmounted drive. Hub buckets are checked
+    by bootstrap (private, never made public).
     """
     folder = folder_path(uri)
     if folder is None or os.name == "nt":  # Windows has no mode bits to check
@@ -54,7 +70,7 @@ def check_private(uri: str) -> None:
     if outage.current(uri) is not None:  # not answering a moment ago: not asked again (checked when it answers)
         return
     try:
-        found = _stat(uri, folder)
+        found = _stat(uri, folder, budget)
     except OSError:
         return
     if found is None:  # a hung mount: the commands that use it answer from what is local
@@ -80,24 +96,27 @@ def check_private(uri: str) -> None:
     )
 
 
-def open_store(uri: str, *, budget: Budget, online: bool = False, hook: bool = False) -> Store:
+def open_store(uri: str, *, budget: Budget, online: bool = False) -> Store:
     """The store for a canonical bucket URI; `budget` bounds its network calls (the command's one budget).
 
     A folder store is checked first (`check_private`): every command that uses one goes through here, and each of its
     calls runs within `budget` (`bounded`). A store of either kind that did not answer a moment ago is not asked
     again before its wait is over (`outage`), unless `online` (`--online`, an explicit retry): its store then fails
-    every call at once, and loads no network library. A `hook` never asks a store in an outage, even once its wait is
-    over: it starts a probe that no session waits for (`probe`), and answers from what is local.
+    every call at once, and loads no network library. Nor is it asked once its wait is over, by a command or a hook
+    alike: the first to find the wait over starts a probe that nobody waits for (`probe`), and each answers from what
+    is local until the probe (or an explicit retry) finds that it answers again.
     """
     if not online and (found := outage.current(uri)) is not None:
         return outage.OutageStore(uri, found)
-    if hook and not online and (found := outage.due(uri)) is not None:
-        from . import probe
+    if not online and (due := outage.due(uri)) is not None:
+        found, start = due
+        if start:
+            from . import probe
 
-        probe.spawn(uri)
+            probe.spawn(uri)
         return outage.OutageStore(uri, found)
     if (folder := folder_path(uri)) is not None:
-        check_private(uri)
+        check_private(uri, budget)
         if not online and (found := outage.current(uri)) is not None:  # its folder did not answer the check
             return outage.OutageStore(uri, found)
         folder_store: Store = _backend("bounded").BoundedStore(_backend("local").FolderStore(folder), folder, budget)
@@ -106,14 +125,19 @@ def open_store(uri: str, *, budget: Budget, online: bool = False, hook: bool = F
     return hub_store
 
 
-def _stat(uri: str, folder: Path) -> tuple[int, int] | None:
-    """The folder's stat, None if it did not answer within twice the hearing time: a hung mount, recorded as the
-    store's outage, which later commands and hooks do not wait for."""
-    seconds = 2 * hearing_seconds()
-    info: tuple[int, int] | None = _backend("bounded").stat(folder, seconds)  # loaded only for a folder store
+def _stat(uri: str, folder: Path, budget: Budget | None) -> tuple[int, int] | None:
+    """The folder's stat, None if it did not answer within twice the hearing time (within what is left of `budget`,
+    at least MIN_VERDICT): a hung mount, recorded as the store's outage, which later commands and hooks do not wait
+    for."""
+    bounded = _backend("bounded")  # loaded only for a folder store
+    if budget is None:
+        seconds = 2 * hearing_seconds()
+    else:
+        seconds = max(bounded.MIN_VERDICT, min(2 * budget.hearing(), budget.remaining()))
+    info: tuple[int, int] | None = bounded.stat(folder, seconds)
     if info is None:
         outage.failed(
-            uri, FolderSilent(folder, f"the folder store {folder} did not answer a stat within {seconds:.3g} s")
+            uri, FolderSilent(folder, f"the folder store {folder} did not answer a stat within {seconds:.2g} s")
         )
     return info
 

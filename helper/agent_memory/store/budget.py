@@ -1,10 +1,11 @@
 """A time budget per command: every call to a store gets what is left of it, so nothing hangs.
 
 The SDK's HTTP client has no timeout and hf_xet retries on its own, and a folder store on a hung mount blocks in a
-system call that never returns, so the bound must come from outside: every store runs each call in a daemon thread
-(`within`) and stops waiting when the budget is spent (`hub`, `bounded`). A thread that is still
-blocked is abandoned, and the budget says so: `entry` then ends the process with os._exit, so that the SDK's exit
-handlers cannot wait for it.
+system call that never returns, so the bound must come from outside. The Hub's store runs each call in a daemon
+thread (`within`) and stops waiting when the budget is spent (`hub`); a thread that is still blocked is abandoned,
+and the budget says so: `entry` then ends the process with os._exit, so that the SDK's exit handlers cannot wait for
+it. A folder store's calls run in a child process instead (`bounded`, `worker`): a thread blocked in the kernel
+would keep the process from ending at all.
 """
 
 from __future__ import annotations
@@ -44,6 +45,13 @@ class Budget:
         """Seconds left, never negative."""
         return max(0.0, self.end - time.monotonic())
 
+    def hearing(self) -> float:
+        """How long a folder store's call within this budget may hear nothing before its folder is asked once more:
+        `hearing_seconds()` for a command's budget, as short as SILENT_SECONDS for a hook's, whose runtime ends it
+        after a few seconds whatever AGENT_MEMORY_TIMEOUT says (a hook's first call on a hung mount must be heard
+        out, and the outage recorded, within the hook's own time)."""
+        return max(SILENT_SECONDS, min(hearing_seconds(), self.seconds * HEAR_SHARE))
+
     def reset(self, seconds: float) -> None:
         """Start again with `seconds` from now: a hook has its own budget, not a command's."""
         self.seconds = seconds
@@ -73,7 +81,7 @@ def within(
     fn: Callable[[], Result],
     cap: float | None = None,
     *,
-    ask: Callable[[float], None] | None = None,
+    ask: Callable[[float], object] | None = None,
     heard: Callable[[], int] = lambda: 0,
 ) -> Result:
     """Run `fn` within the remaining budget (and at most `cap` seconds) in a daemon thread, which the process can

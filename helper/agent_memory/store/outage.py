@@ -56,9 +56,11 @@ class Outage:
         store = "the bucket" if folder_path(self.bucket) is None else "the folder store"
         # what it did: no answer at all, or an answer that was an error (a 500), which is said as it came
         what = f"has not answered since {at}" if self.reason == "offline" else f"has failed since {at}"
+        # its wait over: a probe in the background is finding out whether it answers again (`due`)
+        when = f"from {again} (in {round(self.left())} s)" if self.left() > 0 else "in the background now"
         detail = (
-            f"{store} {what} ({self.detail}); agent-memory tries it again from {again} "
-            f"(in {round(self.left())} s); --online tries it now, and search --offline never asks it"
+            f"{store} {what} ({self.detail}); agent-memory tries it again {when}; "
+            "--online tries it now, and search --offline never asks it"
         )
         if (folder := folder_path(self.bucket)) is not None:
             return FolderSilent(folder, detail)
@@ -81,25 +83,27 @@ def current(bucket: str) -> Outage | None:
     return found if 0 < left <= LONGEST else None  # beyond the longest wait: a clock that moved
 
 
-def due(bucket: str) -> Outage | None:
-    """The outage of `bucket` whose wait is over but which no answer has ended yet, unless a probe of it started less
-    than FIRST seconds ago: a hook does not ask the store then, it leaves that to a probe nobody waits for (`probe`),
-    and records that it started one, so that the hooks of several sessions start one probe. The probe's failure
+def due(bucket: str) -> tuple[Outage, bool] | None:
+    """The outage of `bucket` whose wait is over but which no answer has ended yet, and whether a probe of it is to
+    start now. No command asks the store then (a hung mount or Hub would hold a search, the session's start or the
+    end of its turn): it answers from what is local, and leaves the question to a probe nobody waits for (`probe`).
+    Whoever finds the wait over first records that it started one, so that the commands and hooks of several
+    sessions start one probe; until the probe says the store answers, the store counts as down. The probe's failure
     counts as the next interval's (the wait is over), its success ends the outage."""
     now = time.time()
     try:
         with locked(paths.state_dir() / "outage.lock"):
             found = _read()
             if found is None or found.bucket != bucket or found.until > now or found.reason != "offline":
-                return None  # a store that answered, if with an error (a 500), answers the hook as fast
+                return None  # a store that answered, if with an error (a 500), answers the command as fast
             value = json.loads(read_own(record(), MAX_RECORD))
             probed = value.get("probed")
             if isinstance(probed, (int, float)) and 0 <= now - probed < FIRST:
-                return None  # another hook's probe is under way: this hook asks nothing either
+                return found, False  # a probe is under way: nobody asks the store meanwhile
             write_json_atomic(record(), {**value, "probed": now})
-    except (OSError, ValueError):  # a read-only state: the hook asks the store itself, as before
+    except (OSError, ValueError):  # a read-only state: the command asks the store itself, as before
         return None
-    return found
+    return found, True
 
 
 def failed(bucket: str, error: StoreError) -> None:

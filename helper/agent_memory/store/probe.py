@@ -25,9 +25,12 @@ def main(uri: str) -> int:
     """Ask the store of `uri` once, online; 0 if it answered."""
     from .base import StoreError
     from .bucket import open_store
-    from .budget import Budget
+    from .budget import Budget, hearing_seconds
 
-    store = open_store(uri, budget=Budget(PROBE_SECONDS), online=True)
+    # never less than the Hub is given to answer anything, and again as long to ask once more: a probe left too
+    # little time to hear the store gives no verdict, and the outage would last until the next one
+    seconds = max(PROBE_SECONDS, 3 * hearing_seconds())
+    store = open_store(uri, budget=Budget(seconds), online=True)
     try:
         store.ensure(create=False)
     except StoreError:
