@@ -33,6 +33,7 @@ SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"  # 
 TARGET = 0.10  # seconds a session may pay for our hooks (issue 35)
 SESSION_TIMEOUT = 240
 ALONE_RUNS = 7  # runs of each hook command alone
+SESSION_ORDER = ["SessionStart", "Stop", "SessionEnd"]  # the order in which a one-turn session runs its hooks
 
 
 def hooks_cost(ctx: Context) -> list[Table]:
@@ -95,7 +96,11 @@ def hooks_cost(ctx: Context) -> list[Table]:
                 "SessionEnd; Codex's SessionStart and Stop.",
                 "The `true` hooks are the same hook files with every command replaced by `true`.",
                 f"Each hook alone: the median of {ALONE_RUNS} runs of its command as the runtime runs it (a shell, "
-                "the event's JSON on stdin, a new session id each time), outside any session.",
+                "the event's JSON on stdin), outside any session, in a session's order with a new session id for "
+                "each round.",
+                "With nothing changed, the Stop and SessionEnd hooks find the record the SessionStart hook of the "
+                "same session left (`hooks/quiet`), and are answered by the first module with one `lstat` per "
+                "memory file and folder.",
                 f"Each hook is a whole Python process: an empty one (`python -c pass`) took {ms(python)} here; "
                 "the rest of a hook's time alone is mostly the helper's imports.",
                 "On the Hub, the first SessionStart hook starts the bucket's feed follower, a background process that "
@@ -173,28 +178,32 @@ def _follower_live(machine: Machine, bucket: str, seconds: float = 60.0) -> None
 
 
 def _each_hook(machine: Machine, runtime: str) -> dict[str, float]:
-    """The median time of each of the machine's hook commands run alone, by event."""
+    """The median time of each of the machine's hook commands, by event: run outside any session, in the order a
+    session runs them, with one new session id per round."""
     env = {key: value for key, value in machine.env.items() if key != "HF_TOKEN"}
-    found = {}
+    commands = {}
     for event, groups in json.loads(_hook_file(machine, runtime).read_text())["hooks"].items():
         for group in groups:
             for handler in group["hooks"]:
-                times = []
-                for _ in range(ALONE_RUNS):
-                    data = {"cwd": str(machine.work), "hook_event_name": event, "session_id": str(uuid.uuid4())}
-                    started = time.perf_counter()
-                    subprocess.run(
-                        handler["command"],
-                        shell=True,
-                        input=json.dumps(data).encode(),
-                        cwd=machine.work,
-                        env=env,
-                        capture_output=True,
-                        check=True,
-                    )
-                    times.append(time.perf_counter() - started)
-                found[event] = median(times)
-    return found
+                commands[event] = handler["command"]
+    order = sorted(commands, key=lambda event: SESSION_ORDER.index(event) if event in SESSION_ORDER else 99)
+    times: dict[str, list[float]] = {event: [] for event in order}
+    for _ in range(ALONE_RUNS):
+        session = str(uuid.uuid4())
+        for event in order:
+            data = {"cwd": str(machine.work), "hook_event_name": event, "session_id": session}
+            started = time.perf_counter()
+            subprocess.run(
+                commands[event],
+                shell=True,
+                input=json.dumps(data).encode(),
+                cwd=machine.work,
+                env=env,
+                capture_output=True,
+                check=True,
+            )
+            times[event].append(time.perf_counter() - started)
+    return {event: median(found) for event, found in times.items()}
 
 
 def _timed(argv: list[str]) -> float:

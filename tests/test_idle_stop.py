@@ -48,8 +48,12 @@ def test_sync_named_in_the_configuration_goes_to_the_whole_hook(home: Path) -> N
     assert idle.stop_has_nothing_to_do(STOP) is False
 
 
+def test_claude_codes_session_end_is_the_same_quiet_turn(home: Path) -> None:
+    assert idle.stop_has_nothing_to_do(["hook", "session-end", "--agent", "claude"]) is True
+
+
 def test_another_command_line_goes_to_the_whole_command(home: Path) -> None:
-    for argv in (["hook", "stop", "--agent", "claude", "--json"], ["hook", "session-end", "--agent", "claude"]):
+    for argv in (["hook", "stop", "--agent", "claude", "--json"], ["hook", "session-start", "--agent", "claude"]):
         assert idle.stop_has_nothing_to_do(argv) is False
     assert idle.stop_has_nothing_to_do(["hook", "stop", "--agent", "cursor"]) is False
     assert sys.stdin.read() == '{"hook_event_name": "Stop"}'
@@ -107,3 +111,28 @@ def test_an_event_that_is_not_json_is_said_by_the_whole_hook(ready) -> None:
     tools.exited(result)
     assert result.out == ""
     assert result.err == "agent-memory hook: the event on stdin is not JSON; carrying on without it\n"
+
+
+def test_a_quiet_record_never_follows_a_link_and_has_a_bound(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    memory, outside = tmp_path / "memory", tmp_path / "outside"
+    (memory / "topics").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "secret.md").write_text("not ours")
+    (memory / "MEMORY.md").write_text("- one\n")
+    (memory / "topics" / "parser.md").write_text("# Parser\n")
+    (memory / "elsewhere").symlink_to(outside)
+    entries = idle.quiet_entries([str(tmp_path / "config.json")], [str(memory)])
+    assert entries is not None
+    paths = [entry[0] for entry in entries]
+    assert paths == [
+        str(tmp_path / "config.json"),
+        str(memory),
+        str(memory / "MEMORY.md"),
+        str(memory / "elsewhere"),
+        str(memory / "topics"),
+        str(memory / "topics" / "parser.md"),
+    ]
+    assert entries[0] == [str(tmp_path / "config.json")]  # not there: no stat
+    assert os.path.islink(paths[3]) and len(entries[3]) > 1  # the link itself, never what it points to
+    monkeypatch.setattr(idle, "MAX_QUIET_ENTRIES", 3)
+    assert idle.quiet_entries([], [str(memory)]) is None  # too many to look at each turn: the whole hook looks

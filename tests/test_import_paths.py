@@ -301,3 +301,39 @@ def test_only_the_view_loads_its_page_libraries(ready, tmp_path):
     assert "cli.view" in own(modules) and {"jinja2", "markdown_it"} <= modules
     page = {"jinja2", "markdown_it", "markupsafe", "mdurl"}
     assert not {m for m in modules if m.split(".")[0] in FORBIDDEN - page or m in FORBIDDEN - page}
+
+
+# With the runtime's memory synced and nothing changed here, the whole Stop hook (a session's first, before any
+# record of a quiet turn: `hooks.quiet`) looks at the folders and stops: none of the sync itself (the bucket, the
+# merge, the outbox), and nothing of Codex's delivery for Claude Code
+NOT_FOR_A_QUIET_PUSH = {
+    "sync.running",
+    "sync.engine",
+    "sync.merging",
+    "sync.codex_delivery",
+    "sync.codex_migration",
+    "hooks.memory_sync",
+    "hooks.retry",
+    "outbox.delivery",
+    "outbox.writing",
+    "importing.sources",
+    "memory.cache",
+}
+CODEX_ONLY = {"sync.codex_delivery", "sync.codex_migration"}  # other machines' Codex memories, delivered
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex"])
+def test_the_hooks_with_sync_on_and_nothing_changed_load_only_what_they_use(machine, bucket, tmp_path, agent):
+    machine.setup(bucket)
+    tools.exited(machine.run("sync", "enable", "--agent", agent))
+    tools.exited(machine.run("sync", "now", "--json"))
+    event = json.dumps({"cwd": str(machine.work), "session_id": "5f1c2a9e-quiet-push"})
+    stop = loaded(machine, tmp_path, "hook", "stop", "--agent", agent, stdin=event)
+    assert "cli.hook_stop" in own(stop) and "hooks.memory_push" in own(stop)  # the whole hook looked
+    assert not own(stop) & NOT_FOR_A_QUIET_PUSH, agent
+    assert not {m for m in stop if m.split(".")[0] in FORBIDDEN or m in FORBIDDEN}
+    assert not {"tempfile", "shutil", "dataclasses", "inspect"} & stop
+    start = own(loaded(machine, tmp_path, "hook", "session-start", "--agent", agent, stdin=event))
+    assert "hooks.memory_sync" in start and "sync.running" in start  # the pull
+    assert agent == "codex" or not start & CODEX_ONLY
+    assert not start & {"hooks.retry", "importing.sources", "outbox.writing"}

@@ -598,7 +598,7 @@ def test_restoring_a_version_decides_a_conflict(machine, machine_b, folder_store
 def test_the_hooks_budget_is_the_stops_and_the_session_starts(monkeypatch, given, stop, pull):
     """AGENT_MEMORY_HOOK_BUDGET sets the network time of a Stop (its retries and push) and of a SessionStart's pull
     (the tests scale it with the load); without it, 5 and 6 seconds."""
-    from agent_memory.hooks.retry import budget_seconds
+    from agent_memory.hooks.budgets import budget_seconds
 
     if given is None:
         monkeypatch.delenv("AGENT_MEMORY_HOOK_BUDGET", raising=False)

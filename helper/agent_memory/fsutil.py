@@ -106,9 +106,10 @@ def _make_missing(folder: Path, mode: int) -> None:
             pass
 
 
-def write_atomic(path: Path, data: bytes | Iterable[bytes], *, mode: int | None = None) -> None:
+def write_atomic(path: Path, data: bytes | Iterable[bytes], *, mode: int | None = None, durable: bool = True) -> None:
     """Write `data` (bytes, or chunks of them) to `path` so that readers see the old file or the new one, never
-    a mix. The file is 0600 unless `mode` says otherwise."""
+    a mix. The file is 0600 unless `mode` says otherwise. Not `durable`: no fsync, for a record whose loss after a
+    crash costs only the work of making it again (an fsync can cost a hook milliseconds on a busy disk)."""
     make_dirs(path.parent)
     tmp = path.parent / f".{path.name}.{os.urandom(6).hex()}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _BINARY, FILE_MODE)  # a name of its own
@@ -117,7 +118,8 @@ def write_atomic(path: Path, data: bytes | Iterable[bytes], *, mode: int | None 
             for chunk in (data,) if isinstance(data, bytes) else data:
                 handle.write(chunk)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         if mode is not None:  # made 0600 already
             os.chmod(tmp, mode)
         os.replace(tmp, path)
@@ -180,9 +182,13 @@ def _shutil() -> ModuleType:
     return shutil
 
 
-def write_json_atomic(path: Path, value: object) -> None:
-    """Write `value` as indented JSON, atomically."""
-    write_atomic(path, (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+def write_json_atomic(path: Path, value: object, *, known: bytes | None = None) -> bytes:
+    """Write `value` as indented JSON, atomically; not at all when that is `known` (the file's bytes as last read or
+    written): a record a hook finds unchanged costs it no write and no fsync. The bytes the file now holds."""
+    data = (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    if data != known:
+        write_atomic(path, data)
+    return data
 
 
 def append(path: Path, chunks: Iterable[bytes]) -> None:

@@ -49,17 +49,19 @@ def _project(ctx: Context) -> str | None:
 
 
 def _pull(ctx: Context, event: dict[str, object], agent: str) -> list[str]:
-    """Sync's pull, when this agent's memory is synced: `hooks.memory_sync` (and `hooks.retry` for its budget), loaded
+    """Sync's pull, when this agent's memory is synced: `hooks.memory_sync` (and `hooks.budgets`), loaded
     only then (they bring the stores and the outbox, which a session start without sync must not load)."""
     try:
         if agent not in enabled(ctx.config):
             return []
     except AgentMemoryError:  # a configuration that cannot be used: the reminder says so
         return []
-    from ..hooks import memory_sync
-    from ..hooks.retry import budget_seconds
+    from ..hooks import memory_sync, quiet
+    from ..hooks.budgets import budget_seconds
 
-    return memory_sync.pull(ctx, event, agent, helper_command(), budget_seconds("session-start"))
+    lines = memory_sync.pull(ctx, event, agent, helper_command(), budget_seconds("session-start"))
+    quiet.after_pull(ctx, agent, event)  # the session's first Stop, if nothing changes by then, is answered by `idle`
+    return lines
 
 
 MAX_SYNC = 2400  # bytes of sync's lines in the reminder: with it, far below both runtimes' caps

@@ -52,14 +52,14 @@ def _system_message(text: str) -> str:
 
 
 def _push(ctx: Context, payload: dict[str, object], agent: str, event: str) -> str | None:
-    """Sync's push, when this agent's memory is synced: `hooks.memory_sync` (and `hooks.retry` for its budget), loaded
-    only then; with nothing changed here it costs one stat per file and no network."""
+    """Sync's push, when this agent's memory is synced: `hooks.memory_push` (and `hooks.budgets`), loaded only then;
+    with nothing changed here it costs one stat per file and no network."""
     try:
         if agent not in enabled(ctx.config):
             return None
     except AgentMemoryError:
         return None
-    from ..hooks import memory_sync
-    from ..hooks.retry import budget_seconds
+    from ..hooks import memory_push
+    from ..hooks.budgets import budget_seconds
 
-    return memory_sync.push(ctx, payload, agent, budget_seconds(event))
+    return memory_push.push(ctx, payload, agent, budget_seconds(event))

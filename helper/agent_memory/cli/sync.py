@@ -18,7 +18,8 @@ from ..sync import codex_delivery, restoring, settings
 from ..sync import summary as reports
 from ..sync.deletions import MAX_DELETES
 from ..sync.engine import FolderSync
-from ..sync.running import Run, scopes, sync
+from ..sync.running import Run, sync
+from ..sync.scopes import scopes
 from ..sync.summary import conflict
 from .parsing import Rendered, subcommands, with_json
 from .render import notice, told_pending

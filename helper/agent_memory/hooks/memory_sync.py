@@ -1,6 +1,5 @@
-"""Sync in the agents' hooks, one call each: the SessionStart hook pulls what other machines changed (before the
-runtime reads its memory, see docs/sync.md#when), and the Stop and SessionEnd hooks push what
-changed here. With nothing changed here, a push costs one stat per file and no network; with nothing changed in
+"""Sync in the SessionStart hook: it pulls what other machines changed (before the runtime reads its memory, see
+docs/sync.md#when); the Stop and SessionEnd hooks push what changed here (`memory_push`). With nothing changed in
 the bucket, a pull costs one question to it (a folder store: one listing of the scope's folder), and none at all
 while the bucket's feed follower saw nothing change (`store.follow`)."""
 
@@ -10,17 +9,19 @@ import os
 import time
 from pathlib import Path
 
-from .. import agents, commands
+from .. import agents
 from ..config.context import Context
 from ..display import plural, some
 from ..errors import AgentMemoryError
 from ..store import follow
-from ..sync import codex_delivery, folders
+from ..sync import folders
 from ..sync.history import History
 from ..sync.index import FolderIndex
-from ..sync.running import changed_here, scopes, sync
+from ..sync.running import sync
+from ..sync.scopes import scopes
 from ..sync.summary import blocked_line, folder_states, from_where, held_lines, keeps, unnamed_line, what_happened
 from ..sync.versions import Refused
+from .memory_push import MAX_NAMED
 
 # Measured in Claude Code 2.1.328 and Codex 0.169: each reads its index file (its MEMORY_INDEX) before the
 # SessionStart hook's changes land (a session's first request has the text the file had when it started), so what
@@ -28,7 +29,6 @@ from ..sync.versions import Refused
 # starts a consolidation session beside the user's, whose SessionStart hook runs at the same time: the hook that
 # waits for the other's pull is told what it pulled (`index.recent`).
 MAX_INDEX_LINES = 1200  # bytes of an index file's new lines put into the reminder
-MAX_NAMED = 5  # files named in the reminder; the rest are counted
 
 
 def pull(ctx: Context, event: dict[str, object], agent: str, helper: str, budget: float) -> list[str]:
@@ -46,6 +46,8 @@ def pull(ctx: Context, event: dict[str, object], agent: str, helper: str, budget
         return [f"agent-memory sync: this machine's copy of {agent}'s memory was not updated ({exc})."]
     lines, pulled, came = [], [], []
     if agent == "codex":  # Codex's own folder is never written: other machines' memories reach its extension
+        from ..sync import codex_delivery  # Codex's alone: Claude Code's session start does not load it
+
         lines += codex_delivery.reminder(ctx.bucket, started, MAX_INDEX_LINES)
     for scope in chosen:
         for place in scope.places:
@@ -80,31 +82,6 @@ def pull(ctx: Context, event: dict[str, object], agent: str, helper: str, budget
     told_lines = [f"agent-memory sync: {line.replace('agent-memory sync ', f'{helper} sync ')}" for line in told]
     # two checkouts of one project on this machine have the same conflict, told in the same words: once
     return list(dict.fromkeys(lines + told_lines))
-
-
-def push(ctx: Context, event: dict[str, object], agent: str, budget: float) -> str | None:
-    """Push what changed here in `agent`'s memory (a failed upload stays in the outbox); a line for the runtime's
-    log when something was done, else None (and no network was used)."""
-    directory = cwd if isinstance(cwd := event.get("cwd"), str) else os.getcwd()
-    chosen = [scope for scope in scopes(ctx, agent, directory) if changed_here(ctx, scope)]
-    if not chosen:
-        return None
-    ctx.budget.reset(budget)
-    run = sync(ctx, chosen, push=True, wait=0)
-    changed = sum(len(done.pushed) + len(done.merged) for done in run.folders)
-    # a file whose upload failed is not pushed yet: it is counted as kept, never as pushed
-    kept = sum(len(upload["files"]) for upload in run.uploads if upload["status"] == "pending")
-    refused = [item["path"] for done in run.folders for item in done.refused]
-    parts = [f"{plural(changed - kept, 'file')} pushed"] if changed > kept or not kept else []
-    if kept:
-        parts.append(f"{plural(kept, 'file')} kept pending on this machine (the next turn's Stop hook retries)")
-    if refused:
-        parts.append(f"not synced: {', '.join(refused)}")
-    held = [path for done in run.folders for path in done.held]
-    if held:
-        confirm = commands.line("sync", "now", "--allow-deletes")
-        parts.append(f"deletions held until confirmed ({some(held, MAX_NAMED)}): {confirm}")
-    return f"synced {agent}'s memory: " + ", ".join(parts)
 
 
 def _pulled(recent: dict[str, object]) -> list[str]:

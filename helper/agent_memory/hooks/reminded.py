@@ -80,7 +80,9 @@ def add(session: str, told_digest: str) -> None:
     with locked(paths.state_dir() / "reminded-sessions.lock"):
         kept = [(known, was) for known, was in _read_sessions() if known != session][-(KEEP - 1) :]
         lines = (f"{known} {was}\n" if was else f"{known}\n" for known, was in [*kept, (session, told_digest)])
-        write_atomic(_sessions(), "".join(lines).encode())
+        # not durable: every session start writes it, and an fsync costs the session milliseconds on a busy disk; a
+        # record lost in a crash costs a resumed session one more reminder
+        write_atomic(_sessions(), "".join(lines).encode(), durable=False)
 
 
 def first_today(folder: str) -> bool:

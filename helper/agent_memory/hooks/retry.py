@@ -5,7 +5,6 @@ hanging Hub costs one budget per wait, not one per turn."""
 from __future__ import annotations
 
 import contextlib
-import os
 
 from .. import commands
 from ..config.context import Context
@@ -14,22 +13,11 @@ from ..outbox import backoff
 from ..outbox.delivery import retry as retry_uploads
 from ..outbox.listing import summary
 from ..uploads import KINDS
+from .budgets import budget_seconds
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
     from ..contract import Waited
-
-BUDGET_VARIABLE = "AGENT_MEMORY_HOOK_BUDGET"
-# seconds of network each hook spends at most, unless AGENT_MEMORY_HOOK_BUDGET says otherwise
-DEFAULT_BUDGETS = {
-    "stop": 5.0,  # all retries and the sync's push of one Stop; the hooks' own timeout is 30 s
-    # the sync's pull: the session waits for it, and the runtimes end the hook after 10 s (its start-up and the
-    # reminder need the rest)
-    "session-start": 6.0,
-    "session-end": 5.0,  # as a Stop's, and never past Claude Code's end of the hook (below)
-}
-# Claude Code ends SessionEnd hooks after about 1.5 s unless CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS says more
-SESSION_END_BUDGET = 1.0
 
 
 def retry(ctx: Context, event: str) -> Waited:
@@ -72,21 +60,3 @@ def summary_line(result: Waited) -> str:
     if result["damaged"]:
         text += f", {len(result['damaged'])} damaged"
     return text + ("" if shared == len(statuses) and not result["damaged"] else f" (see: {commands.line('pending')})")
-
-
-def budget_seconds(event: str) -> float:
-    """The network time budget of one hook: `AGENT_MEMORY_HOOK_BUDGET` seconds, else its DEFAULT_BUDGETS; a
-    SessionEnd's never longer than Claude Code lets the hook run."""
-    default = DEFAULT_BUDGETS[event]
-    try:
-        seconds = float(os.environ.get(BUDGET_VARIABLE, default))
-    except ValueError:
-        seconds = default
-    seconds = seconds if seconds > 0 else default
-    if event == "session-end":
-        try:
-            allowed = float(os.environ["CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS"]) / 1000 - 0.5
-        except (KeyError, ValueError):
-            allowed = SESSION_END_BUDGET
-        seconds = min(seconds, max(allowed, SESSION_END_BUDGET))
-    return seconds

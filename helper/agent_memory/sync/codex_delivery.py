@@ -28,14 +28,13 @@ from pathlib import Path
 
 from .. import guard
 from ..clock import utc_now
-from ..contents import sha256
 from ..display import plural
 from ..fsutil import read_own, write_json_atomic
-from ..memory.origin import machine_id
 from ..store.base import Store
 from . import folders, versions
 from .engine import FolderSync
 from .history import MAX_NEW, History
+from .scopes import SCOPE_PREFIX, codex_scope
 from .summary import refused_next
 from .versions import Refused
 
@@ -48,7 +47,6 @@ EXTENSION = "agent-memory"
 # the scope every machine shared before (its versions merged into Codex's own files); machines that still run that
 # version of agent-memory push there, so its new versions are delivered as any machine's
 OLD_SCOPE = versions.CODEX_SCOPE
-SCOPE_PREFIX = "machine-"
 MIGRATED = "machine-synced-before"  # the lines an earlier sync wrote into Codex's own files (`codex_migration`)
 # another machine's Phase 2 inputs, which its own consolidation folds into its MEMORY.md: delivering them as well
 # would give this machine's consolidation each lesson twice
@@ -58,11 +56,6 @@ MAX_RECENT_LINES = 40  # added lines kept per delivery for the SessionStart remi
 _RECORD_MAX = 4 * 1024 * 1024
 _HEADING = re.compile(r"\s*#")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
-
-
-def scope() -> str:
-    """This machine's scope of Codex memories in the bucket: from its random id, so two homes on one host differ."""
-    return SCOPE_PREFIX + sha256(f"codex memories\n{machine_id()}".encode())[:16]
 
 
 def extension_folder() -> Path:
@@ -76,10 +69,12 @@ class Record:
     last delivery (for the SessionStart reminder)."""
 
     def __init__(self, bucket: str) -> None:
-        self.file = History.folder_of(bucket, "codex", scope()) / "delivered.json"
+        self.file = History.folder_of(bucket, "codex", codex_scope()) / "delivered.json"
         value: dict[str, object] = {}
+        self.known: bytes | None = None  # the record as last read or written: written again only when it changed
         with contextlib.suppress(OSError, ValueError):
-            found = json.loads(read_own(self.file, _RECORD_MAX).decode("utf-8"))
+            self.known = read_own(self.file, _RECORD_MAX)
+            found = json.loads(self.known.decode("utf-8"))
             value = found if isinstance(found, dict) else {}
         delivered, machines, recent = value.get("delivered"), value.get("machines"), value.get("recent")
         self.delivered: dict[str, str] = delivered if isinstance(delivered, dict) else {}
@@ -90,7 +85,7 @@ class Record:
         self.listed_at: str | None = listed_at if isinstance(listed_at, str) else None
 
     def save(self) -> None:
-        write_json_atomic(
+        self.known = write_json_atomic(
             self.file,
             {
                 "delivered": self.delivered,
@@ -99,6 +94,7 @@ class Record:
                 "recent": self.recent,
                 "listed_at": self.listed_at,
             },
+            known=self.known,
         )
 
 
@@ -135,7 +131,7 @@ def deliver(
     just asked it (None: unknown): when it is the one of the last listing, nothing changed and nothing is listed.
     `migrate_from`: the lines moved over from the old layout (`codex_migration`), with the old scope's versions
     they cover (`baseline`, recorded as delivered)."""
-    mine = scope()
+    mine = codex_scope()
     record = Record(bucket)
     record.delivered.update(baseline or {})
     done = FolderSync("codex", mine, extension_folder())

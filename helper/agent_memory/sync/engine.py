@@ -19,6 +19,7 @@ Every write here compares the file with what it was read as, just before the ren
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from .. import guard, paths
@@ -70,7 +71,7 @@ def sync_folder(
     index: FolderIndex,
     *,
     push: bool,
-    machine: str,
+    machine: Callable[[], str],
     only: set[str] | None = None,
     source: bool = False,
     allow_deletes: bool = False,
@@ -116,7 +117,7 @@ def _sync_file(
     here: Local | None,
     *,
     push: bool,
-    machine: str,
+    machine: Callable[[], str],
     source: bool,
 ) -> None:
     record = index.files.get(path)
@@ -152,7 +153,7 @@ def _sync_file(
         bases = [h for h in conflict["heads"] if h in history.versions] if conflict else [base] if base else []  # type: ignore[attr-defined]  # heads: a list (index._well_formed)
         if source:  # the folder is the truth: its text supersedes every version the bucket has of the file
             bases = history.heads(path)
-        version = Version(new_id(), path, bases, here.text if here else None, machine, utc_now())
+        version = Version(new_id(), path, bases, here.text if here else None, machine(), utc_now())
         _record(history, index, done, version, here)
         done.pushed.append(path)
         index.conflicts.pop(path, None)
@@ -190,7 +191,7 @@ def _sync_file(
     if text is not None and (found := guard.scan(text)):  # what this machine wrote passed: the other side's
         _refuse(done, path, _refused_from_elsewhere(found), SECRET_THERE)
         return
-    version = Version(new_id(), path, heads, text, machine, utc_now())
+    version = Version(new_id(), path, heads, text, machine(), utc_now())
     written = _write_text(done, path, text, here)
     if written is False:
         return

@@ -16,7 +16,6 @@ from pathlib import Path
 
 from ..agents import claude, codex
 from ..config import claude_memory_folder, projects
-from ..importing.sources import CODEX_WORKING_FILES
 from . import settings, versions
 from .index import GONE, LINK, NOT_FOLDER
 from .versions import NOT_REGULAR, TOO_LARGE, Refused
@@ -88,7 +87,7 @@ def ignored(runtime: str, path: str) -> bool:
     files (Codex's), or Claude Code's `team/` folder, which it keeps for its own team memory and we never touch."""
     if runtime == "claude":
         return path == TEAM or path.startswith(TEAM + "/")
-    return runtime == "codex" and any(fnmatch.fnmatch(path, pattern) for pattern in CODEX_WORKING_FILES)
+    return runtime == "codex" and any(fnmatch.fnmatch(path, pattern) for pattern in codex.WORKING_FILES)
 
 
 def unreadable(exc: OSError) -> str:

@@ -41,7 +41,7 @@ class FolderIndex:
 
     def __init__(self, scope_folder: Path, folder: Path) -> None:
         self.folder = folder
-        self.file = scope_folder / "folders" / f"{sha256(str(folder).encode('utf-8', 'surrogateescape'))[:20]}.json"
+        self.file = self.file_of(scope_folder, folder)
         record = _read(self.file)
         if record.get("folder") != str(folder):
             record = {}
@@ -68,6 +68,11 @@ class FolderIndex:
         self.arrived: list[dict[str, object]] = kept[-MAX_ARRIVED:]
         session = record.get("session_at")
         self.session_at: float | None = _number(session) if session is not None else None
+
+    @staticmethod
+    def file_of(scope_folder: Path, folder: Path) -> Path:
+        """Where the record of `folder` is kept, in the scope's folder `scope_folder`."""
+        return scope_folder / "folders" / f"{sha256(str(folder).encode('utf-8', 'surrogateescape'))[:20]}.json"
 
     @classmethod
     def read(cls, file: str) -> FolderIndex | None:

@@ -15,8 +15,6 @@ ends (with or without a final newline). Identical additions are kept once, as gi
 
 from __future__ import annotations
 
-import tempfile
-
 
 class Conflicting(Exception):
     """The two sides changed the same lines, or one deleted what the other changed: no merge."""
@@ -44,7 +42,11 @@ def merge(base: str | None, ours: str | None, theirs: str | None) -> str | None:
 
 def merge_file(base: str, ours: str, theirs: str) -> str | None:
     """git's three-way merge of three texts: the merged text, or None where git reports a conflict."""
-    import pygit2  # only a merge needs it: every other command starts without it
+    # only a merge needs them: every sync loads this module, and a hook's with nothing to merge must not pay for
+    # tempfile (with shutil, random and the compressors) nor for libgit2
+    import tempfile
+
+    import pygit2
 
     try:
         with tempfile.TemporaryDirectory(prefix="agent-memory-merge-") as folder:

@@ -17,7 +17,8 @@ from . import folders, settings, showing, versions
 from .folders import Moved
 from .history import History
 from .index import FolderIndex
-from .running import Run, Scope, scopes, sync
+from .running import Run, sync
+from .scopes import Scope, scopes
 from .versions import Refused
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True

@@ -3,7 +3,8 @@ learned, each folder brought in step (`engine`), the new versions planned in the
 recorded, then uploaded within the command's budget.
 
 The hooks use it cheaply: the SessionStart hook pulls (one question to the bucket: has it changed?); the Stop and
-SessionEnd hooks push, and with nothing changed here they stop after one stat per file, with no network at all.
+SessionEnd hooks push, and with nothing changed here they stop after one stat per file (`scopes.changed_here`),
+before this module is loaded.
 """
 
 from __future__ import annotations
@@ -11,55 +12,31 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from .. import agents
 from ..clock import new_id
-from ..config import projects
 from ..config.context import Context
-from ..errors import AgentMemoryError, NotSetUp
+from ..errors import AgentMemoryError
 from ..fsutil import locked, try_locked
 from ..memory.origin import machine_name
-from ..outbox import delivery, plans, writing
+from ..outbox import plans
 from ..outbox.kinds import Outcome, damaged_error
 from ..store.base import StoreError
-from . import codex_delivery, codex_migration, folders, versions
+from . import versions
 from .engine import FolderSync, sync_folder
 from .history import History
-from .index import HERE, FolderIndex
+from .index import FolderIndex
+from .scopes import Scope
 from .uploads import SYNC
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
-    from ..config.shape import Config
     from ..contract import SyncRefused, SyncUpload
     from ..outbox.shape import Display, Plan
     from ..store.follow import Watch
     from .codex_delivery import Delivery
-
-
-class Scope:
-    """One runtime's files for one scope (a project, or this machine's Codex memories), the folders they go to here
-    (`places`), where each folder's place came from (`sources`), and the folders the runtime uses that are not synced
-    until the user names them (`unnamed`: outside the runtime's own folder); a `source` scope's folders are only
-    read (Codex's, see `codex_delivery`)."""
-
-    def __init__(
-        self,
-        runtime: str,
-        scope: str,
-        places: list[Path],
-        sources: dict[Path, str] | None = None,
-        *,
-        source: bool = False,
-    ) -> None:
-        self.runtime = runtime
-        self.scope = scope
-        self.places = places
-        self.sources = sources or {}
-        self.unnamed: list[Path] = []
-        self.source = source
 
 
 class Run:
@@ -72,34 +49,6 @@ class Run:
         self.errors: list[str] = []
         self.busy: list[str] = []
         self.refused: list[SyncRefused] = []  # objects of the bucket refused now, and why
-
-
-def scopes(ctx: Context, runtime: str, directory: str | os.PathLike[str] | None = None) -> list[Scope]:
-    """The scopes of `runtime` to sync: this machine's Codex memories (pushed, never written: other machines' reach
-    Codex's extension folder); Claude Code's project of `directory` (with every checkout mapped to it here), or,
-    without `directory`, every project mapped here."""
-    if runtime == "codex":
-        folder = folders.codex_folder()
-        return [_scope(ctx.config, "codex", codex_delivery.scope(), [(folder, "Codex's folder (CODEX_HOME)")], True)]
-    config = ctx.config
-    if directory is not None:
-        try:
-            project = projects.resolve(directory, config=config)["project"]
-        except NotSetUp:
-            return []
-        places = folders.claude_places(config, project)
-        here = folders.claude_place_of(directory)  # a worktree or clone found by its origin, not mapped itself
-        return [_scope(config, "claude", project, places + ([here] if here[0] not in dict(places) else []))]
-    names = sorted(set(config.get("projects", {}).values()))
-    return [_scope(config, "claude", name, folders.claude_places(config, name)) for name in names]
-
-
-def _scope(config: Config, runtime: str, name: str, places: list[tuple[Path, str]], source: bool = False) -> Scope:
-    """A scope whose folders outside the runtime's own folder are left out until the user names them."""
-    scope = Scope(runtime, name, [], dict(places), source=source)
-    for folder, _source in places:
-        (scope.places if folders.allowed(config, runtime, folder) else scope.unnamed).append(folder)
-    return scope
 
 
 def _forget_gone(scope_folder: Path, places: list[Path]) -> None:
@@ -122,26 +71,6 @@ def _forget_gone(scope_folder: Path, places: list[Path]) -> None:
             os.unlink(entry.path)
 
 
-def changed_here(ctx: Context, scope: Scope) -> bool:
-    """Whether any file of the scope's folders differs from its record (one stat per file; no network)."""
-    history_folder = History.folder_of(ctx.bucket, scope.runtime, scope.scope)
-    for place in scope.places:
-        index = FolderIndex(history_folder, place)
-        known = {path: entry for path, entry in index.files.items() if entry.get("hash") is not None}
-        known.update(index.held)  # a file the guard keeps here is unchanged while it stays as it was
-        local, skipped, blocked = folders.scan(scope.runtime, place, known)
-        if blocked != index.blocked:
-            return True  # a folder went away or came back: told by a sync, which deletes nothing for it
-        # a file whose deletion is held is unchanged while it stays away: the hooks do not ask again each turn
-        away = {path for path, why in index.holding.items() if why == HERE}
-        expected = {path for path in known if folders.under(path, blocked) is None} - set(skipped) - away
-        if set(local) != expected:
-            return True
-        if any(local[path].hash != known[path].get("hash") for path in local):
-            return True
-    return False
-
-
 def sync(
     ctx: Context,
     chosen: list[Scope],
@@ -159,7 +88,7 @@ def sync(
     arrived; `watch`: the bucket's feed follower, which may tell that nothing changed there (the bucket is then not
     asked, and no store is opened)."""
     run = Run()
-    machine = _machine()
+    machine = _Machine()
     for scope in chosen:
         lock = History.folder_of(ctx.bucket, scope.runtime, scope.scope) / "lock"
         with locked(lock) if wait is None else _waiting(lock, wait) as ours:
@@ -220,6 +149,8 @@ def _quiet(ctx: Context, watch: Watch, scope: Scope, history: History) -> bool:
     """Whether the feed follower tells that nothing this scope's pull depends on changed since its last refresh
     began: its own folder of the bucket, and for Codex every machine's (delivered here), once they were delivered."""
     if scope.source:
+        from . import codex_delivery  # Codex's alone: a pull of Claude Code's memory does not load it
+
         record = codex_delivery.Record(ctx.bucket)
         if not record.migrated or record.listed_at is None or record.listed_at != history.updated_at:
             return False  # the last delivery did not list what the last refresh learned
@@ -227,15 +158,17 @@ def _quiet(ctx: Context, watch: Watch, scope: Scope, history: History) -> bool:
     return watch.quiet([versions.prefix(scope.runtime, scope.scope)], history.checked_at)
 
 
-def _deliver_codex(ctx: Context, run: Run, machine: str, stamp: str | None) -> None:
+def _deliver_codex(ctx: Context, run: Run, machine: Callable[[], str], stamp: str | None) -> None:
     """Other machines' Codex memories into Codex's extension folder (the old layout moved over first, once); the
     caller holds this machine's Codex scope lock."""
+    from . import codex_delivery, codex_migration  # Codex's alone: a sync of Claude Code's memory does not load them
+
     migrate: list[Delivery] | None = None
     covered: dict[str, str] | None = None
     if not codex_delivery.Record(ctx.bucket).migrated:
         migrate, covered = [], {}
         if codex_migration.pending(ctx.bucket):
-            migrate, covered = codex_migration.lines_from_elsewhere(ctx.bucket, machine)
+            migrate, covered = codex_migration.lines_from_elsewhere(ctx.bucket, machine())
     try:
         done = codex_delivery.deliver(ctx.store, ctx.bucket, stamp=stamp, migrate_from=migrate, baseline=covered)
         run.folders.append(done)
@@ -260,6 +193,8 @@ def _plan(ctx: Context, scope: Scope, new: list[versions.Version]) -> str:
     runtime, name = scope.runtime, scope.scope
     objects = [(versions.object_path(runtime, name, v), versions.encode(runtime, name, v)) for v in new]
     display: Display = {"agent": scope.runtime, "scope": scope.scope, "files": sorted({v.path for v in new})}
+    from ..outbox import writing  # the write path, loaded only when a new version is to be uploaded
+
     key = new_id()
     writing.create(SYNC.name, key, ctx.bucket, objects, display)
     return key
@@ -277,6 +212,8 @@ def _deliver(ctx: Context, key: str) -> SyncUpload:
             "next": next_step,
         }
 
+    from ..outbox import delivery  # the write path: a sync that made no new version never loads it
+
     try:
         outcome = delivery.deliver(SYNC, key, ctx)
     except plans.Damaged as exc:  # shown by `pending`, never skipped
@@ -289,6 +226,19 @@ def _deliver(ctx: Context, key: str) -> SyncUpload:
     if outcome is None:
         return known("saved", "", None)
     return SYNC.result(outcome)
+
+
+class _Machine:
+    """This machine's name, found when a sync first needs it (a new version records it), then kept for the sync: it
+    checks the host name with the secret guard, whose patterns a sync with nothing new would compile for nothing."""
+
+    def __init__(self) -> None:
+        self.name: str | None = None
+
+    def __call__(self) -> str:
+        if self.name is None:
+            self.name = _machine()
+        return self.name
 
 
 def _machine() -> str:
