@@ -117,6 +117,23 @@ def test_codex_memories_follow_the_user(machine, machine_b, folder_store):
     assert "- The user prefers small commits." in context
 
 
+def test_an_edit_of_the_same_size_with_its_old_modification_time_is_pushed(machine, machine_b, folder_store):
+    """`cp -p`, `rsync -a` and `touch -r` put a file's modification time back: size and mtime alone would call the
+    edit unchanged, and it would never be pushed (the change time, which no one can set, says it changed)."""
+    a, b = two_machines(machine, machine_b, folder_store)
+    memory = claude_folder(a) / "MEMORY.md"
+    memory.parent.mkdir(parents=True)
+    memory.write_text("- The pool holds 8 sockets.\n")
+    assert "1 file pushed" in hook(a, "Stop").err
+    before = memory.stat()
+    memory.write_text("- The pool holds 9 sockets.\n")  # the same size
+    os.utime(memory, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert memory.stat().st_size == before.st_size and memory.stat().st_mtime_ns == before.st_mtime_ns
+    assert "1 file pushed" in hook(a, "Stop").err
+    reminder(b)
+    assert (claude_folder(b) / "MEMORY.md").read_text() == "- The pool holds 9 sockets.\n"
+
+
 def test_a_clean_concurrent_edit_merges(machine, machine_b, bucket):
     a, b = two_machines(machine, machine_b, bucket)
     lines = [f"line {n}\n" for n in range(1, 9)]

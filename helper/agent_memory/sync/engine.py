@@ -125,7 +125,7 @@ def _sync_file(
         # no record (a first sync here, or a record lost): a file whose text a version has is in step with it
         same = [meta["id"] for meta in history.of(path) if meta["hash"] == here.hash]
         if same:
-            record = {"size": here.size, "mtime_ns": here.mtime_ns, "hash": here.hash, "version": same[-1]}
+            record = {**here.stamp(), "version": same[-1]}
             index.files[path] = record
     base = record.get("version") if record else None
     base = base if base in history.versions else None
@@ -143,7 +143,7 @@ def _sync_file(
                 return
         if here is not None and here.text is not None and (found := guard.scan(here.text)):  # (read: it has text)
             _refuse(done, path, _guard_reason(found), SECRET)
-            index.held[path] = {"size": here.size, "mtime_ns": here.mtime_ns, "hash": here.hash}
+            index.held[path] = here.stamp()
             return
         if here is None and base is None:
             index.files.pop(path, None)  # made and deleted here between two syncs: nothing to tell
@@ -259,7 +259,7 @@ def _mark(index: FolderIndex, path: str, here: Local | None, text: str | None, v
     if here is None:
         index.files[path] = {"size": None, "mtime_ns": None, "hash": None, "version": version}
     else:
-        index.files[path] = {"size": here.size, "mtime_ns": here.mtime_ns, "hash": here.hash, "version": version}
+        index.files[path] = {**here.stamp(), "version": version}
 
 
 def _keep_beside(
@@ -299,7 +299,7 @@ def _hold_name(index: FolderIndex, done: FolderSync, path: str, here: Local | No
     why = f"its name looks like it holds a secret ({found[0].label}); it stays on this machine only"
     _refuse(done, path, why, SECRET)
     if here is not None and here.hash is not None:
-        index.held[path] = {"size": here.size, "mtime_ns": here.mtime_ns, "hash": here.hash}
+        index.held[path] = here.stamp()
 
 
 def _refused_from_elsewhere(found: list[guard.Finding]) -> str:

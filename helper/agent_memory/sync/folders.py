@@ -32,16 +32,31 @@ _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 
 
 class Local:
-    """One file of a memory folder as it is now: its size and modification time (one stat), and its hash and text
-    when they were read."""
+    """One file of a memory folder as it is now: its size, modification and change times (one stat), and its hash
+    and text when they were read.
 
-    __slots__ = ("size", "mtime_ns", "hash", "text")
+    The change time is in the stamp because the modification time alone can be put back (`cp -p`, `rsync -a`,
+    `touch -r`): a same-size edit with its old mtime would otherwise never be read again, nor pushed. No one can
+    set a file's change time."""
 
-    def __init__(self, size: int, mtime_ns: int, hash: str | None = None, text: str | None = None) -> None:
+    __slots__ = ("size", "mtime_ns", "ctime_ns", "hash", "text")
+
+    def __init__(
+        self, size: int, mtime_ns: int, ctime_ns: int, hash: str | None = None, text: str | None = None
+    ) -> None:
         self.size = size
         self.mtime_ns = mtime_ns
+        self.ctime_ns = ctime_ns
         self.hash = hash
         self.text = text
+
+    @classmethod
+    def of(cls, info: os.stat_result, hash: str | None = None, text: str | None = None) -> Local:
+        return cls(info.st_size, info.st_mtime_ns, info.st_ctime_ns, hash, text)
+
+    def stamp(self) -> dict[str, object]:
+        """What a sync record keeps of it, to know it unchanged by one stat (`scan`)."""
+        return {"size": self.size, "mtime_ns": self.mtime_ns, "ctime_ns": self.ctime_ns, "hash": self.hash}
 
 
 class Moved(Exception):
@@ -142,8 +157,12 @@ def scan(
                 skipped[path] = Refused(f"the folder has more than {MAX_FILES} files", TOO_LARGE)
                 continue
             record = known.get(path)
-            if record and record.get("size") == info.st_size and record.get("mtime_ns") == info.st_mtime_ns:
-                files[path] = Local(info.st_size, info.st_mtime_ns, record.get("hash"))  # type: ignore[arg-type]  # unchecked: this machine's own index
+            if record and [record.get("size"), record.get("mtime_ns"), record.get("ctime_ns")] == [
+                info.st_size,
+                info.st_mtime_ns,
+                info.st_ctime_ns,
+            ]:
+                files[path] = Local.of(info, record.get("hash"))  # type: ignore[arg-type]  # unchecked: this machine's own index
                 continue
             try:
                 files[path] = read(folder, path)
@@ -219,7 +238,7 @@ def read(folder: Path, path: str) -> Local:
         raise Refused("it is not UTF-8 text") from None
     if "\x00" in text:
         raise Refused("it holds a NUL character")
-    return Local(info.st_size, info.st_mtime_ns, versions.text_hash(text), text)
+    return Local.of(info, versions.text_hash(text), text)
 
 
 def write(folder: Path, path: str, text: str | None, expected: str | None) -> Local | None:
@@ -260,7 +279,7 @@ def write(folder: Path, path: str, text: str | None, expected: str | None) -> Lo
                 os.unlink(temporary, dir_fd=fd)
             raise
         info = os.stat(name, dir_fd=fd, follow_symlinks=False)
-        return Local(info.st_size, info.st_mtime_ns, versions.text_hash(text), text)
+        return Local.of(info, versions.text_hash(text), text)
     finally:
         if fd is not None:
             os.close(fd)
