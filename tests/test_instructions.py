@@ -115,14 +115,16 @@ def test_no_table_of_runtimes_outside_the_agents_package():
 
     A feature of one runtime (Codex's sandbox) may name it; a list of all of them belongs to `agents`. The tools
     whose memories `import` reads are another list, which names Cline too (not a runtime we set up). The one copy:
-    `idle`, the Stop hook's fast path, answers before anything heavier than `os` is imported (`agents` loads
+    `idle`, the Stop and SessionEnd hooks' fast path, answers before anything heavier than `os` is imported (`agents` loads
     pathlib), so it spells the hook's command lines out; they are checked against the registry here.
     """
     import ast
 
     from agent_memory import agents, idle
 
-    written = {agents.runtime(name).hook_command("HELPER", "stop") for name in RUNTIMES}
+    written = {
+        agents.runtime(name).hook_command("HELPER", event) for name in RUNTIMES for event in ("stop", "session-end")
+    }
     assert {" ".join(("HELPER", *command)) for command in idle.STOP} == written
     package = Path(instructions.__file__).resolve().parent.parent
     names = set(RUNTIMES)
