@@ -12,12 +12,13 @@ from ..outbox.listing import waiting
 from ..store.base import StoreError
 from . import notes
 from .cache import ProjectCache
+from .pack import HEADER_FIELDS
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
     from ..contract import NoteUpload, PendingNote
     from ..outbox.shape import Plan
-    from .shape import WaitingNote
+    from .shape import PendingCandidate, WaitingNote
 
 
 class NoteUploads(Kind):
@@ -107,3 +108,24 @@ def pending_copy(note_id: str) -> tuple[Plan, bytes] | None:
     """The plan and exact bytes of one pending note, None if it is not pending (Damaged if it is, but damaged)."""
     found = waiting(NOTES, note_id)
     return (found[0][0], found[0][1][-1][1]) if found else None
+
+
+def pending_candidate(entry: WaitingNote) -> PendingCandidate:
+    """A pending note as search takes it (the view lists it so): its fields as the pack would hold them, and its
+    lowercased title line and body."""
+    content = str(entry["content"])
+    fields = {key: " ".join(str(entry.get(key) or "").split()) for key in HEADER_FIELDS}
+    fields["id"] = str(entry["id"])
+    fields["corrects"] = _corrects_line(content)
+    text = (fields["title"] + "\n" + notes.body_text(content)).lower().encode()
+    return {"fields": fields, "entry": entry, "text": text, "body": text.find(b"\n") + 1}
+
+
+def _corrects_line(content: str) -> str:
+    """The `corrects` field of a note this machine rendered (`notes.render`, one `corrects: ID` line in its
+    frontmatter), read without parsing the YAML: the id, or ""."""
+    front = content[: len(content) - len(notes.body_text(content))]
+    for line in front.splitlines():
+        if line.startswith("corrects: "):
+            return line.removeprefix("corrects: ").strip().strip("'\"")
+    return ""

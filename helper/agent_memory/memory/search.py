@@ -28,8 +28,7 @@ from ..store.base import Freshness
 from . import pack
 from .cache import ProjectCache, cache_not_written
 from .notes import SETUP_ID_PREFIX, SETUP_TITLE, body_text, object_path
-from .pack import HEADER_FIELDS
-from .pending import NOTES, pending
+from .pending import NOTES, pending, pending_candidate
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
@@ -167,7 +166,7 @@ def search(
             return is_setup(fields)
         return (everything or not is_setup(fields)) and (kind is None or fields.get("kind") == kind)
 
-    waiting = {str(entry["id"]): _pending_candidate(entry) for entry in pending_notes}
+    waiting = {str(entry["id"]): pending_candidate(entry) for entry in pending_notes}
     corrections: dict[str, tuple[str, str]] = {}  # of every note, shown or not: {id: (the id it corrects, created)}
     ranked, full = _ranked(cache, wanted, limit, accepted, waiting, corrections, partial=False)
     if not ranked and len(wanted.terms) > 1:
@@ -217,26 +216,6 @@ def search(
         except OSError:  # a read-only cache (a sandbox): their text is not shown all the same
             pass
     return results
-
-
-def _pending_candidate(entry: WaitingNote) -> PendingCandidate:
-    """A pending note as the pack would hold it: its fields, and its lowercased title line and body."""
-    content = str(entry["content"])
-    fields = {key: " ".join(str(entry.get(key) or "").split()) for key in HEADER_FIELDS}
-    fields["id"] = str(entry["id"])
-    fields["corrects"] = _corrects_line(content)
-    text = (fields["title"] + "\n" + body_text(content)).lower().encode()
-    return {"fields": fields, "entry": entry, "text": text, "body": text.find(b"\n") + 1}
-
-
-def _corrects_line(content: str) -> str:
-    """The `corrects` field of a note this machine rendered (`notes.render`, one `corrects: ID` line in its
-    frontmatter), read without parsing the YAML: the id, or ""."""
-    front = content[: len(content) - len(body_text(content))]
-    for line in front.splitlines():
-        if line.startswith("corrects: "):
-            return line.removeprefix("corrects: ").strip().strip("'\"")
-    return ""
 
 
 def _ranked(

@@ -20,8 +20,7 @@ from ..memory import pack
 from ..memory.cache import ProjectCache
 from ..memory.checksums import Checksum
 from ..memory.notes import SETUP_ID_PREFIX, SETUP_TITLE, object_path
-from ..memory.pending import NOTES
-from ..memory.search import _pending_candidate  # a pending note's fields exactly as search takes them
+from ..memory.pending import NOTES, pending_candidate  # a pending note's fields exactly as search takes them
 from ..names import is_project
 from ..outbox.kinds import RETRY
 from ..outbox.listing import entries, waiting
@@ -107,7 +106,7 @@ def pending_notes(bucket: str, wanted: set[str]) -> list[Note]:
         path, data = objects[-1]
         text = data.decode("utf-8", errors="replace")
         entry: WaitingNote = {**display, "id": plan["id"], "path": path, "content": text}
-        fields = _pending_candidate(entry)["fields"]
+        fields = pending_candidate(entry)["fields"]
         found.append(Note(str(display["project"]), fields, data))
     return found
 
