@@ -29,6 +29,19 @@ def _agent_memory_ids(machine: Machine, query: str) -> set[str]:
     return {r["id"] for r in result["results"]}
 
 
+def rg_words(folder: str, *, listing: bool = False) -> list[str]:
+    """ripgrep's fastest way to the notes that hold every word of `data.WORDS`, in any order: it has no "all of
+    these words" of its own, so each word narrows the files of the one before (`xargs`), in the query's order; the
+    last step prints the lines that hold any of them (with `listing`, the files). One `rg -P` lookahead per word
+    over whole files (`-U`) finds the same notes, at about twice the time."""
+    first, *rest = data.WORDS.split()
+    steps = [f'rg -l -0 -i -F -e {first} -- "$1"']
+    steps += [f"xargs -0 -r rg -l -0 -i -F -e {word} --" for word in rest[:-1]]
+    every = " ".join(f"-e {word}" for word in data.WORDS.split())
+    steps.append(f"xargs -0 -r rg -l -i -F -e {rest[-1]} --" if listing else f"xargs -0 -r rg -i -F {every} --")
+    return ["sh", "-c", " | ".join(steps), "sh", folder]
+
+
 def _check_same_matches(corpus: Corpus) -> int:
     """Fail unless agent-memory (the phrase, and the three words: each note that holds the phrase holds them, and
     no other note does), rg and grep find exactly the notes that contain the query."""
@@ -38,6 +51,7 @@ def _check_same_matches(corpus: Corpus) -> int:
         "agent-memory": _agent_memory_ids(machine, data.PHRASE),
         "agent-memory, three words": _agent_memory_ids(machine, data.WORDS),
         "rg": _found_ids(machine.run(["rg", "-l", "-i", "-F", data.QUERY, folder]).stdout),
+        "rg, three words": _found_ids(machine.run(rg_words(folder, listing=True)).stdout),
         "grep": _found_ids(machine.run(["grep", "-r", "-l", "-i", "-F", data.QUERY, folder]).stdout),
     }
     for tool, ids in found.items():
@@ -65,31 +79,37 @@ def peak_memory(argv: list[str], machine: Machine) -> int:
 
 
 def search(ctx: Context) -> list[Table]:
-    """1. `agent-memory search --offline` against ripgrep and grep over the same cache."""
+    """1. `agent-memory search --offline` against ripgrep and grep over the same cache: a phrase, and three words in
+    any order."""
     table = Table(
         "1. Offline search over the local cache",
         [
             "notes",
             "matching",
             "search pack",
-            "agent-memory",
-            "rg",
-            "grep",
-            "agent-memory / rg",
-            "agent-memory / grep",
+            "agent-memory, phrase",
+            "rg, phrase",
+            "phrase / rg",
             "agent-memory, three words",
+            "rg, three words",
+            "three words / rg",
+            "grep, phrase",
+            "phrase / grep",
             "three words / phrase",
             "python -c pass",
             "agent-memory peak memory",
         ],
-        target="agent-memory no slower than ripgrep (1.0x) at 10,000 notes; a three-word query within 1.3x of the "
-        "one-phrase query.",
+        target="agent-memory no slower than ripgrep (1.0x) at 10,000 notes, for a phrase and for three words in any "
+        "order; a three-word query within 1.3x of the one-phrase query.",
         notes=[
-            f"Query `{data.QUERY}`, case-insensitive literal. agent-memory runs `agent-memory search --offline "
-            f"'{data.PHRASE}'`, one quoted phrase.",
-            "rg runs `rg -i -F QUERY <cache>/notes`; grep runs `grep -r -i -F QUERY <cache>/notes`.",
-            f"`three words` runs `agent-memory search --offline '{data.WORDS}'`: every word, in any order.",
-            "The three words come from the sentence that holds the phrase, so they find the same notes.",
+            f"The phrase: `agent-memory search --offline '{data.PHRASE}'`, case-insensitive literal.",
+            f"rg runs `rg -i -F '{data.QUERY}' <cache>/notes`; grep runs `grep -r -i -F '{data.QUERY}' <cache>/notes`.",
+            f"The three words: `agent-memory search --offline '{data.WORDS}'`, every word in any order.",
+            "They come from the sentence that holds the phrase, so they find the same notes.",
+            "rg has no way to ask for every word of a list in any order.",
+            "So its three words run as a pipeline: `rg -l` of the first word, `xargs rg -l` of the second on those "
+            "files, then `xargs rg` of the lines with any word.",
+            "That is its fastest way: one `rg -U -P` with a lookahead per word took about twice as long.",
             f"Medians of {ctx.runs * 2} alternating runs after two warm-up rounds.",
             "agent-memory does more: frontmatter, newest first, line snippets. It prints at most `--limit` notes "
             "(default 10), while rg and grep print every matching line.",
@@ -109,6 +129,7 @@ def search(ctx: Context) -> list[Table]:
             "agent-memory": machine.argv("search", "--offline", data.PHRASE),
             "agent-memory, three words": machine.argv("search", "--offline", data.WORDS),
             "rg": ["rg", "-i", "-F", data.QUERY, folder],
+            "rg, three words": rg_words(folder),
             "grep": ["grep", "-r", "-i", "-F", data.QUERY, folder],
             "python -c pass": [sys.executable, "-c", "pass"],
         }
@@ -117,10 +138,10 @@ def search(ctx: Context) -> list[Table]:
             name: median(t) for name, t in alternate(contenders, runs=ctx.runs * 2, warmup=ctx.warmup(2)).items()
         }
         for name, value in medians.items():
-            if name != "agent-memory, three words":  # the plot compares the phrase with rg and grep
+            if "three words" not in name:  # the plot compares the phrase with rg and grep
                 ctx.search_latency.setdefault(name, {})[size] = value
         am, rg, grep = medians["agent-memory"], medians["rg"], medians["grep"]
-        words = medians["agent-memory, three words"]
+        words, rg_three = medians["agent-memory, three words"], medians["rg, three words"]
         pack = corpus.notes_dir.parent / "search.pack"
         table.rows.append(
             [
@@ -129,23 +150,29 @@ def search(ctx: Context) -> list[Table]:
                 f"{pack.stat().st_size / 2**20:.1f} MiB",
                 ms(am),
                 ms(rg),
-                ms(grep),
                 ratio(am, rg),
-                ratio(am, grep),
                 ms(words),
+                ms(rg_three),
+                ratio(words, rg_three),
+                ms(grep),
+                ratio(am, grep),
                 ratio(words, am),
                 ms(medians["python -c pass"]),
                 f"{peak_memory(argvs['agent-memory'], machine) / 2**20:.1f} MiB",
             ]
         )
         if size == 10_000:
-            table.verdict = "met" if am / rg <= 1.0 and words / am <= 1.3 else "not met"
+            met = am / rg <= 1.0 and words / rg_three <= 1.0 and words / am <= 1.3
+            table.verdict = "met" if met else "not met"
             table.headline = (
-                f"agent-memory / rg = {ratio(am, rg)}, three words / phrase = {ratio(words, am)} at 10,000 notes"
+                f"phrase / rg = {ratio(am, rg)}, three words / rg = {ratio(words, rg_three)}, three words / phrase = "
+                f"{ratio(words, am)} at 10,000 notes"
             )
     if not table.verdict:
         table.verdict = "not evaluated (no 10,000-note run)"
-        table.headline = f"agent-memory / rg = {table.rows[-1][6]} at {ctx.sizes[-1]:,} notes"
+        table.headline = (
+            f"phrase / rg = {table.rows[-1][5]}, three words / rg = {table.rows[-1][8]} at {ctx.sizes[-1]:,} notes"
+        )
     return [table]
 
 
