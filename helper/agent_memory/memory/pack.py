@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 from binascii import crc32  # not zlib or hashlib: this module is on the start-up path of every search
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from io import BufferedReader
 from pathlib import Path
 
@@ -34,6 +34,9 @@ BLOCK = 1 << 20
 SAMPLE = 1 << 16  # bytes of a block in which the terms of a query are counted, to pick the one to scan for
 PREFIX = 19  # NUL, length, tab, CRC, tab
 _TABS = len(HEADER_FIELDS) - 1
+
+
+Find = Callable[[bytearray, bytes, int, int], int]  # `find(data, needle, start, end)`: `data.find(needle, start, end)`
 
 
 class Damaged(Exception):
@@ -130,6 +133,10 @@ def hits(
     check fails. A missing pack has no records.
     """
 
+    if needles:
+        # StringZilla's SIMD search, 10 to 15 times `bytearray.find` on the pack's text: the scan is what a search
+        # of many notes pays for. Loaded here, by a scan alone: `status` and the hooks read the pack without it.
+        from stringzilla import count, find
     try:
         with open(open_own(path), "rb") as handle:  # a link planted in its place is damage: rebuilt by rename
             first = True
@@ -144,20 +151,21 @@ def hits(
                 if not needles:
                     yield from _every(data, end)
                     continue
-                yield from _matching(data, end, _rarest(needles, data, end))
+                yield from _matching(data, end, _rarest(needles, data, end, count), find)
     except FileNotFoundError:
         return
     except UnsafeLocalFile:
         raise Damaged from None
 
 
-def _rarest(needles: tuple[bytes, ...], data: bytearray, end: int) -> bytes:
+def _rarest(needles: tuple[bytes, ...], data: bytearray, end: int, count: Find) -> bytes:
     """The needle that occurs the fewest times in a sample of the block (the longest among equals): counting in
-    the whole block would read it once per needle, which costs more than the records it spares."""
+    the whole block would read it once per needle, which costs more than the records it spares. `count` counts
+    as `data.count(needle, start, end)` does."""
     if len(needles) == 1:
         return needles[0]
     sample = min(end, max(SAMPLE // len(needles), SAMPLE // 8))  # a few needles: all of it; many: less each
-    return min(needles, key=lambda needle: (data.count(needle, 0, sample), -len(needle)))
+    return min(needles, key=lambda needle: (count(data, needle, 0, sample), -len(needle)))
 
 
 def _corrections(data: bytearray, end: int, found: dict[str, tuple[str, str]]) -> None:
@@ -199,8 +207,9 @@ def _blocks(handle: BufferedReader) -> Iterator[tuple[bytearray, int]]:
         yield data, filled
 
 
-def _matching(data: bytearray, end: int, needle: bytes) -> Iterator[Hit]:
-    pos = data.find(needle, 0, end)
+def _matching(data: bytearray, end: int, needle: bytes, find: Find) -> Iterator[Hit]:
+    """The records of `data[:end]` whose text holds `needle`, found with `find` (see `Find`)."""
+    pos = find(data, needle, 0, end)
     while pos != -1:
         start = data.rfind(b"\x00", 0, pos)
         header_end = data.find(b"\n", start, end)
@@ -212,12 +221,12 @@ def _matching(data: bytearray, end: int, needle: bytes) -> Iterator[Hit]:
             following = data.find(b"\x00", start + 1, end)
             if following != -1 and following < header_end:
                 raise Damaged  # a record without its header line
-            pos = data.find(needle, header_end + 1, end)
+            pos = find(data, needle, header_end + 1, end)
             continue
         if not _intact(data, start, stop):
             raise Damaged
         yield Hit(_header(data, start, header_end), data, header_end + 1, stop)
-        pos = data.find(needle, stop, end)
+        pos = find(data, needle, stop, end)
 
 
 def _every(data: bytearray, end: int) -> Iterator[Hit]:
