@@ -43,10 +43,14 @@ def read(file: Path, note_ids: list[str] | set[str] | Mapping[str, object] | Non
             if (parsed := _parse(each)) is not None:
                 found[parsed[0]] = parsed[1]
         return found if note_ids is None else {key: found[key] for key in note_ids if key in found}
+    # StringZilla's SIMD search: `bytes.rfind` of a line through a file of 10,000 notes (1 MiB) cost search 0.1 ms a
+    # note shown; search has it loaded already (see `pack.hits`)
+    from stringzilla import rfind
+
     found = {}
     for note_id in note_ids:  # read and search need one or ten: no need to parse thousands of lines
         key = note_id.encode() + b"\t"
-        at = data.rfind(b"\n" + key)
+        at = rfind(data, b"\n" + key, 0, len(data))
         at = at + 1 if at != -1 else 0 if data.startswith(key) else -1  # the note's last line
         if at != -1 and (parsed := _parse(data[at : data.find(b"\n", at)])) is not None:
             found[note_id] = parsed[1]
