@@ -105,7 +105,7 @@ def test_sync(ready, tmp_path):
     done = ready.run("sync", "now", "--json").json
     assert set(done) == keys(declared.SyncRun) and set(done["folders"][0]) == keys(declared.SyncFolder)
     assert set(done["uploads"][0]) == keys(declared.SyncUpload)
-    assert set(done["folders"][0]["refused"][0]) == keys(declared.SyncRefused)
+    assert set(done["folders"][0]["refused"][0]) == keys(declared.SyncFileRefused)
     status = ready.run("sync", "status", "--json").json
     assert set(status) == keys(declared.SyncStatus) and set(status["agents"][0]) == keys(declared.SyncAgent)
     claude = next(agent for agent in status["agents"] if agent["agent"] == "claude")

@@ -3,7 +3,10 @@ paragraphs, the README stays a door (about 200 lines), and every relative link a
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import command_reference
@@ -35,6 +38,53 @@ def test_the_command_reference_is_generated_from_the_commands():
     expected = command_reference.render()
     current = command_reference.PAGE.read_text() if command_reference.PAGE.exists() else ""
     assert current == expected, f"docs/commands.md is out of date: run `{command_reference.REGENERATE}`"
+
+
+# every other CPython the machine has (pyenv's), from the oldest the package supports: --help must read alike on each
+OTHER_PYTHONS = sorted(
+    str(path)
+    for path in Path.home().glob(".pyenv/versions/3.1[0-9]*/bin/python")
+    if path.resolve() != Path(sys.executable).resolve()
+)
+SAMPLE_HELP = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from agent_memory.cli.parsing import Parser
+parser = Parser(prog="agent-memory sample")
+parser.add_argument("-o", "--out", metavar="PATH", help="where it goes")
+both = parser.add_mutually_exclusive_group()
+both.add_argument("--hooks", action="store_true", help="install them")
+both.add_argument("--no-hooks", action="store_true", help="leave them out")
+for name in ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot"):
+    parser.add_argument("--" + name, metavar="NAME", help="a long option")
+words = parser.add_subparsers(dest="action", metavar="ACTION")
+words.add_parser("install-everything", help="a word longer than the help column")
+words.add_parser("go", help="a short word")
+sys.stdout.write(parser.format_help())
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not OTHER_PYTHONS, reason="no other CPython 3.10+ on this machine (pyenv's) to compare with")
+@pytest.mark.parametrize("python", OTHER_PYTHONS)
+def test_help_and_the_command_reference_read_alike_on_every_python(python):
+    """argparse lays help out differently from one Python to the next (3.13 moved the ACTION column, broke a group
+    of options across usage lines, and wrote `-o, --out PATH`): the help of the package, and so docs/commands.md,
+    is the same whichever Python writes it."""
+    env = {**os.environ, "COLUMNS": "60", "LC_ALL": "C.UTF-8"}
+    helper = str(REPO / "helper")
+
+    def sample(interpreter: str) -> str:
+        argv = [interpreter, "-c", SAMPLE_HELP, helper]
+        return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60, check=True).stdout
+
+    here = sample(sys.executable)
+    assert "-o PATH, --out PATH" in here and "[--hooks | --no-hooks]" in here and "install-everything\n" in here
+    assert sample(python) == here
+    render = "import sys, command_reference; sys.stdout.write(command_reference.render())"
+    argv = [python, "-c", render]
+    written = subprocess.run(argv, capture_output=True, text=True, cwd=REPO / "tests", timeout=600, check=True).stdout
+    assert written == command_reference.PAGE.read_text()
 
 
 def test_the_readme_is_a_door():

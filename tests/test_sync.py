@@ -288,7 +288,9 @@ def test_a_file_with_a_token_stays_local_and_is_reported(machine, machine_b, fol
     done = a.run("sync", "now", "--json")
     tools.exited(done)
     refused = done.json["folders"][0]["refused"]
-    assert refused == [{"path": "deploy.md", "why": refused[0]["why"]}]
+    where = claude_folder(a) / "deploy.md"
+    fix = f"take the credential out of {where} (or out of its name), then agent-memory sync now"
+    assert refused == [{"path": "deploy.md", "why": refused[0]["why"], "next": fix}]
     assert "line 3: GitHub token" in refused[0]["why"] and "Not synced: deploy.md" in done.err
     assert done.json["folders"][0]["pushed"] == ["MEMORY.md"]
     assert not any(b"ghp_" in data for data in store_objects(tmp_path / "store").values())

@@ -444,6 +444,38 @@ def test_a_conflict_in_two_checkouts_of_one_project_is_told_once(machine, machin
         assert (folder / "MEMORY.md").read_text() == "- release: Wednesday\n"
 
 
+def test_each_file_not_synced_carries_its_fix_chosen_where_it_was_refused(machine, machine_b, folder_store):
+    """`sync now --json` gives each refused file its `next`, picked by why it was refused (not by the words of its
+    reason), and the text says the same: a link, a file too large, text that is not UTF-8."""
+    a, _b = two_machines(machine, machine_b, folder_store)
+    folder = claude_folder(a)
+    folder.mkdir(parents=True)
+    (folder / "MEMORY.md").write_text("- the index\n")
+    for name in ("linked.md", "large.md", "binary.md"):
+        (folder / name).write_text("- synced once\n")
+    sync_now(a)
+    (folder / "linked.md").unlink()
+    (folder / "linked.md").symlink_to(folder / "MEMORY.md")
+    (folder / "large.md").write_text("x" * (256 * 1024 + 1))
+    (folder / "binary.md").write_bytes(b"\xff\xfe not text")
+    done = a.run("sync", "now", "--json")
+    tools.exited(done)
+    refused = {item["path"]: item for item in done.json["folders"][0]["refused"]}
+    again = "agent-memory sync now"
+    assert refused["linked.md"]["next"] == (
+        f"put a regular file in place of {folder / 'linked.md'} (sync never follows a link), then {again}"
+    )
+    assert refused["large.md"]["next"] == (
+        f"make {folder / 'large.md'} smaller, or move it out of the memory folder, then {again}"
+    )
+    assert refused["binary.md"]["why"] == "it is not UTF-8 text"
+    assert refused["binary.md"]["next"] == (
+        f"agent-memory sync history binary.md (its versions), then fix or move {folder / 'binary.md'}"
+    )
+    for item in refused.values():
+        assert f"Not synced: {item['path']}: {item['why']}.\nNext: {item['next']}" in done.err
+
+
 def test_history_of_a_file_both_agents_keep_asks_which(machine, machine_b, folder_store):
     """Claude Code and Codex both keep a MEMORY.md: `sync history MEMORY.md` without --agent names both and the
     command for each, rather than showing one of them in silence; with --agent, that one's."""
@@ -466,6 +498,25 @@ def test_history_of_a_file_both_agents_keep_asks_which(machine, machine_b, folde
     for agent, line in (("claude", "- from Claude Code"), ("codex", "- from Codex")):
         shown = tools.exited(a.run("sync", "history", "MEMORY.md", "--agent", agent, "--json")).json
         assert shown["agent"] == agent and shown["versions"][-1]["text"] == [line]
+
+
+def test_history_looks_each_agents_memory_up_once(machine, machine_b, folder_store, monkeypatch):
+    """Which agents have the file, and the one shown, come from one look at each agent's memory folders."""
+    from agent_memory.sync import restoring
+
+    a, _b = two_machines(machine, machine_b, folder_store)
+    tools.exited(a.run("sync", "enable", "--agent", "codex"))
+    claude_folder(a).mkdir(parents=True)
+    (claude_folder(a) / "notes.md").write_text("- from Claude Code\n")
+    sync_now(a)
+    looked: list[str] = []
+    scopes = restoring.scopes
+    monkeypatch.setattr(
+        restoring, "scopes", lambda ctx, runtime, folder: looked.append(runtime) or scopes(ctx, runtime, folder)
+    )
+    shown = tools.exited(a.run("sync", "history", "notes.md", "--json")).json
+    assert shown["agent"] == "claude" and shown["versions"][-1]["text"] == ["- from Claude Code"]
+    assert sorted(looked) == ["claude", "codex"]
 
 
 def test_a_file_not_synced_is_told_with_what_makes_it_sync(machine, machine_b, folder_store):

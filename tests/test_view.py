@@ -199,3 +199,36 @@ def test_a_machine_with_no_notes_and_no_state_folder_yet(ready):
     assert stat.S_IMODE((ready.state / "state").stat().st_mode) == 0o700
     assert not (Path(done.json["out"]) / "data").exists()  # no notes: no data files, the page alone
     assert (Path(done.json["out"]) / "index.html").is_file()
+
+
+def test_a_note_younger_than_days_is_not_recalled_yet_an_older_one_never_recalled():
+    """A note written a minute ago had no time to be recalled: told apart from one no session used in `--days`."""
+    import time
+
+    from agent_memory.view.sources import Note
+
+    def note(created: str, note_id: str = "20200101-000000-000000-0a0b0c0d0e") -> Note:
+        return Note("demo", {"id": note_id, "created": created, "title": "A note"})
+
+    now = int(time.time())
+    since = now - 30 * site.DAY
+    minute_ago = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now - 60))
+    long_ago = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now - 40 * site.DAY))
+    assert site._recall(note(minute_ago), 0, since) == site.NOT_YET
+    assert site._recall(note(long_ago), 0, since) == site.NEVER_RECALLED
+    assert site._recall(note(long_ago), now - 5, since) == 0  # found or read in the window
+    # no usable `created`: the time in its id tells its age
+    assert site._recall(note("garbage"), 0, since) == site.NEVER_RECALLED
+    fresh_id = time.strftime("%Y%m%d-%H%M%S", time.gmtime(now - 60)) + "-000000-0a0b0c0d0e"
+    assert site._recall(note("garbage", fresh_id), 0, since) == site.NOT_YET
+
+
+def test_the_kinds_offered_are_those_the_timeline_lists(ready, tmp_path):
+    """A setup verification note is listed under kind `setup` alone: its own kind, agent or machine is not offered
+    where choosing it would list nothing, and the header counts it apart from the notes."""
+    from agent_memory.view.sources import Note
+
+    setup = Note("demo", {"id": "setup-0123456789abcdef", "title": "Memory setup verification", "kind": "reference"})
+    plain = Note("demo", {"id": "20261205-064000-000000-0a0b0c0d0e", "title": "WAL", "kind": "note", "agent": "codex"})
+    assert site._facets([setup, plain])["kind"] == ["note"]
+    assert site._facets([setup, plain])["agent"] == ["codex"]

@@ -176,12 +176,12 @@ def test_timeline_filters_search_and_a_note_with_its_corrections(ready, watched,
     assert page.locator("#note-banner").inner_text().startswith(f"Corrected: {fix} corrects this note")
     assert page.locator("#note-body.corrected h1").inner_text() == "WAL mode"  # the old text, marked as corrected
     assert "tags:\n- db" in page.locator("#note-front").inner_text()
-    assert "Never recalled" in page.locator("#note-usage").inner_text()
+    assert "Not recalled yet" in page.locator("#note-usage").inner_text()  # saved a moment ago: not "never"
     page.locator("#note-chain").get_by_role("link", name=fix).click()
     site.ready()
     assert page.locator("#note-title").inner_text() == "WAL is the default"
     assert page.locator("#note-chain").inner_text() == f"It corrects {ids[0]}"
-    assert page.locator("#note-banner").is_hidden() and "Never recalled" in page.locator("#note-usage").inner_text()
+    assert page.locator("#note-banner").is_hidden() and "Not recalled yet" in page.locator("#note-usage").inner_text()
 
     # the receipts of use: a search that returned it and a read are told on its page
     ready.run("search", "WAL default", "--offline")
@@ -189,9 +189,46 @@ def test_timeline_filters_search_and_a_note_with_its_corrections(ready, watched,
     again = watched(written(ready, tmp_path / "site"))
     again.go(f"#note=0/{fix}")
     usage = again.page.locator("#note-usage").inner_text()
-    assert "Last found by a search" in usage and "Last read" in usage and "Never recalled" not in usage
+    assert "Last found by a search" in usage and "Last read" in usage and "recalled" not in usage
     site.clean()
     again.clean()
+
+
+@pytest.mark.outside_tmp
+def test_setup_notes_under_their_kind_young_notes_and_a_synced_file_of_one_version(machine, folder_store, watched):
+    """The setup note is counted apart and listed under kind `setup` only; a note saved a moment ago is "not
+    recalled yet" (never "never recalled"); a synced file with one version shows its text."""
+    ready = machine.setup(folder_store)
+    boot = ready.run("bootstrap", "--project", "demo", "--bucket", folder_store, "--json")
+    tools.exited(boot)
+    setup_id = boot.json["verification"]["id"]
+    note = save_as(ready, "# WAL mode\n\nEnable WAL first.", "codex", "laptop", "--kind", "checkpoint")
+    tools.exited(ready.run("sync", "enable", "--agent", "claude"))
+    folder = claude_folder(ready)
+    folder.mkdir(parents=True)
+    (folder / "MEMORY.md").write_text("# Index\n- release: Tuesday\n")
+    sync_now(ready)
+    site = watched(written(ready, ready.root / "site"))
+    page = site.page
+    assert (
+        "demo: 1 note on this machine, and 1 setup verification note (kind setup)."
+        in page.locator("header").inner_text()
+    )
+    assert site.search("") == [note]
+    assert page.get_by_role("status").inner_text() == "1 notes, newest first."
+    assert "not recalled yet" in page.locator("#results li").first.inner_text()
+    kinds = page.get_by_label("Kind", exact=True).locator("option").all_inner_texts()
+    assert kinds == ["any", "checkpoint", "setup"]  # each kind offered lists something
+    for kind in kinds[1:]:
+        assert site.search("", Kind=kind) == ([setup_id] if kind == "setup" else [note])
+    cli = ready.run("search", "", "--kind", "setup", "--offline", "--json").json["results"]
+    assert [hit["id"] for hit in cli] == [setup_id]
+
+    site.go("#sync")
+    file = page.get_by_role("article").filter(has_text="MEMORY.md")
+    assert file.get_by_role("table", name="Versions of MEMORY.md").locator("tbody tr").count() == 1
+    assert file.get_by_label("Text of MEMORY.md").inner_text() == "# Index\n- release: Tuesday"
+    site.clean()
 
 
 def test_keyboard_alone_and_accessible_names(ready, watched, tmp_path):

@@ -222,6 +222,12 @@ class SyncRefused(TypedDict):
     why: str
 
 
+class SyncFileRefused(SyncRefused):
+    """A file of a memory folder that was not synced: why, and `next`, what makes it sync."""
+
+    next: str
+
+
 class SyncBlocked(TypedDict):
     """A memory folder, or a subfolder of one, that is not synced now (`why`: gone, a link, a file, unreadable):
     what it held is deleted nowhere; `next` says what to do."""
@@ -256,7 +262,7 @@ class SyncFolder(TypedDict):
     merged: list[str]
     waiting: list[str]
     conflicts: list[SyncConflict]
-    refused: list[SyncRefused]
+    refused: list[SyncFileRefused]
     blocked: list[SyncBlocked]
     held: list[SyncHeld]
     in_step: int

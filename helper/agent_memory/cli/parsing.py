@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from collections.abc import Callable, Mapping, Sequence
 
 from .. import agents
@@ -22,8 +23,16 @@ Rendered = tuple[Mapping[str, object], "str | bytes", int]
 Handler = Callable[[argparse.Namespace, Context], Rendered]
 
 
+# how Python 3.10 to 3.12 cut a usage line into parts that a line break may not split: a group of options whole
+_USAGE_PART = re.compile(r"\(.*?\)+(?=\s|$)|\[.*?\]+(?=\s|$)|\S+")
+
+
 class Formatter(argparse.HelpFormatter):
-    """Help as wide as the terminal (or `COLUMNS`), asked once per parser rather than through shutil."""
+    """Help as wide as the terminal (or `COLUMNS`), asked once per parser rather than through shutil; laid out alike
+    on every Python the package runs on, so that docs/commands.md, written from --help, does not depend on the Python
+    that wrote it. Python 3.13 changed three steps of argparse's layout (the column of ACTION words' help, where a
+    long usage line may break, an option's spelling with its value): each is pinned here to the way of 3.10 to 3.12.
+    """
 
     def __init__(self, prog: str) -> None:
         try:
@@ -34,6 +43,29 @@ class Formatter(argparse.HelpFormatter):
             except OSError:
                 width = 80
         super().__init__(prog, width=width - 2)
+
+    def add_argument(self, action: argparse.Action) -> None:
+        """As 3.10 to 3.12 measure it: the help column follows the longest invocation, an ACTION word's indent
+        aside (3.13 counts it, and moves the column)."""
+        if action.help is not argparse.SUPPRESS:
+            invocations = [self._format_action_invocation(action)]
+            invocations += [self._format_action_invocation(sub) for sub in self._iter_indented_subactions(action)]
+            longest = max(map(len, invocations)) + self._current_indent
+            self._action_max_length = max(self._action_max_length, longest)
+            self._add_item(self._format_action, [action])
+
+    def _format_action_invocation(self, action: argparse.Action) -> str:
+        """`-o VALUE, --option VALUE` (3.13 writes `-o, --option VALUE`)."""
+        if not action.option_strings or action.nargs == 0:
+            return super()._format_action_invocation(action)
+        value = self._format_args(action, self._get_default_metavar_for_optional(action))
+        return ", ".join(f"{option} {value}" for option in action.option_strings)
+
+    def _get_actions_usage_parts(self, actions: list[argparse.Action], groups: list[Any]) -> list[str]:
+        """The usage's parts, a group of options one part (Python 3.13 and later call this to break a long usage
+        line, and make `[--hooks |` and `--no-hooks]` two parts; earlier ones never call it)."""
+        joined = " ".join(super()._get_actions_usage_parts(actions, groups))  # type: ignore[misc, unused-ignore]  # 3.13+ only
+        return _USAGE_PART.findall(joined)
 
 
 class Parser(argparse.ArgumentParser):

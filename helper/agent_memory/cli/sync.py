@@ -162,7 +162,7 @@ def told_run(run: Run) -> Rendered:
         for conflict_found in done["conflicts"]:
             notice(_conflict_line(conflict_found))
         for refused in done["refused"]:
-            notice(reports.refused_line(refused["path"], refused["why"], done["folder"]))
+            notice(reports.refused_line(refused))
         for blocked in done["blocked"]:
             notice(reports.blocked_line(blocked))
         for line in reports.held_lines(done["held"]):
@@ -174,8 +174,8 @@ def told_run(run: Run) -> Rendered:
             notice(told_pending(upload))
     for error in result["errors"]:
         notice(f"The bucket could not be read ({error}): synced with what this machine knows.")
-    for refused in result["refused"]:
-        notice(f"Refused from the bucket: {refused['path']}: {refused['why']}.")
+    for from_bucket in result["refused"]:
+        notice(f"Refused from the bucket: {from_bucket['path']}: {from_bucket['why']}.")
     for busy in result["busy"]:
         notice(f"{busy} is being synced by another process right now.")
     pending = any(upload["status"] == "pending" for upload in result["uploads"])
@@ -273,16 +273,10 @@ def _state_lines(state: SyncFolderState) -> list[str]:
     return lines
 
 
-def _one_agent_has(ctx: Context, file: str, runtimes: list[str]) -> None:
-    """UsageError when more than one agent's memory has `file` (both keep a `MEMORY.md`): the history shown must be
-    the one the user means, never one picked in silence."""
-    having = []
-    for runtime in runtimes:
-        try:
-            restoring.find(ctx, file, [runtime])
-        except UsageError:
-            continue
-        having.append(runtime)
+def _one_agent_has(file: str, known: list[restoring.Found]) -> None:
+    """UsageError when more than one agent's memory has `file` (`known`: `restoring.find_all`; both keep a
+    `MEMORY.md`): the history shown must be the one the user means, never one picked in silence."""
+    having = [found.scope.runtime for found in known]
     if len(having) > 1:
         raise UsageError(
             f"Both {' and '.join(agents.own_memory(name) for name in having)} have {file}.",
@@ -296,9 +290,10 @@ def _runtimes(args: argparse.Namespace, ctx: Context) -> list[str]:
 
 def history(args: argparse.Namespace, ctx: Context) -> Rendered:
     runtimes = _runtimes(args, ctx)
-    if args.agent is None and len(runtimes) > 1:
-        _one_agent_has(ctx, args.file, runtimes)
-    found = restoring.find(ctx, args.file, runtimes, ask_bucket=True)
+    known = restoring.find_all(ctx, args.file, runtimes)
+    if args.agent is None:
+        _one_agent_has(args.file, known)
+    found = restoring.find(ctx, args.file, runtimes, ask_bucket=True, known=known)
     listed, here, kept = restoring.versions_of(ctx, found)
     left_out = restoring.not_synced(ctx, found)
     diffs = restoring.differences(ctx, found, args.diff) if args.diff is not None else []

@@ -33,7 +33,10 @@ def declare(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", metavar="DIR", help="the folder to write (default: under agent-memory's state folder)")
     p.add_argument("--open", action="store_true", help="open the page in the default browser ($BROWSER if set)")
     p.add_argument(
-        "--days", type=int, default=30, help="a note no search found nor read in this many days is 'never recalled'"
+        "--days",
+        type=int,
+        default=30,
+        help="a note no search found nor read in this many days is 'never recalled' ('not recalled yet' if younger)",
     )
     p.add_argument(
         "--render-all",

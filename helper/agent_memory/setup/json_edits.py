@@ -54,6 +54,17 @@ class Document:
         del _at(self.value, path[:-1])[path[-1]]
         self.text = _delete(self.text, path)
 
+    def spelled(self, path: KeyPath) -> str:
+        """The text of the value at `path`, as the file spells it."""
+        start, end = _span(self.text, path)
+        return self.text[start:end]
+
+    def respell(self, path: KeyPath, text: str) -> None:
+        """Spell the value at `path` as `text` (how the user once wrote it), if `text` reads as that same value."""
+        if json.loads(text, parse_constant=_not_json) == _at(self.value, path):
+            start, end = _span(self.text, path)
+            self.text = self.text[:start] + text + self.text[end:]
+
     def consistent(self) -> bool:
         """Whether the text still parses to the value (an edit that could not be made exactly shows here)."""
         try:

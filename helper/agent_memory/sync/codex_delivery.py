@@ -36,10 +36,12 @@ from ..store.base import Store
 from . import folders, versions
 from .engine import FolderSync
 from .history import MAX_NEW, History
+from .summary import refused_next
 from .versions import Refused
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
+    from ..contract import SyncFileRefused
     from ..store.base import ObjectInfo
 
 EXTENSION = "agent-memory"
@@ -149,7 +151,11 @@ def deliver(
             history = History(bucket, "codex", key)
             known = set(history.refused)
             whole = history.learn_listed(store, by_scope[key]) < MAX_NEW and whole
-            done.refused += [{"path": name, "why": why} for name, why in history.refused.items() if name not in known]
+            done.refused += [
+                {"path": name, "why": why, "next": refused_next(versions.OTHER, name, done.folder)}
+                for name, why in history.refused.items()
+                if name not in known
+            ]
             changed += _changes(history, record)
         record.listed_at = stamp if whole else None
     own = _own_lines() if changed else set()
@@ -244,10 +250,12 @@ def _write(done: FolderSync, record: Record, found: list[Delivery]) -> list[dict
         text = _resource(item)
         if found_secret := guard.scan(text):
             first = found_secret[0]
+            shown = f"{item.name}: {item.path}"
             done.refused.append(
                 {
-                    "path": f"{item.name}: {item.path}",
+                    "path": shown,
                     "why": f"it looks like it holds a secret (line {first.line}: {first.label}); it was not delivered",
+                    "next": refused_next(versions.SECRET, shown, done.folder),
                 }
             )
             item.mark(record)  # told once; that machine's next change of the file is looked at again
@@ -256,7 +264,7 @@ def _write(done: FolderSync, record: Record, found: list[Delivery]) -> list[dict
         try:
             folders.write(done.folder, f"resources/{name}", text, None)
         except (OSError, Refused, folders.Moved) as exc:
-            done.refused.append({"path": f"resources/{name}", "why": f"it could not be written ({exc})"})
+            done.refused.append(_unwritten(done, f"resources/{name}", exc))
             record.listed_at = None  # tried again by the next sync, whatever the bucket does meanwhile
             continue
         item.mark(record)
@@ -347,7 +355,7 @@ def _instructions(done: FolderSync, record: Record) -> None:
         if current != versions.text_hash(text):
             folders.write(done.folder, "instructions.md", text, current)
     except (OSError, Refused, folders.Moved) as exc:
-        done.refused.append({"path": "instructions.md", "why": f"it could not be written ({exc})"})
+        done.refused.append(_unwritten(done, "instructions.md", exc))
 
 
 def reminder(bucket: str, since: float, limit: int) -> list[str]:
@@ -396,3 +404,9 @@ def status_lines(bucket: str) -> list[str]:
         f"  from other machines -> {extension_folder()}: Codex's memory extension, read by its memory "
         f"consolidation; {machines}"
     ]
+
+
+def _unwritten(done: FolderSync, path: str, exc: Exception) -> SyncFileRefused:
+    """A file of the delivery that could not be written, and what makes it (a link in its place: `Refused`)."""
+    kind = exc.kind if isinstance(exc, Refused) else versions.OTHER
+    return {"path": path, "why": f"it could not be written ({exc})", "next": refused_next(kind, path, done.folder)}

@@ -12,6 +12,7 @@ from . import folders
 from .folders import Local
 from .history import History
 from .index import ELSEWHERE, GONE, HERE, LINK, NOT_FOLDER, FolderIndex
+from .versions import Refused
 
 MAX_DELETES = 3  # deletions of one folder in one sync carried without asking; more are held
 
@@ -38,7 +39,7 @@ def held(
     history: History,
     index: FolderIndex,
     local: dict[str, Local],
-    skipped: dict[str, str],
+    skipped: dict[str, Refused],
     blocked: dict[str, str],
 ) -> dict[str, str]:
     """The deletions of this pass to hold (`{path: HERE or ELSEWHERE}`), by the bound of `too_many`; a folder with

@@ -29,14 +29,14 @@ from .folders import Local, Moved
 from .history import History
 from .index import FolderIndex
 from .merging import Conflicting, merge
-from .summary import DELETED_THERE
-from .versions import Refused, Version
+from .summary import DELETED_THERE, refused_next
+from .versions import SECRET, SECRET_THERE, Refused, Version
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
     from typing import Literal
 
-    from ..contract import SyncRefused
+    from ..contract import SyncFileRefused
 
 
 def conflicts_folder(runtime: str, scope: str) -> Path:
@@ -58,7 +58,7 @@ class FolderSync:
         self.before: dict[str, str | None] = {}  # the text a pulled file had here before (None: no file)
         self.arrived: dict[str, dict[str, object]] = {}  # a pulled or merged file: whose versions, made when
         self.conflicts: list[dict[str, object]] = []
-        self.refused: list[SyncRefused] = []
+        self.refused: list[SyncFileRefused] = []
         self.in_step = 0  # files here in step with the bucket after the pass (a deletion in step is no file here)
         self.new: list[Version] = []
         self.blocked: dict[str, str] = {}  # folders not synced now ("": the memory folder itself), and why
@@ -84,9 +84,9 @@ def sync_folder(
     deletions.refill(index)
     local, skipped, blocked = folders.scan(runtime, folder, index.files)
     done.blocked = index.blocked = blocked
-    for path, why in skipped.items():
+    for path, refused in skipped.items():
         if path in index.files or path in history.paths():
-            _refuse(done, path, why)
+            _refuse(done, path, str(refused), refused.kind)
     held = {} if allow_deletes else deletions.held(history, index, local, skipped, blocked)
     candidates = set(local) | set(index.files) | history.paths()
     for path in sorted(candidates if only is None else candidates & only):
@@ -141,7 +141,7 @@ def _sync_file(
                 done.waiting.append(path)
                 return
         if here is not None and here.text is not None and (found := guard.scan(here.text)):  # (read: it has text)
-            _refuse(done, path, _guard_reason(found))
+            _refuse(done, path, _guard_reason(found), SECRET)
             index.held[path] = {"size": here.size, "mtime_ns": here.mtime_ns, "hash": here.hash}
             return
         if here is None and base is None:
@@ -182,13 +182,13 @@ def _sync_file(
         _keep_beside(history, index, done, path, heads, base, deleted_here=here is None)
         return
     except Refused as exc:
-        _refuse(done, path, str(exc))
+        _refuse(done, path, str(exc), exc.kind)
         return
     if not push:  # a clean merge is a new version: made by the next push, which can upload it
         done.waiting.append(path)
         return
     if text is not None and (found := guard.scan(text)):  # what this machine wrote passed: the other side's
-        _refuse(done, path, _refused_from_elsewhere(found))
+        _refuse(done, path, _refused_from_elsewhere(found), SECRET_THERE)
         return
     version = Version(new_id(), path, heads, text, machine, utc_now())
     written = _write_text(done, path, text, here)
@@ -215,10 +215,10 @@ def _write(history: History, index: FolderIndex, done: FolderSync, path: str, he
     try:
         text = history.text(head)
     except Refused as exc:
-        _refuse(done, path, str(exc))
+        _refuse(done, path, str(exc), exc.kind)
         return False
     if text is not None and (found := guard.scan(text)):  # held in the bucket's history, never obeyed here
-        _refuse(done, path, _refused_from_elsewhere(found))
+        _refuse(done, path, _refused_from_elsewhere(found), SECRET_THERE)
         return False
     if here is not None and here.text is None:
         try:
@@ -241,7 +241,7 @@ def _write_text(done: FolderSync, path: str, text: str | None, here: Local | Non
     except Moved:
         done.waiting.append(path)
     except Refused as exc:
-        _refuse(done, path, str(exc))
+        _refuse(done, path, str(exc), exc.kind)
     return False
 
 
@@ -285,15 +285,18 @@ def _keep_beside(
     done.conflicts.append({"path": path, **index.conflicts[path]})
 
 
-def _refuse(done: FolderSync, path: str, why: str) -> None:
-    """Report `path` as not synced, and why; its name is told with any credential in it masked."""
-    done.refused.append({"path": guard.redact(path), "why": why})
+def _refuse(done: FolderSync, path: str, why: str, kind: str) -> None:
+    """Report `path` as not synced, why, and what makes it sync (chosen by `kind`, a code of `versions`); its name
+    is told with any credential in it masked."""
+    shown = guard.redact(path)
+    done.refused.append({"path": shown, "why": why, "next": refused_next(kind, shown, done.folder)})
 
 
 def _hold_name(index: FolderIndex, done: FolderSync, path: str, here: Local | None, found: list[guard.Finding]) -> None:
     """A file whose name holds a credential stays on this machine, held as a file whose text holds one is (an
     unchanged one then costs the hooks nothing); a version of it from the bucket is never written here."""
-    _refuse(done, path, f"its name looks like it holds a secret ({found[0].label}); it stays on this machine only")
+    why = f"its name looks like it holds a secret ({found[0].label}); it stays on this machine only"
+    _refuse(done, path, why, SECRET)
     if here is not None and here.hash is not None:
         index.held[path] = {"size": here.size, "mtime_ns": here.mtime_ns, "hash": here.hash}
 

@@ -19,7 +19,7 @@ from ..config import claude_memory_folder, projects
 from ..importing.sources import CODEX_WORKING_FILES
 from . import settings, versions
 from .index import GONE, LINK, NOT_FOLDER
-from .versions import Refused
+from .versions import NOT_REGULAR, TOO_LARGE, Refused
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
@@ -98,14 +98,14 @@ def unreadable(exc: OSError) -> str:
 
 def scan(
     runtime: str, folder: Path, known: dict[str, dict[str, object]]
-) -> tuple[dict[str, Local], dict[str, str], dict[str, str]]:
-    """The files of a memory folder (`{path: Local}`), those left out (`{path: why}`), and the folders not read
+) -> tuple[dict[str, Local], dict[str, Refused], dict[str, str]]:
+    """The files of a memory folder (`{path: Local}`), those left out (`{path: Refused}`), and the folders not read
     (`{folder: why}`, "" for the memory folder itself: gone, a link, a file, unreadable; a folder `known` had files
     in and that is gone now counts too). One stat per file; a file is read only when its size or time differ from
     what `known` recorded. Hidden names, links and anything but regular files are never synced; nor are files over
     versions.MAX_TEXT bytes or not UTF-8 text."""
     files: dict[str, Local] = {}
-    skipped: dict[str, str] = {}
+    skipped: dict[str, Refused] = {}
     blocked: dict[str, str] = {}
     try:
         top = os.lstat(folder)
@@ -130,17 +130,17 @@ def scan(
             try:
                 versions.check_path(path)
             except Refused as exc:
-                skipped[path] = str(exc)
+                skipped[path] = exc
                 continue
             try:
                 info = os.stat(base / name, follow_symlinks=False)
             except OSError:
                 continue  # gone meanwhile: its folder is checked below
             if not stat.S_ISREG(info.st_mode):
-                skipped[path] = "it is a link or not a regular file"
+                skipped[path] = Refused("it is a link or not a regular file", NOT_REGULAR)
                 continue
             if len(files) >= MAX_FILES:
-                skipped[path] = f"the folder has more than {MAX_FILES} files"
+                skipped[path] = Refused(f"the folder has more than {MAX_FILES} files", TOO_LARGE)
                 continue
             record = known.get(path)
             if record and record.get("size") == info.st_size and record.get("mtime_ns") == info.st_mtime_ns:
@@ -149,7 +149,7 @@ def scan(
             try:
                 files[path] = read(folder, path)
             except (OSError, Refused) as exc:
-                skipped[path] = str(exc) if isinstance(exc, Refused) else f"it could not be read ({exc.strerror})"
+                skipped[path] = exc if isinstance(exc, Refused) else Refused(f"it could not be read ({exc.strerror})")
     for error in errors:  # a folder that could not be listed (or went away while it was walked)
         where = os.path.relpath(error.filename, folder) if error.filename else "."
         where = "" if where == "." else Path(where).as_posix()
@@ -210,10 +210,10 @@ def read(folder: Path, path: str) -> Local:
     with open(fd, "rb") as handle:
         info = os.fstat(handle.fileno())
         if not stat.S_ISREG(info.st_mode):
-            raise Refused("it is not a regular file")
+            raise Refused("it is not a regular file", NOT_REGULAR)
         data = handle.read(versions.MAX_TEXT + 1)
     if len(data) > versions.MAX_TEXT:
-        raise Refused(f"it is larger than {versions.MAX_TEXT} bytes")
+        raise Refused(f"it is larger than {versions.MAX_TEXT} bytes", TOO_LARGE)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -280,7 +280,7 @@ def _enter(fd: int, part: str, *, create: bool) -> int | None:
             return None
         except OSError as exc:
             if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-                raise Refused(f"{part} in the memory folder is a link or a file, not a folder") from None
+                raise Refused(f"{part} in the memory folder is a link or a file, not a folder", NOT_REGULAR) from None
             raise
     finally:
         os.close(fd)
@@ -295,11 +295,11 @@ def _hash_at(fd: int, name: str) -> str | None:
         return None
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.ENXIO):
-            raise Refused(f"{name} in the memory folder is a link or not a regular file") from None
+            raise Refused(f"{name} in the memory folder is a link or not a regular file", NOT_REGULAR) from None
         raise
     if not stat.S_ISREG(os.fstat(handle_fd).st_mode):  # a folder in the file's place: never written over
         os.close(handle_fd)
-        raise Refused(f"{name} in the memory folder is a folder or not a regular file")
+        raise Refused(f"{name} in the memory folder is a folder or not a regular file", NOT_REGULAR)
     with open(handle_fd, "rb") as handle:
         data = handle.read(versions.MAX_TEXT + 1)
     try:
@@ -322,7 +322,7 @@ def _open_in(folder: Path, path: str, flags: int) -> int:
         return os.open(name, flags | _NOFOLLOW, dir_fd=fd)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise Refused("it is a link") from None
+            raise Refused("it is a link", NOT_REGULAR) from None
         raise
     finally:
         if fd is not None:

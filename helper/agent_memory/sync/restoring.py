@@ -28,39 +28,56 @@ if TYPE_CHECKING:
 class Found:
     """A synced file: its runtime's scope, the folder it is in here, and its path in that folder."""
 
-    def __init__(self, scope: Scope, folder: Path, path: str) -> None:
+    def __init__(self, scope: Scope, folder: Path, path: str, history: History) -> None:
         self.scope = scope
         self.folder = folder
         self.path = path
+        self.history = history  # the scope's versions as this machine knows them
 
 
-def find(ctx: Context, file: str, runtimes: list[str], *, ask_bucket: bool = False) -> Found:
+def find_all(ctx: Context, file: str, runtimes: list[str]) -> list[Found]:
+    """Every runtime of `runtimes` whose memory has `file` here, each with its first match (a path inside one of its
+    memory folders, or a path relative to one that its versions or the folder know), in the order of `runtimes`:
+    from this machine alone, no network."""
+    return [found for runtime in runtimes if (found := _first(ctx, file, runtime)) is not None]
+
+
+def _first(ctx: Context, file: str, runtime: str) -> Found | None:
+    given = Path(file).expanduser()
+    absolute = Path(os.path.abspath(given))
+    relative = not given.is_absolute() and _valid(file)
+    for scope in scopes(ctx, runtime, ctx.folder):
+        history = History(ctx.bucket, scope.runtime, scope.scope)
+        for folder in scope.places:
+            path = _inside(absolute, folder)
+            if path is None and relative and (file in history.paths() or (folder / file).is_file()):
+                path = file
+            if path is not None:
+                return Found(scope, folder, path, history)
+    return None
+
+
+def find(
+    ctx: Context, file: str, runtimes: list[str], *, ask_bucket: bool = False, known: list[Found] | None = None
+) -> Found:
     """The synced file that `file` names: a path inside a runtime's memory folder, or a path relative to it
-    (`MEMORY.md`); UsageError if no folder of `runtimes` has it.
+    (`MEMORY.md`); UsageError if no folder of `runtimes` has it. `known`: what `find_all` gave for them already.
 
     With `ask_bucket`, a file of which this machine knows no version (its sync is off here, or the file is new
     here) is looked up in the bucket too, one listing of that file's folder a scope: the versions other machines
     synced. A file with versions known here costs no network, as before."""
-    given = Path(file).expanduser()
-    absolute = Path(os.path.abspath(given))
-    relative = not given.is_absolute() and _valid(file)
     failures: list[str] = []  # the bucket could not be asked: said in the refusal
-    for runtime in runtimes:
-        for scope in scopes(ctx, runtime, ctx.folder):
-            history = History(ctx.bucket, scope.runtime, scope.scope)
-            for folder in scope.places:
-                path = _inside(absolute, folder)
-                if path is None and relative and (file in history.paths() or (folder / file).is_file()):
-                    path = file
-                if path is not None:
-                    if ask_bucket and not history.of(path):
-                        _learn(ctx, scope, path, failures)
-                    return Found(scope, folder, path)
+    for found in find_all(ctx, file, runtimes) if known is None else known:
+        if ask_bucket and not found.history.of(found.path):
+            _learn(ctx, found.scope, found.path, failures)
+            found.history = History(ctx.bucket, found.scope.runtime, found.scope.scope)  # with what it learned
+        return found
+    relative = not Path(file).expanduser().is_absolute() and _valid(file)
     if ask_bucket and relative:
         for runtime in runtimes:
             for scope in scopes(ctx, runtime, ctx.folder):
                 if scope.places and _learn(ctx, scope, file, failures):
-                    return Found(scope, scope.places[0], file)
+                    return Found(scope, scope.places[0], file, History(ctx.bucket, scope.runtime, scope.scope))
     raise _left_out(ctx, file, runtimes) or _unknown(ctx, file, runtimes, failures)
 
 
@@ -199,17 +216,12 @@ def not_synced(ctx: Context, found: Found) -> str | None:
 def whose(ctx: Context, file: str, runtimes: list[str], version_id: str) -> Found:
     """The synced file `file` of the runtime whose versions of it include `version_id`: a file both runtimes have
     (`MEMORY.md`) is restored from the memory its version id comes from. The first runtime's if none knows it."""
-    first: Found | None = None
-    for runtime in runtimes:
-        try:
-            found = find(ctx, file, [runtime])
-        except UsageError:
-            continue
-        meta = History(ctx.bucket, found.scope.runtime, found.scope.scope).versions.get(version_id)
+    known = find_all(ctx, file, runtimes)
+    for found in known:
+        meta = found.history.versions.get(version_id)
         if meta is not None and meta["path"] == found.path:
             return found
-        first = first or found
-    return first or find(ctx, file, runtimes)
+    return find(ctx, file, runtimes, known=known)
 
 
 def restore(ctx: Context, found: Found, version_id: str) -> Run:

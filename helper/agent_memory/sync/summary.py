@@ -12,6 +12,7 @@ from pathlib import Path
 from .. import agents, commands, paths
 from ..display import some
 from .index import ELSEWHERE, GONE, HERE, LINK, NOT_FOLDER, FolderIndex
+from .versions import NOT_REGULAR, SECRET, SECRET_THERE, TOO_LARGE
 
 DELETED_THERE = " (deleted there)"  # said after a kept text whose version is a deletion
 MAX_ARRIVALS = 10  # files `sync status` lists as arrived since the last session, per folder
@@ -19,7 +20,7 @@ MAX_MACHINES = 3  # machines named for one file
 MAX_NAMED = 10  # files named in a line of deletions held; the rest are counted (`sync status --json` lists all)
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
-    from ..contract import SyncArrival, SyncBlocked, SyncConflict, SyncFolderState, SyncHeld
+    from ..contract import SyncArrival, SyncBlocked, SyncConflict, SyncFileRefused, SyncFolderState, SyncHeld
 
 
 def folder_states(bucket: str, watched: Iterable[tuple[str, str, Path, str, bool]] = ()) -> list[SyncFolderState]:
@@ -168,22 +169,24 @@ def held(runtime: str, scope: str, folder: Path, path: str, why: str) -> SyncHel
     return {"agent": runtime, "scope": scope, "folder": str(folder), "path": path, "why": why, "next": fix}
 
 
-def refused_line(path: str, why: str, folder: str) -> str:
-    """How a file that was not synced is told (`sync now`), with what makes it sync: the reasons are this package's
-    own words (`engine`, `folders`, `versions`), so the fix is chosen by them."""
+def refused_next(kind: str, path: str, folder: Path) -> str:
+    """What makes a file that was not synced sync (`kind`: the code of why, from `versions`)."""
     where = os.path.join(folder, path)
     again = commands.line("sync", "now")
-    if "secret" in why and "another machine" in why:
-        fix = f"take the credential out of {path} on the machine that changed it, then run {again} there"
-    elif "secret" in why:
-        fix = f"take the credential out of {where} (or out of its name), then {again}"
-    elif "link" in why or "regular file" in why:
-        fix = f"put a regular file in place of {where} (sync never follows a link), then {again}"
-    elif "larger than" in why or "more than" in why:
-        fix = f"make {where} smaller, or move it out of the memory folder, then {again}"
-    else:
-        fix = f"{commands.line('sync', 'history', path)} (its versions), then fix or move {where}"
-    return f"Not synced: {path}: {why}.\nNext: {fix}"
+    if kind == SECRET_THERE:
+        return f"take the credential out of {path} on the machine that changed it, then run {again} there"
+    if kind == SECRET:
+        return f"take the credential out of {where} (or out of its name), then {again}"
+    if kind == NOT_REGULAR:
+        return f"put a regular file in place of {where} (sync never follows a link), then {again}"
+    if kind == TOO_LARGE:
+        return f"make {where} smaller, or move it out of the memory folder, then {again}"
+    return f"{commands.line('sync', 'history', path)} (its versions), then fix or move {where}"
+
+
+def refused_line(item: SyncFileRefused) -> str:
+    """How a file that was not synced is told (`sync now`), with what makes it sync."""
+    return f"Not synced: {item['path']}: {item['why']}.\nNext: {item['next']}"
 
 
 def blocked_line(item: SyncBlocked) -> str:

@@ -39,8 +39,16 @@ _OBJECT = re.compile(r"sync/(claude|codex)/([^/]+)/([0-9a-f]{20})/([^/]+)\.json"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
 
 
+# Why a file is not synced, as a code that picks the fix told with it (`summary.refused_next`)
+SECRET, SECRET_THERE, NOT_REGULAR, TOO_LARGE, OTHER = "secret", "secret-there", "not-regular", "too-large", "other"
+
+
 class Refused(Exception):
-    """A version from the bucket that is not accepted (its reason in words)."""
+    """A version from the bucket, or a file, that is not accepted: its reason in words, and as a code (`kind`)."""
+
+    def __init__(self, why: str, kind: str = OTHER) -> None:
+        super().__init__(why)
+        self.kind = kind
 
 
 class Version:
@@ -123,7 +131,7 @@ def decode(object_name: str, data: bytes, runtime: str, scope: str) -> Version:
     if not match or match.group(1) != runtime or match.group(2) != scope:
         raise Refused("it is not where a version of this folder is kept")
     if len(data) > MAX_OBJECT:
-        raise Refused(f"it is larger than {MAX_OBJECT} bytes")
+        raise Refused(f"it is larger than {MAX_OBJECT} bytes", TOO_LARGE)
     try:
         value = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):

@@ -5,6 +5,7 @@
 (function () {
   const site = JSON.parse(document.getElementById("site-data").textContent);
   const PAGE = 50;
+  const NEVER_RECALLED = 1, NOT_YET = 2; // a note's `n` (view/site.py `_recall`)
   const stores = { list: new Array(site.chunks), note: new Array(site.chunks) };
   const loading = {};
   const $ = (id) => document.getElementById(id);
@@ -143,7 +144,8 @@
     if (r.q) found.push(["pending: not shared yet", true]);
     if (r.y.length) found.push(["corrected by " + r.y[0][0], true]);
     if (r.r) found.push(["corrects " + r.r[0], false]);
-    if (r.n) found.push(["never recalled in " + site.days + " days", false]);
+    if (r.n === NEVER_RECALLED) found.push(["never recalled in " + site.days + " days", false]);
+    if (r.n === NOT_YET) found.push(["not recalled yet", false]);
     if (partial) found.push(["partial: without " + words.filter((w) => !searchText(r).includes(w)).join(", "), false]);
     return found;
   }
@@ -240,7 +242,8 @@
     const [found, read] = r.u;
     $("note-usage").textContent = (found ? "Last found by a search " + when(found) + ". " : "") +
       (read ? "Last read " + when(read) + ". " : "") +
-      (r.n ? "Never recalled: no session on this machine found or read it in the last " + site.days + " days." : "");
+      (r.n === NEVER_RECALLED ? "Never recalled: no session on this machine found or read it in the last " + site.days + " days." : "") +
+      (r.n === NOT_YET ? "Not recalled yet: it was written in the last " + site.days + " days, and no session on this machine has found or read it since." : "");
     const body = $("note-body");
     body.classList.toggle("corrected", r.y.length > 0);
     if (shown.h !== null) {

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from .. import commands
+from ..clock import age_seconds, id_time
 from ..memory.notes import body_text
 from ..memory.search import _in_chains  # the order `search` shows: the same code, not a copy
 from . import output, sources
@@ -168,15 +169,32 @@ def _listed(
         "d": fields.get("problem") or "",
         "b": body,
         "u": [found, read],
-        "n": max(found, read) < since,
+        "n": _recall(note, max(found, read), since),
         "z": note.setup,
         "o": sources.note_path(note),
     }
 
 
+NEVER_RECALLED, NOT_YET = 1, 2  # a note no session found or read since `since`: older than that, or younger
+
+
+def _recall(note: sources.Note, last: int, since: int) -> int:
+    """0 when a session found or read the note since `since` (the start of `view --days`), else NEVER_RECALLED, or
+    NOT_YET for a note written after `since` (a note saved a minute ago was never given the time to be recalled)."""
+    if last >= since:
+        return 0
+    age = age_seconds(note.fields.get("created") or "")
+    written = time.time() - age if age is not None else id_time(note.id)
+    return NOT_YET if written is not None and written >= since else NEVER_RECALLED
+
+
 def _facets(notes: Iterable[sources.Note]) -> dict[str, list[str]]:
+    """The values each filter offers: those of the notes the timeline lists (a setup note is listed under kind
+    `setup` alone, as `search` does, so its own fields offer nothing the list would not show)."""
     found: dict[str, set[str]] = {"kind": set(), "agent": set(), "machine": set(), "tag": set(), "project": set()}
     for note in notes:
+        if note.setup:
+            continue
         fields = note.fields
         found["kind"].add(fields.get("kind") or "")
         found["agent"].add(fields.get("agent") or "")

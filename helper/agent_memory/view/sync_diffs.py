@@ -30,6 +30,11 @@ def sync_view(files: list[dict[str, Any]]) -> list[dict[str, object]]:
             rows, cut = side_by_side(texts.get(a), texts.get(b))
             budget -= len(rows)
             compared.append({"from": a, "to": b, "rows": rows, "cut": cut})
+        only = None
+        if len(versions) == 1 and versions[0]["text"] is not None:  # no pair to compare: its text, as it was synced
+            lines = versions[0]["text"].splitlines()
+            budget -= min(len(lines), ROWS)
+            only = {"lines": lines[:ROWS], "cut": len(lines) > ROWS}
         conflict = None
         if file["conflict"] and len(file["conflict"]["heads"]) >= 2:
             left, right = file["conflict"]["heads"][:2]
@@ -63,6 +68,7 @@ def sync_view(files: list[dict[str, Any]]) -> list[dict[str, object]]:
                     for v in versions
                 ],
                 "pairs": compared,
+                "only": only,
                 "history": history,
                 "conflict": conflict,
             }
