@@ -194,6 +194,16 @@ def test_a_search_loads_the_skills_catalog_for_skills_only(ready, tmp_path):
     assert own(skills) >= SKILL_FILES and "unicodedata" in skills
 
 
+def test_the_simd_search_is_loaded_by_a_scan_alone(ready, tmp_path):
+    """StringZilla (a 15 MB extension, half a millisecond to load) is what a search scans the pack with; `status` and
+    a SessionStart hook read the pack and the checksums without it."""
+    ready.save("# The hot path\n\nSomething worth keeping.")
+    assert "stringzilla" in loaded(ready, tmp_path, "search", "--offline", "hot")
+    assert "stringzilla" not in loaded(ready, tmp_path, "status")
+    event = json.dumps({"cwd": str(ready.work), "source": "startup"})
+    assert "stringzilla" not in loaded(ready, tmp_path, "hook", "session-start", "--agent", "codex", stdin=event)
+
+
 def test_a_stop_with_something_pending_loads_the_retry(ready, tmp_path, folder_store):
     """The write path is there when it is needed: with a note pending, the Stop hook delivers it."""
     store = Path(folder_store.removeprefix("file://"))
