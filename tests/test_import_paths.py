@@ -76,6 +76,7 @@ NOTES = {
     "memory",
     "memory.cache",
     "memory.checksums",
+    "memory.finding",
     "memory.notes",
     "memory.pack",
     "memory.pending",
@@ -194,10 +195,13 @@ def test_a_search_loads_the_skills_catalog_for_skills_only(ready, tmp_path):
     assert own(skills) >= SKILL_FILES and "unicodedata" in skills
 
 
-def test_the_simd_search_is_loaded_by_a_scan_alone(ready, tmp_path):
-    """StringZilla (a 15 MB extension, half a millisecond to load) is what a search scans the pack with; `status` and
-    a SessionStart hook read the pack and the checksums without it."""
+def test_the_simd_search_is_loaded_by_a_large_scan_alone(ready, tmp_path):
+    """StringZilla (a 15 MB extension, half a millisecond to load) is what a search scans a pack larger than 1 MiB
+    with; a search of a small cache, `status` and a SessionStart hook do without it."""
     ready.save("# The hot path\n\nSomething worth keeping.")
+    assert "stringzilla" not in loaded(ready, tmp_path, "search", "--offline", "hot")
+    for index in range(3):  # a pack larger than 1 MiB
+        ready.save(f"# Big {index}\n\n" + "lorem ipsum dolor sit amet " * 15_000)
     assert "stringzilla" in loaded(ready, tmp_path, "search", "--offline", "hot")
     assert "stringzilla" not in loaded(ready, tmp_path, "status")
     event = json.dumps({"cwd": str(ready.work), "source": "startup"})

@@ -20,12 +20,17 @@ from __future__ import annotations
 
 import os
 from binascii import crc32  # not zlib or hashlib: this module is on the start-up path of every search
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from io import BufferedReader
 from pathlib import Path
 
 from ..fsutil import UnsafeLocalFile, open_own
 from . import notes
+from .finding import finders
+
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from .finding import Find
 
 HEADER_FIELDS = ("id", "created", "kind", "agent", "title", "machine", "problem", "corrects", "tags")
 TITLE, PROBLEM, CORRECTS = 4, 6, 7  # indexes among them
@@ -34,9 +39,6 @@ BLOCK = 1 << 20
 SAMPLE = 1 << 16  # bytes of a block in which the terms of a query are counted, to pick the one to scan for
 PREFIX = 19  # NUL, length, tab, CRC, tab
 _TABS = len(HEADER_FIELDS) - 1
-
-
-Find = Callable[[bytearray, bytes, int, int], int]  # `find(data, needle, start, end)`: `data.find(needle, start, end)`
 
 
 class Damaged(Exception):
@@ -133,12 +135,10 @@ def hits(
     check fails. A missing pack has no records.
     """
 
-    if needles:
-        # StringZilla's SIMD search, 10 to 15 times `bytearray.find` on the pack's text: the scan is what a search
-        # of many notes pays for. Loaded here, by a scan alone: `status` and the hooks read the pack without it.
-        from stringzilla import count, find
     try:
         with open(open_own(path), "rb") as handle:  # a link planted in its place is damage: rebuilt by rename
+            # the scan is what a search of many notes pays for: SIMD search through a large pack (see `finding`)
+            count, find, _rfind = finders(os.fstat(handle.fileno()).st_size if needles else 0)
             first = True
             for data, end in _blocks(handle):
                 if data[:1] != b"\x00" or not _intact(data, data.rfind(b"\x00", 0, end), end):
