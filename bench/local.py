@@ -119,8 +119,8 @@ def search(ctx: Context) -> list[Table]:
             "At small sizes, that floor and the helper's start-up (table 2) dominate.",
             "The search pack is read once per query, in blocks of 1 MiB. So `peak memory` (the process's maximum "
             "resident set, one run) stays flat while the pack grows.",
-            "Each block is searched with StringZilla's SIMD `find`. At 10,000 notes (20 MiB) the scan takes about "
-            "2.5 ms in-process, reading included.",
+            "A pack of 1 MiB or more is searched with StringZilla's SIMD `find`. At 10,000 notes (20 MiB) the scan "
+            "takes about 2.5 ms in-process, reading included.",
             "With `bytearray.find` it took 9 to 13 ms. What is left is mostly the interpreter and the helper's "
             "start-up (table 2).",
             "Before StringZilla (main at 4c053a8, 2026-12-05 06:43 UTC, load about 2.4), at 10,000 notes: the phrase "
