@@ -3,6 +3,8 @@ text, the needle and where the blocks of the read cut the records (StringZilla's
 
 from __future__ import annotations
 
+import sys
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -55,3 +57,8 @@ def test_simd_search_is_loaded_for_a_large_file_only():
     text = bytearray(b"one two one two")
     for count, find, rfind in (small, large):
         assert (count(text, b"one", 0, 15), find(text, b"two", 5, 15), rfind(text, b"one", 0, 11)) == (2, 12, 8)
+
+
+def test_without_stringzilla_a_large_search_uses_pythons_own(monkeypatch):
+    monkeypatch.setitem(sys.modules, "stringzilla", None)  # its import fails, as where it was never installed
+    assert finding.finders(finding.SIMD_BYTES) == finding.finders(0)
