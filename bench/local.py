@@ -119,8 +119,15 @@ def search(ctx: Context) -> list[Table]:
             "At small sizes, that floor and the helper's start-up (table 2) dominate.",
             "The search pack is read once per query, in blocks of 1 MiB. So `peak memory` (the process's maximum "
             "resident set, one run) stays flat while the pack grows.",
+            "A pack of 1 MiB or more is searched with StringZilla's SIMD `find`. At 10,000 notes (20 MiB) the scan "
+            "takes about 2.5 ms in-process, reading included.",
+            "With `bytearray.find` it took 9 to 13 ms. What is left is mostly the interpreter and the helper's "
+            "start-up (table 2).",
+            "Before StringZilla (main at 4c053a8, 2026-12-05 06:43 UTC, load about 2.4), at 10,000 notes: the phrase "
+            "took 56.6 ms against rg's 79.6 ms (0.71x), and the three words 59.9 ms.",
         ],
     )
+    loads = []
     for size in ctx.sizes:
         corpus = ctx.corpora[size]
         matching = _check_same_matches(corpus)
@@ -134,9 +141,11 @@ def search(ctx: Context) -> list[Table]:
             "python -c pass": [sys.executable, "-c", "pass"],
         }
         contenders = {name: command(argv, env=machine.env, cwd=machine.work) for name, argv in argvs.items()}
+        load_before = os.getloadavg()[0]
         medians = {
             name: median(t) for name, t in alternate(contenders, runs=ctx.runs * 2, warmup=ctx.warmup(2)).items()
         }
+        loads.append(f"{(load_before + os.getloadavg()[0]) / 2:.1f} at {size:,} notes")
         for name, value in medians.items():
             if "three words" not in name:  # the plot compares the phrase with rg and grep
                 ctx.search_latency.setdefault(name, {})[size] = value
@@ -168,6 +177,7 @@ def search(ctx: Context) -> list[Table]:
                 f"phrase / rg = {ratio(am, rg)}, three words / rg = {ratio(words, rg_three)}, three words / phrase = "
                 f"{ratio(words, am)} at 10,000 notes"
             )
+    table.notes.append(f"The machine's load average was about {', '.join(loads)} ({os.cpu_count()} cores).")
     if not table.verdict:
         table.verdict = "not evaluated (no 10,000-note run)"
         table.headline = (

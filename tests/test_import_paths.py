@@ -76,6 +76,7 @@ NOTES = {
     "memory",
     "memory.cache",
     "memory.checksums",
+    "memory.finding",
     "memory.notes",
     "memory.pack",
     "memory.pending",
@@ -192,6 +193,19 @@ def test_a_search_loads_the_skills_catalog_for_skills_only(ready, tmp_path):
     skills = loaded(ready, tmp_path, "search", "--offline", "--skills", "hot")
     assert not (SKILL_FILES & own(notes)) and "unicodedata" not in notes
     assert own(skills) >= SKILL_FILES and "unicodedata" in skills
+
+
+def test_the_simd_search_is_loaded_by_a_large_scan_alone(ready, tmp_path):
+    """StringZilla (a 15 MB extension, half a millisecond to load) is what a search scans a pack larger than 1 MiB
+    with; a search of a small cache, `status` and a SessionStart hook do without it."""
+    ready.save("# The hot path\n\nSomething worth keeping.")
+    assert "stringzilla" not in loaded(ready, tmp_path, "search", "--offline", "hot")
+    for index in range(3):  # a pack larger than 1 MiB
+        ready.save(f"# Big {index}\n\n" + "lorem ipsum dolor sit amet " * 15_000)
+    assert "stringzilla" in loaded(ready, tmp_path, "search", "--offline", "hot")
+    assert "stringzilla" not in loaded(ready, tmp_path, "status")
+    event = json.dumps({"cwd": str(ready.work), "source": "startup"})
+    assert "stringzilla" not in loaded(ready, tmp_path, "hook", "session-start", "--agent", "codex", stdin=event)
 
 
 def test_a_stop_with_something_pending_loads_the_retry(ready, tmp_path, folder_store):

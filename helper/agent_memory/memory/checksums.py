@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 
 from ..fsutil import open_own, read_own
+from .finding import finders
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
@@ -43,10 +44,11 @@ def read(file: Path, note_ids: list[str] | set[str] | Mapping[str, object] | Non
             if (parsed := _parse(each)) is not None:
                 found[parsed[0]] = parsed[1]
         return found if note_ids is None else {key: found[key] for key in note_ids if key in found}
+    _count, _find, rfind = finders(len(data) * len(note_ids))  # through a large file: SIMD search (see `finding`)
     found = {}
     for note_id in note_ids:  # read and search need one or ten: no need to parse thousands of lines
         key = note_id.encode() + b"\t"
-        at = data.rfind(b"\n" + key)
+        at = rfind(data, b"\n" + key, 0, len(data))
         at = at + 1 if at != -1 else 0 if data.startswith(key) else -1  # the note's last line
         if at != -1 and (parsed := _parse(data[at : data.find(b"\n", at)])) is not None:
             found[note_id] = parsed[1]

@@ -26,6 +26,11 @@ from pathlib import Path
 
 from ..fsutil import UnsafeLocalFile, open_own
 from . import notes
+from .finding import finders
+
+TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
+if TYPE_CHECKING:
+    from .finding import Find
 
 HEADER_FIELDS = ("id", "created", "kind", "agent", "title", "machine", "problem", "corrects", "tags")
 TITLE, PROBLEM, CORRECTS = 4, 6, 7  # indexes among them
@@ -132,6 +137,8 @@ def hits(
 
     try:
         with open(open_own(path), "rb") as handle:  # a link planted in its place is damage: rebuilt by rename
+            # the scan is what a search of many notes pays for: SIMD search through a large pack (see `finding`)
+            count, find, _rfind = finders(os.fstat(handle.fileno()).st_size if needles else 0)
             first = True
             for data, end in _blocks(handle):
                 if data[:1] != b"\x00" or not _intact(data, data.rfind(b"\x00", 0, end), end):
@@ -144,20 +151,21 @@ def hits(
                 if not needles:
                     yield from _every(data, end)
                     continue
-                yield from _matching(data, end, _rarest(needles, data, end))
+                yield from _matching(data, end, _rarest(needles, data, end, count), find)
     except FileNotFoundError:
         return
     except UnsafeLocalFile:
         raise Damaged from None
 
 
-def _rarest(needles: tuple[bytes, ...], data: bytearray, end: int) -> bytes:
+def _rarest(needles: tuple[bytes, ...], data: bytearray, end: int, count: Find) -> bytes:
     """The needle that occurs the fewest times in a sample of the block (the longest among equals): counting in
-    the whole block would read it once per needle, which costs more than the records it spares."""
+    the whole block would read it once per needle, which costs more than the records it spares. `count` counts
+    as `data.count(needle, start, end)` does."""
     if len(needles) == 1:
         return needles[0]
     sample = min(end, max(SAMPLE // len(needles), SAMPLE // 8))  # a few needles: all of it; many: less each
-    return min(needles, key=lambda needle: (data.count(needle, 0, sample), -len(needle)))
+    return min(needles, key=lambda needle: (count(data, needle, 0, sample), -len(needle)))
 
 
 def _corrections(data: bytearray, end: int, found: dict[str, tuple[str, str]]) -> None:
@@ -199,8 +207,9 @@ def _blocks(handle: BufferedReader) -> Iterator[tuple[bytearray, int]]:
         yield data, filled
 
 
-def _matching(data: bytearray, end: int, needle: bytes) -> Iterator[Hit]:
-    pos = data.find(needle, 0, end)
+def _matching(data: bytearray, end: int, needle: bytes, find: Find) -> Iterator[Hit]:
+    """The records of `data[:end]` whose text holds `needle`, found with `find` (see `Find`)."""
+    pos = find(data, needle, 0, end)
     while pos != -1:
         start = data.rfind(b"\x00", 0, pos)
         header_end = data.find(b"\n", start, end)
@@ -212,12 +221,12 @@ def _matching(data: bytearray, end: int, needle: bytes) -> Iterator[Hit]:
             following = data.find(b"\x00", start + 1, end)
             if following != -1 and following < header_end:
                 raise Damaged  # a record without its header line
-            pos = data.find(needle, header_end + 1, end)
+            pos = find(data, needle, header_end + 1, end)
             continue
         if not _intact(data, start, stop):
             raise Damaged
         yield Hit(_header(data, start, header_end), data, header_end + 1, stop)
-        pos = data.find(needle, stop, end)
+        pos = find(data, needle, stop, end)
 
 
 def _every(data: bytearray, end: int) -> Iterator[Hit]:
