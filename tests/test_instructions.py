@@ -115,8 +115,8 @@ def test_no_table_of_runtimes_outside_the_agents_package():
 
     A feature of one runtime (Codex's sandbox) may name it; a list of all of them belongs to `agents`. The tools
     whose memories `import` reads are another list, which names Cline too (not a runtime we set up). The one copy:
-    `idle`, the Stop and SessionEnd hooks' fast path, answers before anything heavier than `os` is imported (`agents` loads
-    pathlib), so it spells the hook's command lines out; they are checked against the registry here.
+    `idle`, the Stop and SessionEnd hooks' fast path, answers before anything heavier than `os` is imported
+    (`agents` loads pathlib), so it spells the hook's command lines out; they are checked against the registry here.
     """
     import ast
 
