@@ -191,6 +191,23 @@ def write_json_atomic(path: Path, value: object, *, known: bytes | None = None) 
     return data
 
 
+def write_record(path: Path, value: dict[str, object], *, known: bytes | None, volatile: str) -> bytes:
+    """`write_json_atomic` for a record whose keys from `volatile` on (written last) only say when something ran:
+    written without an fsync when it differs from `known` (its bytes as last read or written) in those alone. After
+    a crash such a record comes back with its older times, which every reader takes as "longer ago" (a session start
+    with nothing changed then costs a hook no fsync: milliseconds on a busy disk). The bytes the file now holds."""
+    data = (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    if data == known:
+        return data
+    # indent=2 puts each top-level key at the start of a line, and JSON escapes every newline inside a string: the
+    # first such line naming `volatile` is where the record's times begin, in the new bytes and in the known ones
+    mark = f'\n  "{volatile}":'.encode()
+    cut = data.find(mark)
+    same = known is not None and cut >= 0 and known[:cut] == data[:cut] and known[cut:].startswith(mark)
+    write_atomic(path, data, durable=not same)
+    return data
+
+
 def append(path: Path, chunks: Iterable[bytes]) -> None:
     """Append to a private file (created if missing), in one write (a fill appends thousands of lines and records at
     once); callers hold the file's lock, and find a torn end."""
@@ -299,6 +316,14 @@ def read_own(path: str | Path, limit: int) -> bytes:
     if len(data) > limit:
         raise _oversized(path, limit)
     return data
+
+
+def read_own_or_none(path: str | Path, limit: int) -> bytes | None:
+    """`read_own`, None for a file that is missing or not ours (a link, too large, not this user's)."""
+    try:
+        return read_own(path, limit)
+    except OSError:
+        return None
 
 
 def damage(path: Path, limit: int) -> UnsafeLocalFile | None:

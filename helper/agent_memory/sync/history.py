@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .. import paths
 from ..contents import sha256
-from ..fsutil import read_own, scratch_folder, write_atomic, write_json_atomic
+from ..fsutil import read_own, read_own_or_none, scratch_folder, write_atomic, write_record
 from ..store.base import ObjectInfo, Store, StoreError
 from . import versions
 from .versions import Refused, Version
@@ -40,7 +40,10 @@ class History:
         self.runtime = runtime
         self.scope = scope
         self.folder = self.folder_of(bucket, runtime, scope)
-        record = _read(self.folder / "versions.json")
+        self._known = read_own_or_none(
+            self.folder / "versions.json", _RECORD_MAX
+        )  # the record's bytes as last read or written
+        record = _read(self._known)
         self.versions: dict[str, VersionMeta] = record.get("versions", {})
         self.objects: dict[str, str] = record.get("objects", {})  # object path -> version id, or "" if refused
         self.refused: dict[str, str] = record.get("refused", {})  # object path -> why
@@ -61,15 +64,17 @@ class History:
 
     def save(self) -> None:
         """Write the record (the caller holds the scope's lock)."""
-        write_json_atomic(
+        self._known = write_record(
             self.folder / "versions.json",
             {
                 "versions": self.versions,
                 "objects": self.objects,
                 "refused": self.refused,
                 "updated_at": self.updated_at,
-                "checked_at": self.checked_at,
+                "checked_at": self.checked_at,  # last: a refresh that learned nothing changes this alone
             },
+            known=self._known,
+            volatile="checked_at",
         )
 
     def refresh(self, store: Store) -> int:
@@ -246,11 +251,11 @@ class History:
             self._children.setdefault(base, set()).add(meta["id"])
 
 
-def _read(file: Path) -> HistoryRecord:
+def _read(raw: bytes | None) -> HistoryRecord:
     """The record, `{}` when missing; a record that is not ours (damaged, a link) is started again: the bucket
     still has every version, and the next refresh lists it whole."""
-    with contextlib.suppress(OSError, ValueError):
-        value = json.loads(read_own(file, _RECORD_MAX).decode("utf-8"))
+    with contextlib.suppress(ValueError):
+        value = json.loads(raw.decode("utf-8")) if raw is not None else None
         if isinstance(value, dict) and _well_formed(value):
             return value  # type: ignore[return-value]  # _well_formed has just held its shape
     return {}

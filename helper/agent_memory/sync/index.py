@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..clock import utc_now
 from ..contents import sha256
-from ..fsutil import read_own, write_json_atomic
+from ..fsutil import read_own_or_none, write_record
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
@@ -42,7 +42,8 @@ class FolderIndex:
     def __init__(self, scope_folder: Path, folder: Path) -> None:
         self.folder = folder
         self.file = self.file_of(scope_folder, folder)
-        record = _read(self.file)
+        self._known = read_own_or_none(self.file, _RECORD_MAX)  # the record's bytes as last read or written
+        record = _read(self._known)
         if record.get("folder") != str(folder):
             record = {}
         self.files: dict[str, dict[str, object]] = record.get("files", {})
@@ -77,7 +78,7 @@ class FolderIndex:
     @classmethod
     def read(cls, file: str) -> FolderIndex | None:
         """The record kept in `file` (for reports), None if it is damaged or names no folder."""
-        record = _read(Path(file))
+        record = _read(read_own_or_none(file, _RECORD_MAX))
         if not isinstance(folder := record.get("folder"), str):
             return None
         return cls(Path(file).parent.parent, Path(folder))
@@ -106,7 +107,7 @@ class FolderIndex:
         """Write the record (the caller holds the scope's lock); `synced`: a sync with the bucket just ended."""
         if synced:
             self.last_sync = utc_now()
-        write_json_atomic(
+        self._known = write_record(
             self.file,
             {
                 "folder": str(self.folder),
@@ -117,11 +118,13 @@ class FolderIndex:
                 "holding": self.holding,
                 "pushed": self.pushed,
                 "pulled": self.pulled,
-                "last_sync": self.last_sync,
                 "recent": self.recent,
                 "arrived": self.arrived,
+                "last_sync": self.last_sync,  # last: a sync that changed nothing changes these alone
                 "session_at": self.session_at,
             },
+            known=self._known,
+            volatile="last_sync",
         )
 
 
@@ -132,9 +135,9 @@ def _strings(value: object) -> dict[str, str]:
     return {key: item for key, item in value.items() if isinstance(key, str) and isinstance(item, str)}
 
 
-def _read(file: Path) -> IndexRecord:
-    with contextlib.suppress(OSError, ValueError):
-        value: object = json.loads(read_own(file, _RECORD_MAX).decode("utf-8"))
+def _read(raw: bytes | None) -> IndexRecord:
+    with contextlib.suppress(ValueError):
+        value: object = json.loads(raw.decode("utf-8")) if raw is not None else None
         if _well_formed(value):
             return value  # type: ignore[return-value]  # _well_formed has just held its shape
     return {}
