@@ -256,7 +256,7 @@ def test_a_call_left_little_time_asks_a_stat_beside_it_and_a_hung_folder_answers
 
     monkeypatch.setenv("AGENT_MEMORY_HOME", str(tmp_path / "home"))
     spawned: list[str] = []
-    monkeypatch.setattr("agent_memory.store.probe.spawn", spawned.append)
+    monkeypatch.setattr("agent_memory.store.outage.probe_later", spawned.append)
     mount.hang()
     store = bounded.BoundedStore(FolderStore(mount.mount), mount.mount, Budget(seconds))
     with pytest.raises(bounded.StoreError) as raised:

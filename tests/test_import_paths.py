@@ -101,7 +101,8 @@ PATHS = {
     | {"hooks.reminded", "outbox.backoff", "skills.catalog"}  # their records checked for damage (`damaged_state`)
     | {"setup", "setup.agent_files_read", "setup.sandbox_consent_read", "setup.command", "setup.hook_config_read"}
     | {"skills", "skills.install_read", "skills.layout"}
-    | {"store.bounded"}  # the folder store's folder is asked, in a child that a hung mount cannot hold (`store_check`)
+    | {"store.bounded", "store.detached"}  # the folder store's folder is asked, in a child that a hung mount cannot
+    # hold (`store_check`), which keeps none of the command's descriptors (`detached.close_all_but`)
     | SYNC_SETTING,  # the sync's records and the kinds of upload: only where there are some (below)
     "hook session-start": BASE
     | NOTES

@@ -26,6 +26,7 @@ from pathlib import Path
 from . import outage
 from .base import FolderSilent, Listing, ObjectInfo, Replay, Store, StoreError
 from .budget import Budget, DeadlineExceeded, within
+from .detached import close_all_but
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
@@ -122,9 +123,7 @@ class BoundedStore(Store):
     def _probe(self) -> None:
         if not self._probed:
             self._probed = True
-            from . import probe
-
-            probe.spawn(self.uri)
+            outage.probe_later(self.uri)
 
     def _through(self) -> None:
         if not self._answered:
@@ -298,18 +297,6 @@ def stat(folder: Path, seconds: float) -> tuple[int, int] | None:
         return question.answer(seconds)
     finally:
         question.close()
-
-
-def close_all_but(*keep: int) -> None:
-    """Close every descriptor from 3 on but `keep`, in a child that may be left blocked (a stat's, a worker's): it must
-    hold none of the command's (a pipe the agent reads to its end, a lock, another child's pipe, whose end that child
-    would then never see)."""
-    top = os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 1 << 16
-    low = 3
-    for fd in sorted(keep):
-        os.closerange(low, fd)
-        low = fd + 1
-    os.closerange(low, top)
 
 
 def _stat_here(folder: Path) -> tuple[int, int]:

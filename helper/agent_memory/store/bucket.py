@@ -111,9 +111,7 @@ def open_store(uri: str, *, budget: Budget, online: bool = False) -> Store:
     if not online and (due := outage.due(uri)) is not None:
         found, start = due
         if start:
-            from . import probe
-
-            probe.spawn(uri)
+            outage.probe_later(uri)
         return outage.OutageStore(uri, found)
     if (folder := folder_path(uri)) is not None:
         check_private(uri, budget)

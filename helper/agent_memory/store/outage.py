@@ -106,6 +106,13 @@ def due(bucket: str) -> tuple[Outage, bool] | None:
     return found, True
 
 
+def probe_later(bucket: str) -> None:
+    """Start the probe of `bucket` (`probe`) in a process of its own session, its output nowhere; never wait for it."""
+    from .detached import start  # only here: a command whose store answers starts nothing
+
+    start("agent_memory.store.probe", bucket)
+
+
 def failed(bucket: str, error: StoreError) -> None:
     """Record a lasting failure of `bucket`. Within the wait of a failure already recorded it counts once: every
     process that met the same outage at the same moment says the same thing."""

@@ -1,6 +1,7 @@
 """Whether a store in an outage answers again, found where no session waits: a hook whose store's outage wait is over
 does not ask the store itself (a hung mount or Hub would hold the session's start or the end of its turn); it starts
-this module as a detached process, which it never waits for, and answers from what is local at once.
+this module as a detached process (`outage.probe_later`), which it never waits for, and answers from what is local
+at once.
 
 The probe asks the store one small question (`ensure`: the bucket's info, a stat of the folder) within its own
 budget: an answer ends the outage (the next hook uses the store again), silence records the next, longer wait.
@@ -11,14 +12,7 @@ from __future__ import annotations
 import os
 import sys
 
-from . import detached
-
 PROBE_SECONDS = 10.0  # the probe's own budget: nobody waits for it, and a store that answers does within a second
-
-
-def spawn(uri: str) -> None:
-    """Start the probe of `uri` in a process of its own session, its output nowhere; never wait for it."""
-    detached.start("agent_memory.store.probe", uri)
 
 
 def main(uri: str) -> int:

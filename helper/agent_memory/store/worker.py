@@ -22,7 +22,7 @@ import time
 import warnings
 
 from .base import Store, StoreError
-from .bounded import close_all_but
+from .detached import close_all_but
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
