@@ -149,7 +149,7 @@ def _measure(
             model.script(Say("Noted."))
             run()
         if store == "Hub emulator":  # the warm-up started the bucket's feed follower: once it follows, a session
-            _follower_live(machines["ours"], bucket)  # whose last refresh began after its follow did is quiet
+            follower_live(machines["ours"], bucket)  # whose last refresh began after its follow did is quiet
             model.script(Say("Noted."))
             sessions["ours"]()
         times = alternate(sessions, runs=runs, warmup=ctx.warmup(1), before=lambda _n, _r: model.script(Say("Noted.")))
@@ -162,7 +162,7 @@ def _measure(
         model.stop()
 
 
-def _follower_live(machine: Machine, bucket: str, seconds: float = 60.0) -> None:
+def follower_live(machine: Machine, bucket: str, seconds: float = 60.0) -> None:
     """Wait until the feed follower that the machine's first session started follows the bucket (`store.follow`)."""
     record = machine.state / "state" / "follow" / ("hf--" + bucket.replace("/", "--")) / "record.json"
     end = time.monotonic() + seconds

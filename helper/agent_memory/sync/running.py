@@ -2,7 +2,8 @@
 learned, each folder brought in step (`engine`), the new versions planned in the outbox before anything else is
 recorded, then uploaded within the command's budget.
 
-The hooks use it cheaply: the SessionStart hook pulls (one question to the bucket: has it changed?); the Stop and
+The hooks use it cheaply: the SessionStart hook pulls (one question to the bucket, has it changed?, and none while
+the bucket's feed follower shows nothing changed: `store.follow`); the Stop and
 SessionEnd hooks push, and with nothing changed here they stop after one stat per file (`scopes.changed_here`),
 before this module is loaded.
 """
