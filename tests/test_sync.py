@@ -70,6 +70,18 @@ def two_machines(machine: Machine, machine_b: Machine, bucket: str, agent: str =
     return machine, machine_b
 
 
+def diverge(a: Machine, b: Machine, base: str, on_a: str, on_b: str) -> None:
+    """MEMORY.md synced as `base` on both machines, then edited on each: A's edit is synced, B's not yet (B's next
+    sync meets both)."""
+    claude_folder(a).mkdir(parents=True)
+    (claude_folder(a) / "MEMORY.md").write_text(base)
+    sync_now(a)
+    sync_now(b)
+    (claude_folder(a) / "MEMORY.md").write_text(on_a)
+    (claude_folder(b) / "MEMORY.md").write_text(on_b)
+    sync_now(a)
+
+
 def test_claude_memory_reaches_another_checkout_and_its_worktree(machine, machine_b, bucket):
     a, b = two_machines(machine, machine_b, bucket)
     git = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t"]
@@ -178,13 +190,7 @@ def test_two_machines_appending_to_memory_glue_and_drop_no_line(machine, machine
 
 def test_a_conflicting_edit_keeps_both_texts_and_is_reported(machine, machine_b, bucket):
     a, b = two_machines(machine, machine_b, bucket)
-    claude_folder(a).mkdir(parents=True)
-    (claude_folder(a) / "MEMORY.md").write_text("# Index\n- release: Tuesday\n")
-    sync_now(a)
-    sync_now(b)
-    (claude_folder(a) / "MEMORY.md").write_text("# Index\n- release: Wednesday\n")
-    (claude_folder(b) / "MEMORY.md").write_text("# Index\n- release: Friday\n")
-    sync_now(a)
+    diverge(a, b, "# Index\n- release: Tuesday\n", "# Index\n- release: Wednesday\n", "# Index\n- release: Friday\n")
     done = b.run("sync", "now", "--json")
     tools.exited(done)
     assert "Conflict: MEMORY.md" in done.err
@@ -590,13 +596,7 @@ def test_a_killed_sync_loses_nothing(machine, machine_b, folder_store):
 
 def test_restoring_a_version_decides_a_conflict(machine, machine_b, folder_store):
     a, b = two_machines(machine, machine_b, folder_store)
-    claude_folder(a).mkdir(parents=True)
-    (claude_folder(a) / "MEMORY.md").write_text("- release: Tuesday\n")
-    sync_now(a)
-    sync_now(b)
-    (claude_folder(a) / "MEMORY.md").write_text("- release: Wednesday\n")
-    (claude_folder(b) / "MEMORY.md").write_text("- release: Friday\n")
-    sync_now(a)
+    diverge(a, b, "- release: Tuesday\n", "- release: Wednesday\n", "- release: Friday\n")
     conflict = sync_now(b)["folders"][0]["conflicts"][0]
     theirs = next(head for head in conflict["heads"] if Path(conflict["kept"][0]).parent.name == head)
     restored = tools.exited(b.run("sync", "restore", "MEMORY.md", "--version", theirs, "--json"))

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from space_browser import chromium_fixture, contrast  # noqa: F401
-from test_sync import claude_folder, sync_now, two_machines
+from test_sync import claude_folder, diverge, sync_now, two_machines
 
 import tools
 
@@ -304,13 +304,8 @@ def test_text_is_readable_in_light_and_dark_mode(ready, watched, tmp_path):
 @pytest.mark.outside_tmp
 def test_sync_conflict_side_by_side_the_health_list_and_the_picture(machine, machine_b, folder_store, watched):
     a, b = two_machines(machine, machine_b, folder_store)
-    claude_folder(a).mkdir(parents=True)
-    (claude_folder(a) / "MEMORY.md").write_text("# Index\n- release: Tuesday\n- owner: ana\n")
-    sync_now(a)
-    sync_now(b)
-    (claude_folder(a) / "MEMORY.md").write_text("# Index\n- release: Wednesday\n- owner: ana\n")
-    (claude_folder(b) / "MEMORY.md").write_text("# Index\n- release: Friday\n- owner: ana\n")
-    sync_now(a)
+    base, on_a, on_b = (f"# Index\n- release: {day}\n- owner: ana\n" for day in ("Tuesday", "Wednesday", "Friday"))
+    diverge(a, b, base, on_a, on_b)
     assert sync_now(b)["folders"][0]["conflicts"]
     for body, agent, host, options in NOTES:
         save_as(b, body, agent, host, *options)
