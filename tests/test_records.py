@@ -41,18 +41,18 @@ def test_only_a_change_of_times_is_written_without_an_fsync(tmp_path_factory, co
     try:
         calls = _synced(monkeypatch)
         path = tmp_path_factory.mktemp("records") / "record.json"
-        known = fsutil.write_record(path, _record(core, "2026-12-01", 1.0), known=None, volatile="last_sync")
+        known = fsutil.write_json_atomic(path, _record(core, "2026-12-01", 1.0), known=None, volatile="last_sync")
         assert len(calls) == 1 and path.read_bytes() == known  # a first record is durable
-        same = fsutil.write_record(path, _record(core, "2026-12-01", 1.0), known=known, volatile="last_sync")
+        same = fsutil.write_json_atomic(path, _record(core, "2026-12-01", 1.0), known=known, volatile="last_sync")
         assert same == known and len(calls) == 1 and path.read_bytes() == known  # unchanged: not written at all
-        later = fsutil.write_record(path, _record(core, "2026-12-02", 2.0), known=known, volatile="last_sync")
+        later = fsutil.write_json_atomic(path, _record(core, "2026-12-02", 2.0), known=known, volatile="last_sync")
         assert len(calls) == 1 and json.loads(path.read_bytes())["session_at"] == 2.0  # times alone: no fsync
-        changed = fsutil.write_record(path, _record(other, "2026-12-02", 2.0), known=later, volatile="last_sync")
+        changed = fsutil.write_json_atomic(path, _record(other, "2026-12-02", 2.0), known=later, volatile="last_sync")
         assert len(calls) == (1 if other == core else 2)  # anything else: durable
         assert json.loads(changed) == _record(other, "2026-12-02", 2.0) == json.loads(path.read_bytes())
         # a string holding the volatile key's own spelling cannot pass for the record's times
         sly = f'x\n  "last_sync": {core}'
-        fsutil.write_record(path, _record(sly, "2026-12-02", 2.0), known=changed, volatile="last_sync")
+        fsutil.write_json_atomic(path, _record(sly, "2026-12-02", 2.0), known=changed, volatile="last_sync")
         assert len(calls) == (1 if other == core else 2) + 1
     finally:
         monkeypatch.undo()

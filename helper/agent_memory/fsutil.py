@@ -182,30 +182,26 @@ def _shutil() -> ModuleType:
     return shutil
 
 
-def write_json_atomic(path: Path, value: object, *, known: bytes | None = None) -> bytes:
+def write_json_atomic(path: Path, value: object, *, known: bytes | None = None, volatile: str | None = None) -> bytes:
     """Write `value` as indented JSON, atomically; not at all when that is `known` (the file's bytes as last read or
-    written): a record a hook finds unchanged costs it no write and no fsync. The bytes the file now holds."""
+    written): a record a hook finds unchanged costs it no write and no fsync. The bytes the file now holds.
+
+    `volatile`: the record's keys from this one on (written last) only say when something ran. A record that differs
+    from `known` in those alone is written without an fsync: after a crash it comes back with its older times, which
+    every reader takes as "longer ago" (a session start with nothing changed then costs a hook no fsync)."""
     data = (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
     if data != known:
-        write_atomic(path, data)
+        write_atomic(path, data, durable=volatile is None or not _times_alone(data, known, volatile))
     return data
 
 
-def write_record(path: Path, value: dict[str, object], *, known: bytes | None, volatile: str) -> bytes:
-    """`write_json_atomic` for a record whose keys from `volatile` on (written last) only say when something ran:
-    written without an fsync when it differs from `known` (its bytes as last read or written) in those alone. After
-    a crash such a record comes back with its older times, which every reader takes as "longer ago" (a session start
-    with nothing changed then costs a hook no fsync: milliseconds on a busy disk). The bytes the file now holds."""
-    data = (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
-    if data == known:
-        return data
-    # indent=2 puts each top-level key at the start of a line, and JSON escapes every newline inside a string: the
-    # first such line naming `volatile` is where the record's times begin, in the new bytes and in the known ones
+def _times_alone(data: bytes, known: bytes | None, volatile: str) -> bool:
+    """Whether `data` and `known` differ only from the top-level key `volatile` on. indent=2 puts each top-level key
+    at the start of a line, and JSON escapes every newline inside a string: the first such line naming `volatile` is
+    where the record's times begin, in both."""
     mark = f'\n  "{volatile}":'.encode()
     cut = data.find(mark)
-    same = known is not None and cut >= 0 and known[:cut] == data[:cut] and known[cut:].startswith(mark)
-    write_atomic(path, data, durable=not same)
-    return data
+    return known is not None and cut >= 0 and known[:cut] == data[:cut] and known[cut:].startswith(mark)
 
 
 def append(path: Path, chunks: Iterable[bytes]) -> None:

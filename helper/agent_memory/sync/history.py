@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .. import paths
 from ..contents import sha256
-from ..fsutil import read_own, read_own_or_none, scratch_folder, write_atomic, write_record
+from ..fsutil import read_own, read_own_or_none, scratch_folder, write_atomic, write_json_atomic
 from ..store.base import ObjectInfo, Store, StoreError
 from . import versions
 from .versions import Refused, Version
@@ -64,7 +64,7 @@ class History:
 
     def save(self) -> None:
         """Write the record (the caller holds the scope's lock)."""
-        self._known = write_record(
+        self._known = write_json_atomic(
             self.folder / "versions.json",
             {
                 "versions": self.versions,

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..clock import utc_now
 from ..contents import sha256
-from ..fsutil import read_own_or_none, write_record
+from ..fsutil import read_own_or_none, write_json_atomic
 
 TYPE_CHECKING = False  # typing's flag without loading typing: type checkers read this name as True
 if TYPE_CHECKING:
@@ -107,7 +107,7 @@ class FolderIndex:
         """Write the record (the caller holds the scope's lock); `synced`: a sync with the bucket just ended."""
         if synced:
             self.last_sync = utc_now()
-        self._known = write_record(
+        self._known = write_json_atomic(
             self.file,
             {
                 "folder": str(self.folder),
