@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -35,10 +36,7 @@ def _record(core: object, when: object, session: object) -> dict[str, object]:
 
 @given(core=st.text(st.sampled_from(list('ab"\n\\ {}:'))), other=st.text(st.sampled_from(list('ab"\n\\ {}:'))))
 def test_only_a_change_of_times_is_written_without_an_fsync(tmp_path_factory, core, other):
-    import pytest
-
-    monkeypatch = pytest.MonkeyPatch()
-    try:
+    with pytest.MonkeyPatch.context() as monkeypatch:  # (a function-scoped fixture would outlive one example)
         calls = _synced(monkeypatch)
         path = tmp_path_factory.mktemp("records") / "record.json"
         known = fsutil.write_json_atomic(path, _record(core, "2026-12-01", 1.0), known=None, volatile="last_sync")
@@ -54,8 +52,6 @@ def test_only_a_change_of_times_is_written_without_an_fsync(tmp_path_factory, co
         sly = f'x\n  "last_sync": {core}'
         fsutil.write_json_atomic(path, _record(sly, "2026-12-02", 2.0), known=changed, volatile="last_sync")
         assert len(calls) == (1 if other == core else 2) + 1
-    finally:
-        monkeypatch.undo()
 
 
 def test_a_session_start_with_nothing_changed_makes_no_fsync_of_the_sync_records(machine, folder_store, monkeypatch):
