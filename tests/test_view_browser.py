@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 from space_browser import chromium_fixture, contrast  # noqa: F401
 from test_sync import claude_folder, diverge, sync_now, two_machines
 
@@ -268,9 +269,9 @@ def test_keyboard_alone_and_accessible_names(ready, watched, tmp_path):
     page.keyboard.press("Enter")
     site.ready()
     # the title takes the focus once the note's page is drawn (its data file loads first): waited for, on a loaded
-    # machine as on an idle one
-    focused_title = "document.activeElement && document.activeElement.id === 'note-title'"
-    page.wait_for_function(focused_title, timeout=tools.scaled(10) * 1000)
+    # machine as on an idle one (by Playwright's own check: a string predicate that has to poll is evaluated with
+    # eval, which the page's CSP refuses)
+    expect(page.locator("#note-title")).to_be_focused(timeout=tools.scaled(10) * 1000)
     assert page.locator("#note-title").inner_text() in {"WAL mode", "Release process", "Database locks"}
     # back with the keyboard: the link before the title
     page.keyboard.press("Shift+Tab")
